@@ -1,0 +1,246 @@
+/*
+ * analyze/db.c - opening the trace store and its schema (docs/SCHEMA.md).
+ */
+#include "common/compat.h"
+#include "analyze/db_internal.h"
+
+#include <errno.h>
+
+/* Schema version 1. Keep in step with docs/SCHEMA.md. */
+static const char schema_v1[] =
+    "CREATE TABLE strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQUE);\n"
+    "CREATE TABLE traces(\n"
+    "  id INTEGER PRIMARY KEY, path TEXT NOT NULL, file_name TEXT NOT NULL,\n"
+    "  content_hash TEXT NOT NULL, bytes INTEGER, file_bytes INTEGER,\n"
+    "  gzip INTEGER NOT NULL DEFAULT 0, format TEXT NOT NULL,\n"
+    "  schema_version TEXT, rank INTEGER, world_size INTEGER, pid INTEGER,\n"
+    "  base_time_ns INTEGER NOT NULL DEFAULT 0, display_time_unit TEXT,\n"
+    "  trace_name TEXT, start_ns INTEGER, end_ns INTEGER,\n"
+    "  events INTEGER NOT NULL DEFAULT 0, truncated INTEGER NOT NULL DEFAULT 0,\n"
+    "  link_rule TEXT, metadata TEXT, ingested_at TEXT NOT NULL,\n"
+    "  tool_version TEXT NOT NULL);\n"
+    "CREATE INDEX traces_hash ON traces(content_hash);\n"
+    "CREATE TABLE slices(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ph TEXT NOT NULL,\n"
+    "  cat INTEGER, name INTEGER NOT NULL, pid, tid, ts INTEGER, dur INTEGER,\n"
+    "  depth INTEGER, parent_id INTEGER, external_id INTEGER, rf_id INTEGER,\n"
+    "  seq_nr INTEGER, fwd_tid INTEGER, ev_idx INTEGER, input_dims INTEGER,\n"
+    "  input_types INTEGER, args TEXT);\n"
+    "CREATE TABLE runtime(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, cat INTEGER,\n"
+    "  name INTEGER NOT NULL, pid, tid, ts INTEGER, dur INTEGER,\n"
+    "  correlation INTEGER, external_id INTEGER, cbid INTEGER,\n"
+    "  op_id INTEGER, args TEXT);\n"
+    "CREATE TABLE gpu_ops(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, kind TEXT NOT NULL,\n"
+    "  cat INTEGER, name INTEGER NOT NULL, pid, tid, device INTEGER,\n"
+    "  stream INTEGER, context INTEGER, ts INTEGER, dur INTEGER,\n"
+    "  correlation INTEGER, external_id INTEGER, grid_x INTEGER,\n"
+    "  grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER,\n"
+    "  block_z INTEGER, registers INTEGER, shared_mem INTEGER,\n"
+    "  bytes INTEGER, copy_kind TEXT, runtime_id INTEGER, op_id INTEGER,\n"
+    "  args TEXT);\n"
+    "CREATE TABLE memory(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ph TEXT NOT NULL,\n"
+    "  cat INTEGER, name INTEGER NOT NULL, pid, tid, ts INTEGER,\n"
+    "  device_type INTEGER, device_id INTEGER, addr INTEGER, bytes INTEGER,\n"
+    "  total_allocated INTEGER, total_reserved INTEGER, ev_idx INTEGER,\n"
+    "  args TEXT);\n"
+    "CREATE TABLE flows(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ph TEXT NOT NULL,\n"
+    "  cat INTEGER, name INTEGER NOT NULL, flow_id, pid, tid, ts INTEGER,\n"
+    "  bp TEXT, args TEXT);\n"
+    "CREATE TABLE instants(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ph TEXT NOT NULL,\n"
+    "  cat INTEGER, name INTEGER NOT NULL, pid, tid, ts INTEGER, dur INTEGER,\n"
+    "  scope TEXT, event_id, args TEXT);\n"
+    "CREATE TABLE metadata_events(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ph TEXT NOT NULL,\n"
+    "  cat INTEGER, name INTEGER NOT NULL, pid, tid, ts INTEGER, value TEXT,\n"
+    "  sort_index INTEGER, args TEXT);\n"
+    "CREATE TABLE et_nodes(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL,\n"
+    "  node_id INTEGER NOT NULL, name INTEGER NOT NULL, parent INTEGER,\n"
+    "  rf_id INTEGER, fw_parent INTEGER, seq_id INTEGER, scope INTEGER,\n"
+    "  tid INTEGER, fw_tid INTEGER, op_schema INTEGER, inputs TEXT,\n"
+    "  input_shapes TEXT, input_types TEXT, input_strides TEXT, outputs TEXT,\n"
+    "  output_shapes TEXT, output_types TEXT, output_strides TEXT,\n"
+    "  attrs TEXT, extra TEXT);\n"
+    "CREATE TABLE memory_timeline(\n"
+    "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ts INTEGER,\n"
+    "  action INTEGER, bytes INTEGER, category INTEGER);\n"
+    "CREATE TABLE import_issues(\n"
+    "  trace_id INTEGER NOT NULL, kind TEXT NOT NULL, count INTEGER NOT NULL,\n"
+    "  first_offset INTEGER, detail TEXT);\n"
+    /* every stored Chrome event, with its phase and category, in one view */
+    "CREATE VIEW events AS\n"
+    "  SELECT trace_id, 'slices' AS tbl, id, ph, cat, name, pid, tid, ts, dur FROM slices\n"
+    "  UNION ALL SELECT trace_id, 'runtime', id, 'X', cat, name, pid, tid, ts, dur FROM runtime\n"
+    "  UNION ALL SELECT trace_id, 'gpu_ops', id, 'X', cat, name, pid, tid, ts, dur FROM gpu_ops\n"
+    "  UNION ALL SELECT trace_id, 'memory', id, ph, cat, name, pid, tid, ts, NULL FROM memory\n"
+    "  UNION ALL SELECT trace_id, 'flows', id, ph, cat, name, pid, tid, ts, NULL FROM flows\n"
+    "  UNION ALL SELECT trace_id, 'instants', id, ph, cat, name, pid, tid, ts, dur FROM instants\n"
+    "  UNION ALL SELECT trace_id, 'metadata_events', id, ph, cat, name, pid, tid, ts, NULL FROM metadata_events;\n"
+    /* names resolved, for ad-hoc SQL */
+    "CREATE VIEW slice_names AS SELECT s.*, n.s AS name_str, c.s AS cat_str,\n"
+    "  d.s AS input_dims_str FROM slices s JOIN strings n ON n.id = s.name\n"
+    "  LEFT JOIN strings c ON c.id = s.cat LEFT JOIN strings d ON d.id = s.input_dims;\n"
+    "CREATE VIEW kernel_names AS SELECT g.*, n.s AS name_str FROM gpu_ops g\n"
+    "  JOIN strings n ON n.id = g.name;\n"
+    "CREATE VIEW processes AS SELECT trace_id, pid,\n"
+    "  max(CASE WHEN n.s = 'process_name' THEN m.value END) AS name,\n"
+    "  max(CASE WHEN n.s = 'process_labels' THEN m.value END) AS labels,\n"
+    "  max(CASE WHEN n.s = 'process_sort_index' THEN m.sort_index END) AS sort_index\n"
+    "  FROM metadata_events m JOIN strings n ON n.id = m.name\n"
+    "  WHERE n.s LIKE 'process%' GROUP BY trace_id, pid;\n"
+    "CREATE VIEW threads AS SELECT trace_id, pid, tid,\n"
+    "  max(CASE WHEN n.s = 'thread_name' THEN m.value END) AS name,\n"
+    "  max(CASE WHEN n.s = 'thread_sort_index' THEN m.sort_index END) AS sort_index\n"
+    "  FROM metadata_events m JOIN strings n ON n.id = m.name\n"
+    "  WHERE n.s LIKE 'thread%' GROUP BY trace_id, pid, tid;\n";
+
+static const char indexes_sql[] =
+    "CREATE INDEX IF NOT EXISTS slices_thread ON slices(trace_id, pid, tid, ts);\n"
+    "CREATE INDEX IF NOT EXISTS slices_ext ON slices(trace_id, external_id);\n"
+    "CREATE INDEX IF NOT EXISTS runtime_corr ON runtime(trace_id, correlation);\n"
+    "CREATE INDEX IF NOT EXISTS gpu_ops_op ON gpu_ops(trace_id, op_id);\n"
+    "CREATE INDEX IF NOT EXISTS et_nodes_rf ON et_nodes(trace_id, rf_id);\n";
+
+int tt_db_error(tt_db *db, const char *what)
+{
+    return tt_error_set_at(TT_EDB, db->path, -1, "%s: %s", what,
+                           sqlite3_errmsg(db->sql));
+}
+
+int tt_db_exec(tt_db *db, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(db->sql, sql, NULL, NULL, &err) != SQLITE_OK) {
+        tt_error_set_at(TT_EDB, db->path, -1, "database error: %s",
+                        err ? err : sqlite3_errmsg(db->sql));
+        sqlite3_free(err);
+        return TT_EDB;
+    }
+    return 0;
+}
+
+int tt_db_prepare(tt_db *db, sqlite3_stmt **st, const char *sql)
+{
+    if (sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
+                           NULL) != SQLITE_OK)
+        return tt_db_error(db, "cannot prepare statement");
+    return 0;
+}
+
+int tt_db_create_indexes(tt_db *db)
+{
+    return tt_db_exec(db, indexes_sql);
+}
+
+int tt_is_sqlite_file(const char *path)
+{
+    char head[16];
+    FILE *f = fopen(path, "rb");
+    size_t n;
+    if (!f)
+        return 0;
+    n = fread(head, 1, sizeof(head), f);
+    fclose(f);
+    return n == 16 && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+static int user_version(tt_db *db, int *v)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (sqlite3_prepare_v2(db->sql, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+        return tt_db_error(db, "cannot read schema version");
+    rc = sqlite3_step(st);
+    *v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : tt_db_error(db, "cannot read schema version");
+}
+
+static int table_count(tt_db *db, int *n)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (sqlite3_prepare_v2(db->sql, "SELECT count(*) FROM sqlite_schema", -1,
+                           &st, NULL) != SQLITE_OK)
+        return tt_db_error(db, "not a tracetool database");
+    rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : tt_db_error(db, "not a tracetool database");
+}
+
+int tt_db_open(tt_db **out, const char *path, unsigned flags)
+{
+    tt_db *db;
+    int oflags, v = 0, ntables = 0, rc;
+    *out = NULL;
+    db = calloc(1, sizeof(*db));
+    if (!db || !(db->path = strdup(path))) {
+        free(db);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    db->readonly = (flags & TT_DB_READONLY) != 0;
+    oflags = db->readonly ? SQLITE_OPEN_READONLY
+                          : SQLITE_OPEN_READWRITE |
+                                ((flags & TT_DB_CREATE) ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path, &db->sql, oflags, NULL) != SQLITE_OK) {
+        rc = tt_error_set_at(TT_EIO, path, -1, "cannot open database: %s",
+                             db->sql ? sqlite3_errmsg(db->sql) : "out of memory");
+        tt_db_free(db);
+        return rc;
+    }
+    sqlite3_extended_result_codes(db->sql, 1);
+    sqlite3_busy_timeout(db->sql, 5000);
+    if ((rc = table_count(db, &ntables)) < 0 || (rc = user_version(db, &v)) < 0) {
+        tt_error_set_at(TT_EINVALID, path, -1,
+                        "not a tracetool database (cannot read it as SQLite)");
+        tt_db_free(db);
+        return TT_EINVALID;
+    }
+    if (v == 0 && ntables > 0) {
+        tt_db_free(db);
+        return tt_error_set_at(TT_EINVALID, path, -1,
+                               "not a tracetool database (an SQLite file "
+                               "with other tables)");
+    }
+    if (v > TT_SCHEMA_VERSION) {
+        tt_db_free(db);
+        return tt_error_set_at(TT_EUNSUPPORTED, path, -1,
+                               "database schema version %d is newer than this "
+                               "tracetool (%d); upgrade tracetool",
+                               v, TT_SCHEMA_VERSION);
+    }
+    if (v == 0) {
+        if (db->readonly) {
+            tt_db_free(db);
+            return tt_error_set_at(TT_EINVALID, path, -1,
+                                   "not a tracetool database (empty)");
+        }
+        if ((rc = tt_db_exec(db, "PRAGMA page_size=8192; BEGIN")) < 0 ||
+            (rc = tt_db_exec(db, schema_v1)) < 0 ||
+            (rc = tt_db_exec(db, "PRAGMA user_version=1; COMMIT")) < 0) {
+            tt_db_free(db);
+            return rc;
+        }
+    }
+    /* bounded memory whatever the trace size: 64 MiB page cache */
+    tt_db_exec(db, "PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
+                   "PRAGMA threads=1;");
+    *out = db;
+    return 0;
+}
+
+void tt_db_free(tt_db *db)
+{
+    if (!db)
+        return;
+    if (db->sql)
+        sqlite3_close_v2(db->sql);
+    free(db->path);
+    free(db);
+}

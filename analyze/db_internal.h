@@ -1,0 +1,35 @@
+/*
+ * analyze/db_internal.h - the tt_db handle and SQL helpers shared by the
+ * analyze/ sources. Internal.
+ */
+#ifndef TT_ANALYZE_DB_INTERNAL_H
+#define TT_ANALYZE_DB_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "tracetool/analyze.h"
+
+struct tt_db {
+    sqlite3 *sql;
+    char *path;
+    int readonly;
+};
+
+/* Record a SQLite failure as the last error; returns TT_EDB. */
+int tt_db_error(tt_db *db, const char *what);
+/* Run SQL text (no results). 0 or TT_EDB. */
+int tt_db_exec(tt_db *db, const char *sql);
+int tt_db_prepare(tt_db *db, sqlite3_stmt **st, const char *sql);
+/* Kineto category classes for complete events (see ingest.c). */
+enum { TT_XC_SLICE, TT_XC_RUNTIME, TT_XC_KERNEL, TT_XC_MEMCPY, TT_XC_MEMSET,
+       TT_XC_GPU_ANNOT, TT_XC_SYNC };
+int tt_classify_cat(const char *cat);
+/* Rank from a file name ("rank-70", "rank_3", "worker5_..."); 1 if found. */
+int tt_rank_from_name(const char *path, int64_t *rank);
+/* Whole text as an int64. */
+int tt_parse_i64_public(const char *text, size_t len, int64_t *out);
+
+/* Create the indexes the readers need (idempotent). */
+int tt_db_create_indexes(tt_db *db);
+
+#endif

@@ -1,0 +1,1417 @@
+/*
+ * analyze/ingest.c - the ingest sink: trace events -> SQLite rows.
+ *
+ * One file is one transaction. Rows are written as the reader streams them;
+ * memory holds only the string-intern table (distinct names), one stack of
+ * open slices per thread and the prepared statements. After the last event
+ * the links are resolved in SQL over the indexed tables:
+ *   - slice depth/parent: computed while streaming from a per-thread stack
+ *     (Kineto writes CPU ops sorted by start per thread); threads whose
+ *     events arrive out of order are recomputed from an ordered scan;
+ *   - runtime call -> CPU op: the innermost cpu_op on the same pid/tid that
+ *     encloses the call (FORMATS.md 1.9 rule 3, valid for every era);
+ *   - GPU activity -> runtime call via `correlation`, and so -> CPU op;
+ *     gpu_user_annotation -> user_annotation via `External id`.
+ */
+#include "common/compat.h"
+#include "common/arena.h"
+#include "common/buf.h"
+#include "analyze/db_internal.h"
+#include "formats/json.h"
+
+#include <ctype.h>
+#include <time.h>
+
+/* ---- string interning ---- */
+
+struct strent {
+    uint64_t hash;
+    int64_t id;
+    size_t off, len;
+};
+
+struct strtab {
+    uint32_t *slots; /* entry index + 1, 0 = empty */
+    size_t nslots;
+    struct strent *ent;
+    size_t n, alloc;
+    tt_buf pool;
+    int64_t next_id;
+};
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ? h : 1;
+}
+
+static int strtab_rehash(struct strtab *t)
+{
+    size_t ns = t->nslots ? t->nslots * 2 : 4096, i;
+    uint32_t *slots = calloc(ns, sizeof(*slots));
+    if (!slots)
+        return TT_ENOMEM;
+    for (i = 0; i < t->n; i++) {
+        size_t j = t->ent[i].hash & (ns - 1);
+        while (slots[j])
+            j = (j + 1) & (ns - 1);
+        slots[j] = (uint32_t)(i + 1);
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = ns;
+    return 0;
+}
+
+/* Find s; returns the id or 0 when absent (then *slot is where it goes). */
+static int64_t strtab_find(struct strtab *t, const char *s, size_t len,
+                           uint64_t h, size_t *slot)
+{
+    size_t j = h & (t->nslots - 1);
+    while (t->slots[j]) {
+        struct strent *e = &t->ent[t->slots[j] - 1];
+        if (e->hash == h && e->len == len &&
+            memcmp(t->pool.buf + e->off, s, len) == 0)
+            return e->id;
+        j = (j + 1) & (t->nslots - 1);
+    }
+    *slot = j;
+    return 0;
+}
+
+static int strtab_add(struct strtab *t, const char *s, size_t len, uint64_t h,
+                      int64_t id)
+{
+    size_t slot;
+    if ((t->n + 1) * 2 > t->nslots && strtab_rehash(t) < 0)
+        return TT_ENOMEM;
+    if (strtab_find(t, s, len, h, &slot))
+        return 0;
+    if (TT_ALLOC_GROW(t->ent, t->n + 1, t->alloc) < 0)
+        return TT_ENOMEM;
+    t->ent[t->n].hash = h;
+    t->ent[t->n].id = id;
+    t->ent[t->n].off = t->pool.len;
+    t->ent[t->n].len = len;
+    if (tt_buf_add(&t->pool, s, len) < 0)
+        return TT_ENOMEM;
+    t->n++;
+    t->slots[slot] = (uint32_t)t->n;
+    if (id >= t->next_id)
+        t->next_id = id + 1;
+    return 0;
+}
+
+static void strtab_release(struct strtab *t)
+{
+    free(t->slots);
+    free(t->ent);
+    tt_buf_release(&t->pool);
+    memset(t, 0, sizeof(*t));
+}
+
+/* ---- per-thread state ---- */
+
+struct frame {
+    int64_t id, ts, end;
+};
+
+struct thread {
+    tt_id pid, tid; /* strings owned (strdup) */
+    struct frame *stack;
+    size_t n, alloc;
+    int64_t last_ts, last_dur;
+    int have_last;
+    int disordered;
+    int64_t *bstack; /* ids of open 'B' slices */
+    int64_t *bts;
+    size_t nb, balloc, btsalloc;
+};
+
+enum stmt_id {
+    S_STR, S_SLICE, S_RT, S_GPU, S_MEM, S_FLOW, S_INST, S_META, S_ET, S_MEMTL,
+    S_END_B, S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+    "INSERT INTO strings(id, s) VALUES(?,?)",
+    "INSERT INTO slices(id, trace_id, ph, cat, name, pid, tid, ts, dur, depth,"
+    " parent_id, external_id, rf_id, seq_nr, fwd_tid, ev_idx, input_dims,"
+    " input_types, args) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO runtime(trace_id, cat, name, pid, tid, ts, dur, correlation,"
+    " external_id, cbid, args) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO gpu_ops(trace_id, kind, cat, name, pid, tid, device, stream,"
+    " context, ts, dur, correlation, external_id, grid_x, grid_y, grid_z,"
+    " block_x, block_y, block_z, registers, shared_mem, bytes, copy_kind,"
+    " args) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO memory(trace_id, ph, cat, name, pid, tid, ts, device_type,"
+    " device_id, addr, bytes, total_allocated, total_reserved, ev_idx, args)"
+    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO flows(trace_id, ph, cat, name, flow_id, pid, tid, ts, bp,"
+    " args) VALUES(?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO instants(trace_id, ph, cat, name, pid, tid, ts, dur, scope,"
+    " event_id, args) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO metadata_events(trace_id, ph, cat, name, pid, tid, ts, value,"
+    " sort_index, args) VALUES(?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO et_nodes(trace_id, node_id, name, parent, rf_id, fw_parent,"
+    " seq_id, scope, tid, fw_tid, op_schema, inputs, input_shapes,"
+    " input_types, input_strides, outputs, output_shapes, output_types,"
+    " output_strides, attrs, extra) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+    "?,?,?,?)",
+    "INSERT INTO memory_timeline(trace_id, ts, action, bytes, category)"
+    " VALUES(?,?,?,?,?)",
+    "UPDATE slices SET dur = ? WHERE id = ?",
+};
+
+struct ingest {
+    tt_db *db;
+    const tt_ingest_options *opts;
+    tt_ingest_result *res;
+    sqlite3_stmt *st[S_COUNT];
+    struct strtab strs;
+    int64_t trace_id;
+    int64_t next_slice_id;
+    tt_trace_format format;
+
+    struct thread *threads;
+    size_t nthreads, athreads;
+    size_t last_thread;
+
+    /* trace-level facts */
+    tt_buf metadata; /* JSON object of top-level keys */
+    int64_t base_time_ns;
+    int have_base;
+    char *display_time_unit, *schema_version, *trace_name;
+    int64_t rank, world_size, pid;
+    int have_rank, have_world, have_pid;
+    int64_t start_ns, end_ns;
+    int have_span;
+    int64_t rows;
+    int64_t unmatched_end, no_phase, unclosed_b;
+    int64_t first_unmatched_off, first_nophase_off;
+};
+
+static int sqlerr(struct ingest *g, const char *what)
+{
+    return tt_db_error(g->db, what);
+}
+
+static int64_t intern(struct ingest *g, const char *s, size_t len)
+{
+    uint64_t h = fnv1a(s, len);
+    size_t slot;
+    int64_t id;
+    sqlite3_stmt *st = g->st[S_STR];
+    if (!g->strs.nslots && strtab_rehash(&g->strs) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    id = strtab_find(&g->strs, s, len, h, &slot);
+    if (id)
+        return id;
+    id = g->strs.next_id ? g->strs.next_id : 1;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, s, (int)len, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        sqlite3_reset(st);
+        return sqlerr(g, "cannot store a string");
+    }
+    sqlite3_reset(st);
+    if (strtab_add(&g->strs, s, len, h, id) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    return id;
+}
+
+static int64_t intern_z(struct ingest *g, const char *s)
+{
+    return intern(g, s, strlen(s));
+}
+
+static int load_strings(struct ingest *g)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (tt_db_prepare(g->db, &st, "SELECT id, s FROM strings") < 0)
+        return TT_EDB;
+    if (strtab_rehash(&g->strs) < 0) {
+        sqlite3_finalize(st);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    g->strs.next_id = 1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *s = (const char *)sqlite3_column_text(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        if (strtab_add(&g->strs, s, len, fnv1a(s, len), sqlite3_column_int64(st, 0)) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : sqlerr(g, "cannot read strings");
+}
+
+/* ---- binding helpers ---- */
+
+static void bind_id(sqlite3_stmt *st, int i, const tt_id *id)
+{
+    if (!id->present)
+        sqlite3_bind_null(st, i);
+    else if (id->is_str)
+        sqlite3_bind_text(st, i, id->str, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(st, i, id->num);
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, int have, int64_t v)
+{
+    if (have)
+        sqlite3_bind_int64(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s, size_t len)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_ph(sqlite3_stmt *st, int i, const char *ph1)
+{
+    sqlite3_bind_text(st, i, ph1, 1, SQLITE_STATIC);
+}
+
+static int step(struct ingest *g, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return sqlerr(g, what);
+    g->rows++;
+    return 0;
+}
+
+#define HAVE(bit) ((ev->have & (bit)) != 0)
+
+/* ---- thread stacks ---- */
+
+static int id_eq(const tt_id *a, const tt_id *b)
+{
+    if (a->present != b->present || a->is_str != b->is_str)
+        return 0;
+    if (!a->present)
+        return 1;
+    return a->is_str ? strcmp(a->str, b->str) == 0 : a->num == b->num;
+}
+
+static int id_copy(tt_id *dst, const tt_id *src)
+{
+    *dst = *src;
+    if (src->present && src->is_str) {
+        dst->str = strdup(src->str);
+        if (!dst->str)
+            return TT_ENOMEM;
+    }
+    return 0;
+}
+
+static struct thread *thread_of(struct ingest *g, const tt_id *pid, const tt_id *tid)
+{
+    size_t i;
+    struct thread *t;
+    if (g->nthreads && id_eq(&g->threads[g->last_thread].pid, pid) &&
+        id_eq(&g->threads[g->last_thread].tid, tid))
+        return &g->threads[g->last_thread];
+    for (i = 0; i < g->nthreads; i++) {
+        if (id_eq(&g->threads[i].pid, pid) && id_eq(&g->threads[i].tid, tid)) {
+            g->last_thread = i;
+            return &g->threads[i];
+        }
+    }
+    if (TT_ALLOC_GROW(g->threads, g->nthreads + 1, g->athreads) < 0)
+        return NULL;
+    t = &g->threads[g->nthreads];
+    memset(t, 0, sizeof(*t));
+    if (id_copy(&t->pid, pid) < 0 || id_copy(&t->tid, tid) < 0)
+        return NULL;
+    g->last_thread = g->nthreads++;
+    return t;
+}
+
+static void threads_release(struct ingest *g)
+{
+    size_t i;
+    for (i = 0; i < g->nthreads; i++) {
+        struct thread *t = &g->threads[i];
+        if (t->pid.is_str)
+            free((char *)t->pid.str);
+        if (t->tid.is_str)
+            free((char *)t->tid.str);
+        free(t->stack);
+        free(t->bstack);
+        free(t->bts);
+    }
+    free(g->threads);
+    g->threads = NULL;
+    g->nthreads = g->athreads = 0;
+}
+
+/* Place a slice [ts, end] in its thread's nesting; sets depth and parent. */
+static int nest(struct thread *t, int64_t id, int64_t ts, int64_t dur,
+                int64_t *depth, int64_t *parent)
+{
+    int64_t end = ts + (dur > 0 ? dur : 0);
+    if (t->have_last && (ts < t->last_ts || (ts == t->last_ts && dur > t->last_dur)))
+        t->disordered = 1; /* fixed by an ordered pass at the end */
+    t->have_last = 1;
+    t->last_ts = ts;
+    t->last_dur = dur;
+    while (t->n && t->stack[t->n - 1].end < end)
+        t->n--;
+    *depth = (int64_t)t->n;
+    *parent = t->n ? t->stack[t->n - 1].id : 0;
+    if (TT_ALLOC_GROW(t->stack, t->n + 1, t->alloc) < 0)
+        return TT_ENOMEM;
+    t->stack[t->n].id = id;
+    t->stack[t->n].ts = ts;
+    t->stack[t->n].end = end;
+    t->n++;
+    return 0;
+}
+
+/* ---- classification ---- */
+
+enum xclass { XC_SLICE = TT_XC_SLICE, XC_RUNTIME = TT_XC_RUNTIME,
+              XC_KERNEL = TT_XC_KERNEL, XC_MEMCPY = TT_XC_MEMCPY,
+              XC_MEMSET = TT_XC_MEMSET, XC_GPU_ANNOT = TT_XC_GPU_ANNOT,
+              XC_SYNC = TT_XC_SYNC };
+
+static enum xclass classify(const char *cat)
+{
+    if (!cat)
+        return XC_SLICE;
+    switch (cat[0]) {
+    case 'k':
+    case 'K':
+        if (!strcmp(cat, "kernel") || !strcmp(cat, "Kernel"))
+            return XC_KERNEL;
+        break;
+    case 'g':
+        if (!strcmp(cat, "gpu_memcpy"))
+            return XC_MEMCPY;
+        if (!strcmp(cat, "gpu_memset"))
+            return XC_MEMSET;
+        if (!strcmp(cat, "gpu_user_annotation"))
+            return XC_GPU_ANNOT;
+        break;
+    case 'M':
+        if (!strcmp(cat, "Memcpy"))
+            return XC_MEMCPY;
+        if (!strcmp(cat, "Memset"))
+            return XC_MEMSET;
+        break;
+    case 'c':
+        if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
+            return XC_RUNTIME;
+        if (!strcmp(cat, "cuda_sync"))
+            return XC_SYNC;
+        break;
+    case 'R':
+        if (!strcmp(cat, "Runtime"))
+            return XC_RUNTIME;
+        break;
+    case 'x':
+    case 'm':
+    case 'p':
+    case 'h':
+        if (!strcmp(cat, "xpu_runtime") || !strcmp(cat, "xpu_driver") ||
+            !strcmp(cat, "mtia_runtime") || !strcmp(cat, "privateuse1_runtime") ||
+            !strcmp(cat, "privateuse1_driver") || !strcmp(cat, "hip_runtime"))
+            return XC_RUNTIME;
+        break;
+    default:
+        break;
+    }
+    return XC_SLICE;
+}
+
+int tt_classify_cat(const char *cat)
+{
+    return (int)classify(cat);
+}
+
+int tt_parse_i64_public(const char *text, size_t len, int64_t *out)
+{
+    return tt_parse_i64(text, len, out);
+}
+
+static const char *const xclass_kind[] = { "slice", "runtime", "kernel", "memcpy",
+                                           "memset", "annotation", "sync" };
+
+/* "Memcpy HtoD (Pageable -> Device)" -> "HtoD" */
+static size_t copy_kind(const char *name, const char **start)
+{
+    const char *p = strchr(name, ' '), *e;
+    if (!p || (strncmp(name, "Memcpy", 6) && strncmp(name, "Memset", 6)))
+        return 0;
+    p++;
+    e = p;
+    while (*e && *e != ' ')
+        e++;
+    *start = p;
+    return (size_t)(e - p);
+}
+
+/* ---- event sink ---- */
+
+static void span(struct ingest *g, const tt_event *ev)
+{
+    int64_t end;
+    if (!ev->has_ts || ev->ph == 'M')
+        return;
+    end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
+    if (!g->have_span) {
+        g->start_ns = ev->ts_ns;
+        g->end_ns = end;
+        g->have_span = 1;
+        return;
+    }
+    if (ev->ts_ns < g->start_ns)
+        g->start_ns = ev->ts_ns;
+    if (end > g->end_ns)
+        g->end_ns = end;
+}
+
+static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
+                        int64_t name, const char *ph)
+{
+    sqlite3_stmt *st = g->st[S_SLICE];
+    int64_t id = g->next_slice_id++, depth = 0, parent = 0;
+    int nested = 0;
+    struct thread *t = NULL;
+    int rc;
+    if (ev->has_ts) {
+        t = thread_of(g, &ev->pid, &ev->tid);
+        if (!t)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        if (nest(t, id, ev->ts_ns, ev->has_dur ? ev->dur_ns : 0, &depth, &parent) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        nested = 1;
+    }
+    if (!g->have_pid && !ev->pid.is_str && ev->pid.present && ev->cat &&
+        (!strcmp(ev->cat, "cpu_op") || !strcmp(ev->cat, "Operator"))) {
+        g->pid = ev->pid.num;
+        g->have_pid = 1;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, g->trace_id);
+    bind_ph(st, 3, ph);
+    bind_opt(st, 4, cat != 0, cat);
+    sqlite3_bind_int64(st, 5, name);
+    bind_id(st, 6, &ev->pid);
+    bind_id(st, 7, &ev->tid);
+    bind_opt(st, 8, ev->has_ts, ev->ts_ns);
+    bind_opt(st, 9, ev->has_dur, ev->dur_ns);
+    bind_opt(st, 10, nested, depth);
+    bind_opt(st, 11, nested && parent, parent);
+    bind_opt(st, 12, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+    bind_opt(st, 13, HAVE(TT_A_RF_ID), ev->rf_id);
+    bind_opt(st, 14, HAVE(TT_A_SEQ_NR), ev->seq_nr);
+    bind_opt(st, 15, HAVE(TT_A_FWD_TID), ev->fwd_tid);
+    bind_opt(st, 16, HAVE(TT_A_EV_IDX), ev->ev_idx);
+    if (ev->input_dims) {
+        int64_t d = intern_z(g, ev->input_dims);
+        if (d < 0)
+            return (int)d;
+        sqlite3_bind_int64(st, 17, d);
+    } else {
+        sqlite3_bind_null(st, 17);
+    }
+    if (ev->input_types) {
+        int64_t d = intern_z(g, ev->input_types);
+        if (d < 0)
+            return (int)d;
+        sqlite3_bind_int64(st, 18, d);
+    } else {
+        sqlite3_bind_null(st, 18);
+    }
+    bind_text(st, 19, ev->args, ev->args_len);
+    if ((rc = step(g, st, "cannot store a slice")) < 0)
+        return rc;
+    if (ph[0] == 'B' && t) {
+        if (TT_ALLOC_GROW(t->bstack, t->nb + 1, t->balloc) < 0 ||
+            TT_ALLOC_GROW(t->bts, t->nb + 1, t->btsalloc) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        t->bstack[t->nb] = id;
+        t->bts[t->nb] = ev->ts_ns;
+        t->nb++;
+    }
+    return 0;
+}
+
+static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
+{
+    struct thread *t = ev->has_ts ? thread_of(g, &ev->pid, &ev->tid) : NULL;
+    sqlite3_stmt *st = g->st[S_END_B];
+    if (t && t->nb) {
+        int64_t dur = ev->ts_ns - t->bts[t->nb - 1];
+        int64_t id = t->bstack[--t->nb];
+        sqlite3_bind_int64(st, 1, dur);
+        sqlite3_bind_int64(st, 2, id);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_reset(st);
+            return sqlerr(g, "cannot close a slice");
+        }
+        sqlite3_reset(st);
+        /* fix the nesting entry pushed with dur 0 */
+        if (t->n && t->stack[t->n - 1].id == id)
+            t->stack[t->n - 1].end = ev->ts_ns;
+        else
+            t->disordered = 1;
+        return 0;
+    }
+    /* an 'E' without its 'B': keep it as an instant and count it */
+    if (g->unmatched_end++ == 0)
+        g->first_unmatched_off = ev->offset;
+    {
+        sqlite3_stmt *si = g->st[S_INST];
+        sqlite3_bind_int64(si, 1, g->trace_id);
+        bind_ph(si, 2, "E");
+        bind_opt(si, 3, cat != 0, cat);
+        sqlite3_bind_int64(si, 4, name);
+        bind_id(si, 5, &ev->pid);
+        bind_id(si, 6, &ev->tid);
+        bind_opt(si, 7, ev->has_ts, ev->ts_ns);
+        sqlite3_bind_null(si, 8);
+        sqlite3_bind_null(si, 9);
+        sqlite3_bind_null(si, 10);
+        bind_text(si, 11, ev->args, ev->args_len);
+        return step(g, si, "cannot store an instant");
+    }
+}
+
+static int on_event(void *ctx, const tt_event *ev)
+{
+    struct ingest *g = ctx;
+    int64_t cat = 0, name;
+    char ph1[2] = { ev->ph, 0 };
+    sqlite3_stmt *st;
+
+    if (!ev->ph) {
+        if (g->no_phase++ == 0)
+            g->first_nophase_off = ev->offset;
+        return 0;
+    }
+    if (ev->cat && (cat = intern_z(g, ev->cat)) < 0)
+        return (int)cat;
+    if ((name = intern_z(g, ev->name)) < 0)
+        return (int)name;
+    span(g, ev);
+
+    switch (ev->ph) {
+    case 'X': { /* complete event: ts + dur */
+        enum xclass xc = classify(ev->cat);
+        if (xc == XC_SLICE)
+            return insert_slice(g, ev, cat, name, "X");
+        if (xc == XC_RUNTIME) {
+            st = g->st[S_RT];
+            sqlite3_bind_int64(st, 1, g->trace_id);
+            bind_opt(st, 2, cat != 0, cat);
+            sqlite3_bind_int64(st, 3, name);
+            bind_id(st, 4, &ev->pid);
+            bind_id(st, 5, &ev->tid);
+            bind_opt(st, 6, ev->has_ts, ev->ts_ns);
+            bind_opt(st, 7, ev->has_dur, ev->dur_ns);
+            bind_opt(st, 8, HAVE(TT_A_CORRELATION), ev->correlation);
+            bind_opt(st, 9, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+            bind_opt(st, 10, HAVE(TT_A_CBID), ev->cbid);
+            bind_text(st, 11, ev->args, ev->args_len);
+            return step(g, st, "cannot store a runtime call");
+        }
+        {
+            const char *ck = NULL;
+            size_t ckl = 0;
+            st = g->st[S_GPU];
+            sqlite3_bind_int64(st, 1, g->trace_id);
+            sqlite3_bind_text(st, 2, xclass_kind[xc], -1, SQLITE_STATIC);
+            bind_opt(st, 3, cat != 0, cat);
+            sqlite3_bind_int64(st, 4, name);
+            bind_id(st, 5, &ev->pid);
+            bind_id(st, 6, &ev->tid);
+            /* device/stream from args, else pid/tid (GPU rows use device/stream) */
+            if (HAVE(TT_A_DEVICE))
+                sqlite3_bind_int64(st, 7, ev->device);
+            else if (ev->pid.present && !ev->pid.is_str)
+                sqlite3_bind_int64(st, 7, ev->pid.num);
+            else
+                sqlite3_bind_null(st, 7);
+            if (HAVE(TT_A_STREAM))
+                sqlite3_bind_int64(st, 8, ev->stream);
+            else if (ev->tid.present && !ev->tid.is_str)
+                sqlite3_bind_int64(st, 8, ev->tid.num);
+            else
+                sqlite3_bind_null(st, 8);
+            bind_opt(st, 9, HAVE(TT_A_CONTEXT), ev->context);
+            bind_opt(st, 10, ev->has_ts, ev->ts_ns);
+            bind_opt(st, 11, ev->has_dur, ev->dur_ns);
+            bind_opt(st, 12, HAVE(TT_A_CORRELATION), ev->correlation);
+            bind_opt(st, 13, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+            bind_opt(st, 14, HAVE(TT_A_GRID), ev->grid[0]);
+            bind_opt(st, 15, HAVE(TT_A_GRID), ev->grid[1]);
+            bind_opt(st, 16, HAVE(TT_A_GRID), ev->grid[2]);
+            bind_opt(st, 17, HAVE(TT_A_BLOCK), ev->block[0]);
+            bind_opt(st, 18, HAVE(TT_A_BLOCK), ev->block[1]);
+            bind_opt(st, 19, HAVE(TT_A_BLOCK), ev->block[2]);
+            bind_opt(st, 20, HAVE(TT_A_REGISTERS), ev->registers);
+            bind_opt(st, 21, HAVE(TT_A_SHARED_MEM), ev->shared_mem);
+            bind_opt(st, 22, HAVE(TT_A_BYTES), ev->bytes);
+            if (xc == XC_MEMCPY || xc == XC_MEMSET)
+                ckl = copy_kind(ev->name, &ck);
+            bind_text(st, 23, ckl ? ck : NULL, ckl);
+            bind_text(st, 24, ev->args, ev->args_len);
+            return step(g, st, "cannot store a GPU activity");
+        }
+    }
+    case 'B': /* begin of a duration slice; closed by the matching 'E' */
+        return insert_slice(g, ev, cat, name, "B");
+    case 'E':
+        return end_slice(g, ev, cat, name);
+    case 'i':
+    case 'I': /* instant; "[memory]" and "[OutOfMemory]" are allocator events */
+        if (!strcmp(ev->name, "[memory]") || !strcmp(ev->name, "[OutOfMemory]")) {
+            st = g->st[S_MEM];
+            sqlite3_bind_int64(st, 1, g->trace_id);
+            bind_ph(st, 2, ph1);
+            bind_opt(st, 3, cat != 0, cat);
+            sqlite3_bind_int64(st, 4, name);
+            bind_id(st, 5, &ev->pid);
+            bind_id(st, 6, &ev->tid);
+            bind_opt(st, 7, ev->has_ts, ev->ts_ns);
+            bind_opt(st, 8, HAVE(TT_A_DEVICE_TYPE), ev->device_type);
+            bind_opt(st, 9, HAVE(TT_A_DEVICE_ID), ev->device_id);
+            bind_opt(st, 10, HAVE(TT_A_ADDR), ev->addr);
+            bind_opt(st, 11, HAVE(TT_A_BYTES), ev->bytes);
+            bind_opt(st, 12, HAVE(TT_A_TOTAL_ALLOC), ev->total_allocated);
+            bind_opt(st, 13, HAVE(TT_A_TOTAL_RESERVED), ev->total_reserved);
+            bind_opt(st, 14, HAVE(TT_A_EV_IDX), ev->ev_idx);
+            bind_text(st, 15, ev->args, ev->args_len);
+            return step(g, st, "cannot store a memory event");
+        }
+        break;
+    case 's':
+    case 'f':
+    case 't': /* flow start / end / step */
+        st = g->st[S_FLOW];
+        sqlite3_bind_int64(st, 1, g->trace_id);
+        bind_ph(st, 2, ph1);
+        bind_opt(st, 3, cat != 0, cat);
+        sqlite3_bind_int64(st, 4, name);
+        bind_id(st, 5, &ev->id);
+        bind_id(st, 6, &ev->pid);
+        bind_id(st, 7, &ev->tid);
+        bind_opt(st, 8, ev->has_ts, ev->ts_ns);
+        bind_text(st, 9, ev->bp, ev->bp ? strlen(ev->bp) : 0);
+        bind_text(st, 10, ev->args, ev->args_len);
+        return step(g, st, "cannot store a flow event");
+    case 'M': /* metadata: process/thread names, labels, sort indexes */
+        st = g->st[S_META];
+        sqlite3_bind_int64(st, 1, g->trace_id);
+        bind_ph(st, 2, ph1);
+        bind_opt(st, 3, cat != 0, cat);
+        sqlite3_bind_int64(st, 4, name);
+        bind_id(st, 5, &ev->pid);
+        bind_id(st, 6, &ev->tid);
+        bind_opt(st, 7, ev->has_ts, ev->ts_ns);
+        if (ev->arg_name)
+            sqlite3_bind_text(st, 8, ev->arg_name, -1, SQLITE_STATIC);
+        else if (ev->arg_labels)
+            sqlite3_bind_text(st, 8, ev->arg_labels, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 8);
+        bind_opt(st, 9, HAVE(TT_A_SORT_INDEX), ev->sort_index);
+        bind_text(st, 10, ev->args, ev->args_len);
+        if (ev->arg_labels && !strcmp(ev->arg_labels, "CPU") && !ev->pid.is_str &&
+            ev->pid.present) {
+            g->pid = ev->pid.num;
+            g->have_pid = 1;
+        }
+        return step(g, st, "cannot store a metadata event");
+    default:
+        break;
+    }
+    /* everything else (counters 'C', async 'b'/'e'/'n', other instants) */
+    st = g->st[S_INST];
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    bind_ph(st, 2, ph1);
+    bind_opt(st, 3, cat != 0, cat);
+    sqlite3_bind_int64(st, 4, name);
+    bind_id(st, 5, &ev->pid);
+    bind_id(st, 6, &ev->tid);
+    bind_opt(st, 7, ev->has_ts, ev->ts_ns);
+    bind_opt(st, 8, ev->has_dur, ev->dur_ns);
+    bind_text(st, 9, ev->s, ev->s ? strlen(ev->s) : 0);
+    bind_id(st, 10, &ev->id);
+    bind_text(st, 11, ev->args, ev->args_len);
+    return step(g, st, "cannot store an instant event");
+}
+
+static int on_et_node(void *ctx, const tt_et_node *n)
+{
+    struct ingest *g = ctx;
+    sqlite3_stmt *st = g->st[S_ET];
+    int64_t name = intern_z(g, n->name), schema = 0;
+    if (name < 0)
+        return (int)name;
+    if (n->op_schema && (schema = intern_z(g, n->op_schema)) < 0)
+        return (int)schema;
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    sqlite3_bind_int64(st, 2, n->id);
+    sqlite3_bind_int64(st, 3, name);
+    bind_opt(st, 4, n->has_parent, n->parent);
+    bind_opt(st, 5, n->have & TT_ET_RF_ID, n->rf_id);
+    bind_opt(st, 6, n->have & TT_ET_FW_PARENT, n->fw_parent);
+    bind_opt(st, 7, n->have & TT_ET_SEQ_ID, n->seq_id);
+    bind_opt(st, 8, n->have & TT_ET_SCOPE, n->scope);
+    bind_opt(st, 9, n->have & TT_ET_TID, n->tid);
+    bind_opt(st, 10, n->have & TT_ET_FW_TID, n->fw_tid);
+    bind_opt(st, 11, n->op_schema != NULL, schema);
+    bind_text(st, 12, n->inputs, n->inputs ? strlen(n->inputs) : 0);
+    bind_text(st, 13, n->input_shapes, n->input_shapes ? strlen(n->input_shapes) : 0);
+    bind_text(st, 14, n->input_types, n->input_types ? strlen(n->input_types) : 0);
+    bind_text(st, 15, n->input_strides, n->input_strides ? strlen(n->input_strides) : 0);
+    bind_text(st, 16, n->outputs, n->outputs ? strlen(n->outputs) : 0);
+    bind_text(st, 17, n->output_shapes, n->output_shapes ? strlen(n->output_shapes) : 0);
+    bind_text(st, 18, n->output_types, n->output_types ? strlen(n->output_types) : 0);
+    bind_text(st, 19, n->output_strides, n->output_strides ? strlen(n->output_strides) : 0);
+    bind_text(st, 20, n->attrs, n->attrs ? strlen(n->attrs) : 0);
+    bind_text(st, 21, n->extra, n->extra ? strlen(n->extra) : 0);
+    return step(g, st, "cannot store an execution-trace node");
+}
+
+static int on_memrow(void *ctx, const tt_memrow *m)
+{
+    struct ingest *g = ctx;
+    sqlite3_stmt *st = g->st[S_MEMTL];
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    sqlite3_bind_int64(st, 2, m->ts);
+    sqlite3_bind_int64(st, 3, m->action);
+    sqlite3_bind_int64(st, 4, m->bytes);
+    bind_opt(st, 5, m->has_category, m->category);
+    if (!g->have_span) {
+        g->start_ns = g->end_ns = m->ts;
+        g->have_span = 1;
+    } else {
+        if (m->ts < g->start_ns)
+            g->start_ns = m->ts;
+        if (m->ts > g->end_ns)
+            g->end_ns = m->ts;
+    }
+    return step(g, st, "cannot store a memory-timeline row");
+}
+
+static int on_format(void *ctx, tt_trace_format f)
+{
+    struct ingest *g = ctx;
+    g->format = f;
+    return 0;
+}
+
+/* top-level keys: keep all of them, and read the few we use */
+static int on_meta(void *ctx, const char *key, const char *json, size_t len)
+{
+    struct ingest *g = ctx;
+    tt_jp jp;
+    tt_arena a = TT_ARENA_INIT;
+    enum tt_jtype t;
+
+    if (g->metadata.len > 1)
+        tt_buf_addch(&g->metadata, ',');
+    tt_buf_add_json_string(&g->metadata, key, strlen(key));
+    tt_buf_addch(&g->metadata, ':');
+    tt_buf_add(&g->metadata, json, len);
+    if (g->metadata.oom)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+
+    tt_jp_init(&jp, "", json, 0, json, len);
+    t = tt_jp_peek(&jp);
+    if (!strcmp(key, "baseTimeNanoseconds") && t == TT_JT_NUMBER) {
+        tt_jnum n;
+        if (tt_jp_number(&jp, &n) == 0 && n.fits) {
+            g->base_time_ns = n.i;
+            g->have_base = 1;
+        }
+    } else if ((!strcmp(key, "schemaVersion") || !strcmp(key, "schema"))) {
+        const char *s;
+        size_t l;
+        free(g->schema_version);
+        if (t == TT_JT_STRING && tt_jp_string(&jp, &a, &s, &l) == 0)
+            g->schema_version = strdup(s);
+        else
+            g->schema_version = strndup(json, len);
+    } else if (!strcmp(key, "displayTimeUnit") || !strcmp(key, "traceName")) {
+        const char *s;
+        size_t l;
+        char **dst = key[0] == 'd' ? &g->display_time_unit : &g->trace_name;
+        if (t == TT_JT_STRING && tt_jp_string(&jp, &a, &s, &l) == 0) {
+            free(*dst);
+            *dst = strdup(s);
+        }
+    } else if (!strcmp(key, "pid") && t == TT_JT_NUMBER) {
+        tt_jnum n;
+        if (tt_jp_number(&jp, &n) == 0 && n.fits) {
+            g->pid = n.i;
+            g->have_pid = 1;
+        }
+    } else if (!strcmp(key, "distributedInfo") && t == TT_JT_OBJECT) {
+        const char *k;
+        size_t kl;
+        if (tt_jp_object_begin(&jp) == 0) {
+            while (tt_jp_object_next(&jp, &a, &k, &kl) == 1) {
+                int isrank = !strcmp(k, "rank"), isws = !strcmp(k, "world_size");
+                if ((isrank || isws) && tt_jp_peek(&jp) == TT_JT_NUMBER) {
+                    tt_jnum n;
+                    if (tt_jp_number(&jp, &n) == 0 && n.fits) {
+                        if (isrank) {
+                            g->rank = n.i;
+                            g->have_rank = 1;
+                        } else {
+                            g->world_size = n.i;
+                            g->have_world = 1;
+                        }
+                    }
+                    continue;
+                }
+                if (tt_jp_skip(&jp) < 0)
+                    break;
+            }
+        }
+    }
+    tt_arena_release(&a);
+    return 0;
+}
+
+/* rank from a file name: "rank-70", "rank_3", "rank3", "worker5_..." */
+int tt_rank_from_name(const char *path, int64_t *rank)
+{
+    const char *base = strrchr(path, '/');
+    const char *pats[] = { "rank", "worker" };
+    size_t i;
+    base = base ? base + 1 : path;
+    for (i = 0; i < TT_ARRAY_SIZE(pats); i++) {
+        const char *p = base;
+        while ((p = strstr(p, pats[i])) != NULL) {
+            const char *q = p + strlen(pats[i]);
+            if (*q == '-' || *q == '_')
+                q++;
+            if (isdigit((unsigned char)*q)) {
+                int64_t v = 0;
+                while (isdigit((unsigned char)*q) && v < 1000000000)
+                    v = v * 10 + (*q++ - '0');
+                *rank = v;
+                return 1;
+            }
+            p++;
+        }
+    }
+    return 0;
+}
+
+/* ---- post passes ---- */
+
+static int value_eq(sqlite3_value *a, sqlite3_value *b)
+{
+    int ta, tb;
+    if (!a || !b)
+        return 0;
+    ta = sqlite3_value_type(a);
+    tb = sqlite3_value_type(b);
+    if (ta != tb)
+        return 0;
+    if (ta == SQLITE_NULL)
+        return 1;
+    if (ta == SQLITE_INTEGER)
+        return sqlite3_value_int64(a) == sqlite3_value_int64(b);
+    return sqlite3_value_bytes(a) == sqlite3_value_bytes(b) &&
+           memcmp(sqlite3_value_text(a), sqlite3_value_text(b),
+                  (size_t)sqlite3_value_bytes(a)) == 0;
+}
+
+/* Recompute depth/parent of one thread from an ordered scan. */
+static int renest_thread(struct ingest *g, const struct thread *t)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    struct thread tmp;
+    int rc = 0, s;
+    memset(&tmp, 0, sizeof(tmp));
+    if (tt_db_prepare(g->db, &sel,
+                      "SELECT id, ts, coalesce(dur, 0) FROM slices WHERE trace_id = ?1"
+                      " AND pid IS ?2 AND tid IS ?3 AND ts IS NOT NULL"
+                      " ORDER BY ts, dur DESC, id") < 0 ||
+        tt_db_prepare(g->db, &upd,
+                      "UPDATE slices SET depth = ?1, parent_id = ?2 WHERE id = ?3") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(sel, 1, g->trace_id);
+    bind_id(sel, 2, &t->pid);
+    bind_id(sel, 3, &t->tid);
+    while ((s = sqlite3_step(sel)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(sel, 0), depth, parent;
+        if (nest(&tmp, id, sqlite3_column_int64(sel, 1), sqlite3_column_int64(sel, 2),
+                 &depth, &parent) < 0) {
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            goto out;
+        }
+        sqlite3_bind_int64(upd, 1, depth);
+        bind_opt(upd, 2, parent != 0, parent);
+        sqlite3_bind_int64(upd, 3, id);
+        if (sqlite3_step(upd) != SQLITE_DONE) {
+            rc = sqlerr(g, "cannot update slice nesting");
+            goto out;
+        }
+        sqlite3_reset(upd);
+    }
+    if (s != SQLITE_DONE)
+        rc = sqlerr(g, "cannot read slices");
+out:
+    free(tmp.stack);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+/* runtime call -> innermost enclosing cpu_op on the same thread */
+static int link_runtime(struct ingest *g)
+{
+    sqlite3_stmt *rt = NULL, *ops = NULL, *upd = NULL;
+    sqlite3_value *cur_pid = NULL, *cur_tid = NULL;
+    struct frame *stack = NULL;
+    size_t n = 0, alloc = 0;
+    int rc = 0, s, ops_row = 0;
+    int64_t op_id = 0, op_ts = 0, op_end = 0;
+    int64_t cpu_op = 0, op_legacy = 0;
+    size_t slot;
+    uint64_t h;
+
+    h = fnv1a("cpu_op", 6);
+    cpu_op = strtab_find(&g->strs, "cpu_op", 6, h, &slot);
+    h = fnv1a("Operator", 8);
+    op_legacy = strtab_find(&g->strs, "Operator", 8, h, &slot);
+    if (!cpu_op && !op_legacy)
+        return 0;
+
+    if (tt_db_prepare(g->db, &rt,
+                      "SELECT id, pid, tid, ts, coalesce(dur, 0) FROM runtime"
+                      " WHERE trace_id = ?1 AND ts IS NOT NULL ORDER BY pid, tid, ts") < 0 ||
+        tt_db_prepare(g->db, &ops,
+                      "SELECT id, ts, coalesce(dur, 0) FROM slices WHERE trace_id = ?1"
+                      " AND pid IS ?2 AND tid IS ?3 AND ts IS NOT NULL AND cat IN (?4, ?5)"
+                      " ORDER BY ts, dur DESC") < 0 ||
+        tt_db_prepare(g->db, &upd, "UPDATE runtime SET op_id = ?1 WHERE id = ?2") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(rt, 1, g->trace_id);
+    while ((s = sqlite3_step(rt)) == SQLITE_ROW) {
+        int64_t rid = sqlite3_column_int64(rt, 0);
+        int64_t rts = sqlite3_column_int64(rt, 3);
+        int64_t rend = rts + sqlite3_column_int64(rt, 4);
+        size_t i;
+        if (!value_eq(cur_pid, sqlite3_column_value(rt, 1)) ||
+            !value_eq(cur_tid, sqlite3_column_value(rt, 2))) {
+            sqlite3_value_free(cur_pid);
+            sqlite3_value_free(cur_tid);
+            cur_pid = sqlite3_value_dup(sqlite3_column_value(rt, 1));
+            cur_tid = sqlite3_value_dup(sqlite3_column_value(rt, 2));
+            if (!cur_pid || !cur_tid) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                goto out;
+            }
+            sqlite3_reset(ops);
+            sqlite3_bind_int64(ops, 1, g->trace_id);
+            sqlite3_bind_value(ops, 2, cur_pid);
+            sqlite3_bind_value(ops, 3, cur_tid);
+            sqlite3_bind_int64(ops, 4, cpu_op);
+            sqlite3_bind_int64(ops, 5, op_legacy);
+            n = 0;
+            ops_row = sqlite3_step(ops) == SQLITE_ROW;
+            if (ops_row) {
+                op_id = sqlite3_column_int64(ops, 0);
+                op_ts = sqlite3_column_int64(ops, 1);
+                op_end = op_ts + sqlite3_column_int64(ops, 2);
+            }
+        }
+        /* push every op starting at or before the call */
+        while (ops_row && op_ts <= rts) {
+            while (n && stack[n - 1].end < op_end)
+                n--;
+            if (TT_ALLOC_GROW(stack, n + 1, alloc) < 0) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                goto out;
+            }
+            stack[n].id = op_id;
+            stack[n].ts = op_ts;
+            stack[n].end = op_end;
+            n++;
+            ops_row = sqlite3_step(ops) == SQLITE_ROW;
+            if (ops_row) {
+                op_id = sqlite3_column_int64(ops, 0);
+                op_ts = sqlite3_column_int64(ops, 1);
+                op_end = op_ts + sqlite3_column_int64(ops, 2);
+            }
+        }
+        for (i = n; i > 0; i--) {
+            if (stack[i - 1].end >= rend)
+                break;
+        }
+        if (i > 0) {
+            sqlite3_bind_int64(upd, 1, stack[i - 1].id);
+            sqlite3_bind_int64(upd, 2, rid);
+            if (sqlite3_step(upd) != SQLITE_DONE) {
+                rc = sqlerr(g, "cannot link a runtime call");
+                goto out;
+            }
+            sqlite3_reset(upd);
+            g->res->linked_runtime++;
+        }
+    }
+    if (s != SQLITE_DONE)
+        rc = sqlerr(g, "cannot read runtime calls");
+out:
+    sqlite3_value_free(cur_pid);
+    sqlite3_value_free(cur_tid);
+    free(stack);
+    sqlite3_finalize(rt);
+    sqlite3_finalize(ops);
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+static int link_gpu(struct ingest *g)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    size_t slot;
+    int64_t ua = strtab_find(&g->strs, "user_annotation", 15,
+                             fnv1a("user_annotation", 15), &slot);
+    if (tt_db_prepare(g->db, &st,
+                      "UPDATE gpu_ops SET runtime_id = r.id, op_id = r.op_id"
+                      " FROM runtime AS r WHERE gpu_ops.trace_id = ?1"
+                      " AND r.trace_id = ?1 AND r.correlation = gpu_ops.correlation"
+                      " AND gpu_ops.kind <> 'annotation'") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = sqlerr(g, "cannot link GPU activities");
+    else
+        g->res->linked_gpu = sqlite3_changes(g->db->sql);
+    sqlite3_finalize(st);
+    if (rc || !ua)
+        return rc;
+    if (tt_db_prepare(g->db, &st,
+                      "UPDATE gpu_ops SET op_id = s.id FROM slices AS s"
+                      " WHERE gpu_ops.trace_id = ?1 AND gpu_ops.kind = 'annotation'"
+                      " AND s.trace_id = ?1 AND s.external_id = gpu_ops.external_id"
+                      " AND s.cat = ?2") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    sqlite3_bind_int64(st, 2, ua);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = sqlerr(g, "cannot link GPU annotations");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int add_issue(struct ingest *g, const char *kind, int64_t count,
+                     int64_t off, const char *detail)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (!count)
+        return 0;
+    if (tt_db_prepare(g->db, &st,
+                      "INSERT INTO import_issues(trace_id, kind, count, first_offset,"
+                      " detail) VALUES(?,?,?,?,?)") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, count);
+    bind_opt(st, 4, off >= 0, off);
+    sqlite3_bind_text(st, 5, detail, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sqlerr(g, "cannot store import issues");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int64_t scalar_i64(tt_db *db, const char *sql, int64_t arg, int *ok)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    *ok = 0;
+    if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, arg);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        v = sqlite3_column_int64(st, 0);
+        *ok = 1;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int delete_trace(tt_db *db, int64_t id)
+{
+    static const char *const tables[] = { "slices", "runtime", "gpu_ops", "memory",
+                                          "flows", "instants", "metadata_events",
+                                          "et_nodes", "memory_timeline",
+                                          "import_issues", "traces" };
+    size_t i;
+    for (i = 0; i < TT_ARRAY_SIZE(tables); i++) {
+        char sql[128];
+        sqlite3_stmt *st;
+        int rc;
+        snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s = ?", tables[i],
+                 i + 1 == TT_ARRAY_SIZE(tables) ? "id" : "trace_id");
+        if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL) != SQLITE_OK)
+            return tt_db_error(db, "cannot delete the old trace");
+        sqlite3_bind_int64(st, 1, id);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+            return tt_db_error(db, "cannot delete the old trace");
+    }
+    return 0;
+}
+
+static int finish_trace(struct ingest *g, const char *path, const tt_read_stats *rs)
+{
+    sqlite3_stmt *st;
+    int rc, ok;
+    size_t i;
+    int64_t dup;
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tmv;
+    const char *link_rule = NULL;
+
+    /* same content already stored? */
+    {
+        sqlite3_stmt *q;
+        if (tt_db_prepare(g->db, &q, "SELECT id FROM traces WHERE content_hash = ?1"
+                                     " AND id <> ?2 ORDER BY id LIMIT 1") < 0)
+            return TT_EDB;
+        sqlite3_bind_text(q, 1, rs->hash, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 2, g->trace_id);
+        dup = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+        sqlite3_finalize(q);
+    }
+    if (dup) {
+        if (!(g->opts->flags & TT_INGEST_REPLACE))
+            return tt_error_set_at(TT_EEXISTS, path, -1,
+                                   "already ingested as trace %lld (same content "
+                                   "hash %s); use --replace to replace it",
+                                   (long long)dup, rs->hash);
+        if ((rc = delete_trace(g->db, dup)) < 0)
+            return rc;
+        g->res->replaced_id = dup;
+    }
+
+    if ((rc = tt_db_create_indexes(g->db)) < 0)
+        return rc;
+    for (i = 0; i < g->nthreads; i++) {
+        if (g->threads[i].disordered && (rc = renest_thread(g, &g->threads[i])) < 0)
+            return rc;
+        g->unclosed_b += (int64_t)g->threads[i].nb;
+    }
+    if (g->format == TT_FMT_CHROME || g->format == TT_FMT_CHROME_ARRAY) {
+        if ((rc = link_runtime(g)) < 0 || (rc = link_gpu(g)) < 0)
+            return rc;
+        link_rule = "runtime->cpu_op: innermost enclosing cpu_op on the same thread; "
+                    "gpu->runtime: correlation; gpu_user_annotation->user_annotation: "
+                    "External id";
+    }
+    if ((rc = add_issue(g, "repaired", rs->repaired, rs->first_repair_offset,
+                        "strings or numbers repaired (invalid UTF-8, raw control "
+                        "characters, bad escapes, NaN/Infinity, trailing commas)")) < 0 ||
+        (rc = add_issue(g, "skipped_non_object", rs->skipped, rs->first_skip_offset,
+                        "array elements that are not objects")) < 0 ||
+        (rc = add_issue(g, "skipped_no_phase", g->no_phase, g->first_nophase_off,
+                        "events without \"ph\"")) < 0 ||
+        (rc = add_issue(g, "unmatched_end", g->unmatched_end, g->first_unmatched_off,
+                        "'E' events without a matching 'B' (stored in instants)")) < 0 ||
+        (rc = add_issue(g, "unclosed_begin", g->unclosed_b, -1,
+                        "'B' events never closed (dur is NULL)")) < 0 ||
+        (rc = add_issue(g, "truncated", rs->truncated ? 1 : 0, rs->bytes,
+                        "input ends early; complete events before the cut kept")) < 0)
+        return rc;
+
+    if (!g->have_rank) {
+        int64_t r;
+        if (tt_rank_from_name(path, &r)) {
+            g->rank = r;
+            g->have_rank = 1;
+        }
+    }
+    gmtime_r(&now, &tmv);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    if (tt_db_prepare(g->db, &st,
+                      "UPDATE traces SET content_hash=?2, bytes=?3, file_bytes=?4,"
+                      " gzip=?5, format=?6, schema_version=?7, rank=?8, world_size=?9,"
+                      " pid=?10, base_time_ns=?11, display_time_unit=?12, trace_name=?13,"
+                      " start_ns=?14, end_ns=?15, events=?16, truncated=?17,"
+                      " link_rule=?18, metadata=?19, ingested_at=?20 WHERE id=?1") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    sqlite3_bind_text(st, 2, rs->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, rs->bytes);
+    sqlite3_bind_int64(st, 4, rs->file_bytes);
+    sqlite3_bind_int(st, 5, rs->gzip);
+    sqlite3_bind_text(st, 6, tt_format_name(g->format), -1, SQLITE_STATIC);
+    bind_text(st, 7, g->schema_version, g->schema_version ? strlen(g->schema_version) : 0);
+    bind_opt(st, 8, g->have_rank, g->rank);
+    bind_opt(st, 9, g->have_world, g->world_size);
+    bind_opt(st, 10, g->have_pid, g->pid);
+    sqlite3_bind_int64(st, 11, g->have_base ? g->base_time_ns : 0);
+    bind_text(st, 12, g->display_time_unit,
+              g->display_time_unit ? strlen(g->display_time_unit) : 0);
+    bind_text(st, 13, g->trace_name, g->trace_name ? strlen(g->trace_name) : 0);
+    bind_opt(st, 14, g->have_span, g->start_ns);
+    bind_opt(st, 15, g->have_span, g->end_ns);
+    sqlite3_bind_int64(st, 16, rs->events);
+    sqlite3_bind_int(st, 17, rs->truncated);
+    bind_text(st, 18, link_rule, link_rule ? strlen(link_rule) : 0);
+    {
+        tt_buf_addch(&g->metadata, '}');
+        sqlite3_bind_text(st, 19, g->metadata.buf, (int)g->metadata.len, SQLITE_STATIC);
+    }
+    sqlite3_bind_text(st, 20, when, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sqlerr(g, "cannot record the trace");
+    sqlite3_finalize(st);
+    (void)scalar_i64;
+    (void)ok;
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
+                   tt_ingest_result *res)
+{
+    struct ingest g;
+    tt_ingest_result local;
+    tt_ingest_options defopts = TT_INGEST_OPTIONS_INIT;
+    tt_read_options ropts = TT_READ_OPTIONS_INIT;
+    tt_trace_sink sink;
+    sqlite3_stmt *st;
+    int rc, i, ok;
+    double t0 = now_s();
+    const char *base;
+
+    if (!res)
+        res = &local;
+    if (!opts)
+        opts = &defopts;
+    memset(res, 0, sizeof(*res));
+    memset(&g, 0, sizeof(g));
+    g.db = db;
+    g.opts = opts;
+    g.res = res;
+    tt_buf_init(&g.metadata);
+    tt_buf_addch(&g.metadata, '{');
+    tt_error_clear();
+    if (db->readonly)
+        return tt_error_set_at(TT_EIO, db->path, -1, "database opened read-only");
+
+    if ((rc = tt_db_exec(db, "BEGIN IMMEDIATE")) < 0)
+        return rc;
+    for (i = 0; i < S_COUNT; i++) {
+        if ((rc = tt_db_prepare(db, &g.st[i], stmt_sql[i])) < 0)
+            goto fail;
+    }
+    if ((rc = load_strings(&g)) < 0)
+        goto fail;
+    g.next_slice_id = scalar_i64(db, "SELECT max(id) + 1 FROM slices WHERE ?1", 1, &ok);
+    if (!ok)
+        g.next_slice_id = 1;
+
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if ((rc = tt_db_prepare(db, &st,
+                            "INSERT INTO traces(path, file_name, content_hash, format,"
+                            " ingested_at, tool_version) VALUES(?,?,'','unknown','',?)")) < 0)
+        goto fail;
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, base, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, TT_VERSION, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        rc = sqlerr(&g, "cannot record the trace");
+        goto fail;
+    }
+    g.trace_id = sqlite3_last_insert_rowid(db->sql);
+    res->trace_id = g.trace_id;
+
+    memset(&sink, 0, sizeof(sink));
+    sink.ctx = &g;
+    sink.on_format = on_format;
+    sink.on_meta = on_meta;
+    sink.on_event = on_event;
+    sink.on_et_node = on_et_node;
+    sink.on_memrow = on_memrow;
+    ropts.progress = opts->progress;
+    ropts.progress_payload = opts->progress_payload;
+    rc = tt_read_trace(path, &sink, &ropts, &res->stats);
+    if (rc == TT_ETRUNCATED && (opts->flags & TT_INGEST_SALVAGE)) {
+        rc = 0;
+    }
+    if (rc < 0)
+        goto fail;
+    if ((rc = finish_trace(&g, path, &res->stats)) < 0)
+        goto fail;
+    for (i = 0; i < S_COUNT; i++) {
+        sqlite3_finalize(g.st[i]);
+        g.st[i] = NULL;
+    }
+    if ((rc = tt_db_exec(db, "COMMIT")) < 0)
+        goto fail;
+    res->rows = g.rows;
+    res->unmatched_end = g.unmatched_end;
+    res->no_phase = g.no_phase;
+    res->seconds = now_s() - t0;
+    rc = 0;
+    goto out;
+fail:
+    {
+        /* keep the first error: the rollback must not overwrite it */
+        tt_error saved = *tt_error_last();
+        for (i = 0; i < S_COUNT; i++) {
+            sqlite3_finalize(g.st[i]);
+            g.st[i] = NULL;
+        }
+        sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+        if (!saved.source[0])
+            snprintf(saved.source, sizeof(saved.source), "%s", path);
+        tt_error_set_at(saved.code ? saved.code : rc, saved.source, saved.offset, "%s",
+                        saved.message);
+        res->trace_id = 0;
+    }
+out:
+    strtab_release(&g.strs);
+    threads_release(&g);
+    tt_buf_release(&g.metadata);
+    free(g.display_time_unit);
+    free(g.schema_version);
+    free(g.trace_name);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/*
+ * cli/cmd.h - the tracetool subcommands.
+ *
+ * Adding a command:
+ *   1. write cli/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)`
+ *      returning an exit code from the table below;
+ *   2. declare it here and add it to cmds[] in cli/main.c with its help line;
+ *   3. document it in README.md (usage, options, exit codes);
+ *   4. add a golden test under tests/cli/.
+ */
+#ifndef TT_CLI_CMD_H
+#define TT_CLI_CMD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes (docs/EXITCODES.md). Never renumber. */
+enum {
+    EXIT_OK = 0,
+    EXIT_DIFFERENT = 1, /* a check found differences (crosscheck, diff) */
+    EXIT_USAGE = 2,     /* unknown command or option, bad argument */
+    EXIT_BADINPUT = 3,  /* input not readable as a trace: empty, not JSON, truncated, ... */
+    EXIT_IO = 4,        /* missing file, I/O or database error */
+    EXIT_EXISTS = 5,    /* trace already ingested (without --replace) */
+    EXIT_INTERNAL = 70
+};
+
+int cmd_ingest(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+/* util.c */
+void die_usage(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+/* Print the library's last error as "tracetool: FILE: byte N: message";
+ * returns the exit code that matches it. */
+int report_error(int code);
+int exit_code_for(int code);
+/* Checked integer parse: 0 ok, -1 bad. */
+int parse_i64(const char *s, int64_t *out);
+/* flush stdout and fail (EXIT_IO) if writing failed */
+int finish_stdout(int rc);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * cli/cmd_ingest.c - `tracetool ingest DB INPUT...`
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "tracetool/analyze.h"
+
+static const char usage_line[] =
+    "tracetool ingest [--replace] [--salvage] [--quiet] DB INPUT...";
+
+static const char help_text[] =
+    "usage: tracetool ingest [options] DB INPUT...\n"
+    "\n"
+    "Read Kineto/Chrome traces, PyTorch Execution Traces and torch memory-timeline\n"
+    "exports into the SQLite database DB (created if missing). INPUT is a file\n"
+    "(plain or gzip, detected by content), '-' for standard input, or a directory,\n"
+    "read recursively for *.json, *.json.gz and *.gz files in name order.\n"
+    "Each file is one transaction: a failure leaves the database as it was, and\n"
+    "the remaining inputs are still ingested.\n"
+    "\n"
+    "options:\n"
+    "  --replace   replace a trace whose content is already in the database\n"
+    "              (default: refuse it, exit code 5)\n"
+    "  --salvage   keep every complete event of a truncated file and mark the\n"
+    "              trace truncated (default: refuse it, exit code 3)\n"
+    "  -q, --quiet no per-file summary and no progress display\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "exit codes: 0 all inputs ingested; 2 usage; 3 bad input; 4 I/O or database\n"
+    "error; 5 already ingested. With several inputs, the first failure's code.\n";
+
+struct progress {
+    const char *name;
+    double t0, last;
+    int shown;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_progress(void *payload, int64_t pos, int64_t size, int64_t events)
+{
+    struct progress *p = payload;
+    double t = now_s(), el = t - p->t0;
+    if (t - p->last < 0.2)
+        return;
+    p->last = t;
+    p->shown = 1;
+    if (size > 0)
+        fprintf(stderr, "\r%s: %5.1f%%  %.1f/%.1f MB  %" PRId64 " events  %.0f MB/s   ",
+                p->name, 100.0 * (double)pos / (double)size, pos / 1e6, size / 1e6, events,
+                el > 0 ? pos / 1e6 / el : 0.0);
+    else
+        fprintf(stderr, "\r%s: %.1f MB  %" PRId64 " events  %.0f MB/s   ", p->name,
+                pos / 1e6, events, el > 0 ? pos / 1e6 / el : 0.0);
+    fflush(stderr);
+}
+
+struct ctx {
+    tt_db *db;
+    unsigned flags;
+    int quiet;
+    int rc; /* first failure */
+    int nfiles;
+};
+
+static void ingest_one(struct ctx *c, const char *path)
+{
+    tt_ingest_options o = TT_INGEST_OPTIONS_INIT;
+    tt_ingest_result r;
+    struct progress p = { path, now_s(), now_s(), 0 };
+    int rc;
+    o.flags = c->flags;
+    if (!c->quiet && isatty(2)) {
+        o.progress = on_progress;
+        o.progress_payload = &p;
+    }
+    c->nfiles++;
+    rc = tt_ingest_file(c->db, path, &o, &r);
+    if (p.shown)
+        fputs("\r\033[K", stderr);
+    if (rc < 0) {
+        int code = report_error(rc);
+        if (!c->rc)
+            c->rc = code;
+        return;
+    }
+    if (!c->quiet) {
+        double mb = (double)r.stats.bytes / 1e6;
+        printf("%s: trace %" PRId64 ", %s, %" PRId64 " %s, %.1f MB%s in %.2f s (%.0f MB/s)%s\n",
+               path, r.trace_id, tt_format_name(r.stats.format), r.stats.events,
+               r.stats.format == TT_FMT_ET ? "nodes"
+               : r.stats.format == TT_FMT_MEMTL_RAW ? "rows" : "events",
+               mb, r.stats.gzip ? " (gzip)" : "", r.seconds,
+               r.seconds > 0 ? mb / r.seconds : 0.0,
+               r.stats.truncated ? " [TRUNCATED: salvaged]" : "");
+        if (r.replaced_id)
+            printf("  replaced trace %" PRId64 "\n", r.replaced_id);
+        if (r.stats.repaired || r.stats.skipped)
+            printf("  repaired %" PRId64 " values, skipped %" PRId64
+                   " elements (see table import_issues)\n",
+                   r.stats.repaired, r.stats.skipped);
+    }
+}
+
+static int wanted(const char *name)
+{
+    size_t n = strlen(name);
+    if (name[0] == '.')
+        return 0;
+    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 3 && !strcmp(name + n - 3, ".gz"));
+}
+
+static void walk(struct ctx *c, const char *dir)
+{
+    struct dirent **ents;
+    int n = scandir(dir, &ents, NULL, alphasort), i;
+    if (n < 0) {
+        fprintf(stderr, "tracetool: %s: cannot read directory\n", dir);
+        if (!c->rc)
+            c->rc = EXIT_IO;
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        const char *nm = ents[i]->d_name;
+        char *path;
+        struct stat st;
+        if (nm[0] == '.' || asprintf(&path, "%s/%s", dir, nm) < 0) {
+            free(ents[i]);
+            continue;
+        }
+        if (stat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode))
+                walk(c, path);
+            else if (S_ISREG(st.st_mode) && wanted(nm))
+                ingest_one(c, path);
+        }
+        free(path);
+        free(ents[i]);
+    }
+    free(ents);
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "replace", no_argument, NULL, 'r' },
+        { "salvage", no_argument, NULL, 's' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct ctx c = { NULL, 0, 0, 0, 0 };
+    int opt, i, rc;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'r': c.flags |= TT_INGEST_REPLACE; break;
+        case 's': c.flags |= TT_INGEST_SALVAGE; break;
+        case 'q': c.quiet = 1; break;
+        case 'h': fputs(help_text, stdout); return 0;
+        default:
+            die_usage("ingest", usage_line, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind < 2)
+        die_usage("ingest", usage_line, "need a database and at least one input");
+    for (i = optind + 1; i < argc; i++) {
+        struct stat st;
+        if (strcmp(argv[i], "-") && stat(argv[i], &st) != 0) {
+            fprintf(stderr, "tracetool: %s: no such file or directory\n", argv[i]);
+            return EXIT_IO;
+        }
+    }
+    if ((rc = tt_db_open(&c.db, argv[optind], TT_DB_CREATE)) < 0)
+        return report_error(rc);
+    for (i = optind + 1; i < argc; i++) {
+        struct stat st;
+        if (strcmp(argv[i], "-") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+            walk(&c, argv[i]);
+        else
+            ingest_one(&c, argv[i]);
+    }
+    tt_db_free(c.db);
+    if (c.nfiles == 0) {
+        fprintf(stderr, "tracetool: no trace files found in the given directories\n");
+        return EXIT_BADINPUT;
+    }
+    return c.rc;
+}

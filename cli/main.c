@@ -1,0 +1,63 @@
+/*
+ * cli/main.c - the tracetool command: dispatch to cmd_<name>().
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "tracetool/common.h"
+
+struct tt_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct tt_cmd cmds[] = {
+    { "ingest", cmd_ingest, "read traces / execution traces into a SQLite database" },
+    { "info", cmd_info, "summarise a trace file or an ingested database" },
+};
+
+static void usage(FILE *out)
+{
+    size_t i;
+    fputs("usage: tracetool <command> [options] [args]\n\ncommands:\n", out);
+    for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        fprintf(out, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+    fputs("\n'tracetool <command> --help' describes a command.\n"
+          "exit codes: 0 ok, 1 differences found, 2 usage, 3 bad input,\n"
+          "            4 I/O or database error, 5 already ingested\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        if (argc > 2 && strcmp(argv[1], "help") == 0) {
+            for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+                if (!strcmp(argv[2], cmds[i].name)) {
+                    char *sub[] = { argv[2], (char *)"--help", NULL };
+                    return cmds[i].fn(2, sub);
+                }
+            }
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("tracetool %s\n", TT_VERSION);
+        return 0;
+    }
+    for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        if (!strcmp(argv[1], cmds[i].name))
+            return finish_stdout(cmds[i].fn(argc - 1, argv + 1));
+    }
+    fprintf(stderr, "tracetool: '%s' is not a tracetool command. See 'tracetool --help'.\n",
+            argv[1]);
+    return EXIT_USAGE;
+}

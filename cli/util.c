@@ -1,0 +1,71 @@
+/*
+ * cli/util.c - diagnostics and exit codes shared by the commands.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "tracetool/common.h"
+
+void die_usage(const char *cmd, const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "tracetool %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: %s\n", usage);
+    exit(EXIT_USAGE);
+}
+
+int exit_code_for(int code)
+{
+    switch (code) {
+    case TT_OK: return EXIT_OK;
+    case TT_EINVALID:
+    case TT_ETRUNCATED:
+    case TT_EEMPTY:
+    case TT_EUNSUPPORTED: return EXIT_BADINPUT;
+    case TT_EEXISTS: return EXIT_EXISTS;
+    case TT_ENOTFOUND:
+    case TT_EIO:
+    case TT_EDB:
+    case TT_ENOMEM: return EXIT_IO;
+    default: return EXIT_INTERNAL;
+    }
+}
+
+int report_error(int code)
+{
+    char line[2048];
+    const tt_error *e = tt_error_last();
+    tt_error_format(e, line, sizeof(line));
+    fprintf(stderr, "tracetool: %s\n", line);
+    return exit_code_for(e->code ? e->code : code);
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int finish_stdout(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tracetool: error writing to standard output: %s\n",
+                strerror(errno));
+        return rc ? rc : EXIT_IO;
+    }
+    return rc;
+}

@@ -1,0 +1,72 @@
+/*
+ * common/compat.h - first include of every tracetool .c file: feature macros,
+ * attributes, TT_BUG and the internal error setters. Internal; not installed.
+ */
+#ifndef TT_COMMON_COMPAT_H
+#define TT_COMMON_COMPAT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracetool/common.h"
+
+#define TT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define TT_UNUSED(x) ((void)(x))
+
+#if defined(__GNUC__)
+#define TT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TT_NORETURN __attribute__((noreturn))
+#else
+#define TT_LIKELY(x) (x)
+#define TT_UNLIKELY(x) (x)
+#define TT_NORETURN
+#endif
+
+/* A programmer error, never an input error: print where and abort. */
+#define TT_BUG(...) tt__bug(__FILE__, __LINE__, __VA_ARGS__)
+TT_NORETURN void tt__bug(const char *file, int line, const char *fmt, ...)
+    TT_PRINTF(3, 4);
+
+/* Set the thread's last error; returns code so callers can `return tt_error_set(...)`. */
+int tt_error_set(int code, const char *fmt, ...) TT_PRINTF(2, 3);
+/* Same, with the input's name and a byte offset (-1 if unknown). */
+int tt_error_set_at(int code, const char *source, int64_t offset,
+                    const char *fmt, ...) TT_PRINTF(4, 5);
+/* Add or replace the source name of the current error (keeps the message). */
+void tt_error_set_source(const char *source);
+/* Clear the last error. */
+void tt_error_clear(void);
+
+/* Overflow-checked size arithmetic: 0 on success, TT_ENOMEM on overflow. */
+static inline int tt_st_add(size_t *out, size_t a, size_t b)
+{
+    if (a > SIZE_MAX - b)
+        return TT_ENOMEM;
+    *out = a + b;
+    return 0;
+}
+static inline int tt_st_mult(size_t *out, size_t a, size_t b)
+{
+    if (b && a > SIZE_MAX / b)
+        return TT_ENOMEM;
+    *out = a * b;
+    return 0;
+}
+
+/*
+ * Grow array `x` (element count `alloc`) to hold at least `nr` elements.
+ * Evaluates to 0 or TT_ENOMEM.
+ */
+#define TT_ALLOC_GROW(x, nr, alloc)                                            \
+    tt__grow((void **)&(x), (nr), &(alloc), sizeof(*(x)))
+int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem);
+
+#endif

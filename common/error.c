@@ -1,0 +1,121 @@
+/*
+ * common/error.c - the thread-local last error and TT_BUG.
+ */
+#include "common/compat.h"
+
+#include <stdarg.h>
+#include <inttypes.h>
+
+static _Thread_local tt_error last_error = { 0, "", "", -1 };
+
+const tt_error *tt_error_last(void)
+{
+    return &last_error;
+}
+
+void tt_error_clear(void)
+{
+    last_error.code = 0;
+    last_error.message[0] = '\0';
+    last_error.source[0] = '\0';
+    last_error.offset = -1;
+}
+
+static void vset(int code, const char *source, int64_t offset, const char *fmt,
+                 va_list ap)
+{
+    last_error.code = code;
+    vsnprintf(last_error.message, sizeof(last_error.message), fmt, ap);
+    snprintf(last_error.source, sizeof(last_error.source), "%s",
+             source ? source : "");
+    last_error.offset = offset;
+}
+
+int tt_error_set(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vset(code, NULL, -1, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int tt_error_set_at(int code, const char *source, int64_t offset,
+                    const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vset(code, source, offset, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void tt_error_set_source(const char *source)
+{
+    snprintf(last_error.source, sizeof(last_error.source), "%s",
+             source ? source : "");
+}
+
+const char *tt_strerror(int code)
+{
+    switch (code) {
+    case TT_OK: return "success";
+    case TT_ERROR: return "error";
+    case TT_ENOMEM: return "out of memory";
+    case TT_EIO: return "input/output error";
+    case TT_EINVALID: return "invalid input";
+    case TT_ENOTFOUND: return "not found";
+    case TT_EUNSUPPORTED: return "unsupported input";
+    case TT_ITEROVER: return "end of iteration";
+    case TT_ETRUNCATED: return "truncated input";
+    case TT_EEXISTS: return "already exists";
+    case TT_EDB: return "database error";
+    case TT_EEMPTY: return "empty input";
+    case TT_ECANCELED: return "canceled";
+    default: return "unknown error";
+    }
+}
+
+void tt_error_format(const tt_error *e, char *buf, size_t size)
+{
+    const char *msg = e->message[0] ? e->message : tt_strerror(e->code);
+    if (e->source[0] && e->offset >= 0)
+        snprintf(buf, size, "%s: byte %" PRId64 ": %s", e->source, e->offset,
+                 msg);
+    else if (e->source[0])
+        snprintf(buf, size, "%s: %s", e->source, msg);
+    else
+        snprintf(buf, size, "%s", msg);
+}
+
+void tt__bug(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "BUG: %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem)
+{
+    size_t n, bytes;
+    void *p;
+    if (nr <= *alloc)
+        return 0;
+    n = *alloc ? *alloc : 16;
+    while (n < nr) {
+        if (tt_st_mult(&n, n, 2))
+            return TT_ENOMEM;
+    }
+    if (tt_st_mult(&bytes, n, elem))
+        return TT_ENOMEM;
+    p = realloc(*ptr, bytes);
+    if (!p)
+        return TT_ENOMEM;
+    *ptr = p;
+    *alloc = n;
+    return 0;
+}

@@ -1,0 +1,416 @@
+/*
+ * formats/source.c - file, stdin, memory and gzip byte sources.
+ *
+ * A gzip input is inflated with zlib on a producer thread into a small ring
+ * of chunks, so decompression overlaps parsing on the machine's second core.
+ * Memory is bounded by the ring (4 x 1 MiB) whatever the input size.
+ */
+#include "common/compat.h"
+#include "common/hash.h"
+#include "formats/source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define IN_CHUNK (1u << 20)
+#define RING_N 4
+#define RING_CHUNK (1u << 20)
+
+struct chunk {
+    unsigned char *data;
+    size_t len;
+};
+
+struct tt_source {
+    char *name;
+    int fd;
+    int own_fd;
+    int gzip;
+    int64_t file_size;
+    int64_t file_pos; /* atomic: read by the progress display */
+    tt_hash hash;
+
+    /* memory source */
+    const unsigned char *mem;
+    size_t mem_len, mem_pos;
+
+    /* bytes already read by the sniffer, returned first */
+    unsigned char peek[2];
+    size_t npeek, peek_pos;
+
+    /* gzip producer */
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_full, cv_empty;
+    struct chunk ring[RING_N];
+    unsigned head, tail, count; /* filled chunks: [head, head+count) */
+    int done;                   /* producer finished */
+    int err;                    /* producer error code (sticky) */
+    int64_t err_offset;
+    char errmsg[600];
+    int stop;                   /* consumer asks producer to stop */
+    size_t cur_pos;             /* position inside ring[head] */
+};
+
+static ssize_t raw_read(tt_source *s, void *buf, size_t n)
+{
+    size_t got = 0;
+    unsigned char *out = buf;
+    while (s->peek_pos < s->npeek && got < n)
+        out[got++] = s->peek[s->peek_pos++];
+    if (got == n)
+        return (ssize_t)got;
+    if (s->mem) {
+        size_t left = s->mem_len - s->mem_pos;
+        size_t take = n - got < left ? n - got : left;
+        memcpy(out + got, s->mem + s->mem_pos, take);
+        s->mem_pos += take;
+        __atomic_fetch_add(&s->file_pos, (int64_t)take, __ATOMIC_RELAXED);
+        return (ssize_t)(got + take);
+    }
+    for (;;) {
+        ssize_t r = read(s->fd, out + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            if (got)
+                return (ssize_t)got;
+            return tt_error_set_at(TT_EIO, s->name, -1, "read error: %s",
+                                   strerror(errno));
+        }
+        __atomic_fetch_add(&s->file_pos, (int64_t)r, __ATOMIC_RELAXED);
+        return (ssize_t)got + r;
+    }
+}
+
+static void producer_fail(tt_source *s, int code, const char *msg)
+{
+    pthread_mutex_lock(&s->mu);
+    if (!s->err) {
+        s->err = code;
+        snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *producer(void *arg)
+{
+    tt_source *s = arg;
+    z_stream zs;
+    unsigned char *in = malloc(IN_CHUNK);
+    int zret = Z_OK, eof = 0, member_done = 0;
+    uint64_t total_out = 0;
+
+    memset(&zs, 0, sizeof(zs));
+    if (!in || inflateInit2(&zs, 15 + 32) != Z_OK) {
+        free(in);
+        producer_fail(s, TT_ENOMEM, "cannot initialise zlib");
+        goto out;
+    }
+    for (;;) {
+        struct chunk *c;
+        pthread_mutex_lock(&s->mu);
+        while (s->count == RING_N && !s->stop)
+            pthread_cond_wait(&s->cv_empty, &s->mu);
+        if (s->stop) {
+            pthread_mutex_unlock(&s->mu);
+            break;
+        }
+        c = &s->ring[(s->head + s->count) % RING_N];
+        pthread_mutex_unlock(&s->mu);
+
+        c->len = 0;
+        zs.next_out = c->data;
+        zs.avail_out = RING_CHUNK;
+        while (zs.avail_out > 0) {
+            if (zs.avail_in == 0 && !eof) {
+                ssize_t r = raw_read(s, in, IN_CHUNK);
+                if (r < 0) {
+                    producer_fail(s, TT_EIO, tt_error_last()->message);
+                    goto fail;
+                }
+                if (r == 0)
+                    eof = 1;
+                zs.next_in = in;
+                zs.avail_in = (uInt)r;
+            }
+            if (member_done) {
+                /* another gzip member may follow (concatenated .gz files) */
+                if (zs.avail_in == 0 && eof)
+                    break;
+                if (zs.avail_in >= 1 && zs.next_in[0] != 0x1f) {
+                    zs.avail_in = 0; /* trailing garbage after a member: ignore */
+                    if (eof)
+                        break;
+                    continue;
+                }
+                inflateReset(&zs);
+                member_done = 0;
+            }
+            if (zs.avail_in == 0 && eof) {
+                char m[160];
+                snprintf(m, sizeof(m),
+                         "gzip stream ends early after %llu uncompressed bytes "
+                         "(truncated file)",
+                         (unsigned long long)total_out);
+                producer_fail(s, TT_ETRUNCATED, m);
+                goto fail;
+            }
+            {
+                uInt before = zs.avail_out;
+                zret = inflate(&zs, Z_NO_FLUSH);
+                total_out += before - zs.avail_out;
+            }
+            if (zret == Z_STREAM_END) {
+                member_done = 1;
+            } else if (zret != Z_OK && zret != Z_BUF_ERROR) {
+                char m[200];
+                snprintf(m, sizeof(m), "gzip data error: %s",
+                         zs.msg ? zs.msg : "corrupt stream");
+                producer_fail(s, TT_EINVALID, m);
+                goto fail;
+            }
+        }
+        c->len = RING_CHUNK - zs.avail_out;
+        pthread_mutex_lock(&s->mu);
+        tt_hash_update(&s->hash, c->data, c->len);
+        if (c->len)
+            s->count++;
+        pthread_cond_signal(&s->cv_full);
+        pthread_mutex_unlock(&s->mu);
+        if (member_done && eof && zs.avail_in == 0)
+            break;
+        if (c->len == 0)
+            break;
+    }
+fail:
+    inflateEnd(&zs);
+    free(in);
+out:
+    pthread_mutex_lock(&s->mu);
+    s->done = 1;
+    pthread_cond_signal(&s->cv_full);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static int start_gzip(tt_source *s)
+{
+    unsigned i;
+    s->gzip = 1;
+    for (i = 0; i < RING_N; i++) {
+        s->ring[i].data = malloc(RING_CHUNK);
+        if (!s->ring[i].data)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv_full, NULL);
+    pthread_cond_init(&s->cv_empty, NULL);
+    if (pthread_create(&s->thread, NULL, producer, s) != 0)
+        return tt_error_set(TT_ERROR, "cannot start the gzip thread");
+    s->thread_started = 1;
+    return 0;
+}
+
+static int sniff(tt_source *s)
+{
+    ssize_t r = raw_read(s, s->peek, 1);
+    if (r == 1) {
+        ssize_t r2 = raw_read(s, s->peek + 1, 1);
+        if (r2 < 0)
+            return (int)r2;
+        s->npeek = 1 + (size_t)r2;
+    } else if (r < 0) {
+        return (int)r;
+    }
+    if (s->npeek == 0)
+        return tt_error_set_at(TT_EEMPTY, s->name, -1, "empty file");
+    s->peek_pos = 0;
+    if (s->npeek == 2 && s->peek[0] == 0x1f && s->peek[1] == 0x8b)
+        return start_gzip(s);
+    return 0;
+}
+
+static tt_source *new_source(const char *name)
+{
+    tt_source *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->name = strdup(name);
+    if (!s->name) {
+        free(s);
+        return NULL;
+    }
+    s->fd = -1;
+    s->file_size = -1;
+    tt_hash_init(&s->hash);
+    return s;
+}
+
+int tt_source_open(tt_source **out, const char *path)
+{
+    tt_source *s;
+    struct stat st;
+    int rc;
+    *out = NULL;
+    s = new_source(strcmp(path, "-") == 0 ? "-" : path);
+    if (!s)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (strcmp(path, "-") == 0) {
+        s->fd = 0;
+    } else {
+        s->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (s->fd < 0) {
+            rc = tt_error_set_at(errno == ENOENT ? TT_ENOTFOUND : TT_EIO, path,
+                                 -1, "cannot open: %s", strerror(errno));
+            tt_source_free(s);
+            return rc;
+        }
+        s->own_fd = 1;
+    }
+    if (fstat(s->fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            tt_source_free(s);
+            return tt_error_set_at(TT_EIO, path, -1, "is a directory");
+        }
+        if (S_ISREG(st.st_mode))
+            s->file_size = st.st_size;
+    }
+#ifdef POSIX_FADV_SEQUENTIAL
+    if (s->own_fd)
+        posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    rc = sniff(s);
+    if (rc < 0) {
+        tt_source_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int tt_source_open_mem(tt_source **out, const char *name, const void *data,
+                       size_t len)
+{
+    tt_source *s;
+    int rc;
+    *out = NULL;
+    s = new_source(name);
+    if (!s)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    s->mem = data;
+    s->mem_len = len;
+    s->file_size = (int64_t)len;
+    rc = sniff(s);
+    if (rc < 0) {
+        tt_source_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+ssize_t tt_source_read(tt_source *s, void *buf, size_t n)
+{
+    size_t got = 0;
+    if (!s->gzip) {
+        ssize_t r = raw_read(s, buf, n);
+        if (r > 0)
+            tt_hash_update(&s->hash, buf, (size_t)r);
+        return r;
+    }
+    while (got < n) {
+        struct chunk *c;
+        size_t take;
+        pthread_mutex_lock(&s->mu);
+        while (s->count == 0 && !s->done)
+            pthread_cond_wait(&s->cv_full, &s->mu);
+        if (s->count == 0) {
+            int err = s->err;
+            pthread_mutex_unlock(&s->mu);
+            if (got)
+                return (ssize_t)got;
+            if (err)
+                return tt_error_set_at(err, s->name, -1, "%s", s->errmsg);
+            return 0;
+        }
+        c = &s->ring[s->head];
+        pthread_mutex_unlock(&s->mu);
+        take = c->len - s->cur_pos;
+        if (take > n - got)
+            take = n - got;
+        memcpy((unsigned char *)buf + got, c->data + s->cur_pos, take);
+        got += take;
+        s->cur_pos += take;
+        if (s->cur_pos == c->len) {
+            s->cur_pos = 0;
+            pthread_mutex_lock(&s->mu);
+            s->head = (s->head + 1) % RING_N;
+            s->count--;
+            pthread_cond_signal(&s->cv_empty);
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    return (ssize_t)got;
+}
+
+const char *tt_source_name(const tt_source *s)
+{
+    return s->name;
+}
+
+int tt_source_is_gzip(const tt_source *s)
+{
+    return s->gzip;
+}
+
+int64_t tt_source_file_size(const tt_source *s)
+{
+    return s->file_size;
+}
+
+int64_t tt_source_file_pos(const tt_source *s)
+{
+    return __atomic_load_n(&s->file_pos, __ATOMIC_RELAXED);
+}
+
+void tt_source_hash_hex(tt_source *s, char out[33])
+{
+    tt_hash h = s->hash;
+    if (s->gzip) {
+        pthread_mutex_lock(&s->mu);
+        h = s->hash;
+        pthread_mutex_unlock(&s->mu);
+    }
+    tt_hash_final_hex(&h, out);
+}
+
+void tt_source_free(tt_source *s)
+{
+    unsigned i;
+    if (!s)
+        return;
+    if (s->thread_started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_signal(&s->cv_empty);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    if (s->gzip) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv_full);
+        pthread_cond_destroy(&s->cv_empty);
+    }
+    for (i = 0; i < RING_N; i++)
+        free(s->ring[i].data);
+    if (s->own_fd && s->fd >= 0)
+        close(s->fd);
+    free(s->name);
+    free(s);
+}

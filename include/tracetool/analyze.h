@@ -1,0 +1,85 @@
+/*
+ * tracetool/analyze.h - the SQLite trace store and what is computed from it.
+ *
+ * A tt_db is one SQLite file holding any number of traces (schema in
+ * docs/SCHEMA.md, versioned with PRAGMA user_version). tt_ingest_file() reads
+ * one trace, Execution Trace or memory-timeline export into it atomically: on
+ * any failure the database is left exactly as it was.
+ */
+#ifndef TRACETOOL_ANALYZE_H
+#define TRACETOOL_ANALYZE_H
+
+#include <stdio.h>
+
+#include "tracetool/common.h"
+#include "tracetool/formats.h"
+
+TT_BEGIN_DECL
+
+#define TT_SCHEMA_VERSION 1
+
+typedef struct tt_db tt_db;
+
+enum { TT_DB_READONLY = 1, TT_DB_CREATE = 2 };
+
+/* Open (and with TT_DB_CREATE create or upgrade) a database. */
+TT_EXTERN(int) tt_db_open(tt_db **out, const char *path, unsigned flags);
+/* NULL is a no-op. */
+TT_EXTERN(void) tt_db_free(tt_db *db);
+/* 1 if `path` starts with the SQLite file header, 0 otherwise. */
+TT_EXTERN(int) tt_is_sqlite_file(const char *path);
+
+enum {
+    TT_INGEST_REPLACE = 1, /* replace a trace with the same content hash */
+    TT_INGEST_SALVAGE = 2  /* keep the complete events of a truncated file */
+};
+
+typedef struct tt_ingest_options {
+    unsigned int version;
+    unsigned int flags;
+    tt_progress_fn progress; /* may be NULL */
+    void *progress_payload;
+} tt_ingest_options;
+#define TT_INGEST_OPTIONS_VERSION 1
+#define TT_INGEST_OPTIONS_INIT { TT_INGEST_OPTIONS_VERSION, 0, NULL, NULL }
+
+typedef struct tt_ingest_result {
+    int64_t trace_id;       /* id in table traces */
+    int64_t replaced_id;    /* id of the replaced trace, 0 if none */
+    tt_read_stats stats;    /* what the reader saw */
+    int64_t rows;           /* rows written */
+    int64_t unmatched_end;  /* 'E' events without a 'B' */
+    int64_t no_phase;       /* events without "ph" (skipped) */
+    int64_t linked_runtime; /* runtime calls linked to a CPU op */
+    int64_t linked_gpu;     /* GPU activities linked to a runtime call */
+    double seconds;
+} tt_ingest_result;
+
+/*
+ * Ingest one file. Returns 0; TT_EEXISTS when the same content is already in
+ * the database (unless TT_INGEST_REPLACE); TT_ETRUNCATED for a truncated
+ * file (unless TT_INGEST_SALVAGE, which stores the complete events and marks
+ * the trace truncated); or another error. On error nothing is written.
+ */
+TT_EXTERN(int) tt_ingest_file(tt_db *db, const char *path,
+                              const tt_ingest_options *opts,
+                              tt_ingest_result *res);
+
+/* ---- info ---- */
+
+typedef struct tt_info_options {
+    unsigned int version;
+    int64_t trace_id; /* 0 = all traces */
+    int json;         /* 1: one JSON document instead of text */
+} tt_info_options;
+#define TT_INFO_OPTIONS_INIT { 1, 0, 0 }
+
+/* Print a per-trace summary of an ingested database to `out`. */
+TT_EXTERN(int) tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out);
+/* Read a trace file (streaming, no database) and print the same summary. */
+TT_EXTERN(int) tt_info_file(const char *path, const tt_info_options *opts,
+                             FILE *out);
+
+TT_END_DECL
+
+#endif

@@ -1,0 +1,73 @@
+/*
+ * tracetool/common.h - definitions shared by every tracetool module:
+ * export macros, return codes and the last-error record.
+ *
+ * Every function of libtracetool returns an int: 0 (TT_OK) on success or a
+ * negative tt_error_code. The detailed message, the input name and the byte
+ * offset of the problem are kept in a thread-local record read with
+ * tt_error_last(). The library never prints and never exits.
+ */
+#ifndef TRACETOOL_COMMON_H
+#define TRACETOOL_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define TT_BEGIN_DECL extern "C" {
+#define TT_END_DECL }
+#else
+#define TT_BEGIN_DECL
+#define TT_END_DECL
+#endif
+
+#if defined(__GNUC__)
+#define TT_EXTERN(type) extern __attribute__((visibility("default"))) type
+#define TT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TT_EXTERN(type) extern type
+#define TT_PRINTF(f, a)
+#endif
+
+#define TT_VERSION "0.1.0"
+
+TT_BEGIN_DECL
+
+/* Return codes. Append only; never renumber. */
+typedef enum tt_error_code {
+    TT_OK = 0,
+    TT_ERROR = -1,       /* generic failure; see tt_error_last() */
+    TT_ENOMEM = -2,      /* out of memory */
+    TT_EIO = -3,         /* read/write error, missing file */
+    TT_EINVALID = -4,    /* malformed input (syntax, wrong shape) */
+    TT_ENOTFOUND = -5,   /* no such trace, file or key */
+    TT_EUNSUPPORTED = -6, /* input of a kind we do not read */
+    TT_ITEROVER = -7,    /* end of iteration, not an error */
+    TT_ETRUNCATED = -8,  /* input ends before the document is complete */
+    TT_EEXISTS = -9,     /* already present (e.g. trace already ingested) */
+    TT_EDB = -10,        /* SQLite error */
+    TT_EEMPTY = -11,     /* empty input */
+    TT_ECANCELED = -12   /* stopped by a callback */
+} tt_error_code;
+
+/* The last error raised on this thread. Fields are valid until the next
+ * library call on the same thread that fails. */
+typedef struct tt_error {
+    int code;             /* a tt_error_code */
+    char message[512];    /* lowercase, no trailing full stop */
+    char source[512];     /* file name ("-" for stdin), "" if none */
+    int64_t offset;       /* byte offset in the (decompressed) input, -1 if none */
+} tt_error;
+
+/* Never NULL. */
+TT_EXTERN(const tt_error *) tt_error_last(void);
+
+/* Short static description of a code ("out of memory", ...). */
+TT_EXTERN(const char *) tt_strerror(int code);
+
+/* Formats "SOURCE: byte N: MESSAGE" (parts omitted when unknown) into buf. */
+TT_EXTERN(void) tt_error_format(const tt_error *e, char *buf, size_t size);
+
+TT_END_DECL
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * tracetool/formats.h - streaming readers for profiler traces.
+ *
+ * One entry point, tt_read_trace(), reads any supported input and pushes what
+ * it finds into a tt_trace_sink:
+ *   - Kineto / Chrome-trace JSON, object form {"traceEvents": [...], ...} with
+ *     top-level keys in any order, or the bare array form [...] (PyTorch 1.8
+ *     and the legacy exporter);
+ *   - PyTorch Execution Traces {"schema": ..., "nodes": [...]} from schema
+ *     1.0.1 (flat) to 1.1.1-chakra (attrs / inputs{values,shapes,types});
+ *   - torch memory-timeline raw exports [[t, action, bytes, category], ...].
+ * Gzip is recognised by its magic bytes; "-" reads standard input.
+ *
+ * Memory is bounded by the largest single event, not by the file. Everything
+ * a callback receives is borrowed and valid only during that callback.
+ */
+#ifndef TRACETOOL_FORMATS_H
+#define TRACETOOL_FORMATS_H
+
+#include "tracetool/common.h"
+
+TT_BEGIN_DECL
+
+typedef enum tt_trace_format {
+    TT_FMT_UNKNOWN = 0,
+    TT_FMT_CHROME,       /* {"traceEvents": [...]} */
+    TT_FMT_CHROME_ARRAY, /* [ {...}, ... ] */
+    TT_FMT_ET,           /* PyTorch Execution Trace */
+    TT_FMT_MEMTL_RAW     /* torch memory timeline raw export */
+} tt_trace_format;
+
+TT_EXTERN(const char *) tt_format_name(tt_trace_format f);
+
+/* A pid, tid or flow id: JSON numbers and numeric strings become num;
+ * other strings ("Spans", "stream 7") are kept as str. */
+typedef struct tt_id {
+    int present;
+    int is_str;
+    int64_t num;
+    const char *str;
+} tt_id;
+
+/* Which decoded args an event carries (tt_event.have). */
+enum {
+    TT_A_EXTERNAL_ID = 1u << 0,
+    TT_A_CORRELATION = 1u << 1,
+    TT_A_RF_ID = 1u << 2,
+    TT_A_EV_IDX = 1u << 3,
+    TT_A_SEQ_NR = 1u << 4,
+    TT_A_FWD_TID = 1u << 5,
+    TT_A_DEVICE = 1u << 6,
+    TT_A_STREAM = 1u << 7,
+    TT_A_CONTEXT = 1u << 8,
+    TT_A_CBID = 1u << 9,
+    TT_A_REGISTERS = 1u << 10,
+    TT_A_SHARED_MEM = 1u << 11,
+    TT_A_BYTES = 1u << 12,
+    TT_A_GRID = 1u << 13,
+    TT_A_BLOCK = 1u << 14,
+    TT_A_ADDR = 1u << 15,
+    TT_A_DEVICE_TYPE = 1u << 16,
+    TT_A_DEVICE_ID = 1u << 17,
+    TT_A_TOTAL_ALLOC = 1u << 18,
+    TT_A_TOTAL_RESERVED = 1u << 19,
+    TT_A_SORT_INDEX = 1u << 20
+};
+
+/* One Chrome-trace event with timestamps in integer nanoseconds. */
+typedef struct tt_event {
+    int64_t index;   /* position in the event array */
+    int64_t offset;  /* byte offset of the event (decompressed) */
+    char ph;         /* phase ('X', 'i', 's', 'f', 'M', ...); 0 if missing */
+    const char *name; /* "" if missing */
+    const char *cat;  /* NULL if missing */
+    tt_id pid, tid, id;
+    int has_ts, has_dur;
+    int64_t ts_ns, dur_ns; /* as written (relative when the trace has a base time) */
+    const char *bp;   /* flow binding point, NULL if absent */
+    const char *s;    /* instant scope, NULL if absent */
+    uint32_t have;    /* TT_A_* bits */
+    int64_t external_id, correlation, rf_id, ev_idx, seq_nr, fwd_tid;
+    int64_t device, stream, context, cbid, registers, shared_mem, bytes;
+    int64_t addr, device_type, device_id, total_allocated, total_reserved;
+    int64_t sort_index;
+    int64_t grid[3], block[3];
+    const char *input_dims;  /* minified JSON of "Input Dims"/"Input dims", or NULL */
+    const char *input_types; /* minified JSON of "Input type", or NULL */
+    const char *arg_name;    /* metadata events: args.name / args.labels */
+    const char *arg_labels;
+    const char *args;        /* minified JSON object of the remaining args, or NULL */
+    size_t args_len;
+} tt_event;
+
+/* One Execution Trace node, normalised to the chakra layout. */
+typedef struct tt_et_node {
+    int64_t index, offset;
+    int64_t id;
+    const char *name;
+    int has_parent;
+    int64_t parent; /* ctrl_deps (chakra) or parent (1.0.1) */
+    uint32_t have;  /* bit i set when field i of rf_id..fw_tid is present */
+    int64_t rf_id, fw_parent, seq_id, scope, tid, fw_tid;
+    const char *op_schema; /* NULL if absent */
+    /* minified JSON, NULL if absent */
+    const char *inputs, *input_shapes, *input_types, *input_strides;
+    const char *outputs, *output_shapes, *output_types, *output_strides;
+    const char *attrs; /* attrs not decoded above, as a JSON object, or NULL */
+    const char *extra; /* other node keys, as a JSON object, or NULL */
+} tt_et_node;
+
+enum { TT_ET_RF_ID = 1, TT_ET_FW_PARENT = 2, TT_ET_SEQ_ID = 4, TT_ET_SCOPE = 8,
+       TT_ET_TID = 16, TT_ET_FW_TID = 32 };
+
+/* One row of a torch memory-timeline raw export. */
+typedef struct tt_memrow {
+    int64_t index;
+    int64_t ts;       /* as exported (ns) */
+    int64_t action;   /* 0 PREEXISTING, 1 CREATE, 2 INCREMENT_VERSION, 3 DESTROY */
+    int64_t bytes;
+    int has_category;
+    int64_t category; /* category index, absent for null */
+} tt_memrow;
+
+/* Callbacks; any may be NULL. Returning non-zero stops the read with that code. */
+typedef struct tt_trace_sink {
+    void *ctx;
+    int (*on_format)(void *ctx, tt_trace_format fmt);
+    /* a top-level key other than the event/node array, value as minified JSON */
+    int (*on_meta)(void *ctx, const char *key, const char *json, size_t len);
+    int (*on_event)(void *ctx, const tt_event *ev);
+    int (*on_et_node)(void *ctx, const tt_et_node *node);
+    int (*on_memrow)(void *ctx, const tt_memrow *row);
+} tt_trace_sink;
+
+/* What a read saw; filled even when the read fails. */
+typedef struct tt_read_stats {
+    tt_trace_format format;
+    int64_t events;          /* events / nodes / rows delivered */
+    int64_t bytes;           /* decompressed bytes consumed */
+    int64_t file_bytes;      /* bytes read from the file (compressed for gzip) */
+    int64_t repaired;        /* strings/numbers repaired (bad UTF-8, control chars, ...) */
+    int64_t skipped;         /* array elements that were not objects */
+    int64_t first_repair_offset; /* -1 if none */
+    int64_t first_skip_offset;   /* -1 if none */
+    int gzip;
+    int truncated;           /* input ended early; events before the cut were delivered */
+    char hash[33];           /* content hash of the decompressed bytes read */
+} tt_read_stats;
+
+typedef void (*tt_progress_fn)(void *payload, int64_t file_pos, int64_t file_size,
+                               int64_t events);
+
+typedef struct tt_read_options {
+    unsigned int version;
+    tt_progress_fn progress;    /* called about every 64k events, may be NULL */
+    void *progress_payload;
+} tt_read_options;
+#define TT_READ_OPTIONS_VERSION 1
+#define TT_READ_OPTIONS_INIT { TT_READ_OPTIONS_VERSION, NULL, NULL }
+
+/*
+ * Read `path` ("-" for standard input) into `sink`. Returns 0 or a negative
+ * tt_error_code with tt_error_last() naming the file, the byte offset and the
+ * problem. TT_ETRUNCATED means every complete event before the cut was
+ * delivered (stats->truncated is set).
+ */
+TT_EXTERN(int) tt_read_trace(const char *path, const tt_trace_sink *sink,
+                             const tt_read_options *opts, tt_read_stats *stats);
+/* Same over a memory buffer (used by tests and fuzzers). */
+TT_EXTERN(int) tt_read_trace_mem(const char *name, const void *data, size_t len,
+                                 const tt_trace_sink *sink,
+                                 const tt_read_options *opts, tt_read_stats *stats);
+
+TT_END_DECL
+
+#endif
