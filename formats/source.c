@@ -55,6 +55,7 @@ struct tt_source {
     char errmsg[600];
     int stop;                   /* consumer asks producer to stop */
     size_t cur_pos;             /* position inside ring[head] */
+    size_t max_read;            /* tests: cap on one read, 0 = none */
 };
 
 static ssize_t raw_read(tt_source *s, void *buf, size_t n)
@@ -315,9 +316,16 @@ int tt_source_open_mem(tt_source **out, const char *name, const void *data,
     return 0;
 }
 
+void tt_source_set_max_read(tt_source *s, size_t n)
+{
+    s->max_read = n;
+}
+
 ssize_t tt_source_read(tt_source *s, void *buf, size_t n)
 {
     size_t got = 0;
+    if (s->max_read && n > s->max_read)
+        n = s->max_read;
     if (!s->gzip) {
         ssize_t r = raw_read(s, buf, n);
         if (r > 0)

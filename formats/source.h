@@ -30,5 +30,8 @@ int64_t tt_source_file_pos(const tt_source *s);
 /* Hash of every decompressed byte read so far: 32 hex digits + NUL. */
 void tt_source_hash_hex(tt_source *s, char out[33]);
 void tt_source_free(tt_source *s);
+/* Tests: make every read return at most n bytes (0 = no limit), to exercise
+ * values split across reads at every byte. */
+void tt_source_set_max_read(tt_source *s, size_t n);
 
 #endif

@@ -10,6 +10,7 @@
 #include "common/buf.h"
 #include "formats/json.h"
 #include "formats/source.h"
+#include "formats/reader_internal.h"
 #include "tracetool/formats.h"
 
 enum elem_kind { ELEM_EVENT, ELEM_NODE, ELEM_MEMROW };
@@ -899,8 +900,8 @@ static int walk(struct reader *r)
     return 0;
 }
 
-static int read_source(tt_source *src, const tt_trace_sink *sink,
-                       const tt_read_options *opts, tt_read_stats *st)
+int tt__read_source(tt_source *src, const tt_trace_sink *sink,
+                    const tt_read_options *opts, tt_read_stats *st)
 {
     struct reader r;
     int rc;
@@ -942,7 +943,7 @@ static int read_source(tt_source *src, const tt_trace_sink *sink,
     return rc;
 }
 
-static void init_stats(tt_read_stats *st)
+void tt__init_stats(tt_read_stats *st)
 {
     memset(st, 0, sizeof(*st));
     st->first_repair_offset = -1;
@@ -957,11 +958,11 @@ int tt_read_trace(const char *path, const tt_trace_sink *sink,
     int rc;
     if (!stats)
         stats = &local;
-    init_stats(stats);
+    tt__init_stats(stats);
     tt_error_clear();
     if ((rc = tt_source_open(&src, path)) < 0)
         return rc;
-    rc = read_source(src, sink, opts, stats);
+    rc = tt__read_source(src, sink, opts, stats);
     tt_source_free(src);
     return rc;
 }
@@ -975,11 +976,11 @@ int tt_read_trace_mem(const char *name, const void *data, size_t len,
     int rc;
     if (!stats)
         stats = &local;
-    init_stats(stats);
+    tt__init_stats(stats);
     tt_error_clear();
     if ((rc = tt_source_open_mem(&src, name, data, len)) < 0)
         return rc;
-    rc = read_source(src, sink, opts, stats);
+    rc = tt__read_source(src, sink, opts, stats);
     tt_source_free(src);
     return rc;
 }

@@ -1,0 +1,16 @@
+/*
+ * formats/reader_internal.h - reading from an already opened tt_source
+ * (used by tt_read_trace and by tests that need a custom source). Internal.
+ */
+#ifndef TT_FORMATS_READER_INTERNAL_H
+#define TT_FORMATS_READER_INTERNAL_H
+
+#include "formats/source.h"
+#include "tracetool/formats.h"
+
+void tt__init_stats(tt_read_stats *st);
+/* The caller keeps ownership of src. */
+int tt__read_source(tt_source *src, const tt_trace_sink *sink,
+                    const tt_read_options *opts, tt_read_stats *st);
+
+#endif
