@@ -185,9 +185,9 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
         return tt_error_set(TT_ENOMEM, "out of memory");
     }
     db->readonly = (flags & TT_DB_READONLY) != 0;
-    oflags = db->readonly ? SQLITE_OPEN_READONLY
+    oflags = SQLITE_OPEN_NOMUTEX | (db->readonly ? SQLITE_OPEN_READONLY
                           : SQLITE_OPEN_READWRITE |
-                                ((flags & TT_DB_CREATE) ? SQLITE_OPEN_CREATE : 0);
+                                ((flags & TT_DB_CREATE) ? SQLITE_OPEN_CREATE : 0));
     if (sqlite3_open_v2(path, &db->sql, oflags, NULL) != SQLITE_OK) {
         rc = tt_error_set_at(TT_EIO, path, -1, "cannot open database: %s",
                              db->sql ? sqlite3_errmsg(db->sql) : "out of memory");

@@ -18,6 +18,7 @@
 #include "common/buf.h"
 #include "analyze/db_internal.h"
 #include "formats/json.h"
+#include "formats/reader_internal.h"
 
 #include <ctype.h>
 #include <time.h>
@@ -131,6 +132,24 @@ struct thread {
     int64_t *bstack; /* ids of open 'B' slices */
     int64_t *bts;
     size_t nb, balloc, btsalloc;
+    /* in-stream runtime -> cpu_op linking (see link_runtime_event) */
+    sqlite3_stmt *opcur;   /* this thread's cpu_ops in start order */
+    int rt_started, rt_dirty, op_row;
+    int64_t op_id, op_ts, op_end, last_rt_ts;
+    int64_t max_op_dur;    /* longest cpu_op on this thread */
+    int64_t max_rt_end;    /* latest end of a runtime call seen */
+    int op_stale;          /* ops stored since the walk began: re-seek */
+    struct frame *ostack;
+    size_t on, oalloc;
+};
+
+/* a GPU activity held back until its runtime call arrives (kineto writes
+ * the GPU record just before the runtime record it belongs to) */
+#define PEND_MAX 4096
+#define PEND_HASH 16384 /* power of two, > 2 * PEND_MAX */
+struct pending {
+    tt_event *ev; /* clone, NULL when the slot is free */
+    int64_t cat, name;
 };
 
 enum stmt_id {
@@ -144,11 +163,12 @@ static const char *const stmt_sql[S_COUNT] = {
     " parent_id, external_id, rf_id, seq_nr, fwd_tid, ev_idx, input_dims,"
     " input_types, args) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO runtime(trace_id, cat, name, pid, tid, ts, dur, correlation,"
-    " external_id, cbid, args) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+    " external_id, cbid, args, op_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO gpu_ops(trace_id, kind, cat, name, pid, tid, device, stream,"
     " context, ts, dur, correlation, external_id, grid_x, grid_y, grid_z,"
     " block_x, block_y, block_z, registers, shared_mem, bytes, copy_kind,"
-    " args) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " args, runtime_id, op_id)"
+    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO memory(trace_id, ph, cat, name, pid, tid, ts, device_type,"
     " device_id, addr, bytes, total_allocated, total_reserved, ev_idx, args)"
     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -194,6 +214,16 @@ struct ingest {
     int64_t rows;
     int64_t unmatched_end, no_phase, unclosed_b;
     int64_t first_unmatched_off, first_nophase_off;
+
+    /* in-stream links */
+    int ops_indexed;            /* slices_thread index exists */
+    int64_t cat_cpu_op, cat_operator; /* string ids, 0 if absent */
+    struct pending *pend;       /* GPU events waiting for their runtime call */
+    size_t npend, pend_head;    /* ring of PEND_MAX */
+    int64_t *pend_slot;         /* hash: correlation -> ring index + 1 */
+    int64_t unlinked_gpu;       /* GPU rows stored without their runtime link */
+    int any_rt_dirty;
+    int64_t n_annot;            /* gpu_user_annotation rows */
 };
 
 static int sqlerr(struct ingest *g, const char *what)
@@ -355,6 +385,8 @@ static void threads_release(struct ingest *g)
         free(t->stack);
         free(t->bstack);
         free(t->bts);
+        free(t->ostack);
+        sqlite3_finalize(t->opcur);
     }
     free(g->threads);
     g->threads = NULL;
@@ -499,6 +531,17 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
         t = thread_of(g, &ev->pid, &ev->tid);
         if (!t)
             return tt_error_set(TT_ENOMEM, "out of memory");
+        if (t->rt_started && !t->rt_dirty) {
+            /* an op that may enclose a call already stored: relink at the
+             * end; a later one: the walk re-seeks at the next call */
+            if (ev->ts_ns <= t->max_rt_end)
+                t->rt_dirty = g->any_rt_dirty = 1;
+            else
+                t->op_stale = 1;
+        }
+        if (ev->has_dur && ev->dur_ns > t->max_op_dur && ev->cat &&
+            (!strcmp(ev->cat, "cpu_op") || !strcmp(ev->cat, "Operator")))
+            t->max_op_dur = ev->dur_ns;
         if (nest(t, id, ev->ts_ns, ev->has_dur ? ev->dur_ns : 0, &depth, &parent) < 0)
             return tt_error_set(TT_ENOMEM, "out of memory");
         nested = 1;
@@ -595,6 +638,313 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
     }
 }
 
+static int insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name,
+                      int64_t runtime_id, int64_t op_id)
+{
+    sqlite3_stmt *st = g->st[S_GPU];
+    enum xclass xc = classify(ev->cat);
+    const char *ck = NULL;
+    size_t ckl = 0;
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    sqlite3_bind_text(st, 2, xclass_kind[xc], -1, SQLITE_STATIC);
+    bind_opt(st, 3, cat != 0, cat);
+    sqlite3_bind_int64(st, 4, name);
+    bind_id(st, 5, &ev->pid);
+    bind_id(st, 6, &ev->tid);
+    /* device/stream from args, else pid/tid (GPU rows use device/stream) */
+    if (HAVE(TT_A_DEVICE))
+        sqlite3_bind_int64(st, 7, ev->device);
+    else if (ev->pid.present && !ev->pid.is_str)
+        sqlite3_bind_int64(st, 7, ev->pid.num);
+    else
+        sqlite3_bind_null(st, 7);
+    if (HAVE(TT_A_STREAM))
+        sqlite3_bind_int64(st, 8, ev->stream);
+    else if (ev->tid.present && !ev->tid.is_str)
+        sqlite3_bind_int64(st, 8, ev->tid.num);
+    else
+        sqlite3_bind_null(st, 8);
+    bind_opt(st, 9, HAVE(TT_A_CONTEXT), ev->context);
+    bind_opt(st, 10, ev->has_ts, ev->ts_ns);
+    bind_opt(st, 11, ev->has_dur, ev->dur_ns);
+    bind_opt(st, 12, HAVE(TT_A_CORRELATION), ev->correlation);
+    bind_opt(st, 13, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+    bind_opt(st, 14, HAVE(TT_A_GRID), ev->grid[0]);
+    bind_opt(st, 15, HAVE(TT_A_GRID), ev->grid[1]);
+    bind_opt(st, 16, HAVE(TT_A_GRID), ev->grid[2]);
+    bind_opt(st, 17, HAVE(TT_A_BLOCK), ev->block[0]);
+    bind_opt(st, 18, HAVE(TT_A_BLOCK), ev->block[1]);
+    bind_opt(st, 19, HAVE(TT_A_BLOCK), ev->block[2]);
+    bind_opt(st, 20, HAVE(TT_A_REGISTERS), ev->registers);
+    bind_opt(st, 21, HAVE(TT_A_SHARED_MEM), ev->shared_mem);
+    bind_opt(st, 22, HAVE(TT_A_BYTES), ev->bytes);
+    if (xc == XC_MEMCPY || xc == XC_MEMSET)
+        ckl = copy_kind(ev->name, &ck);
+    bind_text(st, 23, ckl ? ck : NULL, ckl);
+    bind_text(st, 24, ev->args, ev->args_len);
+    bind_opt(st, 25, runtime_id != 0, runtime_id);
+    bind_opt(st, 26, op_id != 0, op_id);
+    if (!runtime_id && xc != XC_GPU_ANNOT && HAVE(TT_A_CORRELATION))
+        g->unlinked_gpu++;
+    return step(g, st, "cannot store a GPU activity");
+}
+
+/* ---- pending GPU activities, keyed by correlation ---- */
+
+static size_t pend_hash(int64_t corr)
+{
+    uint64_t x = (uint64_t)corr * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(x >> 40) & (PEND_HASH - 1);
+}
+
+static void pend_unhash(struct ingest *g, size_t ring)
+{
+    /* linear probing with backward-shift deletion */
+    size_t j = pend_hash(g->pend[ring].ev->correlation), k;
+    while (g->pend_slot[j] != (int64_t)ring + 1)
+        j = (j + 1) & (PEND_HASH - 1);
+    g->pend_slot[j] = 0;
+    k = (j + 1) & (PEND_HASH - 1);
+    while (g->pend_slot[k]) {
+        size_t r = (size_t)g->pend_slot[k] - 1;
+        size_t h = pend_hash(g->pend[r].ev->correlation);
+        /* move k back to j if h is not cyclically in (j, k] */
+        if ((j < k) ? (h <= j || h > k) : (h <= j && h > k)) {
+            g->pend_slot[j] = g->pend_slot[k];
+            g->pend_slot[k] = 0;
+            j = k;
+        }
+        k = (k + 1) & (PEND_HASH - 1);
+    }
+}
+
+static int pend_emit(struct ingest *g, size_t ring, int64_t runtime_id, int64_t op_id)
+{
+    struct pending *p = &g->pend[ring];
+    int rc;
+    pend_unhash(g, ring);
+    rc = insert_gpu(g, p->ev, p->cat, p->name, runtime_id, op_id);
+    free(p->ev);
+    p->ev = NULL;
+    g->npend--;
+    return rc;
+}
+
+/* store the oldest pending activities until at most `keep` remain */
+static int pend_flush(struct ingest *g, size_t keep)
+{
+    while (g->npend > keep) {
+        size_t ring = g->pend_head;
+        int rc;
+        g->pend_head = (g->pend_head + 1) % PEND_MAX;
+        if (!g->pend[ring].ev)
+            continue;
+        if ((rc = pend_emit(g, ring, 0, 0)) < 0)
+            return rc;
+    }
+    if (g->npend == 0)
+        g->pend_head = 0;
+    return 0;
+}
+
+static int pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
+{
+    size_t ring, j;
+    int rc;
+    if (!g->pend) {
+        g->pend = calloc(PEND_MAX, sizeof(*g->pend));
+        g->pend_slot = calloc(PEND_HASH, sizeof(*g->pend_slot));
+        if (!g->pend || !g->pend_slot)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    if (g->npend == PEND_MAX && (rc = pend_flush(g, PEND_MAX - 1)) < 0)
+        return rc;
+    /* one pending activity per correlation: an older one is stored as is */
+    j = pend_hash(ev->correlation);
+    while (g->pend_slot[j]) {
+        size_t r = (size_t)g->pend_slot[j] - 1;
+        if (g->pend[r].ev->correlation == ev->correlation) {
+            if ((rc = pend_emit(g, r, 0, 0)) < 0)
+                return rc;
+            j = pend_hash(ev->correlation);
+            continue;
+        }
+        j = (j + 1) & (PEND_HASH - 1);
+    }
+    ring = (g->pend_head + g->npend) % PEND_MAX;
+    while (g->pend[ring].ev) /* a hole left by pend_emit: skip over it */
+        ring = (ring + 1) % PEND_MAX;
+    g->pend[ring].ev = tt__event_clone(ev);
+    if (!g->pend[ring].ev)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    g->pend[ring].cat = cat;
+    g->pend[ring].name = name;
+    g->pend_slot[j] = (int64_t)ring + 1;
+    g->npend++;
+    return 0;
+}
+
+static int64_t pend_find(struct ingest *g, int64_t corr)
+{
+    size_t j;
+    if (!g->npend)
+        return -1;
+    j = pend_hash(corr);
+    while (g->pend_slot[j]) {
+        size_t r = (size_t)g->pend_slot[j] - 1;
+        if (g->pend[r].ev->correlation == corr)
+            return (int64_t)r;
+        j = (j + 1) & (PEND_HASH - 1);
+    }
+    return -1;
+}
+
+static void pend_release(struct ingest *g)
+{
+    size_t i;
+    if (g->pend) {
+        for (i = 0; i < PEND_MAX; i++)
+            free(g->pend[i].ev);
+    }
+    free(g->pend);
+    free(g->pend_slot);
+    g->pend = NULL;
+    g->pend_slot = NULL;
+    g->npend = 0;
+}
+
+/* ---- runtime calls, linked to their CPU op while streaming ---- */
+
+/*
+ * Kineto writes a thread's CPU ops (sorted by start) before its runtime
+ * calls (also sorted). So when a thread's first runtime call arrives, its
+ * ops are all stored: walk them with an index cursor in step with the calls
+ * and keep the stack of open ops. If the order assumption breaks for a
+ * thread (a call earlier than the previous one, or an op stored after the
+ * walk began), the thread is marked dirty and relinked by the ordered pass
+ * at the end.
+ */
+static int64_t link_runtime_event(struct ingest *g, struct thread *t, int64_t rts,
+                                  int64_t rend)
+{
+    size_t i;
+    if (t->rt_dirty)
+        return 0;
+    if (!t->rt_started) {
+        size_t slot;
+        t->rt_started = 1;
+        if (!g->cat_cpu_op && !g->cat_operator) {
+            g->cat_cpu_op = strtab_find(&g->strs, "cpu_op", 6, fnv1a("cpu_op", 6), &slot);
+            g->cat_operator = strtab_find(&g->strs, "Operator", 8, fnv1a("Operator", 8), &slot);
+        }
+        if (!g->cat_cpu_op && !g->cat_operator)
+            return 0;
+        if (!g->ops_indexed) {
+            if (tt_db_exec(g->db, "CREATE INDEX IF NOT EXISTS slices_thread ON"
+                                  " slices(trace_id, pid, tid, ts)") < 0)
+                return -1;
+            g->ops_indexed = 1;
+        }
+        if (tt_db_prepare(g->db, &t->opcur,
+                          "SELECT id, ts, coalesce(dur, 0) FROM slices WHERE trace_id = ?1"
+                          " AND pid IS ?2 AND tid IS ?3 AND ts >= ?6 AND cat IN (?4, ?5)"
+                          " ORDER BY ts, dur DESC") < 0)
+            return -1;
+        sqlite3_bind_int64(t->opcur, 1, g->trace_id);
+        bind_id(t->opcur, 2, &t->pid);
+        bind_id(t->opcur, 3, &t->tid);
+        sqlite3_bind_int64(t->opcur, 4, g->cat_cpu_op);
+        sqlite3_bind_int64(t->opcur, 5, g->cat_operator);
+        sqlite3_bind_int64(t->opcur, 6, INT64_MIN);
+        t->op_row = 1;
+        t->last_rt_ts = rts;
+        t->max_rt_end = rend;
+        goto advance;
+    }
+    if (rend > t->max_rt_end)
+        t->max_rt_end = rend;
+    if (!t->opcur)
+        return 0;
+    if (rts < t->last_rt_ts || t->op_stale) {
+        /*
+         * The calls went back in time (CUPTI buffers are written in chunks).
+         * No op starting before rts - max_op_dur can contain the call, so
+         * restart the walk there.
+         */
+        int64_t from = rts - t->max_op_dur;
+        sqlite3_reset(t->opcur);
+        sqlite3_bind_int64(t->opcur, 6, from <= rts ? from : INT64_MIN);
+        t->on = 0;
+        t->op_stale = 0;
+        t->op_row = 1;
+        t->last_rt_ts = rts;
+        goto advance;
+    }
+    t->last_rt_ts = rts;
+    for (;;) {
+        if (!t->op_row || t->op_ts > rts)
+            break;
+        while (t->on && t->ostack[t->on - 1].end < t->op_end)
+            t->on--;
+        if (TT_ALLOC_GROW(t->ostack, t->on + 1, t->oalloc) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        t->ostack[t->on].id = t->op_id;
+        t->ostack[t->on].ts = t->op_ts;
+        t->ostack[t->on].end = t->op_end;
+        t->on++;
+    advance:
+        if (sqlite3_step(t->opcur) == SQLITE_ROW) {
+            t->op_id = sqlite3_column_int64(t->opcur, 0);
+            t->op_ts = sqlite3_column_int64(t->opcur, 1);
+            t->op_end = t->op_ts + sqlite3_column_int64(t->opcur, 2);
+        } else {
+            t->op_row = 0;
+        }
+    }
+    for (i = t->on; i > 0; i--) {
+        if (t->ostack[i - 1].end >= rend)
+            return t->ostack[i - 1].id;
+    }
+    return 0;
+}
+
+static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
+{
+    sqlite3_stmt *st = g->st[S_RT];
+    int64_t op_id = 0, rid, ring;
+    int rc;
+    if (ev->has_ts) {
+        struct thread *t = thread_of(g, &ev->pid, &ev->tid);
+        if (!t)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        op_id = link_runtime_event(g, t, ev->ts_ns,
+                                   ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0));
+        if (op_id < 0)
+            return TT_EDB;
+    }
+    sqlite3_bind_int64(st, 1, g->trace_id);
+    bind_opt(st, 2, cat != 0, cat);
+    sqlite3_bind_int64(st, 3, name);
+    bind_id(st, 4, &ev->pid);
+    bind_id(st, 5, &ev->tid);
+    bind_opt(st, 6, ev->has_ts, ev->ts_ns);
+    bind_opt(st, 7, ev->has_dur, ev->dur_ns);
+    bind_opt(st, 8, HAVE(TT_A_CORRELATION), ev->correlation);
+    bind_opt(st, 9, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+    bind_opt(st, 10, HAVE(TT_A_CBID), ev->cbid);
+    bind_text(st, 11, ev->args, ev->args_len);
+    bind_opt(st, 12, op_id != 0, op_id);
+    if ((rc = step(g, st, "cannot store a runtime call")) < 0)
+        return rc;
+    if (op_id)
+        g->res->linked_runtime++;
+    if (!HAVE(TT_A_CORRELATION) || (ring = pend_find(g, ev->correlation)) < 0)
+        return 0;
+    rid = sqlite3_last_insert_rowid(g->db->sql);
+    g->res->linked_gpu++;
+    return pend_emit(g, (size_t)ring, rid, op_id);
+}
+
 static int on_event(void *ctx, const tt_event *ev)
 {
     struct ingest *g = ctx;
@@ -618,64 +968,13 @@ static int on_event(void *ctx, const tt_event *ev)
         enum xclass xc = classify(ev->cat);
         if (xc == XC_SLICE)
             return insert_slice(g, ev, cat, name, "X");
-        if (xc == XC_RUNTIME) {
-            st = g->st[S_RT];
-            sqlite3_bind_int64(st, 1, g->trace_id);
-            bind_opt(st, 2, cat != 0, cat);
-            sqlite3_bind_int64(st, 3, name);
-            bind_id(st, 4, &ev->pid);
-            bind_id(st, 5, &ev->tid);
-            bind_opt(st, 6, ev->has_ts, ev->ts_ns);
-            bind_opt(st, 7, ev->has_dur, ev->dur_ns);
-            bind_opt(st, 8, HAVE(TT_A_CORRELATION), ev->correlation);
-            bind_opt(st, 9, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
-            bind_opt(st, 10, HAVE(TT_A_CBID), ev->cbid);
-            bind_text(st, 11, ev->args, ev->args_len);
-            return step(g, st, "cannot store a runtime call");
-        }
-        {
-            const char *ck = NULL;
-            size_t ckl = 0;
-            st = g->st[S_GPU];
-            sqlite3_bind_int64(st, 1, g->trace_id);
-            sqlite3_bind_text(st, 2, xclass_kind[xc], -1, SQLITE_STATIC);
-            bind_opt(st, 3, cat != 0, cat);
-            sqlite3_bind_int64(st, 4, name);
-            bind_id(st, 5, &ev->pid);
-            bind_id(st, 6, &ev->tid);
-            /* device/stream from args, else pid/tid (GPU rows use device/stream) */
-            if (HAVE(TT_A_DEVICE))
-                sqlite3_bind_int64(st, 7, ev->device);
-            else if (ev->pid.present && !ev->pid.is_str)
-                sqlite3_bind_int64(st, 7, ev->pid.num);
-            else
-                sqlite3_bind_null(st, 7);
-            if (HAVE(TT_A_STREAM))
-                sqlite3_bind_int64(st, 8, ev->stream);
-            else if (ev->tid.present && !ev->tid.is_str)
-                sqlite3_bind_int64(st, 8, ev->tid.num);
-            else
-                sqlite3_bind_null(st, 8);
-            bind_opt(st, 9, HAVE(TT_A_CONTEXT), ev->context);
-            bind_opt(st, 10, ev->has_ts, ev->ts_ns);
-            bind_opt(st, 11, ev->has_dur, ev->dur_ns);
-            bind_opt(st, 12, HAVE(TT_A_CORRELATION), ev->correlation);
-            bind_opt(st, 13, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
-            bind_opt(st, 14, HAVE(TT_A_GRID), ev->grid[0]);
-            bind_opt(st, 15, HAVE(TT_A_GRID), ev->grid[1]);
-            bind_opt(st, 16, HAVE(TT_A_GRID), ev->grid[2]);
-            bind_opt(st, 17, HAVE(TT_A_BLOCK), ev->block[0]);
-            bind_opt(st, 18, HAVE(TT_A_BLOCK), ev->block[1]);
-            bind_opt(st, 19, HAVE(TT_A_BLOCK), ev->block[2]);
-            bind_opt(st, 20, HAVE(TT_A_REGISTERS), ev->registers);
-            bind_opt(st, 21, HAVE(TT_A_SHARED_MEM), ev->shared_mem);
-            bind_opt(st, 22, HAVE(TT_A_BYTES), ev->bytes);
-            if (xc == XC_MEMCPY || xc == XC_MEMSET)
-                ckl = copy_kind(ev->name, &ck);
-            bind_text(st, 23, ckl ? ck : NULL, ckl);
-            bind_text(st, 24, ev->args, ev->args_len);
-            return step(g, st, "cannot store a GPU activity");
-        }
+        if (xc == XC_RUNTIME)
+            return insert_runtime(g, ev, cat, name);
+        if (xc != XC_GPU_ANNOT && HAVE(TT_A_CORRELATION))
+            return pend_gpu(g, ev, cat, name);
+        if (xc == XC_GPU_ANNOT)
+            g->n_annot++;
+        return insert_gpu(g, ev, cat, name, 0, 0);
     }
     case 'B': /* begin of a duration slice; closed by the matching 'E' */
         return insert_slice(g, ev, cat, name, "B");
@@ -872,7 +1171,8 @@ static int on_meta(void *ctx, const char *key, const char *json, size_t len)
         size_t kl;
         if (tt_jp_object_begin(&jp) == 0) {
             while (tt_jp_object_next(&jp, &a, &k, &kl) == 1) {
-                int isrank = !strcmp(k, "rank"), isws = !strcmp(k, "world_size");
+                int isrank = kl == 4 && !memcmp(k, "rank", 4);
+                int isws = kl == 10 && !memcmp(k, "world_size", 10);
                 if ((isrank || isws) && tt_jp_peek(&jp) == TT_JT_NUMBER) {
                     tt_jnum n;
                     if (tt_jp_number(&jp, &n) == 0 && n.fits) {
@@ -985,8 +1285,9 @@ out:
     return rc;
 }
 
-/* runtime call -> innermost enclosing cpu_op on the same thread */
-static int link_runtime(struct ingest *g)
+/* runtime call -> innermost enclosing cpu_op on the same thread, for one
+ * thread whose in-stream link could not be trusted */
+static int link_runtime(struct ingest *g, const struct thread *th)
 {
     sqlite3_stmt *rt = NULL, *ops = NULL, *upd = NULL;
     sqlite3_value *cur_pid = NULL, *cur_tid = NULL;
@@ -1007,7 +1308,8 @@ static int link_runtime(struct ingest *g)
 
     if (tt_db_prepare(g->db, &rt,
                       "SELECT id, pid, tid, ts, coalesce(dur, 0) FROM runtime"
-                      " WHERE trace_id = ?1 AND ts IS NOT NULL ORDER BY pid, tid, ts") < 0 ||
+                      " WHERE trace_id = ?1 AND pid IS ?2 AND tid IS ?3 AND ts IS NOT NULL"
+                      " ORDER BY ts") < 0 ||
         tt_db_prepare(g->db, &ops,
                       "SELECT id, ts, coalesce(dur, 0) FROM slices WHERE trace_id = ?1"
                       " AND pid IS ?2 AND tid IS ?3 AND ts IS NOT NULL AND cat IN (?4, ?5)"
@@ -1017,6 +1319,8 @@ static int link_runtime(struct ingest *g)
         goto out;
     }
     sqlite3_bind_int64(rt, 1, g->trace_id);
+    bind_id(rt, 2, &th->pid);
+    bind_id(rt, 3, &th->tid);
     while ((s = sqlite3_step(rt)) == SQLITE_ROW) {
         int64_t rid = sqlite3_column_int64(rt, 0);
         int64_t rts = sqlite3_column_int64(rt, 3);
@@ -1069,19 +1373,33 @@ static int link_runtime(struct ingest *g)
             if (stack[i - 1].end >= rend)
                 break;
         }
-        if (i > 0) {
-            sqlite3_bind_int64(upd, 1, stack[i - 1].id);
-            sqlite3_bind_int64(upd, 2, rid);
-            if (sqlite3_step(upd) != SQLITE_DONE) {
-                rc = sqlerr(g, "cannot link a runtime call");
-                goto out;
-            }
-            sqlite3_reset(upd);
-            g->res->linked_runtime++;
+        bind_opt(upd, 1, i > 0, i > 0 ? stack[i - 1].id : 0);
+        sqlite3_bind_int64(upd, 2, rid);
+        if (sqlite3_step(upd) != SQLITE_DONE) {
+            rc = sqlerr(g, "cannot link a runtime call");
+            goto out;
         }
+        sqlite3_reset(upd);
     }
-    if (s != SQLITE_DONE)
+    if (s != SQLITE_DONE) {
         rc = sqlerr(g, "cannot read runtime calls");
+        goto out;
+    }
+    /* GPU activities linked in-stream to this thread's calls follow them */
+    sqlite3_finalize(upd);
+    upd = NULL;
+    if (tt_db_prepare(g->db, &upd,
+                      "UPDATE gpu_ops SET op_id = r.op_id FROM runtime AS r"
+                      " WHERE gpu_ops.trace_id = ?1 AND r.trace_id = ?1"
+                      " AND r.id = gpu_ops.runtime_id AND r.pid IS ?2 AND r.tid IS ?3") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(upd, 1, g->trace_id);
+    bind_id(upd, 2, &th->pid);
+    bind_id(upd, 3, &th->tid);
+    if (sqlite3_step(upd) != SQLITE_DONE)
+        rc = sqlerr(g, "cannot link GPU activities");
 out:
     sqlite3_value_free(cur_pid);
     sqlite3_value_free(cur_tid);
@@ -1099,19 +1417,23 @@ static int link_gpu(struct ingest *g)
     size_t slot;
     int64_t ua = strtab_find(&g->strs, "user_annotation", 15,
                              fnv1a("user_annotation", 15), &slot);
-    if (tt_db_prepare(g->db, &st,
-                      "UPDATE gpu_ops SET runtime_id = r.id, op_id = r.op_id"
-                      " FROM runtime AS r WHERE gpu_ops.trace_id = ?1"
-                      " AND r.trace_id = ?1 AND r.correlation = gpu_ops.correlation"
-                      " AND gpu_ops.kind <> 'annotation'") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, g->trace_id);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sqlerr(g, "cannot link GPU activities");
-    else
-        g->res->linked_gpu = sqlite3_changes(g->db->sql);
-    sqlite3_finalize(st);
-    if (rc || !ua)
+    if (g->unlinked_gpu) {
+        /* activities whose runtime call was not near them in the file */
+        if (tt_db_prepare(g->db, &st,
+                          "UPDATE gpu_ops SET runtime_id = r.id, op_id = r.op_id"
+                          " FROM runtime AS r WHERE gpu_ops.trace_id = ?1"
+                          " AND gpu_ops.runtime_id IS NULL AND gpu_ops.correlation IS NOT NULL"
+                          " AND r.trace_id = ?1 AND r.correlation = gpu_ops.correlation"
+                          " AND gpu_ops.kind <> 'annotation'") < 0)
+            return TT_EDB;
+        sqlite3_bind_int64(st, 1, g->trace_id);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = sqlerr(g, "cannot link GPU activities");
+        else
+            g->res->linked_gpu += sqlite3_changes(g->db->sql);
+        sqlite3_finalize(st);
+    }
+    if (rc || !ua || !g->n_annot)
         return rc;
     if (tt_db_prepare(g->db, &st,
                       "UPDATE gpu_ops SET op_id = s.id FROM slices AS s"
@@ -1188,6 +1510,18 @@ static int delete_trace(tt_db *db, int64_t id)
     return 0;
 }
 
+static double now_s(void);
+static double timing_t0;
+/* TT_TIMING=1 in the environment prints ingest phase times to stderr */
+#define TIMING(what)                                                           \
+    do {                                                                       \
+        if (getenv("TT_TIMING")) {                                             \
+            double t_ = now_s();                                               \
+            fprintf(stderr, "timing: %-12s %.3f s\n", what, t_ - timing_t0);   \
+            timing_t0 = t_;                                                    \
+        }                                                                      \
+    } while (0)
+
 static int finish_trace(struct ingest *g, const char *path, const tt_read_stats *rs)
 {
     sqlite3_stmt *st;
@@ -1221,16 +1555,36 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
         g->res->replaced_id = dup;
     }
 
+    if ((rc = pend_flush(g, 0)) < 0)
+        return rc;
+    for (i = 0; i < g->nthreads; i++) {
+        sqlite3_finalize(g->threads[i].opcur);
+        g->threads[i].opcur = NULL;
+    }
+    TIMING("read+insert");
     if ((rc = tt_db_create_indexes(g->db)) < 0)
         return rc;
+    TIMING("indexes");
     for (i = 0; i < g->nthreads; i++) {
         if (g->threads[i].disordered && (rc = renest_thread(g, &g->threads[i])) < 0)
             return rc;
         g->unclosed_b += (int64_t)g->threads[i].nb;
     }
     if (g->format == TT_FMT_CHROME || g->format == TT_FMT_CHROME_ARRAY) {
-        if ((rc = link_runtime(g)) < 0 || (rc = link_gpu(g)) < 0)
+        TIMING("renest");
+        for (i = 0; i < g->nthreads; i++) {
+            if (g->threads[i].rt_dirty && (rc = link_runtime(g, &g->threads[i])) < 0)
+                return rc;
+        }
+        if (g->any_rt_dirty) {
+            g->res->linked_runtime = scalar_i64(g->db, "SELECT count(*) FROM runtime"
+                                                " WHERE trace_id = ?1 AND op_id IS NOT NULL",
+                                                g->trace_id, &ok);
+        }
+        TIMING("link runtime");
+        if ((rc = link_gpu(g)) < 0)
             return rc;
+        TIMING("link gpu");
         link_rule = "runtime->cpu_op: innermost enclosing cpu_op on the same thread; "
                     "gpu->runtime: correlation; gpu_user_annotation->user_annotation: "
                     "External id";
@@ -1292,8 +1646,6 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
     sqlite3_bind_text(st, 20, when, -1, SQLITE_STATIC);
     rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sqlerr(g, "cannot record the trace");
     sqlite3_finalize(st);
-    (void)scalar_i64;
-    (void)ok;
     return rc;
 }
 
@@ -1316,6 +1668,7 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     int rc, i, ok;
     double t0 = now_s();
     const char *base;
+    timing_t0 = t0;
 
     if (!res)
         res = &local;
@@ -1369,6 +1722,7 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     sink.on_event = on_event;
     sink.on_et_node = on_et_node;
     sink.on_memrow = on_memrow;
+    ropts.flags = TT_READ_THREADED;
     ropts.progress = opts->progress;
     ropts.progress_payload = opts->progress_payload;
     rc = tt_read_trace(path, &sink, &ropts, &res->stats);
@@ -1385,6 +1739,7 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     }
     if ((rc = tt_db_exec(db, "COMMIT")) < 0)
         goto fail;
+    TIMING("commit");
     res->rows = g.rows;
     res->unmatched_end = g.unmatched_end;
     res->no_phase = g.no_phase;
@@ -1407,8 +1762,9 @@ fail:
         res->trace_id = 0;
     }
 out:
-    strtab_release(&g.strs);
+    pend_release(&g);
     threads_release(&g);
+    strtab_release(&g.strs);
     tt_buf_release(&g.metadata);
     free(g.display_time_unit);
     free(g.schema_version);

@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define JS_INITIAL_CAP (1u << 20)
 #define JP_MAX_DEPTH 512
@@ -91,6 +94,19 @@ static int js_fill(tt_jstream *js)
     return 0;
 }
 
+int tt_js_ensure(tt_jstream *js, size_t n)
+{
+    while (js->end - js->pos < n && !js->eof) {
+        int rc;
+        if (js->pos == 0 && js->end == js->cap && js->cap >= n)
+            break;
+        rc = js_fill(js);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int tt_js_peek(tt_jstream *js)
 {
     for (;;) {
@@ -109,6 +125,64 @@ int tt_js_peek(tt_jstream *js)
         }
     }
 }
+
+#if defined(__SSE2__)
+static inline unsigned ctz32(unsigned x)
+{
+    return (unsigned)__builtin_ctz(x);
+}
+
+/* first byte in [p, e) that is '"' or '\\', or e */
+static inline const unsigned char *skip_str(const unsigned char *p, const unsigned char *e)
+{
+    const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\');
+    while (e - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)));
+        if (m)
+            return p + ctz32(m);
+        p += 16;
+    }
+    while (p < e && !cls_str[*p])
+        p++;
+    return p;
+}
+
+/* first byte in [p, e) that is one of '"' '{' '}' '[' ']', or e */
+static inline const unsigned char *skip_struct(const unsigned char *p, const unsigned char *e)
+{
+    const __m128i q = _mm_set1_epi8('"'), o = _mm_set1_epi8('{');
+    const __m128i c = _mm_set1_epi8('}'), lb = _mm_set1_epi8('['), rb = _mm_set1_epi8(']');
+    while (e - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i x = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, o)),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, c),
+                                              _mm_or_si128(_mm_cmpeq_epi8(v, lb),
+                                                           _mm_cmpeq_epi8(v, rb))));
+        unsigned m = (unsigned)_mm_movemask_epi8(x);
+        if (m)
+            return p + ctz32(m);
+        p += 16;
+    }
+    while (p < e && !cls_struct[*p])
+        p++;
+    return p;
+}
+#else
+static inline const unsigned char *skip_str(const unsigned char *p, const unsigned char *e)
+{
+    while (p < e && !cls_str[*p])
+        p++;
+    return p;
+}
+static inline const unsigned char *skip_struct(const unsigned char *p, const unsigned char *e)
+{
+    while (p < e && !cls_struct[*p])
+        p++;
+    return p;
+}
+#endif
 
 int tt_js_scan_value(tt_jstream *js, const char **start, size_t *len)
 {
@@ -154,8 +228,7 @@ int tt_js_scan_value(tt_jstream *js, const char **start, size_t *len)
                     esc = 0;
                 }
                 if (instr) {
-                    while (p < e && !cls_str[*p])
-                        p++;
+                    p = skip_str(p, e);
                     if (p >= e)
                         break;
                     if (*p++ == '\\') {
@@ -169,8 +242,7 @@ int tt_js_scan_value(tt_jstream *js, const char **start, size_t *len)
                     }
                 } else {
                     unsigned char ch;
-                    while (p < e && !cls_struct[*p])
-                        p++;
+                    p = skip_struct(p, e);
                     if (p >= e)
                         break;
                     ch = *p++;
@@ -322,9 +394,20 @@ int tt_jp_object_next(tt_jp *jp, tt_arena *a, const char **key, size_t *klen)
     }
     if (jp->p >= jp->end || *jp->p != '"')
         return jp_err(jp, "expected a string key in object");
-    rc = tt_jp_string(jp, a, key, klen);
-    if (rc < 0)
-        return rc;
+    {
+        /* clean keys are returned in place (not NUL-terminated) */
+        const char *q = jp->p + 1;
+        while (q < jp->end && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80 &&
+               *q != '"' && *q != '\\')
+            q++;
+        if (q < jp->end && *q == '"') {
+            *key = jp->p + 1;
+            *klen = (size_t)(q - *key);
+            jp->p = q + 1;
+        } else if ((rc = tt_jp_string(jp, a, key, klen)) < 0) {
+            return rc;
+        }
+    }
     ws(jp);
     if (jp->p >= jp->end || *jp->p != ':')
         return jp_err(jp, "expected ':' after object key");
@@ -595,8 +678,9 @@ int tt_jp_number(tt_jp *jp, tt_jnum *n)
     ws(jp);
     start = p = jp->p;
     memset(n, 0, sizeof(*n));
-    /* non-standard literals seen in the wild */
-    {
+    /* non-standard literals seen in the wild (only checked off the fast path) */
+    if (p < jp->end && !(*p >= '0' && *p <= '9') &&
+        !(*p == '-' && p + 1 < jp->end && p[1] >= '0' && p[1] <= '9')) {
         static const char *const lits[] = { "NaN", "nan", "Infinity",
                                             "-Infinity", "inf", "-inf" };
         size_t i;

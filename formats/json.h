@@ -56,6 +56,8 @@ static inline void tt_js_advance(tt_jstream *js, size_t n)
 {
     js->pos += n;
 }
+/* Read until at least n bytes follow pos, or the input ends. 0 or <0. */
+int tt_js_ensure(tt_jstream *js, size_t n);
 /* Absolute offset of the next unread byte. */
 static inline int64_t tt_js_offset(const tt_jstream *js)
 {
@@ -106,7 +108,8 @@ void tt_jp_init(tt_jp *jp, const char *name, const char *buf, int64_t base,
 /* Type of the next value (after whitespace), TT_JT_NONE if none/invalid. */
 enum tt_jtype tt_jp_peek(tt_jp *jp);
 /* Object iteration: tt_jp_object_begin, then tt_jp_object_next until it
- * returns 0 (end) or <0 (error). Keys are decoded into the arena. */
+ * returns 0 (end) or <0 (error). A key is NOT NUL-terminated: use klen. It
+ * points into the window, or into the arena when it had to be unescaped. */
 int tt_jp_object_begin(tt_jp *jp);
 int tt_jp_object_next(tt_jp *jp, tt_arena *a, const char **key, size_t *klen);
 /* Array iteration: 1 = an element follows, 0 = end, <0 error. */

@@ -15,6 +15,9 @@
 
 enum elem_kind { ELEM_EVENT, ELEM_NODE, ELEM_MEMROW };
 
+/* bytes the window must hold to decode an element in place */
+#define DIRECT_MIN (64 * 1024)
+
 struct reader {
     tt_jstream js;
     const tt_trace_sink *sink;
@@ -658,52 +661,62 @@ static int peek_or_trunc(struct reader *r, const char *where)
     return c;
 }
 
+/*
+ * Decode one array element. In direct mode [start, start+len) is the rest of
+ * the window: a decode failure returns 1 so the caller can fall back to the
+ * exact scan (the element may just be cut by the window), and *used gets the
+ * element's length. Otherwise [start, len) is exactly the element.
+ */
 static int element(struct reader *r, enum elem_kind kind, const char *start,
-                   size_t len)
+                   size_t len, int direct, size_t *used)
 {
     tt_jp jp;
     int rc;
     int64_t off = r->js.base + (int64_t)(start - r->js.buf);
+    union {
+        tt_memrow m;
+        tt_event ev;
+        tt_et_node n;
+    } u;
     tt_jp_init(&jp, r->js.name, r->js.buf, r->js.base, start, len);
     tt_arena_reset(&r->arena);
     tt_buf_reset(&r->rest);
     tt_buf_reset(&r->extra);
 
     if (kind == ELEM_MEMROW) {
-        tt_memrow m;
         if (tt_jp_peek(&jp) != TT_JT_ARRAY)
             goto skip;
-        rc = decode_memrow(&jp, &m);
-        if (rc < 0)
-            return rc;
-        if (rc == 1)
+        rc = decode_memrow(&jp, &u.m);
+        if (rc == 1 && !direct)
             goto skip;
-        m.index = r->index;
-        if (r->sink->on_memrow && (rc = r->sink->on_memrow(r->sink->ctx, &m)) != 0)
-            return rc;
     } else if (tt_jp_peek(&jp) != TT_JT_OBJECT) {
         goto skip;
     } else if (kind == ELEM_EVENT) {
-        tt_event ev;
-        rc = decode_event(r, &jp, &ev);
-        if (rc < 0)
-            return rc;
-        ev.index = r->index;
-        ev.offset = off;
-        if (r->sink->on_event && (rc = r->sink->on_event(r->sink->ctx, &ev)) != 0)
-            return rc;
+        rc = decode_event(r, &jp, &u.ev);
     } else {
-        tt_et_node n;
-        rc = decode_node(r, &jp, &n);
-        if (rc < 0)
-            return rc;
-        n.index = r->index;
-        n.offset = off;
-        if (r->sink->on_et_node && (rc = r->sink->on_et_node(r->sink->ctx, &n)) != 0)
-            return rc;
+        rc = decode_node(r, &jp, &u.n);
     }
-    if ((rc = tt_jp_finish(&jp)) < 0)
+    if (rc != 0)
+        return direct ? 1 : rc;
+    if (direct)
+        *used = (size_t)(jp.p - start);
+    else if ((rc = tt_jp_finish(&jp)) < 0)
         return rc;
+    if (kind == ELEM_MEMROW) {
+        u.m.index = r->index;
+        if (r->sink->on_memrow && (rc = r->sink->on_memrow(r->sink->ctx, &u.m)) != 0)
+            return rc < 0 ? rc : TT_ECANCELED;
+    } else if (kind == ELEM_EVENT) {
+        u.ev.index = r->index;
+        u.ev.offset = off;
+        if (r->sink->on_event && (rc = r->sink->on_event(r->sink->ctx, &u.ev)) != 0)
+            return rc < 0 ? rc : TT_ECANCELED;
+    } else {
+        u.n.index = r->index;
+        u.n.offset = off;
+        if (r->sink->on_et_node && (rc = r->sink->on_et_node(r->sink->ctx, &u.n)) != 0)
+            return rc < 0 ? rc : TT_ECANCELED;
+    }
     if (jp.repairs) {
         if (r->st->repaired == 0)
             r->st->first_repair_offset = off;
@@ -713,6 +726,8 @@ static int element(struct reader *r, enum elem_kind kind, const char *start,
     r->st->events = r->index;
     return 0;
 skip:
+    if (direct)
+        return 1;
     /* valid JSON of the wrong type: counted, not fatal */
     tt_jp_init(&jp, r->js.name, r->js.buf, r->js.base, start, len);
     if ((rc = tt_jp_skip(&jp)) < 0 || (rc = tt_jp_finish(&jp)) < 0)
@@ -753,11 +768,24 @@ static int stream_array(struct reader *r, enum elem_kind kind, const char *where
             }
         }
         first = 0;
+        /* fast path: decode straight from the window when it holds enough */
+        if (c == (kind == ELEM_MEMROW ? '[' : '{') &&
+            (rc = tt_js_ensure(&r->js, DIRECT_MIN)) >= 0 &&
+            r->js.end - r->js.pos >= (r->js.eof ? 1 : DIRECT_MIN)) {
+            rc = element(r, kind, r->js.buf + r->js.pos, r->js.end - r->js.pos, 1, &len);
+            if (rc < 0)
+                return rc;
+            if (rc == 0) {
+                tt_js_advance(&r->js, len);
+                goto next;
+            }
+        }
         if ((rc = tt_js_scan_value(&r->js, &start, &len)) < 0)
             return stream_err(r, rc, where);
-        if ((rc = element(r, kind, start, len)) != 0)
+        if ((rc = element(r, kind, start, len, 0, NULL)) != 0)
             return rc;
         tt_js_advance(&r->js, len);
+    next:
         if (r->opts && r->opts->progress && (r->index & 0xFFFF) == 0)
             r->opts->progress(r->opts->progress_payload,
                               tt_source_file_pos(r->js.src),
@@ -960,6 +988,8 @@ int tt_read_trace(const char *path, const tt_trace_sink *sink,
         stats = &local;
     tt__init_stats(stats);
     tt_error_clear();
+    if (opts && (opts->flags & TT_READ_THREADED))
+        return tt__read_threaded(path, sink, opts, stats);
     if ((rc = tt_source_open(&src, path)) < 0)
         return rc;
     rc = tt__read_source(src, sink, opts, stats);

@@ -150,13 +150,19 @@ typedef struct tt_read_stats {
 typedef void (*tt_progress_fn)(void *payload, int64_t file_pos, int64_t file_size,
                                int64_t events);
 
+enum {
+    /* decode on a second thread; callbacks still run on the caller's thread */
+    TT_READ_THREADED = 1
+};
+
 typedef struct tt_read_options {
     unsigned int version;
+    unsigned int flags;         /* TT_READ_* */
     tt_progress_fn progress;    /* called about every 64k events, may be NULL */
     void *progress_payload;
 } tt_read_options;
 #define TT_READ_OPTIONS_VERSION 1
-#define TT_READ_OPTIONS_INIT { TT_READ_OPTIONS_VERSION, NULL, NULL }
+#define TT_READ_OPTIONS_INIT { TT_READ_OPTIONS_VERSION, 0, NULL, NULL }
 
 /*
  * Read `path` ("-" for standard input) into `sink`. Returns 0 or a negative
