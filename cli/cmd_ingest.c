@@ -52,7 +52,8 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void on_progress(void *payload, int64_t pos, int64_t size, int64_t events)
+static void on_progress(void *payload, int64_t pos, int64_t size, int64_t bytes,
+                        int64_t events)
 {
     struct progress *p = payload;
     double t = now_s(), el = t - p->t0;
@@ -61,12 +62,12 @@ static void on_progress(void *payload, int64_t pos, int64_t size, int64_t events
     p->last = t;
     p->shown = 1;
     if (size > 0)
-        fprintf(stderr, "\r%s: %5.1f%%  %.1f/%.1f MB  %" PRId64 " events  %.0f MB/s   ",
-                p->name, 100.0 * (double)pos / (double)size, pos / 1e6, size / 1e6, events,
-                el > 0 ? pos / 1e6 / el : 0.0);
+        fprintf(stderr, "\r%s: %5.1f%%  %.1f MB  %" PRId64 " events  %.0f MB/s   ", p->name,
+                100.0 * (double)pos / (double)size, bytes / 1e6, events,
+                el > 0 ? bytes / 1e6 / el : 0.0);
     else
         fprintf(stderr, "\r%s: %.1f MB  %" PRId64 " events  %.0f MB/s   ", p->name,
-                pos / 1e6, events, el > 0 ? pos / 1e6 / el : 0.0);
+                bytes / 1e6, events, el > 0 ? bytes / 1e6 / el : 0.0);
     fflush(stderr);
 }
 

@@ -789,7 +789,8 @@ static int stream_array(struct reader *r, enum elem_kind kind, const char *where
         if (r->opts && r->opts->progress && (r->index & 0xFFFF) == 0)
             r->opts->progress(r->opts->progress_payload,
                               tt_source_file_pos(r->js.src),
-                              tt_source_file_size(r->js.src), r->index);
+                              tt_source_file_size(r->js.src), tt_js_offset(&r->js),
+                              r->index);
     }
 }
 

@@ -147,8 +147,10 @@ typedef struct tt_read_stats {
     char hash[33];           /* content hash of the decompressed bytes read */
 } tt_read_stats;
 
+/* file_pos/file_size: bytes of the file (compressed for gzip; size -1 when
+ * unknown, e.g. a pipe); bytes: decompressed bytes decoded so far. */
 typedef void (*tt_progress_fn)(void *payload, int64_t file_pos, int64_t file_size,
-                               int64_t events);
+                               int64_t bytes, int64_t events);
 
 enum {
     /* decode on a second thread; callbacks still run on the caller's thread */
