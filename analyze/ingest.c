@@ -637,15 +637,17 @@ int tt_parse_i64_public(const char *text, size_t len, int64_t *out)
 static const char *const xclass_kind[] = { "slice", "runtime", "kernel", "memcpy",
                                            "memset", "annotation", "sync" };
 
-/* "Memcpy HtoD (Pageable -> Device)" -> "HtoD" */
+/* "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; "Memset (Device)" -> "Device" */
 static size_t copy_kind(const char *name, const char **start)
 {
     const char *p = strchr(name, ' '), *e;
     if (!p || (strncmp(name, "Memcpy", 6) && strncmp(name, "Memset", 6)))
         return 0;
     p++;
+    if (*p == '(')
+        p++;
     e = p;
-    while (*e && *e != ' ')
+    while (*e && *e != ' ' && *e != ')')
         e++;
     *start = p;
     return (size_t)(e - p);
@@ -985,15 +987,17 @@ static int64_t link_runtime_event(struct ingest *g, struct thread *t, int64_t rt
     size_t i;
     if (t->rt_dirty)
         return 0;
-    if (!t->rt_started) {
+    t->rt_started = 1; /* later ops that may enclose this call mark the thread dirty */
+    if (rend > t->max_rt_end)
+        t->max_rt_end = rend;
+    if (!t->opcur) {
         size_t slot;
-        t->rt_started = 1;
         if (!g->cat_cpu_op && !g->cat_operator) {
             g->cat_cpu_op = strtab_find(&g->strs, "cpu_op", 6, fnv1a("cpu_op", 6), &slot);
             g->cat_operator = strtab_find(&g->strs, "Operator", 8, fnv1a("Operator", 8), &slot);
         }
         if (!g->cat_cpu_op && !g->cat_operator)
-            return 0;
+            return 0; /* no CPU op stored yet */
         if (!g->ops_indexed) {
             if (tt_db_exec(g->db, "CREATE INDEX IF NOT EXISTS slices_thread ON"
                                   " slices(trace_id, pid, tid, ts)") < 0)
@@ -1014,14 +1018,11 @@ static int64_t link_runtime_event(struct ingest *g, struct thread *t, int64_t rt
         sqlite3_bind_int64(t->opcur, 5, g->cat_operator);
         sqlite3_bind_int64(t->opcur, 6, INT64_MIN);
         t->op_row = 1;
+        t->on = 0;
+        t->op_stale = 0;
         t->last_rt_ts = rts;
-        t->max_rt_end = rend;
         goto advance;
     }
-    if (rend > t->max_rt_end)
-        t->max_rt_end = rend;
-    if (!t->opcur)
-        return 0;
     if (rts < t->last_rt_ts || t->op_stale) {
         /*
          * The calls went back in time (CUPTI buffers are written in chunks).

@@ -41,7 +41,7 @@ int cmd_info(int argc, char **argv)
     const char *in;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'f':
             if (!strcmp(optarg, "json"))

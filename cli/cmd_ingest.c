@@ -166,10 +166,11 @@ int cmd_ingest(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct ctx c = { NULL, 0, 0, 0, 0 };
+    int before;
     int opt, i, rc;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'r': c.flags |= TT_INGEST_REPLACE; break;
         case 's': c.flags |= TT_INGEST_SALVAGE; break;
@@ -192,15 +193,18 @@ int cmd_ingest(int argc, char **argv)
         return report_error(rc);
     for (i = optind + 1; i < argc; i++) {
         struct stat st;
-        if (strcmp(argv[i], "-") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+        if (strcmp(argv[i], "-") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            before = c.nfiles;
             walk(&c, argv[i]);
-        else
+            if (c.nfiles == before) {
+                fprintf(stderr, "tracetool: %s: no trace files (*.json, *.json.gz, *.gz) in this directory\n",
+                        argv[i]);
+                if (!c.rc)
+                    c.rc = EXIT_BADINPUT;
+            }
+        } else
             ingest_one(&c, argv[i]);
     }
     tt_db_free(c.db);
-    if (c.nfiles == 0) {
-        fprintf(stderr, "tracetool: no trace files found in the given directories\n");
-        return EXIT_BADINPUT;
-    }
     return c.rc;
 }

@@ -76,14 +76,33 @@ const char *tt_strerror(int code)
     }
 }
 
+/* one line whatever the message holds: control characters are escaped */
+static void one_line(const char *in, char *out, size_t size)
+{
+    size_t o = 0;
+    for (; *in && o + 5 < size; in++) {
+        unsigned char c = (unsigned char)*in;
+        if (c >= 0x20 && c != 0x7f) {
+            out[o++] = (char)c;
+        } else if (c == '\n') {
+            out[o++] = '\\';
+            out[o++] = 'n';
+        } else {
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+        }
+    }
+    out[o] = '\0';
+}
+
 void tt_error_format(const tt_error *e, char *buf, size_t size)
 {
-    const char *msg = e->message[0] ? e->message : tt_strerror(e->code);
-    if (e->source[0] && e->offset >= 0)
-        snprintf(buf, size, "%s: byte %" PRId64 ": %s", e->source, e->offset,
-                 msg);
-    else if (e->source[0])
-        snprintf(buf, size, "%s: %s", e->source, msg);
+    char msg[1100], src[1100];
+    one_line(e->message[0] ? e->message : tt_strerror(e->code), msg, sizeof(msg));
+    one_line(e->source, src, sizeof(src));
+    if (src[0] && e->offset >= 0)
+        snprintf(buf, size, "%s: byte %" PRId64 ": %s", src, e->offset, msg);
+    else if (src[0])
+        snprintf(buf, size, "%s: %s", src, msg);
     else
         snprintf(buf, size, "%s", msg);
 }

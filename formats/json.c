@@ -987,7 +987,9 @@ int tt_us_text_to_ns(const char *text, size_t len, int64_t *ns)
         tmp[n] = '\0';
         errno = 0;
         d = strtod(tmp, &endp);
-        if (errno || !isfinite(d) || fabs(d * 1000.0) > 9.2e18)
+        while (*endp == ' ' || *endp == '\t')
+            endp++;
+        if (errno || *endp || n != len || !isfinite(d) || fabs(d * 1000.0) > 9.2e18)
             return TT_EINVALID;
         *ns = (int64_t)llround(d * 1000.0);
         return 0;

@@ -160,7 +160,7 @@ static void *producer(void *arg)
                          "(truncated file)",
                          (unsigned long long)total_out);
                 producer_fail(s, TT_ETRUNCATED, m);
-                goto fail;
+                goto publish_partial;
             }
             {
                 uInt before = zs.avail_out;
@@ -174,7 +174,7 @@ static void *producer(void *arg)
                 snprintf(m, sizeof(m), "gzip data error: %s",
                          zs.msg ? zs.msg : "corrupt stream");
                 producer_fail(s, TT_EINVALID, m);
-                goto fail;
+                goto publish_partial;
             }
         }
         c->len = RING_CHUNK - zs.avail_out;
@@ -188,6 +188,20 @@ static void *producer(void *arg)
             break;
         if (c->len == 0)
             break;
+    }
+    goto fail;
+publish_partial:
+    /* what zlib produced before the error is valid data: hand it over */
+    {
+        struct chunk *c = &s->ring[(s->head + s->count) % RING_N];
+        pthread_mutex_lock(&s->mu);
+        c->len = RING_CHUNK - zs.avail_out;
+        if (c->len) {
+            tt_hash_update(&s->hash, c->data, c->len);
+            s->count++;
+        }
+        pthread_cond_signal(&s->cv_full);
+        pthread_mutex_unlock(&s->mu);
     }
 fail:
     inflateEnd(&zs);

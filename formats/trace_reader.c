@@ -231,16 +231,20 @@ static int decode_args(struct reader *r, tt_jp *jp, tt_event *ev)
                 if ((rc = tt_jp_string(jp, &r->arena, &ev->arg_name, &l)) < 0)
                     return rc;
                 continue;
+            } else if (KEY("grid") && !(ev->have & TT_A_GRID)) {
+                if (read_triple(jp, ev->grid)) {
+                    ev->have |= TT_A_GRID;
+                    jp->depth = depth0 + 1;
+                    continue;
+                }
+                jp->depth = depth0 + 1;
             }
             break;
         case 5:
             if (KEY("Bytes") || KEY("bytes")) { dst = &ev->bytes; bit = TT_A_BYTES; }
-            else if (KEY("grid") || KEY("block")) {
-                int64_t v[3];
-                int isgrid = k[0] == 'g';
-                if (read_triple(jp, v)) {
-                    memcpy(isgrid ? ev->grid : ev->block, v, sizeof(v));
-                    ev->have |= isgrid ? TT_A_GRID : TT_A_BLOCK;
+            else if (KEY("block") && !(ev->have & TT_A_BLOCK)) {
+                if (read_triple(jp, ev->block)) {
+                    ev->have |= TT_A_BLOCK;
                     jp->depth = depth0 + 1;
                     continue;
                 }
@@ -949,7 +953,7 @@ int tt__read_source(tt_source *src, const tt_trace_sink *sink,
         st->bytes = r.js.base + (int64_t)r.js.end;
         if (rc == TT_ETRUNCATED || (rc < 0 && r.js.src_err == TT_ETRUNCATED)) {
             st->truncated = 1;
-            if (r.js.src_err == TT_ETRUNCATED && rc != TT_ETRUNCATED) {
+            if (r.js.src_err == TT_ETRUNCATED) {
                 /* report the gzip error, which is the real cause */
                 tt_error_set_at(TT_ETRUNCATED, r.js.name, st->bytes,
                                 "gzip stream ends early after %lld complete "

@@ -1,0 +1,320 @@
+"""Independent expectations for tracetool's CLI tests (Python standard library only).
+
+Everything here is computed from the trace files with Python's own json and
+gzip modules, never from tracetool's output, so the tests can compare the two.
+
+  read_bytes(path)            file contents, gunzipped when it starts with 1f 8b
+  expect_file(path)           Expect: kind, Counter of (ph, cat or None), totals
+  element_end_offsets(raw)    (ends, is_member): byte offset just past each
+                              element of the event / node / row array
+  array_layout(raw)           the same with more detail (start, objects, ...)
+  Checker                     pass/fail bookkeeping and the final summary line
+"""
+
+import collections
+import gzip
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+# ---------------------------------------------------------------- loading
+
+def is_gzip(data):
+    return data[:2] == GZIP_MAGIC
+
+
+def read_bytes(path):
+    """The decompressed bytes of a file; gzip is detected by magic bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if is_gzip(data):
+        data = gzip.decompress(data)
+    return data
+
+
+def parse_json(raw):
+    """Parse decompressed bytes. Invalid UTF-8 becomes U+FFFD (as tracetool
+    repairs it) and raw control characters inside strings are allowed."""
+    return json.loads(raw.decode("utf-8", errors="replace"), strict=False)
+
+
+def trace_files(root):
+    """Every file tracetool's directory walk would pick (*.json, *.gz), sorted."""
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        for f in sorted(files):
+            if f.startswith("."):
+                continue
+            if f.endswith(".json") or f.endswith(".gz"):
+                out.append(os.path.join(d, f))
+    return sorted(out)
+
+
+# ---------------------------------------------------------------- expectations
+
+class Expect(object):
+    """What a trace holds, counted independently.
+
+    kind:       'chrome' ({"traceEvents": [...]}), 'chrome-array' ([{...}, ...]),
+                'et' ({"nodes": [...]}), 'memtl' ([[ts, action, bytes, cat], ...])
+                or None when the document is none of these.
+    counter:    Counter of (ph, cat or None) over event objects with a
+                one-character string "ph" (Chrome kinds only).
+    total:      elements tracetool reports as events/nodes/rows: objects of
+                the event or node array, well-formed rows of a memory timeline.
+    et_nodes:   node objects (ET only), memtl_rows: rows (memtl only).
+    top:        the top-level object (without the array) or None.
+    events:     the event / node / row list itself.
+    """
+
+    def __init__(self):
+        self.kind = None
+        self.counter = collections.Counter()
+        self.total = 0
+        self.et_nodes = 0
+        self.memtl_rows = 0
+        self.top = None
+        self.events = []
+
+    def __repr__(self):
+        return "Expect(kind=%r, total=%d, et_nodes=%d, memtl_rows=%d, %d (ph,cat) keys)" % (
+            self.kind, self.total, self.et_nodes, self.memtl_rows, len(self.counter))
+
+
+def _is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _memtl_row_ok(row):
+    if not isinstance(row, list) or not 3 <= len(row) <= 4:
+        return False
+    if not all(_is_num(v) for v in row[:3]):
+        return False
+    return len(row) == 3 or row[3] is None or _is_num(row[3])
+
+
+def event_key(ev):
+    """(ph, cat or None) of one event object, or None if it has no usable ph."""
+    ph = ev.get("ph")
+    if not isinstance(ph, str) or len(ph) != 1:
+        return None
+    cat = ev.get("cat")
+    return (ph, cat if isinstance(cat, str) else None)
+
+
+def expect_obj(doc):
+    e = Expect()
+    if isinstance(doc, dict):
+        key = None
+        for k in doc:  # the first of the two keys in document order wins
+            if k in ("traceEvents", "nodes"):
+                key = k
+                break
+        if key is None or not isinstance(doc[key], list):
+            return e
+        e.kind = "chrome" if key == "traceEvents" else "et"
+        e.events = doc[key]
+        e.top = dict((k, v) for k, v in doc.items() if k != key)
+    elif isinstance(doc, list):
+        e.events = doc
+        e.kind = "memtl" if doc and isinstance(doc[0], list) else "chrome-array"
+    else:
+        return e
+    if e.kind == "memtl":
+        e.memtl_rows = sum(1 for r in e.events if _memtl_row_ok(r))
+        e.total = e.memtl_rows
+    elif e.kind == "et":
+        e.et_nodes = sum(1 for n in e.events if isinstance(n, dict))
+        e.total = e.et_nodes
+    else:
+        for ev in e.events:
+            if not isinstance(ev, dict):
+                continue
+            e.total += 1
+            k = event_key(ev)
+            if k is not None:
+                e.counter[k] += 1
+    return e
+
+
+def expect_file(path):
+    return expect_obj(parse_json(read_bytes(path)))
+
+
+def expect_bytes(raw):
+    return expect_obj(parse_json(raw))
+
+
+# ---------------------------------------------------------------- byte layout
+
+def _skip_ws(text, i):
+    n = len(text)
+    while i < n and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def array_layout(raw):
+    """Where the event / node / row array and each of its elements lie.
+
+    `raw` is the complete decompressed document (bytes). Offsets are byte
+    offsets into `raw`: the bytes are decoded as latin-1, which maps every
+    byte to exactly one character, so string indices equal byte offsets
+    (UTF-8 multi-byte sequences only occur inside strings and never contain
+    JSON structural bytes, so the structure is parsed correctly).
+
+    Returns a dict:
+      key        'traceEvents' / 'nodes', or None for a bare top-level array
+      is_member  True when the array is the traceEvents/nodes member
+      start      offset of the array's '['
+      ends       offset just past each element (exclusive end)
+      starts     offset of each element's first byte
+      objects    per element: True when it is a JSON object
+      phased     per element: True when it is an object with a 1-char "ph"
+      close      offset just past the array's ']'
+    """
+    if isinstance(raw, str):
+        raise TypeError("array_layout wants bytes")
+    text = raw.decode("latin-1")
+    dec = json.JSONDecoder(strict=False)
+    i = _skip_ws(text, 0)
+    if i >= len(text):
+        raise ValueError("empty document")
+    key = None
+    if text[i] == "{":
+        i = _skip_ws(text, i + 1)
+        while True:
+            if text[i] == "}":
+                raise ValueError("no traceEvents/nodes array")
+            k, i = dec.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if text[i] != ":":
+                raise ValueError("expected ':' at byte %d" % i)
+            i = _skip_ws(text, i + 1)
+            if k in ("traceEvents", "nodes") and text[i] == "[":
+                key = k
+                break
+            _, i = dec.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if text[i] == ",":
+                i = _skip_ws(text, i + 1)
+    elif text[i] != "[":
+        raise ValueError("not a trace document")
+    start = i
+    ends, starts, objects, phased = [], [], [], []
+    i = _skip_ws(text, i + 1)
+    if text[i] == "]":
+        close = i + 1
+    else:
+        while True:
+            v, j = dec.raw_decode(text, i)
+            starts.append(i)
+            ends.append(j)
+            isobj = isinstance(v, dict)
+            objects.append(isobj)
+            if isobj:
+                ph = v.get("ph")
+                phased.append(isinstance(ph, str) and len(ph) == 1)
+            else:
+                phased.append(False)
+            i = _skip_ws(text, j)
+            if text[i] == "]":
+                close = i + 1
+                break
+            if text[i] != ",":
+                raise ValueError("expected ',' or ']' at byte %d" % i)
+            i = _skip_ws(text, i + 1)
+    return {"key": key, "is_member": key is not None, "start": start, "ends": ends,
+            "starts": starts, "objects": objects, "phased": phased, "close": close}
+
+
+def element_end_offsets(raw):
+    """(ends, is_member): the byte offset just past each element of the
+    event/node/row array of the decompressed document `raw`, and whether that
+    array is the "traceEvents"/"nodes" member (False for a bare array)."""
+    lay = array_layout(raw)
+    return lay["ends"], lay["is_member"]
+
+
+# ---------------------------------------------------------------- test harness
+
+def tracetool_path():
+    p = os.environ.get("TRACETOOL")
+    if not p:
+        here = os.path.dirname(os.path.abspath(__file__))
+        p = os.path.join(here, "..", "..", "build", "tracetool")
+    return os.path.abspath(p)
+
+
+def shared_dir():
+    p = os.environ.get("TT_SHARED")
+    if not p:
+        here = os.path.dirname(os.path.abspath(__file__))
+        p = os.path.join(here, "..", "..", "..", "shared")
+    return os.path.abspath(p)
+
+
+def run_tool(args, stdin=None, timeout=300, input_bytes=None):
+    """Run tracetool; returns CompletedProcess with bytes stdout/stderr."""
+    return subprocess.run([tracetool_path()] + list(args), stdin=stdin,
+                          input=input_bytes, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=timeout)
+
+
+def stderr_lines(cp):
+    return cp.stderr.decode("utf-8", errors="replace").splitlines()
+
+
+class Checker(object):
+    """Counts checks; prints one line per failure and the summary line."""
+
+    def __init__(self, name):
+        self.name = name
+        self.passed = 0
+        self.failed = 0
+        self.skipped = 0
+        self.verbose = bool(os.environ.get("TT_TEST_VERBOSE"))
+
+    def check(self, cond, label, detail=None):
+        if cond:
+            self.passed += 1
+            if self.verbose:
+                print("ok   %s" % label)
+        else:
+            self.failed += 1
+            msg = "FAIL %s" % label
+            if detail is not None:
+                msg += ": %s" % (detail,)
+            print(msg)
+            sys.stdout.flush()
+        return bool(cond)
+
+    def eq(self, got, want, label):
+        return self.check(got == want, label, "got %r, expected %r" % (got, want))
+
+    def skip(self, label, why):
+        self.skipped += 1
+        print("SKIP %s: %s" % (label, why))
+
+    def section(self, label, fn, *args):
+        """Run fn(*args); an exception counts as one failure."""
+        try:
+            fn(*args)
+        except Exception:
+            self.failed += 1
+            print("FAIL %s: exception\n%s" % (label, traceback.format_exc()))
+            sys.stdout.flush()
+
+    def finish(self):
+        line = "%d passed, %d failed" % (self.passed, self.failed)
+        if self.skipped:
+            line += ", %d skipped" % self.skipped
+        print(line)
+        sys.stdout.flush()
+        return 1 if self.failed or (self.passed == 0 and not self.skipped) else 0
