@@ -281,8 +281,10 @@ static void print_text(const struct info *in, FILE *out)
 
 static void emit(struct info *in, const tt_info_options *opts, FILE *out, int first)
 {
-    qsort(in->cats, in->ncats, sizeof(*in->cats), cmp_cat);
-    qsort(in->ds, in->nds, sizeof(*in->ds), cmp_ds);
+    if (in->ncats)
+        qsort(in->cats, in->ncats, sizeof(*in->cats), cmp_cat);
+    if (in->nds)
+        qsort(in->ds, in->nds, sizeof(*in->ds), cmp_ds);
     if (opts->json)
         print_json(in, out, first);
     else {

@@ -1840,14 +1840,14 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     g.db = db;
     g.opts = opts;
     g.res = res;
-    tt_buf_init(&g.metadata);
-    tt_buf_addch(&g.metadata, '{');
     tt_error_clear();
     if (db->readonly)
         return tt_error_set_at(TT_EIO, db->path, -1, "database opened read-only");
+    tt_buf_init(&g.metadata);
+    tt_buf_addch(&g.metadata, '{');
 
     if ((rc = tt_db_exec(db, "BEGIN IMMEDIATE")) < 0)
-        return rc;
+        goto out;
     for (i = 0; i < S_COUNT; i++) {
         if ((rc = tt_db_prepare(db, &g.st[i], stmt_sql[i])) < 0)
             goto fail;
