@@ -16,6 +16,7 @@ struct tt_cmd {
 static const struct tt_cmd cmds[] = {
     { "ingest", cmd_ingest, "read traces / execution traces into a SQLite database" },
     { "info", cmd_info, "summarise a trace file or an ingested database" },
+    { "averages", cmd_averages, "torch's key_averages() table from a trace file or database" },
 };
 
 static void usage(FILE *out)

@@ -80,6 +80,32 @@ TT_EXTERN(int) tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out);
 TT_EXTERN(int) tt_info_file(const char *path, const tt_info_options *opts,
                              FILE *out);
 
+/* ---- key averages (torch's key_averages().table()) ---- */
+
+enum { TT_AVG_TABLE = 0, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN };
+
+typedef struct tt_avg_options {
+    unsigned int version;
+    int64_t trace_id;      /* 0 = every Chrome/Kineto trace */
+    int64_t rank;          /* -1 = every rank */
+    int group_by_shape;    /* key_averages(group_by_input_shape=True) */
+    const char *sort_by;   /* torch's sort keys; NULL = first-occurrence order */
+    int64_t row_limit;     /* -1 = all rows */
+    int top_level_only;    /* table(top_level_events_only=True) */
+    int steps_set;         /* only events starting inside ProfilerStep#N, */
+    int64_t step_from, step_to; /* step_from <= N <= step_to */
+    int format;            /* TT_AVG_* */
+    int header_per_trace;  /* print "trace N (rank R): path" above each table */
+} tt_avg_options;
+#define TT_AVG_OPTIONS_INIT { 1, 0, -1, 0, NULL, 100, 0, 0, 0, 0, TT_AVG_TABLE, 0 }
+
+/* 1 if k is a sort key torch accepts (or NULL). */
+TT_EXTERN(int) tt_avg_sort_key_valid(const char *k);
+/* Key averages of the traces of an ingested database. */
+TT_EXTERN(int) tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out);
+/* Key averages of a trace file (ingested into a temporary database first). */
+TT_EXTERN(int) tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out);
+
 TT_END_DECL
 
 #endif

@@ -1,0 +1,1245 @@
+/*
+ * analyze/averages.c - `tracetool averages`: torch's key_averages() and
+ * table() recomputed from a stored trace (../shared/docs/FORMATS.md 3).
+ *
+ * One ordered pass over the trace's events, all threads merged by start time
+ * (SQLite sorts, spilling to disk, so memory does not grow with the trace):
+ *   - CPU events (cpu_op, user_annotation, legacy Operator / uncategorised,
+ *     runtime calls) are nested per thread with torch's stack rule; a frame
+ *     is finalised when it is popped, after its children;
+ *   - the same-name single-child collapse (_remove_dup_nodes) happens at pop
+ *     time: a frame keeps its first child back until it knows whether it is
+ *     the only one;
+ *   - [memory] records are summed into every CPU event whose [start, end]
+ *     holds them (any thread) through running totals captured at start and,
+ *     via a heap of open events ordered by end, at end; records inside no
+ *     event become "[memory]" rows;
+ *   - device time comes from the kernels/memcpys/memsets linked to the op at
+ *     ingest (gpu_ops.op_id); GPU activities are rows of their own.
+ * Rows are aggregated by key in first-occurrence order, then sorted and
+ * printed like torch's table (or CSV / JSON / Markdown).
+ */
+#include "common/compat.h"
+#include "common/buf.h"
+#include "analyze/db_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <unistd.h>
+
+/* ---- aggregated rows ---- */
+
+enum { DEV_CPU = 0, DEV_CUDA = 1 };
+
+struct row {
+    int64_t name;    /* string id (after the ProfilerStep rewrite) */
+    int64_t shapes;  /* string id of Input Dims when grouping by shape, else 0 */
+    int device;      /* DEV_CPU / DEV_CUDA */
+    int is_user_annotation;
+    int has_parent;  /* of the first event (for --top-level-only) */
+    int64_t count;
+    double cpu_total, self_cpu, dev_total, self_dev; /* us */
+    int64_t cpu_mem, self_cpu_mem, dev_mem, self_dev_mem;
+    char *name_str;  /* resolved for output */
+    char *shapes_str;
+    size_t order;    /* first occurrence */
+};
+
+struct agg {
+    struct row *rows;
+    size_t n, alloc;
+    size_t *slots; /* hash: row index + 1 */
+    size_t nslots;
+};
+
+static uint64_t key_hash(int64_t name, int64_t shapes, int device)
+{
+    uint64_t h = (uint64_t)name * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t)shapes * 0xC2B2AE3D27D4EB4FULL + (uint64_t)device;
+    h ^= h >> 29;
+    return h;
+}
+
+static int agg_grow(struct agg *a)
+{
+    size_t ns = a->nslots ? a->nslots * 2 : 1024, i;
+    size_t *slots = calloc(ns, sizeof(*slots));
+    if (!slots)
+        return TT_ENOMEM;
+    for (i = 0; i < a->n; i++) {
+        struct row *r = &a->rows[i];
+        size_t j = key_hash(r->name, r->shapes, r->device) & (ns - 1);
+        while (slots[j])
+            j = (j + 1) & (ns - 1);
+        slots[j] = i + 1;
+    }
+    free(a->slots);
+    a->slots = slots;
+    a->nslots = ns;
+    return 0;
+}
+
+/* Row for a key, created (in first-occurrence order) when new. */
+static struct row *agg_get(struct agg *a, int64_t name, int64_t shapes, int device)
+{
+    size_t j;
+    struct row *r;
+    if ((a->n + 1) * 2 > a->nslots && agg_grow(a) < 0)
+        return NULL;
+    j = key_hash(name, shapes, device) & (a->nslots - 1);
+    while (a->slots[j]) {
+        r = &a->rows[a->slots[j] - 1];
+        if (r->name == name && r->shapes == shapes && r->device == device)
+            return r;
+        j = (j + 1) & (a->nslots - 1);
+    }
+    if (TT_ALLOC_GROW(a->rows, a->n + 1, a->alloc) < 0)
+        return NULL;
+    r = &a->rows[a->n];
+    memset(r, 0, sizeof(*r));
+    r->name = name;
+    r->shapes = shapes;
+    r->device = device;
+    r->order = a->n;
+    a->slots[j] = ++a->n;
+    return r;
+}
+
+static void agg_release(struct agg *a)
+{
+    size_t i;
+    for (i = 0; i < a->n; i++) {
+        free(a->rows[i].name_str);
+        free(a->rows[i].shapes_str);
+    }
+    free(a->rows);
+    free(a->slots);
+    memset(a, 0, sizeof(*a));
+}
+
+/* ---- CPU event frames ---- */
+
+struct ev {
+    int64_t name, shapes;
+    int64_t start, end;     /* ns */
+    int64_t kernels_ns;     /* own linked device time */
+    int64_t mem_start[2];   /* running memory totals (cpu, device) before start */
+    int64_t mem_end[2];     /* ... at end; set when the end is passed */
+    int have_end_mem;
+    int has_parent;
+    int is_user_annotation;
+    /* children */
+    int nchildren;
+    int64_t child_cpu_ns, child_dev_ns;
+    int64_t child_mem[2];
+    /* the first child, held back for the same-name collapse */
+    int have_first;
+    struct ev_first {
+        int64_t name, shapes, start, end, kernels_ns;
+        int64_t child_cpu_ns, child_dev_ns, child_mem[2], mem[2];
+        int64_t dev_total_ns;
+        int nchildren, has_parent, is_user_annotation;
+    } first;
+    size_t heap_pos; /* index in the end-heap, or SIZE_MAX when out */
+    uint64_t serial;
+};
+
+struct thread_stack {
+    int64_t pid_i, tid_i;
+    char *pid_s, *tid_s;
+    int pid_is_str, tid_is_str, pid_null, tid_null;
+    struct ev **frames;
+    size_t n, alloc;
+};
+
+struct state {
+    tt_db *db;
+    const tt_avg_options *o;
+    struct agg agg;
+    struct thread_stack *threads;
+    size_t nthreads, athreads, last;
+    /* heap of open events by end time, for memory totals at their end */
+    struct ev **heap;
+    size_t nheap, aheap;
+    int64_t mem_total[2], mem_lt[2], mem_ts;
+    int have_mem_ts;
+    struct ev *free_list;
+    uint64_t serial;
+    int64_t step_name; /* string id of "ProfilerStep*" (0 until needed) */
+    int any_memory;
+};
+
+/* heap helpers (min-heap on end) */
+static void heap_swap(struct state *s, size_t i, size_t j)
+{
+    struct ev *t = s->heap[i];
+    s->heap[i] = s->heap[j];
+    s->heap[j] = t;
+    s->heap[i]->heap_pos = i;
+    s->heap[j]->heap_pos = j;
+}
+
+static int heap_less(const struct ev *a, const struct ev *b)
+{
+    return a->end < b->end || (a->end == b->end && a->serial < b->serial);
+}
+
+static void heap_up(struct state *s, size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(s->heap[i], s->heap[p]))
+            break;
+        heap_swap(s, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(struct state *s, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < s->nheap && heap_less(s->heap[l], s->heap[m]))
+            m = l;
+        if (r < s->nheap && heap_less(s->heap[r], s->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        heap_swap(s, i, m);
+        i = m;
+    }
+}
+
+static int heap_push(struct state *s, struct ev *e)
+{
+    if (TT_ALLOC_GROW(s->heap, s->nheap + 1, s->aheap) < 0)
+        return TT_ENOMEM;
+    s->heap[s->nheap] = e;
+    e->heap_pos = s->nheap++;
+    heap_up(s, e->heap_pos);
+    return 0;
+}
+
+static void heap_remove_top(struct state *s)
+{
+    struct ev *top = s->heap[0];
+    top->heap_pos = SIZE_MAX;
+    s->nheap--;
+    if (s->nheap) {
+        s->heap[0] = s->heap[s->nheap];
+        s->heap[0]->heap_pos = 0;
+        heap_down(s, 0);
+    }
+}
+
+/* Record the running memory totals at the end of every open event that ends
+ * before time t (records at exactly its end are already counted). */
+static void pass_ends(struct state *s, int64_t t)
+{
+    while (s->nheap && s->heap[0]->end < t) {
+        struct ev *e = s->heap[0];
+        e->mem_end[0] = s->mem_total[0];
+        e->mem_end[1] = s->mem_total[1];
+        e->have_end_mem = 1;
+        heap_remove_top(s);
+    }
+}
+
+static struct ev *ev_new(struct state *s)
+{
+    struct ev *e = s->free_list;
+    if (e)
+        s->free_list = *(struct ev **)e;
+    else if (!(e = malloc(sizeof(*e))))
+        return NULL;
+    memset(e, 0, sizeof(*e));
+    e->heap_pos = SIZE_MAX;
+    return e;
+}
+
+static void ev_free(struct state *s, struct ev *e)
+{
+    *(struct ev **)e = s->free_list;
+    s->free_list = e;
+}
+
+/* ---- adding finished events to the aggregate ---- */
+
+static int add_row(struct state *s, int64_t name, int64_t shapes, int device,
+                   int has_parent, int is_ua, double cpu_total, double self_cpu,
+                   double dev_total, double self_dev, const int64_t mem[2],
+                   const int64_t self_mem[2])
+{
+    struct row *r = agg_get(&s->agg, name, s->o->group_by_shape ? shapes : 0, device);
+    if (!r)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (r->count == 0) {
+        r->has_parent = has_parent;
+        r->is_user_annotation = is_ua;
+    }
+    r->count++;
+    r->cpu_total += cpu_total;
+    r->self_cpu += self_cpu;
+    r->dev_total += dev_total;
+    r->self_dev += self_dev;
+    r->cpu_mem += mem[0];
+    r->dev_mem += mem[1];
+    r->self_cpu_mem += self_mem[0];
+    r->self_dev_mem += self_mem[1];
+    return 0;
+}
+
+static int emit_first(struct state *s, const struct ev_first *f)
+{
+    int64_t self_mem[2] = { f->mem[0] - f->child_mem[0], f->mem[1] - f->child_mem[1] };
+    double cpu = (double)(f->end - f->start) / 1e3;
+    return add_row(s, f->name, f->shapes, DEV_CPU, f->has_parent, f->is_user_annotation, cpu,
+                   cpu - (double)f->child_cpu_ns / 1e3, (double)f->dev_total_ns / 1e3,
+                   (double)f->kernels_ns / 1e3, f->mem, self_mem);
+}
+
+/*
+ * Finish frame e (its children are done) and hand it to its parent p (NULL
+ * at top level). Frees e.
+ */
+static int finish(struct state *s, struct ev *e, struct ev *p)
+{
+    struct ev_first me;
+    int rc;
+    if (!e->have_end_mem) {
+        /* still open in the heap: its end is not passed yet, so every record
+         * up to now counts (records later than its end are not read yet) */
+        if (e->heap_pos != SIZE_MAX) {
+            /* remove from the heap */
+            size_t i = e->heap_pos;
+            heap_swap(s, i, s->nheap - 1);
+            s->nheap--;
+            e->heap_pos = SIZE_MAX;
+            if (i < s->nheap) {
+                heap_down(s, i);
+                heap_up(s, i);
+            }
+        }
+        e->mem_end[0] = s->mem_total[0];
+        e->mem_end[1] = s->mem_total[1];
+        e->have_end_mem = 1;
+    }
+    /* same-name single child: the child disappears, its children and
+     * kernels become ours (torch's _remove_dup_nodes) */
+    if (e->nchildren == 1 && e->have_first && e->first.name == e->name) {
+        e->nchildren = e->first.nchildren;
+        e->child_cpu_ns = e->first.child_cpu_ns;
+        e->child_dev_ns = e->first.child_dev_ns;
+        e->child_mem[0] = e->first.child_mem[0];
+        e->child_mem[1] = e->first.child_mem[1];
+        e->kernels_ns = e->first.kernels_ns;
+        e->have_first = 0;
+    } else if (e->have_first) {
+        if ((rc = emit_first(s, &e->first)) < 0)
+            return rc;
+        e->have_first = 0;
+    }
+    me.name = e->name;
+    me.shapes = e->shapes;
+    me.start = e->start;
+    me.end = e->end;
+    me.kernels_ns = e->kernels_ns;
+    me.child_cpu_ns = e->child_cpu_ns;
+    me.child_dev_ns = e->child_dev_ns;
+    me.child_mem[0] = e->child_mem[0];
+    me.child_mem[1] = e->child_mem[1];
+    me.mem[0] = e->mem_end[0] - e->mem_start[0];
+    me.mem[1] = e->mem_end[1] - e->mem_start[1];
+    me.dev_total_ns = e->kernels_ns + e->child_dev_ns;
+    me.nchildren = e->nchildren;
+    me.has_parent = p != NULL;
+    me.is_user_annotation = e->is_user_annotation;
+    ev_free(s, e);
+    if (!p)
+        return emit_first(s, &me);
+    p->nchildren++;
+    p->child_cpu_ns += me.end - me.start;
+    p->child_dev_ns += me.dev_total_ns;
+    p->child_mem[0] += me.mem[0];
+    p->child_mem[1] += me.mem[1];
+    if (p->nchildren == 1) {
+        p->first = me;
+        p->have_first = 1;
+        return 0;
+    }
+    if (p->have_first) {
+        if ((rc = emit_first(s, &p->first)) < 0)
+            return rc;
+        p->have_first = 0;
+    }
+    return emit_first(s, &me);
+}
+
+static int value_matches(int is_null, int is_str, int64_t i, const char *str,
+                         sqlite3_value *v)
+{
+    int t = sqlite3_value_type(v);
+    if (t == SQLITE_NULL)
+        return is_null;
+    if (t == SQLITE_INTEGER)
+        return !is_null && !is_str && sqlite3_value_int64(v) == i;
+    return !is_null && is_str && !strcmp(str, (const char *)sqlite3_value_text(v));
+}
+
+static struct thread_stack *thread_for(struct state *s, sqlite3_value *pid, sqlite3_value *tid)
+{
+    size_t i;
+    struct thread_stack *t;
+    for (i = 0; i < s->nthreads; i++) {
+        size_t k = (s->last + i) % s->nthreads;
+        t = &s->threads[k];
+        if (value_matches(t->pid_null, t->pid_is_str, t->pid_i, t->pid_s, pid) &&
+            value_matches(t->tid_null, t->tid_is_str, t->tid_i, t->tid_s, tid)) {
+            s->last = k;
+            return t;
+        }
+    }
+    if (TT_ALLOC_GROW(s->threads, s->nthreads + 1, s->athreads) < 0)
+        return NULL;
+    t = &s->threads[s->nthreads];
+    memset(t, 0, sizeof(*t));
+    t->pid_null = sqlite3_value_type(pid) == SQLITE_NULL;
+    t->tid_null = sqlite3_value_type(tid) == SQLITE_NULL;
+    t->pid_is_str = sqlite3_value_type(pid) == SQLITE_TEXT;
+    t->tid_is_str = sqlite3_value_type(tid) == SQLITE_TEXT;
+    t->pid_i = sqlite3_value_int64(pid);
+    t->tid_i = sqlite3_value_int64(tid);
+    if (t->pid_is_str && !(t->pid_s = strdup((const char *)sqlite3_value_text(pid))))
+        return NULL;
+    if (t->tid_is_str && !(t->tid_s = strdup((const char *)sqlite3_value_text(tid))))
+        return NULL;
+    s->last = s->nthreads++;
+    return t;
+}
+
+static int push_cpu(struct state *s, struct thread_stack *t, struct ev *e)
+{
+    int rc;
+    /* torch: pop while the new event starts at/after the parent's end or
+     * ends after it */
+    while (t->n) {
+        struct ev *p = t->frames[t->n - 1];
+        if (e->start >= p->end || e->end > p->end) {
+            t->n--;
+            if ((rc = finish(s, p, t->n ? t->frames[t->n - 1] : NULL)) < 0)
+                return rc;
+        } else {
+            break;
+        }
+    }
+    e->has_parent = t->n > 0;
+    /* rows keep torch's order: first occurrence in start order */
+    if (!agg_get(&s->agg, e->name, s->o->group_by_shape ? e->shapes : 0, DEV_CPU))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (TT_ALLOC_GROW(t->frames, t->n + 1, t->alloc) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    t->frames[t->n++] = e;
+    return heap_push(s, e) < 0 ? tt_error_set(TT_ENOMEM, "out of memory") : 0;
+}
+
+static int flush_threads(struct state *s)
+{
+    size_t i;
+    int rc;
+    for (i = 0; i < s->nthreads; i++) {
+        struct thread_stack *t = &s->threads[i];
+        while (t->n) {
+            struct ev *e = t->frames[--t->n];
+            if ((rc = finish(s, e, t->n ? t->frames[t->n - 1] : NULL)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static void state_release(struct state *s)
+{
+    size_t i;
+    struct ev *e;
+    for (i = 0; i < s->nthreads; i++) {
+        struct thread_stack *t = &s->threads[i];
+        while (t->n)
+            free(t->frames[--t->n]);
+        free(t->frames);
+        free(t->pid_s);
+        free(t->tid_s);
+    }
+    free(s->threads);
+    free(s->heap);
+    while ((e = s->free_list) != NULL) {
+        s->free_list = *(struct ev **)e;
+        free(e);
+    }
+    agg_release(&s->agg);
+}
+
+/* ---- names ---- */
+
+static int is_filtered(const char *n)
+{
+    static const char *const names[] = {
+        "[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
+        "profiler::_record_function_enter_new", "profiler::_record_function_exit",
+        "aten::is_leaf", "aten::output_nr", "aten::_version",
+    };
+    size_t i;
+    for (i = 0; i < TT_ARRAY_SIZE(names); i++) {
+        if (!strcmp(n, names[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/* per-trace name classes, computed once per string id */
+struct names {
+    int64_t *ids;
+    signed char *cls; /* 0 keep, 1 filtered, 2 ProfilerStep#N */
+    size_t n, alloc;
+};
+
+static int name_class(tt_db *db, struct names *nm, int64_t id)
+{
+    size_t lo = 0, hi = nm->n;
+    sqlite3_stmt *st;
+    const char *str;
+    int c = 0;
+    /* ids are appended in increasing order of first use: linear probe of a
+     * small sorted set is enough here */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (nm->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < nm->n && nm->ids[lo] == id)
+        return nm->cls[lo];
+    if (sqlite3_prepare_v2(db->sql, "SELECT s FROM strings WHERE id = ?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW && (str = (const char *)sqlite3_column_text(st, 0))) {
+        if (is_filtered(str))
+            c = 1;
+        else if (!strncmp(str, "ProfilerStep#", 13))
+            c = 2;
+    }
+    sqlite3_finalize(st);
+    {
+        size_t alloc2 = nm->alloc;
+        if (TT_ALLOC_GROW(nm->ids, nm->n + 1, nm->alloc) < 0 ||
+            TT_ALLOC_GROW(nm->cls, nm->n + 1, alloc2) < 0)
+            return 0;
+        nm->alloc = alloc2 > nm->alloc ? alloc2 : nm->alloc;
+    }
+    memmove(nm->ids + lo + 1, nm->ids + lo, (nm->n - lo) * sizeof(*nm->ids));
+    memmove(nm->cls + lo + 1, nm->cls + lo, (nm->n - lo) * sizeof(*nm->cls));
+    nm->ids[lo] = id;
+    nm->cls[lo] = (signed char)c;
+    nm->n++;
+    return c;
+}
+
+static int64_t string_id(tt_db *db, const char *s, int create)
+{
+    sqlite3_stmt *st;
+    int64_t id = 0;
+    if (sqlite3_prepare_v2(db->sql, "SELECT id FROM strings WHERE s = ?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, s, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    (void)create;
+    return id;
+}
+
+/* ---- the pass ---- */
+
+/*
+ * kind: 0 CPU op (slices), 1 runtime call, 2 [memory] record, 3 GPU activity.
+ * Ordered by (ts, end DESC) like torch's (start, -end), then kind so that a
+ * memory record at an op's start follows the op's push.
+ */
+static const char pass_sql[] =
+    "SELECT kind, id, name, pid, tid, ts, dur, shapes, extra, kernels FROM ("
+    " SELECT 0 AS kind, s.id, s.name, s.pid, s.tid, s.ts, coalesce(s.dur, 0) AS dur,"
+    "  s.input_dims AS shapes, CASE WHEN s.cat = ?2 THEN 1 ELSE 0 END AS extra,"
+    "  (SELECT sum(g.dur) FROM gpu_ops AS g WHERE g.trace_id = ?1 AND g.op_id = s.id"
+    "    AND g.kind IN ('kernel', 'memcpy', 'memset')) AS kernels"
+    " FROM slices AS s WHERE s.trace_id = ?1 AND s.ts IS NOT NULL"
+    "  AND (s.cat IS NULL OR s.cat IN (?2, ?3, ?4))"
+    " UNION ALL SELECT 1, r.id, r.name, r.pid, r.tid, r.ts, coalesce(r.dur, 0), NULL, 0, NULL"
+    " FROM runtime AS r WHERE r.trace_id = ?1 AND r.ts IS NOT NULL"
+    " UNION ALL SELECT 2, m.id, m.name, m.pid, m.tid, m.ts, 0, m.device_type, m.bytes, NULL"
+    " FROM memory AS m WHERE m.trace_id = ?1 AND m.ts IS NOT NULL AND m.bytes IS NOT NULL"
+    " UNION ALL SELECT 3, g.id, g.name, g.pid, g.tid, g.ts, coalesce(g.dur, 0),"
+    "  CASE g.kind WHEN 'annotation' THEN 1 ELSE 0 END, 0, NULL"
+    " FROM gpu_ops AS g WHERE g.trace_id = ?1 AND g.ts IS NOT NULL"
+    "  AND g.kind IN ('kernel', 'memcpy', 'memset', 'annotation')"
+    ") ORDER BY ts, ts + dur DESC, kind, id";
+
+static int mem_class(int64_t device_type)
+{
+    switch (device_type) {
+    case 0: case 2: case 5: return 0;  /* CPU, MKLDNN, IDEEP */
+    case 1: case 6: case 12: case 20: return 1; /* CUDA, HIP, XPU, PrivateUse1 */
+    default: return -1;
+    }
+}
+
+static int in_steps(const tt_avg_options *o, const int64_t *win, size_t nwin, int64_t ts)
+{
+    size_t i;
+    if (!o->steps_set)
+        return 1;
+    for (i = 0; i < nwin; i++) {
+        if (ts >= win[2 * i] && ts <= win[2 * i + 1])
+            return 1;
+    }
+    return 0;
+}
+
+/* ProfilerStep#N windows with from <= N <= to */
+static int step_windows(tt_db *db, int64_t trace, const tt_avg_options *o, int64_t **out,
+                        size_t *n)
+{
+    sqlite3_stmt *st;
+    size_t alloc = 0;
+    *out = NULL;
+    *n = 0;
+    if (!o->steps_set)
+        return 0;
+    if (tt_db_prepare(db, &st, "SELECT n.s, s.ts, s.ts + coalesce(s.dur, 0) FROM slices AS s"
+                               " JOIN strings AS n ON n.id = s.name WHERE s.trace_id = ?1"
+                               " AND n.s LIKE 'ProfilerStep#%'") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *nm = (const char *)sqlite3_column_text(st, 0);
+        long long k = atoll(nm + 13);
+        if (k < o->step_from || k > o->step_to)
+            continue;
+        if (TT_ALLOC_GROW(*out, 2 * (*n + 1), alloc) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        (*out)[2 * *n] = sqlite3_column_int64(st, 1);
+        (*out)[2 * *n + 1] = sqlite3_column_int64(st, 2);
+        (*n)++;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int run_pass(struct state *s, int64_t trace)
+{
+    sqlite3_stmt *st;
+    struct names nm = { NULL, NULL, 0, 0 };
+    int64_t cpu_op = string_id(s->db, "cpu_op", 0), ua = string_id(s->db, "user_annotation", 0);
+    int64_t op_legacy = string_id(s->db, "Operator", 0);
+    int64_t mem_name = string_id(s->db, "[memory]", 0);
+    int64_t *win = NULL;
+    size_t nwin = 0;
+    int rc = 0, r;
+    int64_t standalone_mem[2] = { 0, 0 };
+
+    if ((rc = step_windows(s->db, trace, s->o, &win, &nwin)) < 0)
+        return rc;
+    if (tt_db_prepare(s->db, &st, pass_sql) < 0) {
+        free(win);
+        return TT_EDB;
+    }
+    sqlite3_bind_int64(st, 1, trace);
+    sqlite3_bind_int64(st, 2, ua ? ua : -1);
+    sqlite3_bind_int64(st, 3, cpu_op ? cpu_op : -1);
+    sqlite3_bind_int64(st, 4, op_legacy ? op_legacy : -1);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int kind = sqlite3_column_int(st, 0);
+        int64_t name = sqlite3_column_int64(st, 2);
+        int64_t ts = sqlite3_column_int64(st, 5), dur = sqlite3_column_int64(st, 6);
+        int cls;
+        if (!s->have_mem_ts || ts != s->mem_ts) {
+            s->mem_lt[0] = s->mem_total[0];
+            s->mem_lt[1] = s->mem_total[1];
+            s->mem_ts = ts;
+            s->have_mem_ts = 1;
+        }
+        pass_ends(s, ts);
+        if (kind == 2) { /* [memory] record */
+            int c = mem_class(sqlite3_column_int64(st, 7));
+            int64_t bytes = sqlite3_column_int64(st, 8);
+            s->any_memory = 1;
+            if (c < 0 || !in_steps(s->o, win, nwin, ts))
+                continue;
+            s->mem_total[c] += bytes;
+            if (s->nheap == 0) {
+                /* inside no CPU event: a standalone "[memory]" row */
+                int64_t m[2] = { 0, 0 };
+                m[c] = bytes;
+                standalone_mem[c] += bytes;
+                if (!mem_name)
+                    continue;
+                if ((rc = add_row(s, mem_name, 0, DEV_CPU, 0, 0, 0, 0, 0, 0, m, m)) < 0)
+                    break;
+            }
+            continue;
+        }
+        cls = name_class(s->db, &nm, name);
+        if (cls == 1 || !in_steps(s->o, win, nwin, ts))
+            continue;
+        if (cls == 2) {
+            if (!s->step_name)
+                s->step_name = -2; /* placeholder id for "ProfilerStep*" */
+            name = s->step_name;
+        }
+        if (kind == 3) { /* GPU activity: a device row of its own */
+            int64_t zero[2] = { 0, 0 };
+            double d = (double)dur / 1e3;
+            int is_ua = sqlite3_column_int(st, 7);
+            if ((rc = add_row(s, name, 0, DEV_CUDA, 0, is_ua, 0, 0, d, d, zero, zero)) < 0)
+                break;
+            continue;
+        }
+        {
+            struct thread_stack *t = thread_for(s, sqlite3_column_value(st, 3),
+                                                sqlite3_column_value(st, 4));
+            struct ev *e = t ? ev_new(s) : NULL;
+            if (!e) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                break;
+            }
+            e->name = name;
+            e->shapes = kind == 0 ? sqlite3_column_int64(st, 7) : 0;
+            e->start = ts;
+            e->end = ts + (dur > 0 ? dur : 0);
+            e->kernels_ns = sqlite3_column_int64(st, 9);
+            e->is_user_annotation = kind == 0 && sqlite3_column_int(st, 8);
+            e->mem_start[0] = s->mem_lt[0];
+            e->mem_start[1] = s->mem_lt[1];
+            e->serial = s->serial++;
+            if ((rc = push_cpu(s, t, e)) < 0)
+                break;
+        }
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(s->db, "cannot read events");
+    sqlite3_finalize(st);
+    free(win);
+    free(nm.ids);
+    free(nm.cls);
+    if (rc == 0)
+        rc = flush_threads(s);
+    (void)standalone_mem;
+    return rc;
+}
+
+/* ---- output ---- */
+
+static char *lookup(tt_db *db, int64_t id)
+{
+    sqlite3_stmt *st;
+    char *r = NULL;
+    if (id == -2)
+        return strdup("ProfilerStep*");
+    if (sqlite3_prepare_v2(db->sql, "SELECT s FROM strings WHERE id = ?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return strdup("?");
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        r = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return r ? r : strdup("?");
+}
+
+/* minified JSON shapes "[[64,64],[]]" -> Python repr "[[64, 64], []]" */
+static char *python_shapes(const char *json)
+{
+    tt_buf b = TT_BUF_INIT;
+    const char *p;
+    for (p = json; *p; p++) {
+        tt_buf_addch(&b, *p);
+        if (*p == ',')
+            tt_buf_addch(&b, ' ');
+    }
+    return b.oom ? NULL : b.buf[0] ? b.buf : strdup("");
+}
+
+static const char *const sort_keys[] = {
+    "cpu_time", "cuda_time", "cpu_time_total", "cuda_time_total", "self_cpu_time_total",
+    "self_cuda_time_total", "cpu_memory_usage", "cuda_memory_usage",
+    "self_cpu_memory_usage", "self_cuda_memory_usage", "count", "device_time",
+    "device_time_total", "self_device_time_total", "device_memory_usage",
+    "self_device_memory_usage", NULL,
+};
+
+int tt_avg_sort_key_valid(const char *k)
+{
+    size_t i;
+    if (!k)
+        return 1;
+    for (i = 0; sort_keys[i]; i++) {
+        if (!strcmp(k, sort_keys[i]))
+            return 1;
+    }
+    return 0;
+}
+
+static double sort_value(const struct row *r, const char *k)
+{
+    double c = r->count ? (double)r->count : 1;
+    if (!strcmp(k, "cpu_time")) return r->cpu_total / c;
+    if (!strcmp(k, "cuda_time") || !strcmp(k, "device_time")) return r->dev_total / c;
+    if (!strcmp(k, "cpu_time_total")) return r->cpu_total;
+    if (!strcmp(k, "cuda_time_total") || !strcmp(k, "device_time_total")) return r->dev_total;
+    if (!strcmp(k, "self_cpu_time_total")) return r->self_cpu;
+    if (!strcmp(k, "self_cuda_time_total") || !strcmp(k, "self_device_time_total")) return r->self_dev;
+    if (!strcmp(k, "cpu_memory_usage")) return (double)r->cpu_mem;
+    if (!strcmp(k, "cuda_memory_usage") || !strcmp(k, "device_memory_usage")) return (double)r->dev_mem;
+    if (!strcmp(k, "self_cpu_memory_usage")) return (double)r->self_cpu_mem;
+    if (!strcmp(k, "self_cuda_memory_usage") || !strcmp(k, "self_device_memory_usage"))
+        return (double)r->self_dev_mem;
+    return (double)r->count;
+}
+
+static const char *g_sort_key;
+static int cmp_rows(const void *a, const void *b)
+{
+    const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+    double vx = sort_value(x, g_sort_key), vy = sort_value(y, g_sort_key);
+    if (vx != vy)
+        return vx > vy ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void fmt_time(char *buf, size_t n, double us)
+{
+    if (us >= 1e6)
+        snprintf(buf, n, "%.3fs", us / 1e6);
+    else if (us >= 1e3)
+        snprintf(buf, n, "%.3fms", us / 1e3);
+    else
+        snprintf(buf, n, "%.3fus", us);
+}
+
+static void fmt_share(char *buf, size_t n, double t, double total)
+{
+    if (total == 0)
+        snprintf(buf, n, "NaN");
+    else
+        snprintf(buf, n, "%.2f%%", t * 100.0 / total);
+}
+
+static void fmt_mem(char *buf, size_t n, int64_t b)
+{
+    const double KB = 1024, MB = 1024 * 1024, GB = 1024.0 * 1024 * 1024;
+    double a = fabs((double)b);
+    if (a >= GB)
+        snprintf(buf, n, "%.2f Gb", (double)b / GB);
+    else if (a >= MB)
+        snprintf(buf, n, "%.2f Mb", (double)b / MB);
+    else if (a >= KB)
+        snprintf(buf, n, "%.2f Kb", (double)b / KB);
+    else
+        snprintf(buf, n, "%" PRId64 " b", b);
+}
+
+struct table {
+    const char *hdr[20];
+    int width[20];
+    int ncol;
+};
+
+static void tcell(FILE *out, const struct table *t, int col, const char *v)
+{
+    fprintf(out, "%*s  ", t->width[col], v);
+}
+
+static void tsep(FILE *out, const struct table *t)
+{
+    int c, i;
+    for (c = 0; c < t->ncol; c++) {
+        for (i = 0; i < t->width[c]; i++)
+            fputc('-', out);
+        fputs("  ", out);
+    }
+    fputc('\n', out);
+}
+
+static void print_table(FILE *out, struct row **rows, size_t n, const struct state *s,
+                        int show_mem, double sum_self_cpu, double sum_self_dev)
+{
+    const tt_avg_options *o = s->o;
+    struct table t;
+    size_t i, maxname = 0, maxshape = 0;
+    int has_dev = 0, has_dev_mem = 0, has_shapes = 0, c;
+    int64_t printed = 0;
+    for (i = 0; i < n; i++) {
+        size_t l = strlen(rows[i]->name_str);
+        if (l > maxname)
+            maxname = l;
+        if (rows[i]->self_dev > 0)
+            has_dev = 1;
+        if (rows[i]->self_dev_mem > 0)
+            has_dev_mem = 1;
+        if (o->group_by_shape && rows[i]->shapes_str && rows[i]->shapes_str[0] &&
+            strcmp(rows[i]->shapes_str, "[]")) {
+            has_shapes = 1;
+        }
+        if (o->group_by_shape && rows[i]->shapes_str && strlen(rows[i]->shapes_str) > maxshape)
+            maxshape = strlen(rows[i]->shapes_str);
+    }
+    memset(&t, 0, sizeof(t));
+#define COL(h, w) (t.hdr[t.ncol] = (h), t.width[t.ncol++] = (w))
+    COL("Name", (int)(maxname + 4 < 55 ? maxname + 4 : 55));
+    COL("Self CPU %", 12);
+    COL("Self CPU", 12);
+    COL("CPU total %", 12);
+    COL("CPU total", 12);
+    COL("CPU time avg", 12);
+    if (has_dev) {
+        COL("Self CUDA", 12);
+        COL("Self CUDA %", 12);
+        COL("CUDA total", 12);
+        COL("CUDA time avg", 12);
+    }
+    if (show_mem) {
+        COL("CPU Mem", 12);
+        COL("Self CPU Mem", 12);
+        if (has_dev_mem) {
+            COL("CUDA Mem", 12);
+            COL("Self CUDA Mem", 12);
+        }
+    }
+    COL("# of Calls", 12);
+    if (has_shapes)
+        COL("Input Shapes", (int)(maxshape + 4 < 80 ? maxshape + 4 : 80));
+#undef COL
+    tsep(out, &t);
+    for (c = 0; c < t.ncol; c++)
+        tcell(out, &t, c, t.hdr[c]);
+    fputc('\n', out);
+    tsep(out, &t);
+    for (i = 0; i < n; i++) {
+        const struct row *r = rows[i];
+        char b[64], name[64];
+        double cnt = (double)r->count;
+        if (o->top_level_only && r->has_parent)
+            continue;
+        if (o->row_limit >= 0 && printed >= o->row_limit)
+            break;
+        printed++;
+        c = 0;
+        if ((int)strlen(r->name_str) >= 55 - 3)
+            snprintf(name, sizeof(name), "%.52s...", r->name_str);
+        else
+            snprintf(name, sizeof(name), "%s", r->name_str);
+        if ((int)strlen(name) > t.width[0])
+            name[t.width[0]] = '\0';
+        tcell(out, &t, c++, name);
+        fmt_share(b, sizeof(b), r->self_cpu, sum_self_cpu);
+        tcell(out, &t, c++, b);
+        fmt_time(b, sizeof(b), r->self_cpu);
+        tcell(out, &t, c++, b);
+        fmt_share(b, sizeof(b), r->cpu_total, sum_self_cpu);
+        tcell(out, &t, c++, b);
+        fmt_time(b, sizeof(b), r->cpu_total);
+        tcell(out, &t, c++, b);
+        fmt_time(b, sizeof(b), r->cpu_total / cnt);
+        tcell(out, &t, c++, b);
+        if (has_dev) {
+            fmt_time(b, sizeof(b), r->self_dev);
+            tcell(out, &t, c++, b);
+            fmt_share(b, sizeof(b), r->self_dev, sum_self_dev);
+            tcell(out, &t, c++, b);
+            fmt_time(b, sizeof(b), r->dev_total);
+            tcell(out, &t, c++, b);
+            fmt_time(b, sizeof(b), r->dev_total / cnt);
+            tcell(out, &t, c++, b);
+        }
+        if (show_mem) {
+            fmt_mem(b, sizeof(b), r->cpu_mem);
+            tcell(out, &t, c++, b);
+            fmt_mem(b, sizeof(b), r->self_cpu_mem);
+            tcell(out, &t, c++, b);
+            if (has_dev_mem) {
+                fmt_mem(b, sizeof(b), r->dev_mem);
+                tcell(out, &t, c++, b);
+                fmt_mem(b, sizeof(b), r->self_dev_mem);
+                tcell(out, &t, c++, b);
+            }
+        }
+        snprintf(b, sizeof(b), "%" PRId64, r->count);
+        tcell(out, &t, c++, b);
+        if (has_shapes) {
+            char sh[96];
+            snprintf(sh, sizeof(sh), "%.*s", t.width[c], r->shapes_str ? r->shapes_str : "[]");
+            tcell(out, &t, c++, sh);
+        }
+        fputc('\n', out);
+    }
+    tsep(out, &t);
+    {
+        char b[64];
+        fmt_time(b, sizeof(b), sum_self_cpu);
+        fprintf(out, "Self CPU time total: %s\n", b);
+        if (has_dev) {
+            fmt_time(b, sizeof(b), sum_self_dev);
+            fprintf(out, "Self CUDA time total: %s\n", b);
+        }
+    }
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void print_rows(FILE *out, struct row **rows, size_t n, const struct state *s,
+                       int64_t trace, const char *label, int have_rank, int64_t rank,
+                       int first_trace)
+{
+    const tt_avg_options *o = s->o;
+    size_t i;
+    int64_t printed = 0;
+    for (i = 0; i < n; i++) {
+        const struct row *r = rows[i];
+        if (o->top_level_only && r->has_parent)
+            continue;
+        if (o->row_limit >= 0 && printed >= o->row_limit)
+            break;
+        if (o->format == TT_AVG_CSV) {
+            if (printed == 0 && first_trace)
+                fputs("trace_id,rank,name,input_shapes,device,count,self_cpu_us,cpu_total_us,"
+                      "cpu_avg_us,self_device_us,device_total_us,device_avg_us,cpu_mem,"
+                      "self_cpu_mem,device_mem,self_device_mem\n",
+                      out);
+            fprintf(out, "%" PRId64 ",", trace);
+            if (have_rank)
+                fprintf(out, "%" PRId64, rank);
+            fputc(',', out);
+            csv_str(out, r->name_str);
+            fputc(',', out);
+            csv_str(out, r->shapes_str ? r->shapes_str : "");
+            fprintf(out, ",%s,%" PRId64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRId64 ",%" PRId64
+                         ",%" PRId64 ",%" PRId64 "\n",
+                    r->device == DEV_CPU ? "CPU" : "CUDA", r->count, r->self_cpu, r->cpu_total,
+                    r->cpu_total / (double)r->count, r->self_dev, r->dev_total,
+                    r->dev_total / (double)r->count, r->cpu_mem, r->self_cpu_mem, r->dev_mem,
+                    r->self_dev_mem);
+        } else if (o->format == TT_AVG_JSON) {
+            tt_buf b = TT_BUF_INIT;
+            tt_buf_add_json_string(&b, r->name_str, strlen(r->name_str));
+            if (printed == 0) {
+                fprintf(out, "%s{\"trace_id\": %" PRId64 ", \"path\": ", first_trace ? "" : ",\n", trace);
+                {
+                    tt_buf lb = TT_BUF_INIT;
+                    tt_buf_add_json_string(&lb, label, strlen(label));
+                    fputs(lb.buf, out);
+                    tt_buf_release(&lb);
+                }
+                if (have_rank)
+                    fprintf(out, ", \"rank\": %" PRId64, rank);
+                else
+                    fputs(", \"rank\": null", out);
+                fputs(", \"rows\": [\n", out);
+            } else {
+                fputs(",\n", out);
+            }
+            fprintf(out, "  {\"name\": %s", b.buf);
+            tt_buf_reset(&b);
+            if (r->shapes_str) {
+                tt_buf_add_json_string(&b, r->shapes_str, strlen(r->shapes_str));
+                fprintf(out, ", \"input_shapes\": %s", b.buf);
+            }
+            tt_buf_release(&b);
+            fprintf(out, ", \"device\": \"%s\", \"count\": %" PRId64
+                         ", \"self_cpu_time_total_us\": %.3f, \"cpu_time_total_us\": %.3f"
+                         ", \"self_device_time_total_us\": %.3f, \"device_time_total_us\": %.3f"
+                         ", \"cpu_memory_usage\": %" PRId64 ", \"self_cpu_memory_usage\": %" PRId64
+                         ", \"device_memory_usage\": %" PRId64
+                         ", \"self_device_memory_usage\": %" PRId64 "}",
+                    r->device == DEV_CPU ? "CPU" : "CUDA", r->count, r->self_cpu, r->cpu_total,
+                    r->self_dev, r->dev_total, r->cpu_mem, r->self_cpu_mem, r->dev_mem,
+                    r->self_dev_mem);
+        } else { /* markdown */
+            if (printed == 0) {
+                fprintf(out, "%s### trace %" PRId64 ": %s\n\n", first_trace ? "" : "\n", trace, label);
+                fputs("| Name |", out);
+                if (o->group_by_shape)
+                    fputs(" Input Shapes |", out);
+                fputs(" Self CPU (us) | CPU total (us) | Self CUDA (us) | CUDA total (us) |"
+                      " CPU Mem | Self CPU Mem | CUDA Mem | Self CUDA Mem | # of Calls |\n|---|",
+                      out);
+                if (o->group_by_shape)
+                    fputs("---|", out);
+                fputs("---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", out);
+            }
+            fputs("| `", out);
+            {
+                const char *p;
+                for (p = r->name_str; *p; p++)
+                    fputc(*p == '|' || *p == '`' ? '\'' : *p, out);
+            }
+            fputs("` |", out);
+            if (o->group_by_shape)
+                fprintf(out, " %s |", r->shapes_str ? r->shapes_str : "");
+            fprintf(out, " %.3f | %.3f | %.3f | %.3f | %" PRId64 " | %" PRId64 " | %" PRId64
+                         " | %" PRId64 " | %" PRId64 " |\n",
+                    r->self_cpu, r->cpu_total, r->self_dev, r->dev_total, r->cpu_mem,
+                    r->self_cpu_mem, r->dev_mem, r->self_dev_mem, r->count);
+        }
+        printed++;
+    }
+    if (o->format == TT_AVG_JSON) {
+        if (printed == 0) {
+            fprintf(out, "%s{\"trace_id\": %" PRId64 ", \"rows\": [", first_trace ? "" : ",\n",
+                    trace);
+        }
+        fputs("\n]}", out);
+    }
+}
+
+static int averages_trace(tt_db *db, const tt_avg_options *o, int64_t trace, const char *label,
+                          int have_rank, int64_t rank, int profile_memory, FILE *out,
+                          int first)
+{
+    struct state s;
+    struct row **order = NULL;
+    size_t i, n = 0;
+    double sum_self_cpu = 0, sum_self_dev = 0;
+    int rc;
+    memset(&s, 0, sizeof(s));
+    s.db = db;
+    s.o = o;
+    if ((rc = run_pass(&s, trace)) < 0)
+        goto out;
+    order = malloc(sizeof(*order) * (s.agg.n ? s.agg.n : 1));
+    if (!order) {
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (i = 0; i < s.agg.n; i++) {
+        struct row *r = &s.agg.rows[i];
+        if (r->count == 0)
+            continue;
+        sum_self_cpu += r->self_cpu;
+        if (r->device == DEV_CUDA && !r->is_user_annotation)
+            sum_self_dev += r->self_dev;
+        r->name_str = lookup(db, r->name);
+        if (o->group_by_shape) {
+            char *js = r->shapes ? lookup(db, r->shapes) : NULL;
+            r->shapes_str = js ? python_shapes(js) : strdup("[]");
+            free(js);
+        }
+        if (!r->name_str || (o->group_by_shape && !r->shapes_str)) {
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            goto out;
+        }
+        order[n++] = r;
+    }
+    if (o->sort_by && n) {
+        g_sort_key = o->sort_by;
+        qsort(order, n, sizeof(*order), cmp_rows);
+    }
+    if (o->format == TT_AVG_TABLE) {
+        if (!first)
+            fputc('\n', out);
+        if (o->header_per_trace) {
+            fprintf(out, "trace %" PRId64, trace);
+            if (have_rank)
+                fprintf(out, " (rank %" PRId64 ")", rank);
+            fprintf(out, ": %s\n", label);
+        }
+        if (n)
+            print_table(out, order, n, &s, profile_memory || s.any_memory, sum_self_cpu,
+                        sum_self_dev);
+    } else {
+        print_rows(out, order, n, &s, trace, label, have_rank, rank, first);
+    }
+out:
+    free(order);
+    state_release(&s);
+    return rc;
+}
+
+int tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out)
+{
+    sqlite3_stmt *tr;
+    int rc = 0, n = 0, ntraces;
+    tt_avg_options o = *opts;
+    if (!tt_avg_sort_key_valid(o.sort_by))
+        return tt_error_set(TT_EINVALID, "unknown sort key '%s'", o.sort_by);
+    if (tt_db_prepare(db, &tr, "SELECT count(*) FROM traces WHERE format IN ('kineto-json',"
+                               " 'chrome-array') AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2)") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(tr, 1, o.trace_id);
+    sqlite3_bind_int64(tr, 2, o.rank);
+    ntraces = sqlite3_step(tr) == SQLITE_ROW ? sqlite3_column_int(tr, 0) : 0;
+    sqlite3_finalize(tr);
+    if (ntraces == 0)
+        return tt_error_set_at(TT_ENOTFOUND, db->path, -1,
+                               o.trace_id || o.rank >= 0
+                                   ? "no Chrome/Kineto trace matches --trace/--rank"
+                                   : "no Chrome/Kineto trace in this database");
+    o.header_per_trace = ntraces > 1 || o.header_per_trace;
+    if (tt_db_prepare(db, &tr,
+                      "SELECT id, path, rank, metadata LIKE '%\"profile_memory\":1%' FROM traces"
+                      " WHERE format IN ('kineto-json', 'chrome-array') AND (?1 = 0 OR id = ?1)"
+                      " AND (?2 < 0 OR rank = ?2) ORDER BY rank, id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(tr, 1, o.trace_id);
+    sqlite3_bind_int64(tr, 2, o.rank);
+    if (o.format == TT_AVG_JSON)
+        fputs("{\"traces\": [\n", out);
+    while (sqlite3_step(tr) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(tr, 0);
+        const char *label = (const char *)sqlite3_column_text(tr, 1);
+        int have_rank = sqlite3_column_type(tr, 2) != SQLITE_NULL;
+        char *lab = strdup(label ? label : "");
+        rc = averages_trace(db, &o, id, lab ? lab : "", have_rank, sqlite3_column_int64(tr, 2),
+                            sqlite3_column_int(tr, 3), out, n == 0);
+        free(lab);
+        if (rc < 0)
+            break;
+        n++;
+    }
+    sqlite3_finalize(tr);
+    if (o.format == TT_AVG_JSON && rc == 0)
+        fputs("\n]}\n", out);
+    return rc;
+}
+
+int tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out)
+{
+    char tmpl[] = "/tmp/tracetool-averages-XXXXXX";
+    int fd = mkstemp(tmpl), rc;
+    tt_db *db = NULL;
+    tt_ingest_options io = TT_INGEST_OPTIONS_INIT;
+    if (fd < 0)
+        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
+    close(fd);
+    unlink(tmpl);
+    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0)
+        goto out;
+    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+    if ((rc = tt_ingest_file(db, path, &io, NULL)) < 0)
+        goto out;
+    rc = tt_averages_db(db, opts, out);
+out:
+    tt_db_free(db);
+    unlink(tmpl);
+    return rc;
+}
