@@ -28,6 +28,7 @@ enum {
 int cmd_ingest(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_averages(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
 
 /* util.c */
 void die_usage(const char *cmd, const char *usage, const char *fmt, ...)

@@ -17,6 +17,7 @@ static const struct tt_cmd cmds[] = {
     { "ingest", cmd_ingest, "read traces / execution traces into a SQLite database" },
     { "info", cmd_info, "summarise a trace file or an ingested database" },
     { "averages", cmd_averages, "torch's key_averages() table from a trace file or database" },
+    { "kernels", cmd_kernels, "GPU kernel and memcpy/memset summary (Nsight-style)" },
 };
 
 static void usage(FILE *out)

@@ -106,6 +106,25 @@ TT_EXTERN(int) tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out);
 /* Key averages of a trace file (ingested into a temporary database first). */
 TT_EXTERN(int) tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out);
 
+/* ---- GPU kernel / memory-operation summary (Nsight cuda_gpu_kern_sum shape) ---- */
+
+enum { TT_KERN_BY_NAME = 0, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM, TT_KERN_BY_OP };
+enum { TT_KERN_BOTH = 0, TT_KERN_KERNELS, TT_KERN_MEMORY };
+
+typedef struct tt_kern_options {
+    unsigned int version;
+    int64_t trace_id;  /* 0 = every trace */
+    int64_t rank;      /* -1 = every rank */
+    int by;            /* TT_KERN_BY_*: kernel name, name + grid/block, device + stream, CPU op */
+    int what;          /* TT_KERN_*: kernels, memcpy/memset, or both */
+    int64_t row_limit; /* -1 = all */
+    int format;        /* TT_AVG_TABLE, TT_AVG_CSV or TT_AVG_JSON */
+} tt_kern_options;
+#define TT_KERN_OPTIONS_INIT { 1, 0, -1, TT_KERN_BY_NAME, TT_KERN_BOTH, -1, TT_AVG_TABLE }
+
+TT_EXTERN(int) tt_kernels_db(tt_db *db, const tt_kern_options *opts, FILE *out);
+TT_EXTERN(int) tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out);
+
 TT_END_DECL
 
 #endif
