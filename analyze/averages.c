@@ -571,9 +571,9 @@ static const char pass_sql[] =
     "SELECT kind, id, name, pid, tid, ts, dur, shapes, extra, kernels FROM ("
     " SELECT 0 AS kind, s.id, s.name, s.pid, s.tid, s.ts, coalesce(s.dur, 0) AS dur,"
     "  s.input_dims AS shapes, CASE WHEN s.cat = ?2 THEN 1 ELSE 0 END AS extra,"
-    "  (SELECT sum(g.dur) FROM gpu_ops AS g WHERE g.trace_id = ?1 AND g.op_id = s.id"
-    "    AND g.kind IN ('kernel', 'memcpy', 'memset')) AS kernels"
-    " FROM slices AS s WHERE s.trace_id = ?1 AND s.ts IS NOT NULL"
+    "  k.kernels AS kernels"
+    " FROM slices AS s LEFT JOIN temp.tt_avg_kernels AS k ON k.op_id = s.id"
+    " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL"
     "  AND (s.cat IS NULL OR s.cat IN (?2, ?3, ?4))"
     " UNION ALL SELECT 1, r.id, r.name, r.pid, r.tid, r.ts, coalesce(r.dur, 0), NULL, 0, NULL"
     " FROM runtime AS r WHERE r.trace_id = ?1 AND r.ts IS NOT NULL"
@@ -652,6 +652,27 @@ static int run_pass(struct state *s, int64_t trace)
 
     if ((rc = step_windows(s->db, trace, s->o, &win, &nwin)) < 0)
         return rc;
+    /* device time launched by each op, keyed by op id (bounded: SQLite) */
+    {
+        sqlite3_stmt *k;
+        if ((rc = tt_db_exec(s->db, "DROP TABLE IF EXISTS temp.tt_avg_kernels;"
+                                    "CREATE TEMP TABLE tt_avg_kernels(op_id INTEGER PRIMARY KEY,"
+                                    " kernels INTEGER)")) < 0 ||
+            (rc = tt_db_prepare(s->db, &k,
+                                "INSERT INTO temp.tt_avg_kernels SELECT op_id, sum(dur) FROM gpu_ops"
+                                " WHERE trace_id = ?1 AND op_id IS NOT NULL"
+                                " AND kind IN ('kernel', 'memcpy', 'memset') GROUP BY op_id")) < 0) {
+            free(win);
+            return rc;
+        }
+        sqlite3_bind_int64(k, 1, trace);
+        r = sqlite3_step(k);
+        sqlite3_finalize(k);
+        if (r != SQLITE_DONE) {
+            free(win);
+            return tt_db_error(s->db, "cannot sum device time per op");
+        }
+    }
     if (tt_db_prepare(s->db, &st, pass_sql) < 0) {
         free(win);
         return TT_EDB;
