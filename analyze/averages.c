@@ -34,6 +34,7 @@ enum { DEV_CPU = 0, DEV_CUDA = 1 };
 struct row {
     int64_t name;    /* string id (after the ProfilerStep rewrite) */
     int64_t shapes;  /* string id of Input Dims when grouping by shape, else 0 */
+    int64_t stack;   /* local stack id when grouping by stack, else 0 */
     int device;      /* DEV_CPU / DEV_CUDA */
     int is_user_annotation;
     int has_parent;  /* of the first event (for --top-level-only) */
@@ -42,6 +43,7 @@ struct row {
     int64_t cpu_mem, self_cpu_mem, dev_mem, self_dev_mem;
     char *name_str;  /* resolved for output */
     char *shapes_str;
+    size_t stack_idx;  /* index+1 into the state's stack strings, 0 = none */
     size_t order;    /* first occurrence */
 };
 
@@ -52,10 +54,11 @@ struct agg {
     size_t nslots;
 };
 
-static uint64_t key_hash(int64_t name, int64_t shapes, int device)
+static uint64_t key_hash(int64_t name, int64_t shapes, int64_t stack, int device)
 {
     uint64_t h = (uint64_t)name * 0x9E3779B97F4A7C15ULL;
     h ^= (uint64_t)shapes * 0xC2B2AE3D27D4EB4FULL + (uint64_t)device;
+    h ^= (uint64_t)stack * 0x165667B19E3779F9ULL;
     h ^= h >> 29;
     return h;
 }
@@ -68,7 +71,7 @@ static int agg_grow(struct agg *a)
         return TT_ENOMEM;
     for (i = 0; i < a->n; i++) {
         struct row *r = &a->rows[i];
-        size_t j = key_hash(r->name, r->shapes, r->device) & (ns - 1);
+        size_t j = key_hash(r->name, r->shapes, r->stack, r->device) & (ns - 1);
         while (slots[j])
             j = (j + 1) & (ns - 1);
         slots[j] = i + 1;
@@ -80,16 +83,17 @@ static int agg_grow(struct agg *a)
 }
 
 /* Row for a key, created (in first-occurrence order) when new. */
-static struct row *agg_get(struct agg *a, int64_t name, int64_t shapes, int device)
+static struct row *agg_get(struct agg *a, int64_t name, int64_t shapes, int64_t stack,
+                           int device)
 {
     size_t j;
     struct row *r;
     if ((a->n + 1) * 2 > a->nslots && agg_grow(a) < 0)
         return NULL;
-    j = key_hash(name, shapes, device) & (a->nslots - 1);
+    j = key_hash(name, shapes, stack, device) & (a->nslots - 1);
     while (a->slots[j]) {
         r = &a->rows[a->slots[j] - 1];
-        if (r->name == name && r->shapes == shapes && r->device == device)
+        if (r->name == name && r->shapes == shapes && r->stack == stack && r->device == device)
             return r;
         j = (j + 1) & (a->nslots - 1);
     }
@@ -99,6 +103,7 @@ static struct row *agg_get(struct agg *a, int64_t name, int64_t shapes, int devi
     memset(r, 0, sizeof(*r));
     r->name = name;
     r->shapes = shapes;
+    r->stack = stack;
     r->device = device;
     r->order = a->n;
     a->slots[j] = ++a->n;
@@ -120,7 +125,7 @@ static void agg_release(struct agg *a)
 /* ---- CPU event frames ---- */
 
 struct ev {
-    int64_t name, shapes;
+    int64_t name, shapes, stack;
     int64_t start, end;     /* ns */
     int64_t kernels_ns;     /* own linked device time */
     int64_t mem_start[2];   /* running memory totals (cpu, device) before start */
@@ -135,7 +140,7 @@ struct ev {
     /* the first child, held back for the same-name collapse */
     int have_first;
     struct ev_first {
-        int64_t name, shapes, start, end, kernels_ns;
+        int64_t name, shapes, stack, start, end, kernels_ns;
         int64_t child_cpu_ns, child_dev_ns, child_mem[2], mem[2];
         int64_t dev_total_ns;
         int nchildren, has_parent, is_user_annotation;
@@ -166,6 +171,8 @@ struct state {
     struct ev *free_list;
     uint64_t serial;
     int64_t step_name; /* string id of "ProfilerStep*" (0 until needed) */
+    char **stacks;     /* distinct first-N stack entries ('\n'-joined); id = index + 1 */
+    size_t nstacks, astacks;
     int any_memory;
 };
 
@@ -265,12 +272,12 @@ static void ev_free(struct state *s, struct ev *e)
 
 /* ---- adding finished events to the aggregate ---- */
 
-static int add_row(struct state *s, int64_t name, int64_t shapes, int device,
+static int add_row(struct state *s, int64_t name, int64_t shapes, int64_t stack, int device,
                    int has_parent, int is_ua, double cpu_total, double self_cpu,
                    double dev_total, double self_dev, const int64_t mem[2],
                    const int64_t self_mem[2])
 {
-    struct row *r = agg_get(&s->agg, name, s->o->group_by_shape ? shapes : 0, device);
+    struct row *r = agg_get(&s->agg, name, s->o->group_by_shape ? shapes : 0, stack, device);
     if (!r)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (r->count == 0) {
@@ -293,7 +300,7 @@ static int emit_first(struct state *s, const struct ev_first *f)
 {
     int64_t self_mem[2] = { f->mem[0] - f->child_mem[0], f->mem[1] - f->child_mem[1] };
     double cpu = (double)(f->end - f->start) / 1e3;
-    return add_row(s, f->name, f->shapes, DEV_CPU, f->has_parent, f->is_user_annotation, cpu,
+    return add_row(s, f->name, f->shapes, f->stack, DEV_CPU, f->has_parent, f->is_user_annotation, cpu,
                    cpu - (double)f->child_cpu_ns / 1e3, (double)f->dev_total_ns / 1e3,
                    (double)f->kernels_ns / 1e3, f->mem, self_mem);
 }
@@ -341,6 +348,7 @@ static int finish(struct state *s, struct ev *e, struct ev *p)
     }
     me.name = e->name;
     me.shapes = e->shapes;
+    me.stack = e->stack;
     me.start = e->start;
     me.end = e->end;
     me.kernels_ns = e->kernels_ns;
@@ -434,7 +442,7 @@ static int push_cpu(struct state *s, struct thread_stack *t, struct ev *e)
     }
     e->has_parent = t->n > 0;
     /* rows keep torch's order: first occurrence in start order */
-    if (!agg_get(&s->agg, e->name, s->o->group_by_shape ? e->shapes : 0, DEV_CPU))
+    if (!agg_get(&s->agg, e->name, s->o->group_by_shape ? e->shapes : 0, e->stack, DEV_CPU))
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (TT_ALLOC_GROW(t->frames, t->n + 1, t->alloc) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -471,6 +479,9 @@ static void state_release(struct state *s)
     }
     free(s->threads);
     free(s->heap);
+    for (i = 0; i < s->nstacks; i++)
+        free(s->stacks[i]);
+    free(s->stacks);
     while ((e = s->free_list) != NULL) {
         s->free_list = *(struct ev **)e;
         free(e);
@@ -560,6 +571,59 @@ static int64_t string_id(tt_db *db, const char *s, int create)
     return id;
 }
 
+/* torch's _filter_stack_entry */
+static int keep_stack_entry(const char *e, size_t len)
+{
+    static const char *const drop[][2] = {
+        { "autograd/__init__", "_make_grads" }, { "autograd/__init__", "backward" },
+        { "torch/tensor", "backward" }, { "_internal/common_utils", "prof_callable" },
+        { "_internal/common_utils", "prof_func_call" },
+        { "_internal/common_utils", "prof_meth_call" },
+    };
+    size_t i;
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len : sizeof(buf) - 1), e);
+    for (i = 0; i < TT_ARRAY_SIZE(drop); i++) {
+        if (strstr(buf, drop[i][0]) && strstr(buf, drop[i][1]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Local id of the first n kept entries of a ';'-joined "Call stack". */
+static int64_t stack_id(struct state *s, const char *cs, int64_t n)
+{
+    tt_buf b = TT_BUF_INIT;
+    const char *p = cs;
+    int64_t taken = 0;
+    size_t i;
+    while (p && *p && taken < n) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len && keep_stack_entry(p, len)) {
+            if (b.len)
+                tt_buf_addch(&b, '\n');
+            tt_buf_add(&b, p, len);
+            taken++;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    if (!b.len)
+        return 0;
+    for (i = 0; i < s->nstacks; i++) {
+        if (!strcmp(s->stacks[i], b.buf)) {
+            tt_buf_release(&b);
+            return (int64_t)i + 1;
+        }
+    }
+    if (TT_ALLOC_GROW(s->stacks, s->nstacks + 1, s->astacks) < 0) {
+        tt_buf_release(&b);
+        return -1;
+    }
+    s->stacks[s->nstacks++] = b.buf;
+    return (int64_t)s->nstacks;
+}
+
 /* ---- the pass ---- */
 
 /*
@@ -568,19 +632,20 @@ static int64_t string_id(tt_db *db, const char *s, int create)
  * memory record at an op's start follows the op's push.
  */
 static const char pass_sql[] =
-    "SELECT kind, id, name, pid, tid, ts, dur, shapes, extra, kernels FROM ("
+    "SELECT kind, id, name, pid, tid, ts, dur, shapes, extra, kernels, stack FROM ("
     " SELECT 0 AS kind, s.id, s.name, s.pid, s.tid, s.ts, coalesce(s.dur, 0) AS dur,"
     "  s.input_dims AS shapes, CASE WHEN s.cat = ?2 THEN 1 ELSE 0 END AS extra,"
-    "  k.kernels AS kernels"
+    "  k.kernels AS kernels,"
+    "  CASE WHEN ?5 > 0 THEN json_extract(s.args, '$.\"Call stack\"') END AS stack"
     " FROM slices AS s LEFT JOIN temp.tt_avg_kernels AS k ON k.op_id = s.id"
     " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL"
     "  AND (s.cat IS NULL OR s.cat IN (?2, ?3, ?4))"
-    " UNION ALL SELECT 1, r.id, r.name, r.pid, r.tid, r.ts, coalesce(r.dur, 0), NULL, 0, NULL"
+    " UNION ALL SELECT 1, r.id, r.name, r.pid, r.tid, r.ts, coalesce(r.dur, 0), NULL, 0, NULL, NULL"
     " FROM runtime AS r WHERE r.trace_id = ?1 AND r.ts IS NOT NULL"
-    " UNION ALL SELECT 2, m.id, m.name, m.pid, m.tid, m.ts, 0, m.device_type, m.bytes, NULL"
+    " UNION ALL SELECT 2, m.id, m.name, m.pid, m.tid, m.ts, 0, m.device_type, m.bytes, NULL, NULL"
     " FROM memory AS m WHERE m.trace_id = ?1 AND m.ts IS NOT NULL AND m.bytes IS NOT NULL"
     " UNION ALL SELECT 3, g.id, g.name, g.pid, g.tid, g.ts, coalesce(g.dur, 0),"
-    "  CASE g.kind WHEN 'annotation' THEN 1 ELSE 0 END, 0, NULL"
+    "  CASE g.kind WHEN 'annotation' THEN 1 ELSE 0 END, 0, NULL, NULL"
     " FROM gpu_ops AS g WHERE g.trace_id = ?1 AND g.ts IS NOT NULL"
     "  AND g.kind IN ('kernel', 'memcpy', 'memset', 'annotation')"
     ") ORDER BY ts, ts + dur DESC, kind, id";
@@ -681,6 +746,7 @@ static int run_pass(struct state *s, int64_t trace)
     sqlite3_bind_int64(st, 2, ua ? ua : -1);
     sqlite3_bind_int64(st, 3, cpu_op ? cpu_op : -1);
     sqlite3_bind_int64(st, 4, op_legacy ? op_legacy : -1);
+    sqlite3_bind_int64(st, 5, s->o->group_by_stack);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int kind = sqlite3_column_int(st, 0);
         int64_t name = sqlite3_column_int64(st, 2);
@@ -707,7 +773,7 @@ static int run_pass(struct state *s, int64_t trace)
                 standalone_mem[c] += bytes;
                 if (!mem_name)
                     continue;
-                if ((rc = add_row(s, mem_name, 0, DEV_CPU, 0, 0, 0, 0, 0, 0, m, m)) < 0)
+                if ((rc = add_row(s, mem_name, 0, 0, DEV_CPU, 0, 0, 0, 0, 0, 0, m, m)) < 0)
                     break;
             }
             continue;
@@ -724,7 +790,7 @@ static int run_pass(struct state *s, int64_t trace)
             int64_t zero[2] = { 0, 0 };
             double d = (double)dur / 1e3;
             int is_ua = sqlite3_column_int(st, 7);
-            if ((rc = add_row(s, name, 0, DEV_CUDA, 0, is_ua, 0, 0, d, d, zero, zero)) < 0)
+            if ((rc = add_row(s, name, 0, 0, DEV_CUDA, 0, is_ua, 0, 0, d, d, zero, zero)) < 0)
                 break;
             continue;
         }
@@ -738,6 +804,14 @@ static int run_pass(struct state *s, int64_t trace)
             }
             e->name = name;
             e->shapes = kind == 0 ? sqlite3_column_int64(st, 7) : 0;
+            if (s->o->group_by_stack > 0 && sqlite3_column_type(st, 10) == SQLITE_TEXT) {
+                e->stack = stack_id(s, (const char *)sqlite3_column_text(st, 10),
+                                    s->o->group_by_stack);
+                if (e->stack < 0) {
+                    rc = tt_error_set(TT_ENOMEM, "out of memory");
+                    break;
+                }
+            }
             e->start = ts;
             e->end = ts + (dur > 0 ? dur : 0);
             e->kernels_ns = sqlite3_column_int64(st, 9);
@@ -877,9 +951,13 @@ struct table {
     int ncol;
 };
 
+static int g_left_col = -1; /* Source Location is left-aligned */
 static void tcell(FILE *out, const struct table *t, int col, const char *v)
 {
-    fprintf(out, "%*s  ", t->width[col], v);
+    if (col == g_left_col)
+        fprintf(out, "%-*.*s  ", t->width[col], t->width[col], v);
+    else
+        fprintf(out, "%*s  ", t->width[col], v);
 }
 
 static void tsep(FILE *out, const struct table *t)
@@ -899,7 +977,8 @@ static void print_table(FILE *out, struct row **rows, size_t n, const struct sta
     const tt_avg_options *o = s->o;
     struct table t;
     size_t i, maxname = 0, maxshape = 0;
-    int has_dev = 0, has_dev_mem = 0, has_shapes = 0, c;
+    int has_dev = 0, has_dev_mem = 0, has_shapes = 0, c, src_col = -1;
+    size_t maxsrc = 0;
     int64_t printed = 0;
     for (i = 0; i < n; i++) {
         size_t l = strlen(rows[i]->name_str);
@@ -915,6 +994,16 @@ static void print_table(FILE *out, struct row **rows, size_t n, const struct sta
         }
         if (o->group_by_shape && rows[i]->shapes_str && strlen(rows[i]->shapes_str) > maxshape)
             maxshape = strlen(rows[i]->shapes_str);
+        if (rows[i]->stack_idx) {
+            const char *p = s->stacks[rows[i]->stack_idx - 1];
+            while (p && *p) {
+                const char *e = strchr(p, '\n');
+                size_t sl = e ? (size_t)(e - p) : strlen(p);
+                if (sl > maxsrc)
+                    maxsrc = sl;
+                p = e ? e + 1 : NULL;
+            }
+        }
     }
     memset(&t, 0, sizeof(t));
 #define COL(h, w) (t.hdr[t.ncol] = (h), t.width[t.ncol++] = (w))
@@ -941,7 +1030,12 @@ static void print_table(FILE *out, struct row **rows, size_t n, const struct sta
     COL("# of Calls", 12);
     if (has_shapes)
         COL("Input Shapes", (int)(maxshape + 4 < 80 ? maxshape + 4 : 80));
+    if (maxsrc) {
+        src_col = t.ncol;
+        COL("Source Location", (int)(maxsrc + 4 < 75 ? maxsrc + 4 : 75));
+    }
 #undef COL
+    g_left_col = src_col;
     tsep(out, &t);
     for (c = 0; c < t.ncol; c++)
         tcell(out, &t, c, t.hdr[c]);
@@ -1002,6 +1096,27 @@ static void print_table(FILE *out, struct row **rows, size_t n, const struct sta
             char sh[96];
             snprintf(sh, sizeof(sh), "%.*s", t.width[c], r->shapes_str ? r->shapes_str : "[]");
             tcell(out, &t, c++, sh);
+        }
+        if (src_col >= 0) {
+            /* first entry here; entries 2..5 on rows of empty cells, then an empty row */
+            const char *st = r->stack_idx ? s->stacks[r->stack_idx - 1] : "";
+            const char *e = strchr(st, '\n');
+            char first[256];
+            int k, shown = 1;
+            snprintf(first, sizeof(first), "%.*s", (int)(e ? e - st : (long)strlen(st)), st);
+            tcell(out, &t, c++, first);
+            fputc('\n', out);
+            while (e && shown < 5) {
+                const char *q = e + 1;
+                e = strchr(q, '\n');
+                snprintf(first, sizeof(first), "%.*s", (int)(e ? e - q : (long)strlen(q)), q);
+                for (k = 0; k < t.ncol; k++)
+                    tcell(out, &t, k, k == src_col ? first : "");
+                fputc('\n', out);
+                shown++;
+            }
+            for (k = 0; k < t.ncol; k++)
+                tcell(out, &t, k, "");
         }
         fputc('\n', out);
     }
@@ -1085,6 +1200,12 @@ static void print_rows(FILE *out, struct row **rows, size_t n, const struct stat
                 tt_buf_add_json_string(&b, r->shapes_str, strlen(r->shapes_str));
                 fprintf(out, ", \"input_shapes\": %s", b.buf);
             }
+            if (r->stack_idx) {
+                const char *stk = s->stacks[r->stack_idx - 1];
+                tt_buf_reset(&b);
+                tt_buf_add_json_string(&b, stk, strlen(stk));
+                fprintf(out, ", \"stack\": %s", b.buf);
+            }
             tt_buf_release(&b);
             fprintf(out, ", \"device\": \"%s\", \"count\": %" PRId64
                          ", \"self_cpu_time_total_us\": %.3f, \"cpu_time_total_us\": %.3f"
@@ -1160,6 +1281,7 @@ static int averages_trace(tt_db *db, const tt_avg_options *o, int64_t trace, con
         if (r->device == DEV_CUDA && !r->is_user_annotation)
             sum_self_dev += r->self_dev;
         r->name_str = lookup(db, r->name);
+        r->stack_idx = (size_t)r->stack;
         if (o->group_by_shape) {
             char *js = r->shapes ? lookup(db, r->shapes) : NULL;
             r->shapes_str = js ? python_shapes(js) : strdup("[]");

@@ -11,7 +11,7 @@
 #include "tracetool/analyze.h"
 
 static const char usage_line[] =
-    "tracetool averages [--group-by-shape] [--sort-by KEY] [--row-limit N]"
+    "tracetool averages [--group-by-shape] [--group-by-stack N] [--sort-by KEY] [--row-limit N]"
     " [--top-level-only] [--steps A-B] [--trace ID] [--rank R]"
     " [--format table|csv|json|markdown] INPUT|DB";
 
@@ -28,6 +28,9 @@ static const char help_text[] =
     "\n"
     "options:\n"
     "  --group-by-shape      key_averages(group_by_input_shape=True)\n"
+    "  --group-by-stack N    key_averages(group_by_stack_n=N), from the events'\n"
+    "                        \"Call stack\" (traces taken with with_stack=True);\n"
+    "                        adds torch's Source Location column\n"
     "  --sort-by KEY         self_cpu_time_total, cpu_time_total, cpu_time,\n"
     "                        self_cuda_time_total, cuda_time_total, cuda_time,\n"
     "                        cpu_memory_usage, self_cpu_memory_usage,\n"
@@ -47,6 +50,7 @@ int cmd_averages(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "group-by-shape", no_argument, NULL, 'g' },
+        { "group-by-stack", required_argument, NULL, 'k' },
         { "sort-by", required_argument, NULL, 's' },
         { "row-limit", required_argument, NULL, 'n' },
         { "top-level-only", no_argument, NULL, 'T' },
@@ -65,6 +69,10 @@ int cmd_averages(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'g': o.group_by_shape = 1; break;
+        case 'k':
+            if (parse_i64(optarg, &o.group_by_stack) < 0 || o.group_by_stack < 1)
+                die_usage("averages", usage_line, "bad stack depth '%s'", optarg);
+            break;
         case 's':
             if (!tt_avg_sort_key_valid(optarg))
                 die_usage("averages", usage_line, "unknown sort key '%s'", optarg);

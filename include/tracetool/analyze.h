@@ -96,8 +96,9 @@ typedef struct tt_avg_options {
     int64_t step_from, step_to; /* step_from <= N <= step_to */
     int format;            /* TT_AVG_* */
     int header_per_trace;  /* print "trace N (rank R): path" above each table */
+    int64_t group_by_stack; /* key_averages(group_by_stack_n=N) from "Call stack"; 0 = off */
 } tt_avg_options;
-#define TT_AVG_OPTIONS_INIT { 1, 0, -1, 0, NULL, 100, 0, 0, 0, 0, TT_AVG_TABLE, 0 }
+#define TT_AVG_OPTIONS_INIT { 1, 0, -1, 0, NULL, 100, 0, 0, 0, 0, TT_AVG_TABLE, 0, 0 }
 
 /* 1 if k is a sort key torch accepts (or NULL). */
 TT_EXTERN(int) tt_avg_sort_key_valid(const char *k);
