@@ -1,0 +1,81 @@
+/*
+ * tracetool/render.h - drawing results: the memory timeline as a PNG (cairo)
+ * and as one self-contained HTML page.
+ *
+ * The renderer takes plain result structs (no SQLite): analyze/ computes the
+ * timeline and hands over an already downsampled series (at most a few
+ * thousand points, peaks kept), so memory here never depends on trace size.
+ */
+#ifndef TRACETOOL_RENDER_H
+#define TRACETOOL_RENDER_H
+
+#include "tracetool/common.h"
+
+TT_BEGIN_DECL
+
+/* torch's categories, in torch's _CATEGORY_TO_INDEX order (series 1..8) */
+enum {
+    TT_CAT_PARAMETER = 0,
+    TT_CAT_OPTIMIZER_STATE,
+    TT_CAT_INPUT,
+    TT_CAT_TEMPORARY,
+    TT_CAT_ACTIVATION,
+    TT_CAT_GRADIENT,
+    TT_CAT_AUTOGRAD_DETAIL,
+    TT_CAT_UNKNOWN,
+    TT_CAT_COUNT
+};
+
+/* "PARAMETER", ..., "Unknown" and torch's matplotlib colour names
+ * ("darkgreen", "goldenrod", "black", "mediumpurple", "red", "mediumblue",
+ * "royalblue", "grey"). */
+TT_EXTERN(const char *) tt_category_name(int cat);
+TT_EXTERN(const char *) tt_category_color(int cat);
+
+typedef struct tt_memtl_alloc {
+    int64_t addr;
+    int64_t bytes;
+    int64_t t_us;        /* allocation time, µs from the timeline start */
+    const char *op;      /* enclosing op at allocation, "" if none */
+    int category;        /* TT_CAT_* */
+    const char *rule;    /* which heuristic gave the category */
+} tt_memtl_alloc;
+
+typedef struct tt_memtl {
+    const char *title;       /* e.g. the trace file name; may be NULL */
+    const char *device;      /* "cuda:0", "cpu", ... */
+    int categories;          /* 0: one "Total" series (--no-categories) */
+    /* the category series, downsampled: n points, times in µs from the
+     * timeline start, sizes[i * 9 + c] bytes (c = 0 baseline, always 0;
+     * 1..8 = TT_CAT_* + 1) */
+    size_t n;
+    const int64_t *t_us;
+    const int64_t *sizes;
+    /* the allocator's own view (may be empty): Total Allocated / Reserved */
+    size_t n_alloc;
+    const int64_t *alloc_t_us;
+    const int64_t *allocated;
+    const int64_t *reserved;
+    int64_t peak_allocated, peak_reserved; /* bytes */
+    int64_t peak_t_us;                     /* when the allocated peak happens */
+    const char *peak_op;                   /* enclosing op at the peak, "" if none */
+    const char *peak_step;                 /* "ProfilerStep#N" at the peak, "" if none */
+    /* largest live allocations at the peak, largest first */
+    size_t n_top;
+    const tt_memtl_alloc *top;
+} tt_memtl;
+
+/* Draw a 1600x960 PNG: stacked category areas in torch's colours (or one
+ * total area), the allocated/reserved curves, legend, "Time (ms)" and
+ * "Memory (GB)" axes with readable ticks, and a title with the peaks. */
+TT_EXTERN(int) tt_render_png(const tt_memtl *tl, const char *path);
+/* The same PNG in memory (caller frees *png with free()). */
+TT_EXTERN(int) tt_render_png_mem(const tt_memtl *tl, unsigned char **png, size_t *len);
+/* One self-contained HTML file: the PNG embedded (base64), an interactive
+ * SVG view (hover for values, zoom on time; no network), and a table of the
+ * largest live allocations at the peak with the ops that made them. */
+TT_EXTERN(int) tt_render_html(const tt_memtl *tl, const char *path);
+
+TT_END_DECL
+
+#endif
