@@ -38,6 +38,7 @@ struct row {
     int device;      /* DEV_CPU / DEV_CUDA */
     int is_user_annotation;
     int has_parent;  /* of the first event (for --top-level-only) */
+    int seen;        /* has_parent is set */
     int64_t count;
     double cpu_total, self_cpu, dev_total, self_dev; /* us */
     int64_t cpu_mem, self_cpu_mem, dev_mem, self_dev_mem;
@@ -147,6 +148,8 @@ struct ev {
     } first;
     size_t heap_pos; /* index in the end-heap, or SIZE_MAX when out */
     uint64_t serial;
+    struct ev *parent; /* the enclosing frame at push time */
+    int closed;        /* popped from its thread stack: finished once its end is passed */
 };
 
 struct thread_stack {
@@ -188,7 +191,8 @@ static void heap_swap(struct state *s, size_t i, size_t j)
 
 static int heap_less(const struct ev *a, const struct ev *b)
 {
-    return a->end < b->end || (a->end == b->end && a->serial < b->serial);
+    /* equal ends: the later push (a child) first, so children finish before parents */
+    return a->end < b->end || (a->end == b->end && a->serial > b->serial);
 }
 
 static void heap_up(struct state *s, size_t i)
@@ -241,15 +245,21 @@ static void heap_remove_top(struct state *s)
 
 /* Record the running memory totals at the end of every open event that ends
  * before time t (records at exactly its end are already counted). */
-static void pass_ends(struct state *s, int64_t t)
+static int finish(struct state *s, struct ev *e, struct ev *p);
+
+static int pass_ends(struct state *s, int64_t t)
 {
+    int rc;
     while (s->nheap && s->heap[0]->end < t) {
         struct ev *e = s->heap[0];
         e->mem_end[0] = s->mem_total[0];
         e->mem_end[1] = s->mem_total[1];
         e->have_end_mem = 1;
         heap_remove_top(s);
+        if (e->closed && (rc = finish(s, e, e->parent)) < 0)
+            return rc;
     }
+    return 0;
 }
 
 static struct ev *ev_new(struct state *s)
@@ -280,9 +290,11 @@ static int add_row(struct state *s, int64_t name, int64_t shapes, int64_t stack,
     struct row *r = agg_get(&s->agg, name, s->o->group_by_shape ? shapes : 0, stack, device);
     if (!r)
         return tt_error_set(TT_ENOMEM, "out of memory");
-    if (r->count == 0) {
-        r->has_parent = has_parent;
+    if (r->count == 0)
         r->is_user_annotation = is_ua;
+    if (!r->seen) {
+        r->seen = 1;
+        r->has_parent = has_parent;
     }
     r->count++;
     r->cpu_total += cpu_total;
@@ -313,24 +325,6 @@ static int finish(struct state *s, struct ev *e, struct ev *p)
 {
     struct ev_first me;
     int rc;
-    if (!e->have_end_mem) {
-        /* still open in the heap: its end is not passed yet, so every record
-         * up to now counts (records later than its end are not read yet) */
-        if (e->heap_pos != SIZE_MAX) {
-            /* remove from the heap */
-            size_t i = e->heap_pos;
-            heap_swap(s, i, s->nheap - 1);
-            s->nheap--;
-            e->heap_pos = SIZE_MAX;
-            if (i < s->nheap) {
-                heap_down(s, i);
-                heap_up(s, i);
-            }
-        }
-        e->mem_end[0] = s->mem_total[0];
-        e->mem_end[1] = s->mem_total[1];
-        e->have_end_mem = 1;
-    }
     /* same-name single child: the child disappears, its children and
      * kernels become ours (torch's _remove_dup_nodes) */
     if (e->nchildren == 1 && e->have_first && e->first.name == e->name) {
@@ -434,16 +428,29 @@ static int push_cpu(struct state *s, struct thread_stack *t, struct ev *e)
         struct ev *p = t->frames[t->n - 1];
         if (e->start >= p->end || e->end > p->end) {
             t->n--;
-            if ((rc = finish(s, p, t->n ? t->frames[t->n - 1] : NULL)) < 0)
+            /* its [memory] records may still come (up to its end): finish
+             * it once the stream passes its end */
+            p->closed = 1;
+            if (p->have_end_mem && (rc = finish(s, p, p->parent)) < 0)
                 return rc;
         } else {
             break;
         }
     }
     e->has_parent = t->n > 0;
-    /* rows keep torch's order: first occurrence in start order */
-    if (!agg_get(&s->agg, e->name, s->o->group_by_shape ? e->shapes : 0, e->stack, DEV_CPU))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+    e->parent = t->n ? t->frames[t->n - 1] : NULL;
+    /* rows keep torch's order and the first event's parent: first
+     * occurrence in start order */
+    {
+        struct row *r = agg_get(&s->agg, e->name, s->o->group_by_shape ? e->shapes : 0, e->stack,
+                                DEV_CPU);
+        if (!r)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        if (!r->seen) {
+            r->seen = 1;
+            r->has_parent = e->has_parent;
+        }
+    }
     if (TT_ALLOC_GROW(t->frames, t->n + 1, t->alloc) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     t->frames[t->n++] = e;
@@ -454,11 +461,13 @@ static int flush_threads(struct state *s)
 {
     size_t i;
     int rc;
+    if ((rc = pass_ends(s, INT64_MAX)) < 0)
+        return rc;
     for (i = 0; i < s->nthreads; i++) {
         struct thread_stack *t = &s->threads[i];
         while (t->n) {
             struct ev *e = t->frames[--t->n];
-            if ((rc = finish(s, e, t->n ? t->frames[t->n - 1] : NULL)) < 0)
+            if ((rc = finish(s, e, e->parent)) < 0)
                 return rc;
         }
     }
@@ -634,7 +643,7 @@ static int64_t stack_id(struct state *s, const char *cs, int64_t n)
 static const char pass_sql[] =
     "SELECT kind, id, name, pid, tid, ts, dur, shapes, extra, kernels, stack FROM ("
     " SELECT 0 AS kind, s.id, s.name, s.pid, s.tid, s.ts, coalesce(s.dur, 0) AS dur,"
-    "  s.input_dims AS shapes, CASE WHEN s.cat = ?2 THEN 1 ELSE 0 END AS extra,"
+    "  coalesce(s.input_dims, ?6) AS shapes, CASE WHEN s.cat = ?2 THEN 1 ELSE 0 END AS extra,"
     "  k.kernels AS kernels,"
     "  CASE WHEN ?5 > 0 THEN json_extract(s.args, '$.\"Call stack\"') END AS stack"
     " FROM slices AS s LEFT JOIN temp.tt_avg_kernels AS k ON k.op_id = s.id"
@@ -747,6 +756,14 @@ static int run_pass(struct state *s, int64_t trace)
     sqlite3_bind_int64(st, 3, cpu_op ? cpu_op : -1);
     sqlite3_bind_int64(st, 4, op_legacy ? op_legacy : -1);
     sqlite3_bind_int64(st, 5, s->o->group_by_stack);
+    {
+        /* an op without Input Dims has torch's input_shapes [] */
+        int64_t empty = string_id(s->db, "[]", 0);
+        if (empty)
+            sqlite3_bind_int64(st, 6, empty);
+        else
+            sqlite3_bind_null(st, 6);
+    }
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int kind = sqlite3_column_int(st, 0);
         int64_t name = sqlite3_column_int64(st, 2);
@@ -758,7 +775,8 @@ static int run_pass(struct state *s, int64_t trace)
             s->mem_ts = ts;
             s->have_mem_ts = 1;
         }
-        pass_ends(s, ts);
+        if ((rc = pass_ends(s, ts)) < 0)
+            break;
         if (kind == 2) { /* [memory] record */
             int c = mem_class(sqlite3_column_int64(st, 7));
             int64_t bytes = sqlite3_column_int64(st, 8);
@@ -1036,6 +1054,14 @@ static void print_table(FILE *out, struct row **rows, size_t n, const struct sta
     }
 #undef COL
     g_left_col = src_col;
+    if (o->top_level_only) {
+        int line = -2, k2;
+        for (c = 0; c < t.ncol; c++)
+            line += t.width[c] + 2;
+        for (k2 = 0; k2 < line; k2++)
+            fputc('=', out);
+        fputs("\nThis report only display top-level ops statistics\n", out);
+    }
     tsep(out, &t);
     for (c = 0; c < t.ncol; c++)
         tcell(out, &t, c, t.hdr[c]);
@@ -1345,23 +1371,44 @@ int tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out)
         return TT_EDB;
     sqlite3_bind_int64(tr, 1, o.trace_id);
     sqlite3_bind_int64(tr, 2, o.rank);
-    if (o.format == TT_AVG_JSON)
-        fputs("{\"traces\": [\n", out);
-    while (sqlite3_step(tr) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(tr, 0);
-        const char *label = (const char *)sqlite3_column_text(tr, 1);
-        int have_rank = sqlite3_column_type(tr, 2) != SQLITE_NULL;
-        char *lab = strdup(label ? label : "");
-        rc = averages_trace(db, &o, id, lab ? lab : "", have_rank, sqlite3_column_int64(tr, 2),
-                            sqlite3_column_int(tr, 3), out, n == 0);
-        free(lab);
-        if (rc < 0)
-            break;
-        n++;
+    /* collect the traces first: the per-trace pass drops and creates a temp
+     * table, which SQLite refuses while another statement is reading */
+    {
+        struct tinfo {
+            int64_t id, rank;
+            int have_rank, mem;
+            char *label;
+        } *ts = NULL;
+        size_t nt = 0, at = 0, k;
+        while (sqlite3_step(tr) == SQLITE_ROW) {
+            const char *label = (const char *)sqlite3_column_text(tr, 1);
+            if (TT_ALLOC_GROW(ts, nt + 1, at) < 0) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                break;
+            }
+            ts[nt].id = sqlite3_column_int64(tr, 0);
+            ts[nt].have_rank = sqlite3_column_type(tr, 2) != SQLITE_NULL;
+            ts[nt].rank = sqlite3_column_int64(tr, 2);
+            ts[nt].mem = sqlite3_column_int(tr, 3);
+            ts[nt].label = strdup(label ? label : "");
+            nt++;
+        }
+        sqlite3_finalize(tr);
+        tr = NULL;
+        if (o.format == TT_AVG_JSON && rc == 0)
+            fputs("{\"traces\": [\n", out);
+        for (k = 0; k < nt && rc == 0; k++) {
+            rc = averages_trace(db, &o, ts[k].id, ts[k].label ? ts[k].label : "", ts[k].have_rank,
+                                ts[k].rank, ts[k].mem, out, n == 0);
+            n++;
+        }
+        for (k = 0; k < nt; k++)
+            free(ts[k].label);
+        free(ts);
     }
-    sqlite3_finalize(tr);
     if (o.format == TT_AVG_JSON && rc == 0)
         fputs("\n]}\n", out);
+    tt_db_exec(db, "DROP TABLE IF EXISTS temp.tt_avg_kernels");
     return rc;
 }
 

@@ -1,0 +1,706 @@
+#!/usr/bin/env python3
+"""`tracetool averages` against real torch output and an independent
+re-implementation of torch's key_averages() (tests/tools/torch_averages.py).
+
+  a. torch 1.13 fixtures (tests/fixtures/torch113, made by a real PyTorch):
+     the table sorted by self CPU time (all rows) and by count (10 rows) byte
+     for byte; --format json numbers and row order against torch's own
+     key_averages() numbers (NAME.averages.json); the Python reference too.
+  b. shared GPU traces (Kineto 2022-2024, legacy 1.9 categories, float ts):
+     every (name, device) row of --format json against the Python reference
+     (count, CPU / device times, the four memory figures), row order, the
+     table footers; --group-by-shape on a trace with Input Dims; the same
+     through an ingested database (identical rows).
+  c. options: --top-level-only, --row-limit, --steps, --sort-by (order and
+     device_* aliases), --format csv, exit codes, a database with two traces.
+  d. small synthetic traces for torch semantics the real data rarely hits
+     (memory at an op's end, partial overlaps, the same-name collapse, kernel
+     attribution, gpu_user_annotation, standalone [memory] records, shapes).
+
+Environment: TRACETOOL (binary), TT_SHARED (shared folder with testdata/).
+"""
+
+import csv
+import glob
+import io
+import json
+import os
+import re
+import sqlite3
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import trace_expect as te  # noqa: E402
+import torch_averages as ta  # noqa: E402
+
+C = te.Checker("averages")
+
+FIXTURES = os.path.join(HERE, "..", "fixtures", "torch113")
+FIXTURE_NAMES = ["matmul", "conv", "mlp"]
+
+GPU_TRACES = [
+    "hta/df_index_resolver/df_index_resolver.json.gz",
+    "param/dlrm_8rank/kineto/worker0_*.json.gz",
+    "hta/trace_diff/control/control.json.gz",
+    "kineto/tb_plugin_2021-06/*.json.gz",
+    "hta/nccl_parser_config/nccl_data.json.gz",
+]
+SHAPE_TRACE = "param/dlrm_8rank/kineto/worker0_*.json.gz"
+STEPS_TRACE = "hta/df_index_resolver/df_index_resolver.json.gz"
+
+TIME_TOL = 0.0015   # us, per row (tracetool prints %.3f of a double sum)
+TIME_FIELDS = [("count", "count"),
+               ("cpu_time_total_us", "cpu_time_total"),
+               ("self_cpu_time_total_us", "self_cpu_time_total"),
+               ("device_time_total_us", "device_time_total"),
+               ("self_device_time_total_us", "self_device_time_total")]
+MEM_FIELDS = ["cpu_memory_usage", "self_cpu_memory_usage",
+              "device_memory_usage", "self_device_memory_usage"]
+
+_raw_cache = {}
+
+
+def raw_events(path):
+    if path not in _raw_cache:
+        _raw_cache[path] = ta.load_events(path)
+    return _raw_cache[path]
+
+
+def shared_files(root, pattern):
+    return sorted(glob.glob(os.path.join(root, pattern)))
+
+
+# ------------------------------------------------------------------ running
+
+def run_ok(args, label):
+    cp = te.run_tool(args)
+    if not C.eq(cp.returncode, 0, label + ": exit code"):
+        print("  stderr: %s" % cp.stderr.decode("utf-8", "replace").strip())
+        return None
+    return cp.stdout.decode("utf-8")
+
+
+def run_json(args, label):
+    out = run_ok(["averages", "--format", "json"] + args, label)
+    if out is None:
+        return None
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        C.check(False, label + ": output is JSON", e)
+        return None
+    return doc
+
+
+def json_rows(args, label):
+    """Rows of the single trace of `averages --format json ARGS`."""
+    doc = run_json(args, label)
+    if doc is None:
+        return None
+    traces = doc.get("traces", [])
+    if not C.eq(len(traces), 1, label + ": one trace in the JSON"):
+        return None
+    return traces[0].get("rows", [])
+
+
+def table_parts(text):
+    """(banner lines, header_sep, header line, row lines, footer lines) of a table."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    seps = [i for i, l in enumerate(lines) if l.startswith("-") and set(l) <= set("- ")]
+    if len(seps) < 3:
+        return None
+    a, b, c = seps[0], seps[1], seps[-1]
+    return (lines[:a], lines[a], lines[a + 1:b], lines[b + 1:c], lines[c + 1:])
+
+
+def table_names(text):
+    """Names of the printed rows (the right-aligned first column)."""
+    p = table_parts(text)
+    if p is None:
+        return None
+    width = len(p[1].split("  ")[0])
+    return [l[:width].strip() for l in p[3]]
+
+
+def shown_name(name):
+    """The name as the table prints it (max_name_column_width 55)."""
+    return name[:52] + "..." if len(name) >= 52 else name
+
+
+def footer_value(text, what):
+    m = re.search(r"^%s time total: (.*)$" % re.escape(what), text, re.M)
+    return m.group(1) if m else None
+
+
+# ------------------------------------------------------------------ comparing
+
+def rkey(r, shapes=False):
+    return (r["name"], r["device"], r.get("input_shapes") if shapes else None)
+
+
+def compare_rows(label, crows, prows, shapes=False, check_order=True):
+    """tracetool JSON rows vs reference rows: same keys, same numbers."""
+    if crows is None:
+        return
+    ckeys = [rkey(r, shapes) for r in crows]
+    C.check(len(set(ckeys)) == len(ckeys), label + ": every key is one row",
+            sorted(k for k in set(ckeys) if ckeys.count(k) > 1)[:5])
+    cmap = dict((k, r) for k, r in zip(ckeys, crows))
+    pmap = dict((p.key if shapes else (p.name, p.device, None), p) for p in prows)
+    only_c = sorted(set(cmap) - set(pmap), key=repr)
+    only_p = sorted(set(pmap) - set(cmap), key=repr)
+    C.check(not only_c and not only_p,
+            label + ": same (name, device%s) rows (%d expected)" % (
+                ", shapes" if shapes else "", len(pmap)),
+            "only in tracetool: %s; only in reference: %s" % (only_c[:5], only_p[:5]))
+    common = [k for k in ckeys if k in pmap]
+    for cf, pf in TIME_FIELDS:
+        bad = []
+        for k in common:
+            got, want = cmap[k].get(cf), getattr(pmap[k], pf)
+            if not isinstance(got, (int, float)) or abs(got - want) > (
+                    0 if cf == "count" else TIME_TOL):
+                bad.append("%r: got %r, expected %r" % (k[:2] if not shapes else k, got, want))
+        C.check(not bad, label + ": %s per row" % pf,
+                "%d rows differ: %s" % (len(bad), "; ".join(bad[:4])))
+    for f in MEM_FIELDS:
+        bad = ["%r: got %r, expected %r" % (k, cmap[k].get(f), getattr(pmap[k], f))
+               for k in common if cmap[k].get(f) != getattr(pmap[k], f)]
+        C.check(not bad, label + ": %s per row" % f,
+                "%d rows differ: %s" % (len(bad), "; ".join(bad[:4])))
+    if check_order:
+        # key_averages order: first occurrence in the (start, -end) sorted list
+        firsts = [pmap[k].first for k in ckeys if k in pmap]
+        bad = [i for i in range(1, len(firsts)) if firsts[i] < firsts[i - 1]]
+        C.check(not bad, label + ": rows in first-occurrence order",
+                "%d inversions, first at row %s" % (len(bad), bad[:1]))
+
+
+def check_footers(label, text, prows):
+    want_cpu = ta.format_time(ta.self_cpu_total_ns(prows) / 1000.0)
+    C.eq(footer_value(text, "Self CPU"), want_cpu, label + ": 'Self CPU time total' footer")
+    has_dev = any(p.self_dev_ns > 0 for p in prows)
+    want_dev = ta.format_time(ta.self_device_total_ns(prows) / 1000.0) if has_dev else None
+    C.eq(footer_value(text, "Self CUDA"), want_dev,
+         label + ": 'Self CUDA time total' footer (device rows, no gpu_user_annotation)")
+
+
+# ------------------------------------------------------------------ a. fixtures
+
+def check_fixture(name):
+    trace = os.path.join(FIXTURES, name + ".trace.json")
+    label = "torch113/" + name
+    for args, want_file in ((["--sort-by", "self_cpu_time_total", "--row-limit", "-1"],
+                             ".table.txt"),
+                            (["--sort-by", "count", "--row-limit", "10"], ".count.txt")):
+        with open(os.path.join(FIXTURES, name + want_file), "r") as f:
+            want = f.read()
+        got = run_ok(["averages"] + args + [trace], label + " " + " ".join(args))
+        if got is not None and not C.check(got == want, label + ": %s equals torch's %s%s"
+                                           % (" ".join(args), name, want_file)):
+            gl, wl = got.split("\n"), want.split("\n")
+            for i in range(max(len(gl), len(wl))):
+                g = gl[i] if i < len(gl) else None
+                w = wl[i] if i < len(wl) else None
+                if g != w:
+                    print("  line %d:\n    got:  %r\n    want: %r" % (i + 1, g, w))
+                    break
+    with open(os.path.join(FIXTURES, name + ".averages.json")) as f:
+        torch_rows = json.load(f)["by_name"]
+    prows = ta.key_averages(raw_events(trace))
+    crows = json_rows(["--row-limit", "-1", trace], label + " json")
+
+    def against_torch(what, rows):
+        if rows is None:
+            return
+        C.eq([r["name"] for r in rows], [t["name"] for t in torch_rows],
+             label + ": %s rows in torch's key_averages order" % what)
+        by = dict((r["name"], r) for r in rows)
+        bad = []
+        for t in torch_rows:
+            r = by.get(t["name"])
+            if r is None:
+                bad.append("%s missing" % t["name"])
+                continue
+            if r["count"] != t["count"] or float(r["cpu_time_total"]) != float(
+                    t["cpu_time_total"]) or abs(r["self_cpu_time_total"] -
+                                                t["self_cpu_time_total"]) > 0.0005:
+                bad.append("%s: got (%r, %r, %r), torch (%r, %r, %r)" % (
+                    t["name"], r["count"], r["cpu_time_total"], r["self_cpu_time_total"],
+                    t["count"], t["cpu_time_total"], t["self_cpu_time_total"]))
+            for m in ("cpu_memory_usage", "self_cpu_memory_usage"):
+                if m in t and r.get(m) != t[m]:
+                    bad.append("%s: %s %r, torch %r" % (t["name"], m, r.get(m), t[m]))
+        C.check(not bad, label + ": %s count / cpu_time_total / self_cpu_time_total"
+                " equal torch's" % what, "; ".join(bad[:5]))
+
+    against_torch("python reference", [
+        {"name": p.name, "count": p.count, "cpu_time_total": p.cpu_time_total,
+         "self_cpu_time_total": p.self_cpu_time_total,
+         "cpu_memory_usage": p.cpu_memory_usage,
+         "self_cpu_memory_usage": p.self_cpu_memory_usage} for p in prows])
+    if crows is not None:
+        against_torch("tracetool json", [
+            {"name": r["name"], "count": r["count"], "cpu_time_total": r["cpu_time_total_us"],
+             "self_cpu_time_total": r["self_cpu_time_total_us"],
+             "cpu_memory_usage": r["cpu_memory_usage"],
+             "self_cpu_memory_usage": r["self_cpu_memory_usage"]} for r in crows])
+        compare_rows(label + " json vs reference", crows, prows)
+
+
+# ------------------------------------------------------------------ b. GPU traces
+
+def check_gpu_trace(tmp, idx, path, rel, shapes):
+    label = rel
+    raw = raw_events(path)
+    prows = ta.key_averages(raw)
+    C.check(any(p.device == ta.CUDA for p in prows) and any(p.self_dev_ns > 0 for p in prows),
+            label + ": reference has device rows with device time", len(prows))
+    crows = json_rows(["--row-limit", "-1", path], label + " json")
+    compare_rows(label + " json", crows, prows)
+
+    text = run_ok(["averages", "--row-limit", "1", path], label + " table")
+    if text is not None:
+        check_footers(label + " table", text, prows)
+
+    db = os.path.join(tmp, "g%d.db" % idx)
+    cp = te.run_tool(["ingest", "-q", db, path])
+    if C.eq(cp.returncode, 0, label + ": ingest exit code"):
+        drows = json_rows(["--row-limit", "-1", db], label + " json from DB")
+        C.check(drows is not None and drows == crows,
+                label + ": DB mode rows identical to file mode",
+                None if drows is None or crows is None else
+                "%d vs %d rows" % (len(drows), len(crows)))
+        if shapes:
+            sp = ta.key_averages(raw, group_by_shape=True)
+            C.check(any(p.input_shapes not in ("[]", None) for p in sp),
+                    label + ": trace has Input Dims (python)")
+            srows = json_rows(["--group-by-shape", "--row-limit", "-1", path],
+                              label + " --group-by-shape")
+            compare_rows(label + " --group-by-shape", srows, sp, shapes=True)
+            sdb = json_rows(["--group-by-shape", "--row-limit", "-1", db],
+                            label + " --group-by-shape from DB")
+            C.check(sdb is not None and sdb == srows,
+                    label + ": --group-by-shape DB mode rows identical to file mode")
+            stext = run_ok(["averages", "--group-by-shape", "--row-limit", "3", path],
+                           label + " --group-by-shape table")
+            if stext is not None:
+                p = table_parts(stext)
+                C.check(p is not None and "Input Shapes" in p[2][0],
+                        label + ": --group-by-shape table has an Input Shapes column")
+    for ext in ("", "-journal", "-wal"):
+        if os.path.exists(db + ext):
+            os.remove(db + ext)
+
+
+# ------------------------------------------------------------------ c. options
+
+def check_top_level(trace, label, must_vanish):
+    prows = ta.key_averages(raw_events(trace))
+    base = ["averages", "--row-limit", "-1", "--sort-by", "self_cpu_time_total"]
+    full = run_ok(base + [trace], label + " table")
+    top = run_ok(base + ["--top-level-only", trace], label + " --top-level-only")
+    if full is None or top is None:
+        return
+    names = table_names(top)
+    want = set(shown_name(p.name) for p in prows if not p.has_parent)
+    C.check(names is not None and set(names) == want,
+            label + ": --top-level-only prints exactly the rows whose first event has no"
+            " parent", None if names is None else "extra %s, missing %s" % (
+                sorted(set(names) - want), sorted(want - set(names))))
+    C.check(must_vanish in table_names(full) and names is not None and
+            must_vanish not in names,
+            label + ": nested %s disappears with --top-level-only" % must_vanish)
+    # torch prints a banner line pair before the header for top_level_events_only
+    tp = table_parts(top)
+    if tp is not None:
+        width = len(tp[1].rstrip())
+        C.eq(tp[0], ["=" * width, "This report only display top-level ops statistics"],
+             label + ": --top-level-only banner (torch's _build_table)")
+        C.eq(footer_value(top, "Self CPU"), footer_value(full, "Self CPU"),
+             label + ": --top-level-only footer sums all events")
+    jr = json_rows(["--top-level-only", "--row-limit", "-1", trace],
+                   label + " --top-level-only json")
+    if jr is not None and names is not None:
+        C.eq(sorted(shown_name(r["name"]) for r in jr), sorted(names),
+             label + ": --top-level-only json = table rows")
+
+
+def check_row_limit(trace, label):
+    text = run_ok(["averages", "--row-limit", "3", trace], label + " --row-limit 3")
+    if text is not None:
+        names = table_names(text)
+        C.check(names is not None and len(names) == 3, label + ": --row-limit 3 prints 3 rows",
+                names)
+    jr = json_rows(["--row-limit", "3", trace], label + " --row-limit 3 json")
+    if jr is not None:
+        C.eq(len(jr), 3, label + ": --row-limit 3 json has 3 rows")
+
+
+def check_steps(trace, label, step=2):
+    raw = raw_events(trace)
+    steps = [e for e in raw if isinstance(e, dict) and e.get("ph") == "X" and
+             e.get("name") == "ProfilerStep#%d" % step]
+    if not C.eq(len(steps), 1, label + ": one ProfilerStep#%d (python)" % step):
+        return
+    want_us = ta.to_ns(steps[0]["dur"]) / 1000.0
+    crows = json_rows(["--steps", "%d-%d" % (step, step), "--row-limit", "-1", trace],
+                      label + " --steps")
+    if crows is None:
+        return
+    ps = [r for r in crows if r["name"] == "ProfilerStep*"]
+    C.check(len(ps) == 1 and ps[0]["count"] == 1, label + ": --steps %d-%d: ProfilerStep*"
+            " counted once" % (step, step), ps)
+    if ps:
+        C.check(abs(ps[0]["cpu_time_total_us"] - want_us) <= TIME_TOL,
+                label + ": ProfilerStep* CPU total = the step's duration",
+                (ps[0]["cpu_time_total_us"], want_us))
+    prows = ta.key_averages(raw, steps=(step, step))
+    compare_rows(label + " --steps %d-%d" % (step, step), crows, prows)
+    full = ta.key_averages(raw)
+    C.check(sum(p.count for p in prows) < sum(p.count for p in full),
+            label + ": --steps keeps fewer events than the whole trace (python)")
+
+
+def check_sort(trace, label):
+    for key, field in (("cpu_time_total", "cpu_time_total_us"), ("count", "count"),
+                       ("self_cuda_time_total", "self_device_time_total_us")):
+        jr = json_rows(["--sort-by", key, "--row-limit", "-1", trace],
+                       label + " --sort-by " + key)
+        if jr is None:
+            continue
+        vals = [r[field] for r in jr]
+        C.check(all(vals[i] >= vals[i + 1] for i in range(len(vals) - 1)),
+                label + ": --sort-by %s is descending" % key)
+    a = run_ok(["averages", "--sort-by", "self_device_time_total", trace], label + " alias")
+    b = run_ok(["averages", "--sort-by", "self_cuda_time_total", trace], label + " cuda")
+    C.check(a is not None and a == b,
+            label + ": --sort-by self_device_time_total = self_cuda_time_total")
+
+
+def check_csv(trace, label):
+    text = run_ok(["averages", "--format", "csv", "--row-limit", "-1", trace], label + " csv")
+    jr = json_rows(["--row-limit", "-1", trace], label + " json")
+    if text is None or jr is None:
+        return
+    rows = list(csv.DictReader(io.StringIO(text)))
+    if not C.eq(len(rows), len(jr), label + ": csv rows = json rows"):
+        return
+    bad = []
+    pairs = [("count", "count"), ("self_cpu_us", "self_cpu_time_total_us"),
+             ("cpu_total_us", "cpu_time_total_us"),
+             ("self_device_us", "self_device_time_total_us"),
+             ("device_total_us", "device_time_total_us"),
+             ("cpu_mem", "cpu_memory_usage"), ("self_cpu_mem", "self_cpu_memory_usage"),
+             ("device_mem", "device_memory_usage"),
+             ("self_device_mem", "self_device_memory_usage")]
+    for c, j in zip(rows, jr):
+        if c.get("name") != j["name"] or c.get("device") != j["device"]:
+            bad.append("name/device %r/%r vs %r/%r" % (c.get("name"), c.get("device"),
+                                                       j["name"], j["device"]))
+            continue
+        for cf, jf in pairs:
+            try:
+                v = float(c[cf])
+            except (KeyError, TypeError, ValueError):
+                bad.append("%s: %s unreadable %r" % (j["name"], cf, c.get(cf)))
+                continue
+            if v != float(j[jf]):
+                bad.append("%s: %s %r vs json %r" % (j["name"], cf, c[cf], j[jf]))
+        try:
+            if abs(float(c["cpu_avg_us"]) - j["cpu_time_total_us"] / j["count"]) > TIME_TOL:
+                bad.append("%s: cpu_avg_us %r" % (j["name"], c["cpu_avg_us"]))
+        except (KeyError, ValueError, ZeroDivisionError):
+            bad.append("%s: cpu_avg_us unreadable" % j["name"])
+    C.check(not bad, label + ": csv numbers equal json numbers", "; ".join(bad[:5]))
+
+
+def check_exit_codes(tmp):
+    trace = os.path.join(FIXTURES, "matmul.trace.json")
+    cp = te.run_tool(["averages", "--sort-by", "no_such_key", trace])
+    C.eq(cp.returncode, 2, "unknown --sort-by: exit code 2")
+    for nm, data in (("empty.json", b""), ("garbage.json", b"garbage\n"),
+                     ("truncated.json", b'{"traceEvents": [{"ph": "X", "name": "a"')):
+        p = os.path.join(tmp, nm)
+        with open(p, "wb") as f:
+            f.write(data)
+        cp = te.run_tool(["averages", p])
+        C.eq(cp.returncode, 3, "averages on %s: exit code 3" % nm)
+        lines = te.stderr_lines(cp)
+        C.check(len(lines) == 1 and lines[0].startswith("tracetool: "),
+                "averages on %s: one 'tracetool: ' stderr line" % nm, lines)
+        C.eq(cp.stdout, b"", "averages on %s: nothing on stdout" % nm)
+
+
+def db_traces(db):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    try:
+        return con.execute("SELECT id, path, rank FROM traces ORDER BY rank, id").fetchall()
+    finally:
+        con.close()
+
+
+def split_sections(text):
+    """[(header line, body)] for a multi-trace table output."""
+    out = []
+    cur = None
+    for line in text.split("\n"):
+        if re.match(r"^trace [0-9]+( \(rank [0-9]+\))?: ", line):
+            cur = [line, []]
+            out.append(cur)
+        elif cur is not None:
+            cur[1].append(line)
+    res = []
+    for head, body in out:
+        b = "\n".join(body)
+        if b.endswith("\n\n"):
+            b = b[:-1]  # the blank line between traces
+        res.append((head, b))
+    return res
+
+
+def check_two_traces(tmp, shared_root):
+    db = os.path.join(tmp, "two.db")
+    fx = [os.path.join(FIXTURES, n + ".trace.json") for n in ("matmul", "conv")]
+    cp = te.run_tool(["ingest", "-q", db] + fx)
+    if not C.eq(cp.returncode, 0, "two fixtures: ingest exit code"):
+        return
+    text = run_ok(["averages", "--sort-by", "self_cpu_time_total", "--row-limit", "-1", db],
+                  "two fixtures: averages DB")
+    if text is None:
+        return
+    trs = db_traces(db)
+    secs = split_sections(text)
+    C.eq([h for h, _ in secs], ["trace %d: %s" % (i, p) for i, p, _ in trs],
+         "two fixtures: one 'trace N: path' header per trace")
+    C.check(text.startswith("trace "), "two fixtures: output starts with a trace header")
+    for (h, body), (i, p, _) in zip(secs, trs):
+        base = os.path.basename(p).replace(".trace.json", "")
+        with open(os.path.join(FIXTURES, base + ".table.txt")) as f:
+            want = f.read()
+        C.check(body == want, "two fixtures: table of %s equals torch's" % base,
+                None if body == want else (body[:200], want[:200]))
+    # --trace picks one; then no header
+    one = run_ok(["averages", "--trace", str(trs[1][0]), "--sort-by", "self_cpu_time_total",
+                  "--row-limit", "-1", db], "two fixtures: --trace")
+    if one is not None:
+        with open(os.path.join(FIXTURES, "conv.table.txt")) as f:
+            C.check(one == f.read(), "two fixtures: --trace %d prints only that table"
+                    % trs[1][0])
+
+    # ranked traces
+    files = shared_files(shared_root, "param/dlrm_8rank/kineto/worker[01]_*.json.gz")
+    if not C.eq(len(files), 2, "dlrm workers 0, 1 exist (python)"):
+        return
+    db2 = os.path.join(tmp, "ranks.db")
+    cp = te.run_tool(["ingest", "-q", db2] + files)
+    if not C.eq(cp.returncode, 0, "two ranks: ingest exit code"):
+        return
+    text = run_ok(["averages", "--row-limit", "2", db2], "two ranks: averages DB")
+    if text is None:
+        return
+    trs = db_traces(db2)
+    secs = split_sections(text)
+    C.eq([h for h, _ in secs], ["trace %d (rank %d): %s" % (i, r, p) for i, p, r in trs],
+         "two ranks: one 'trace N (rank R): path' header per trace")
+    C.eq(sorted(r for _, _, r in trs), [0, 1], "two ranks: ranks 0 and 1")
+    for (h, body), (i, p, r) in zip(secs, trs):
+        prows = ta.key_averages(raw_events(p))
+        names = table_names(body)
+        C.check(names is not None and len(names) == 2, "two ranks: rank %d table has 2 rows"
+                % r, names)
+        check_footers("two ranks: rank %d" % r, body, prows)
+    jd = run_json(["--row-limit", "-1", db2], "two ranks json")
+    if jd is not None:
+        C.eq([(t.get("trace_id"), t.get("rank")) for t in jd.get("traces", [])],
+             [(i, r) for i, _, r in trs], "two ranks: json traces with ids and ranks")
+        for t, (i, p, r) in zip(jd.get("traces", []), trs):
+            compare_rows("two ranks json rank %d" % r, t.get("rows"),
+                         ta.key_averages(raw_events(p)))
+
+
+# ------------------------------------------------------------------ d. synthetic
+
+def X(name, ts, dur, cat="cpu_op", tid=1, pid=1, **args):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        e["args"] = args
+    return e
+
+
+def MEM(ts, nbytes, dtype=0, tid=1):
+    return {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1,
+            "tid": tid, "ts": ts, "args": {"Device Type": dtype, "Device Id": 0,
+                                           "Bytes": nbytes}}
+
+
+SYNTH = {
+    # a [memory] record exactly at an op's end, when the next op of the same
+    # thread starts there: inclusive for both (start <= t <= end)
+    "mem_at_end": ([X("opA", 0, 10), X("opB", 10, 10), MEM(10, 100)],
+                   {("opA", "CPU"): dict(count=1, cpu_memory_usage=100),
+                    ("opB", "CPU"): dict(count=1, cpu_memory_usage=100)}),
+    # partial overlap: opB starts inside opA and ends after it; a record in
+    # both intervals counts for both
+    "mem_partial_overlap": ([X("opA", 0, 10), X("opB", 5, 10), MEM(7, 100)],
+                            {("opA", "CPU"): dict(count=1, cpu_memory_usage=100,
+                                                  self_cpu_memory_usage=100),
+                             ("opB", "CPU"): dict(count=1, cpu_memory_usage=100,
+                                                  self_cpu_memory_usage=100)}),
+    # the first event of X (in start order) is top-level; a later X is nested
+    "top_level_first": ([X("X", 0, 100), X("X", 10, 10), X("Y", 30, 10)],
+                        {("X", "CPU"): dict(count=2, cpu_time_total=110,
+                                            self_cpu_time_total=90),
+                         ("Y", "CPU"): dict(count=1)}),
+    # GPU: collapse with kernel replacement, runtime under a user annotation
+    # only, gpu_user_annotation row, cross-thread memory, standalone records
+    "gpu": ([
+        X("UA", 0, 200, cat="user_annotation"),
+        X("blk", 10, 50),
+        X("blk", 20, 30),                       # same-name single child: removed
+        X("mm", 25, 15),
+        X("cudaLaunchKernel", 30, 2, cat="cuda_runtime", correlation=1),
+        X("cudaLaunchKernel", 60, 0, cat="cuda_runtime", correlation=2),  # at blk's end
+        X("cudaMemcpyAsync", 70, 5, cat="cuda_runtime", correlation=3),   # under UA only
+        X("aten::empty", 150, 1),
+        X("gemm", 100, 5, cat="kernel", pid=0, tid=7, correlation=1),
+        X("gemm", 110, 7, cat="kernel", pid=0, tid=7, correlation=2),
+        X("Memcpy HtoD (Pageable -> Device)", 120, 11, cat="gpu_memcpy", pid=0, tid=7,
+          correlation=3),
+        X("UA", 99, 34, cat="gpu_user_annotation", pid=0, tid=7),
+        MEM(30, 512, dtype=1, tid=2),           # another thread, inside blk/mm/launch
+        MEM(31, 1000, dtype=7, tid=2),          # unknown device type: ignored
+        MEM(300, 64), MEM(301, 32),             # inside no CPU event
+        X("aten::is_leaf", 151, 1),             # filtered name
+        X("f", 160, 1, cat="python_function"),  # not an op
+    ], {
+        ("UA", "CPU"): dict(count=1, cpu_time_total=200, self_cpu_time_total=144,
+                            device_time_total=5, self_device_time_total=0,
+                            device_memory_usage=512, self_device_memory_usage=0),
+        ("blk", "CPU"): dict(count=1, cpu_time_total=50, self_cpu_time_total=35,
+                             device_time_total=5, self_device_time_total=0,
+                             device_memory_usage=512, self_device_memory_usage=0),
+        ("mm", "CPU"): dict(count=1, cpu_time_total=15, self_cpu_time_total=13,
+                            device_time_total=5, self_device_time_total=5,
+                            device_memory_usage=512, self_device_memory_usage=0),
+        ("cudaLaunchKernel", "CPU"): dict(count=2, cpu_time_total=2, self_cpu_time_total=2,
+                                          device_memory_usage=512,
+                                          self_device_memory_usage=512),
+        ("cudaMemcpyAsync", "CPU"): dict(count=1, cpu_time_total=5),
+        ("aten::empty", "CPU"): dict(count=1, cpu_time_total=1),
+        ("gemm", "CUDA"): dict(count=2, device_time_total=12, self_device_time_total=12,
+                               cpu_time_total=0),
+        ("Memcpy HtoD (Pageable -> Device)", "CUDA"): dict(count=1, device_time_total=11),
+        ("UA", "CUDA"): dict(count=1, device_time_total=34, self_device_time_total=34),
+        ("[memory]", "CPU"): dict(count=2, cpu_memory_usage=96, self_cpu_memory_usage=96,
+                                  cpu_time_total=0),
+    }),
+}
+SYNTH_TOP = {"top_level_first": ["X"],
+             "gpu": ["Memcpy HtoD (Pageable -> Device)", "UA", "[memory]", "gemm"]}
+SYNTH_FOOTER = {"gpu": ("200.000us", "23.000us")}
+
+
+def check_synthetic(tmp, name):
+    events, want = SYNTH[name]
+    path = os.path.join(tmp, "syn_%s.json" % name)
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": events}, f)
+    label = "synthetic " + name
+    prows = ta.key_averages(ta.load_events(path))
+    pmap = dict(((p.name, p.device), p) for p in prows)
+    # the reference itself against hand-computed torch semantics
+    bad = []
+    for k, fields in want.items():
+        p = pmap.get(k)
+        if p is None:
+            bad.append("%r missing" % (k,))
+            continue
+        for f, v in fields.items():
+            if getattr(p, f) != v:
+                bad.append("%r %s: %r, expected %r" % (k, f, getattr(p, f), v))
+    C.check(not bad and set(pmap) == set(want), label + ": reference = hand-computed values",
+            "; ".join(bad) or sorted(set(pmap) ^ set(want)))
+    crows = json_rows(["--row-limit", "-1", path], label)
+    compare_rows(label, crows, prows)
+    if name in SYNTH_TOP:
+        text = run_ok(["averages", "--top-level-only", "--row-limit", "-1", path],
+                      label + " --top-level-only")
+        if text is not None:
+            names = table_names(text)
+            C.eq(sorted(set(names or [])), sorted(SYNTH_TOP[name]),
+                 label + ": --top-level-only rows (first event without a parent)")
+    if name in SYNTH_FOOTER:
+        text = run_ok(["averages", path], label + " table")
+        if text is not None:
+            C.eq((footer_value(text, "Self CPU"), footer_value(text, "Self CUDA")),
+                 SYNTH_FOOTER[name], label + ": footers")
+
+
+def check_synthetic_shapes(tmp):
+    """Input Dims [] and no Input Dims are the same key: torch's str([])."""
+    evs = [X("aten::foo", 0, 5, **{"Input Dims": []}), X("aten::foo", 10, 5),
+           X("aten::foo", 20, 5, **{"Input Dims": [[2, 3], []]}),
+           X("aten::foo", 30, 5, **{"Input dims": [[2, 3], []]})]
+    path = os.path.join(tmp, "syn_shapes.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    label = "synthetic shapes"
+    prows = ta.key_averages(ta.load_events(path), group_by_shape=True)
+    C.eq(sorted((p.input_shapes, p.count) for p in prows), [("[[2, 3], []]", 2), ("[]", 2)],
+         label + ": reference groups [] with missing shapes")
+    crows = json_rows(["--group-by-shape", "--row-limit", "-1", path], label)
+    compare_rows(label, crows, prows, shapes=True)
+
+
+# ------------------------------------------------------------------ main
+
+def main():
+    shared = te.shared_dir()
+    root = os.path.join(shared, "testdata")
+    if not os.access(te.tracetool_path(), os.X_OK):
+        C.check(False, "tracetool binary exists", te.tracetool_path())
+        return C.finish()
+    with tempfile.TemporaryDirectory(prefix="tt_avg_") as tmp:
+        for name in FIXTURE_NAMES:
+            C.section("fixture " + name, check_fixture, name)
+        matmul = os.path.join(FIXTURES, "matmul.trace.json")
+        C.section("top-level matmul", check_top_level, matmul, "torch113/matmul",
+                  "aten::empty")
+        C.section("row-limit", check_row_limit, matmul, "torch113/matmul")
+        C.section("steps matmul", check_steps, matmul, "torch113/matmul")
+        C.section("csv matmul", check_csv, matmul, "torch113/matmul")
+        C.section("exit codes", check_exit_codes, tmp)
+        for name in SYNTH:
+            C.section("synthetic " + name, check_synthetic, tmp, name)
+        C.section("synthetic shapes", check_synthetic_shapes, tmp)
+
+        if not os.path.isdir(root):
+            C.skip("shared traces", "no test data at %s" % root)
+            return C.finish()
+        for i, pat in enumerate(GPU_TRACES):
+            files = shared_files(root, pat)
+            if not C.check(files, "shared trace %s exists" % pat):
+                continue
+            for j, f in enumerate(files):
+                rel = os.path.relpath(f, root)
+                C.section(rel, check_gpu_trace, tmp, i * 10 + j, f, rel, pat == SHAPE_TRACE)
+        steps_files = shared_files(root, STEPS_TRACE)
+        if steps_files:
+            C.section("steps " + STEPS_TRACE, check_steps, steps_files[0], STEPS_TRACE)
+        dlrm = shared_files(root, SHAPE_TRACE)
+        if dlrm:
+            rel = os.path.relpath(dlrm[0], root)
+            C.section("top-level dlrm", check_top_level, dlrm[0], rel, "aten::mm")
+            C.section("sort dlrm", check_sort, dlrm[0], rel)
+            C.section("csv dlrm", check_csv, dlrm[0], rel)
+        C.section("two traces", check_two_traces, tmp, root)
+    return C.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
