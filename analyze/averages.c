@@ -1427,6 +1427,8 @@ int tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out)
     tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
     if ((rc = tt_ingest_file(db, path, &io, NULL)) < 0)
         goto out;
+    /* the analysis pass sorts in SQLite: keep its cache small */
+    tt_db_exec(db, "PRAGMA cache_size=-16384");
     rc = tt_averages_db(db, opts, out);
 out:
     tt_db_free(db);

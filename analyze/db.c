@@ -229,7 +229,7 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
         }
     }
     /* bounded memory whatever the trace size: 64 MiB page cache */
-    tt_db_exec(db, "PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
+    tt_db_exec(db, db->readonly ? "PRAGMA cache_size=-16384; PRAGMA temp_store=FILE;" : "PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
                    "PRAGMA threads=1;");
     *out = db;
     return 0;

@@ -264,6 +264,8 @@ int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
     tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
     if ((rc = tt_ingest_file(db, path, NULL, NULL)) < 0)
         goto out;
+    /* the analysis pass sorts in SQLite: keep its cache small */
+    tt_db_exec(db, "PRAGMA cache_size=-16384");
     rc = tt_kernels_db(db, opts, out);
 out:
     tt_db_free(db);
