@@ -1654,6 +1654,16 @@ static int delete_trace(tt_db *db, int64_t id)
                                           "et_nodes", "memory_timeline",
                                           "import_issues", "traces" };
     size_t i;
+    {
+        /* crosscheck's links to this trace, when that table exists */
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db->sql, "DELETE FROM et_links WHERE kineto_trace_id = ?1"
+                                        " OR et_trace_id = ?1", -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, id);
+            sqlite3_step(st);
+            sqlite3_finalize(st);
+        }
+    }
     for (i = 0; i < TT_ARRAY_SIZE(tables); i++) {
         char sql[128];
         sqlite3_stmt *st;

@@ -29,6 +29,8 @@ int cmd_ingest(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_averages(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_memtimeline(int argc, char **argv);
+int cmd_crosscheck(int argc, char **argv);
 
 /* util.c */
 void die_usage(const char *cmd, const char *usage, const char *fmt, ...)

@@ -18,6 +18,8 @@ static const struct tt_cmd cmds[] = {
     { "info", cmd_info, "summarise a trace file or an ingested database" },
     { "averages", cmd_averages, "torch's key_averages() table from a trace file or database" },
     { "kernels", cmd_kernels, "GPU kernel and memcpy/memset summary (Nsight-style)" },
+    { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
+    { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
 };
 
 static void usage(FILE *out)

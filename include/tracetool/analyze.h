@@ -126,6 +126,24 @@ typedef struct tt_kern_options {
 TT_EXTERN(int) tt_kernels_db(tt_db *db, const tt_kern_options *opts, FILE *out);
 TT_EXTERN(int) tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out);
 
+/* ---- memory timeline (torch's export_memory_timeline, from the trace) ---- */
+
+typedef struct tt_memtl_options {
+    unsigned int version;
+    int64_t trace_id;     /* 0 = the first trace with memory events */
+    int64_t rank;         /* -1 = any */
+    const char *device;   /* "cuda:N", "cuda", "cpu"; NULL = cuda:0 if present, else cpu */
+    int no_categories;    /* plain per-device totals */
+} tt_memtl_options;
+#define TT_MEMTL_OPTIONS_INIT { 1, 0, -1, NULL, 0 }
+
+/* Write the timeline; the format follows OUTPUT's suffix as torch's
+ * export_memory_timeline does (.json, .json.gz, .raw.json.gz, .html) plus
+ * .png, and "-" for JSON on standard output. */
+TT_EXTERN(int) tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *output);
+TT_EXTERN(int) tt_memtimeline_file(const char *path, const tt_memtl_options *opts,
+                                   const char *output);
+
 TT_END_DECL
 
 #endif

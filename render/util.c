@@ -1,0 +1,86 @@
+/*
+ * render/util.c - checks and text helpers shared by the renderers.
+ */
+#include "common/compat.h"
+#include "render/render_internal.h"
+
+
+int tt__memtl_check(const tt_memtl *tl)
+{
+    size_t cells;
+    if (!tl)
+        return tt_error_set(TT_EINVALID, "no memory timeline given");
+    if (tl->n && (!tl->t_us || !tl->sizes))
+        return tt_error_set(TT_EINVALID, "memory timeline has %zu points but no data", tl->n);
+    if (tt_st_mult(&cells, tl->n, 9))
+        return tt_error_set(TT_EINVALID, "memory timeline too long (%zu points)", tl->n);
+    if (tl->n_alloc && (!tl->alloc_t_us || !tl->allocated || !tl->reserved))
+        return tt_error_set(TT_EINVALID,
+                            "allocator curve has %zu points but no data", tl->n_alloc);
+    if (tl->n_top && !tl->top)
+        return tt_error_set(TT_EINVALID,
+                            "%zu top allocations announced but none given", tl->n_top);
+    return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+        if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80)
+            return 0;
+        return 3;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+        if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+int tt__utf8_clean(tt_buf *out, const char *s, const char *repl)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        size_t k = utf8_seq(p); /* NUL stops every multi-byte check early */
+        if (k == 0) {
+            tt_buf_addstr(out, repl);
+            p++;
+        } else if (k == 1 && (*p < 0x20 || *p == 0x7f)) {
+            tt_buf_addch(out, ' ');
+            p++;
+        } else {
+            tt_buf_add(out, p, k);
+            p += k;
+        }
+    }
+    return out->oom ? TT_ENOMEM : 0;
+}
+
+int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl)
+{
+    tt_buf_addf(out, "Max memory allocated: %.2f GiB   Max memory reserved: %.2f GiB",
+                (double)tl->peak_allocated / TT_RENDER_GIB,
+                (double)tl->peak_reserved / TT_RENDER_GIB);
+    if (tl->peak_allocated > 0) {
+        tt_buf_addf(out, " at %.3f ms", (double)tl->peak_t_us / 1000.0);
+        if (tl->peak_op && *tl->peak_op) {
+            tt_buf_addstr(out, " in ");
+            tt__utf8_clean(out, tl->peak_op, repl);
+        }
+        if (tl->peak_step && *tl->peak_step) {
+            tt_buf_addstr(out, " (");
+            tt__utf8_clean(out, tl->peak_step, repl);
+            tt_buf_addch(out, ')');
+        }
+    }
+    return out->oom ? TT_ENOMEM : 0;
+}
