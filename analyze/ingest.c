@@ -88,7 +88,7 @@ static int64_t strtab_find(struct strtab *t, const char *s, size_t len,
 static int strtab_add(struct strtab *t, const char *s, size_t len, uint64_t h,
                       int64_t id)
 {
-    size_t slot;
+    size_t slot = 0;
     if ((t->n + 1) * 2 > t->nslots && strtab_rehash(t) < 0)
         return TT_ENOMEM;
     if (strtab_find(t, s, len, h, &slot))
@@ -266,7 +266,7 @@ static int sqlerr(struct ingest *g, const char *what)
 static int64_t intern(struct ingest *g, const char *s, size_t len)
 {
     uint64_t h = fnv1a(s, len);
-    size_t slot;
+    size_t slot = 0;
     int64_t id;
     sqlite3_stmt *st = g->st[S_STR];
     if (!g->strs.nslots && strtab_rehash(&g->strs) < 0)
@@ -991,7 +991,7 @@ static int64_t link_runtime_event(struct ingest *g, struct thread *t, int64_t rt
     if (rend > t->max_rt_end)
         t->max_rt_end = rend;
     if (!t->opcur) {
-        size_t slot;
+        size_t slot = 0;
         if (!g->cat_cpu_op && !g->cat_operator) {
             g->cat_cpu_op = strtab_find(&g->strs, "cpu_op", 6, fnv1a("cpu_op", 6), &slot);
             g->cat_operator = strtab_find(&g->strs, "Operator", 8, fnv1a("Operator", 8), &slot);
@@ -1457,7 +1457,7 @@ static int link_runtime(struct ingest *g, const struct thread *th)
     int rc = 0, s, ops_row = 0;
     int64_t op_id = 0, op_ts = 0, op_end = 0;
     int64_t cpu_op = 0, op_legacy = 0;
-    size_t slot;
+    size_t slot = 0;
     uint64_t h;
 
     h = fnv1a("cpu_op", 6);
@@ -1575,7 +1575,7 @@ static int link_gpu(struct ingest *g)
 {
     sqlite3_stmt *st = NULL;
     int rc = 0;
-    size_t slot;
+    size_t slot = 0;
     int64_t ua = strtab_find(&g->strs, "user_annotation", 15,
                              fnv1a("user_annotation", 15), &slot);
     if (g->unlinked_gpu) {
