@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "tracetool/analyze.h"
+#include "tracetool/crosscheck.h"
 
 static const char usage_line[] =
     "tracetool ingest [--replace] [--salvage] [--quiet] DB INPUT...";
@@ -77,6 +78,7 @@ struct ctx {
     int quiet;
     int rc; /* first failure */
     int nfiles;
+    int n_et; /* execution traces ingested by this run */
 };
 
 static void ingest_one(struct ctx *c, const char *path)
@@ -100,6 +102,8 @@ static void ingest_one(struct ctx *c, const char *path)
             c->rc = code;
         return;
     }
+    if (r.stats.format == TT_FMT_ET)
+        c->n_et++;
     if (!c->quiet) {
         double mb = (double)r.stats.bytes / 1e6;
         printf("%s: trace %" PRId64 ", %s, %" PRId64 " %s, %.1f MB%s in %.2f s (%.0f MB/s)%s\n",
@@ -165,7 +169,7 @@ int cmd_ingest(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct ctx c = { NULL, 0, 0, 0, 0 };
+    struct ctx c = { NULL, 0, 0, 0, 0, 0 };
     int before;
     int opt, i, rc;
     optind = 1;
@@ -204,6 +208,22 @@ int cmd_ingest(int argc, char **argv)
             }
         } else
             ingest_one(&c, argv[i]);
+    }
+    if (c.n_et) {
+        /* join the ETs to their Kineto traces now, so every CPU op row can be
+         * joined to its ET node (table et_links); the report is
+         * 'tracetool crosscheck DB' */
+        tt_xc_options xo = TT_XC_OPTIONS_INIT;
+        tt_xc_summary sum;
+        FILE *devnull = fopen("/dev/null", "w");
+        if (devnull) {
+            memset(&sum, 0, sizeof(sum));
+            if (tt_crosscheck_db(c.db, &xo, devnull, &sum) >= 0 && !c.quiet && sum.pairs)
+                printf("linked %" PRId64 " ET nodes to Kineto ops in %" PRId64
+                       " pair(s) (%" PRId64 " consistent); see 'tracetool crosscheck %s'\n",
+                       sum.links, sum.pairs, sum.consistent, argv[optind]);
+            fclose(devnull);
+        }
     }
     tt_db_free(c.db);
     return c.rc;

@@ -473,6 +473,25 @@ def check_errors(tmp):
     check(rc == 0 and "usage: tracetool crosscheck" in out, "--help exits 0")
 
 
+def check_ingest_links(tmp):
+    """ingest alone stores the join: et_links filled without running crosscheck"""
+    global skipped
+    import sqlite3
+    paths = simple_add()
+    if not paths:
+        skipped += 1
+        return
+    db = os.path.join(tmp, "ingest_only.db")
+    rc, _, err = run("ingest", "-q", db, os.path.dirname(paths[0]))
+    check(rc == 0, f"ingest of the simple_add pair ({err.strip()})")
+    con = sqlite3.connect(db)
+    n = con.execute("SELECT count(*) FROM et_links").fetchone()[0]
+    bad = con.execute("SELECT count(*) FROM et_links l JOIN slices s ON s.id = l.slice_id"
+                      " JOIN et_nodes e ON e.id = l.et_node_row_id WHERE s.name <> e.name").fetchone()[0]
+    con.close()
+    check(n == 36 and bad == 0, f"ingest stores 36 links with equal names (got {n}, {bad} name mismatches)")
+
+
 def main():
     check_simple_add()
     check_dlrm()
@@ -481,6 +500,7 @@ def main():
         check_broken_simple_add(tmp)
         check_broken_dlrm(tmp)
         check_database(tmp)
+        check_ingest_links(tmp)
         check_errors(tmp)
     line = f"{passed} passed, {failed} failed"
     if skipped:
