@@ -246,7 +246,9 @@ int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
         fputs("\n]}\n", out);
     if (rc == 0 && !any)
         return tt_error_set_at(TT_ENOTFOUND, db->path, -1,
-                               "no Chrome/Kineto trace matches in this database");
+                               o->trace_id || o->rank >= 0
+                                   ? "no Chrome/Kineto trace matches --trace/--rank"
+                                   : "no Chrome/Kineto trace in this database");
     return rc;
 }
 

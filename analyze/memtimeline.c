@@ -1082,7 +1082,9 @@ int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *outpu
     }
     if (!found)
         return tt_error_set_at(TT_ENOTFOUND, db->path, -1,
-                               "no trace with memory events matches --trace/--rank");
+                               opts->trace_id || opts->rank >= 0
+                                   ? "no Kineto trace or memory-timeline export matches --trace/--rank"
+                                   : "no Kineto trace or memory-timeline export in this database");
     return rc;
 }
 
