@@ -25,7 +25,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <unistd.h>
 
 /* ---- aggregated rows ---- */
 
@@ -1414,24 +1413,11 @@ int tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out)
 
 int tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out)
 {
-    char tmpl[] = "/tmp/tracetool-averages-XXXXXX";
-    int fd = mkstemp(tmpl), rc;
-    tt_db *db = NULL;
-    tt_ingest_options io = TT_INGEST_OPTIONS_INIT;
-    if (fd < 0)
-        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
-    close(fd);
-    unlink(tmpl);
-    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0)
-        goto out;
-    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
-    if ((rc = tt_ingest_file(db, path, &io, NULL)) < 0)
-        goto out;
-    /* the analysis pass sorts in SQLite: keep its cache small */
-    tt_db_exec(db, "PRAGMA cache_size=-16384");
+    tt_db *db;
+    int rc = tt__open_ingested_temp(&db, path);
+    if (rc < 0)
+        return rc;
     rc = tt_averages_db(db, opts, out);
-out:
     tt_db_free(db);
-    unlink(tmpl);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "analyze/db_internal.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 /* Schema version 1. Keep in step with docs/SCHEMA.md. */
 static const char schema_v1[] =
@@ -241,6 +242,34 @@ void tt_db_free(tt_db *db)
         return;
     if (db->sql)
         sqlite3_close_v2(db->sql);
+    if (db->unlink_on_free && db->path)
+        unlink(db->path);
     free(db->path);
     free(db);
+}
+
+int tt__open_ingested_temp(tt_db **out, const char *trace)
+{
+    char tmpl[] = "/tmp/tracetool-XXXXXX";
+    int fd = mkstemp(tmpl), rc;
+    tt_db *db = NULL;
+    *out = NULL;
+    if (fd < 0)
+        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
+    close(fd);
+    unlink(tmpl);
+    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0) {
+        unlink(tmpl);
+        return rc;
+    }
+    db->unlink_on_free = 1;
+    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+    if ((rc = tt_ingest_file(db, trace, NULL, NULL)) < 0) {
+        tt_db_free(db);
+        return rc;
+    }
+    /* the analysis pass sorts in SQLite: keep its cache small */
+    tt_db_exec(db, "PRAGMA cache_size=-16384");
+    *out = db;
+    return 0;
 }

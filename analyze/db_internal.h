@@ -13,6 +13,7 @@ struct tt_db {
     sqlite3 *sql;
     char *path;
     int readonly;
+    int unlink_on_free; /* a temporary database: removed by tt_db_free */
 };
 
 /* Record a SQLite failure as the last error; returns TT_EDB. */
@@ -28,6 +29,11 @@ int tt_classify_cat(const char *cat);
 int tt_rank_from_name(const char *path, int64_t *rank);
 /* Whole text as an int64. */
 int tt_parse_i64_public(const char *text, size_t len, int64_t *out);
+
+/* Ingest one trace file into a new temporary database (removed again by
+ * tt_db_free), for the commands that accept a trace file as well as a DB.
+ * The database is tuned for one analysis pass: no journal, small cache. */
+int tt__open_ingested_temp(tt_db **out, const char *trace);
 
 /* Create the indexes the readers need (idempotent). */
 int tt_db_create_indexes(tt_db *db);

@@ -14,7 +14,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <unistd.h>
 
 struct kgroup {
     char *label;
@@ -254,23 +253,11 @@ int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
 
 int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
 {
-    char tmpl[] = "/tmp/tracetool-kernels-XXXXXX";
-    int fd = mkstemp(tmpl), rc;
-    tt_db *db = NULL;
-    if (fd < 0)
-        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
-    close(fd);
-    unlink(tmpl);
-    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0)
-        goto out;
-    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
-    if ((rc = tt_ingest_file(db, path, NULL, NULL)) < 0)
-        goto out;
-    /* the analysis pass sorts in SQLite: keep its cache small */
-    tt_db_exec(db, "PRAGMA cache_size=-16384");
+    tt_db *db;
+    int rc = tt__open_ingested_temp(&db, path);
+    if (rc < 0)
+        return rc;
     rc = tt_kernels_db(db, opts, out);
-out:
     tt_db_free(db);
-    unlink(tmpl);
     return rc;
 }
