@@ -470,6 +470,21 @@ static int rb_commit(struct ingest *g, struct rowbuf *rb, const char *what)
     return 0;
 }
 
+/* The columns every event table starts with: trace_id, ph, cat, name, pid,
+ * tid, ts, written from column c on; returns the next column. */
+static int rb_event_head(struct rowbuf *st, int c, const struct ingest *g, const char *ph,
+                         int64_t cat, int64_t name, const tt_event *ev)
+{
+    rb_int(st, c, g->trace_id);
+    rb_text(st, c + 1, ph, 1);
+    rb_opt(st, c + 2, cat != 0, cat);
+    rb_int(st, c + 3, name);
+    rb_id(st, c + 4, &ev->pid);
+    rb_id(st, c + 5, &ev->tid);
+    rb_opt(st, c + 6, ev->has_ts, ev->ts_ns);
+    return c + 7;
+}
+
 static int flush_all(struct ingest *g)
 {
     int i, rc;
@@ -706,13 +721,7 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
         g->have_pid = 1;
     }
     rb_int(st, 1, id);
-    rb_int(st, 2, g->trace_id);
-    rb_text(st, 3, ph, 1);
-    rb_opt(st, 4, cat != 0, cat);
-    rb_int(st, 5, name);
-    rb_id(st, 6, &ev->pid);
-    rb_id(st, 7, &ev->tid);
-    rb_opt(st, 8, ev->has_ts, ev->ts_ns);
+    rb_event_head(st, 2, g, ph, cat, name, ev);
     rb_opt(st, 9, ev->has_dur, ev->dur_ns);
     rb_opt(st, 10, nested, depth);
     rb_opt(st, 11, nested && parent, parent);
@@ -780,13 +789,7 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
         g->first_unmatched_off = ev->offset;
     {
         struct rowbuf *si = &g->rbuf[R_INST];
-        rb_int(si, 1, g->trace_id);
-        rb_text(si, 2, "E", 1);
-        rb_opt(si, 3, cat != 0, cat);
-        rb_int(si, 4, name);
-        rb_id(si, 5, &ev->pid);
-        rb_id(si, 6, &ev->tid);
-        rb_opt(si, 7, ev->has_ts, ev->ts_ns);
+        rb_event_head(si, 1, g, "E", cat, name, ev);
         rb_null(si, 8);
         rb_null(si, 9);
         rb_null(si, 10);
@@ -1145,13 +1148,7 @@ static int on_event(void *ctx, const tt_event *ev)
     case 'I': /* instant; "[memory]" and "[OutOfMemory]" are allocator events */
         if (!strcmp(ev->name, "[memory]") || !strcmp(ev->name, "[OutOfMemory]")) {
             st = &g->rbuf[R_MEM];
-            rb_int(st, 1, g->trace_id);
-            rb_text(st, 2, ph1, 1);
-            rb_opt(st, 3, cat != 0, cat);
-            rb_int(st, 4, name);
-            rb_id(st, 5, &ev->pid);
-            rb_id(st, 6, &ev->tid);
-            rb_opt(st, 7, ev->has_ts, ev->ts_ns);
+            rb_event_head(st, 1, g, ph1, cat, name, ev);
             rb_opt(st, 8, HAVE(TT_A_DEVICE_TYPE), ev->device_type);
             rb_opt(st, 9, HAVE(TT_A_DEVICE_ID), ev->device_id);
             rb_opt(st, 10, HAVE(TT_A_ADDR), ev->addr);
@@ -1180,13 +1177,7 @@ static int on_event(void *ctx, const tt_event *ev)
         return rb_commit(g, st, "cannot store a flow event");
     case 'M': /* metadata: process/thread names, labels, sort indexes */
         st = &g->rbuf[R_META];
-        rb_int(st, 1, g->trace_id);
-        rb_text(st, 2, ph1, 1);
-        rb_opt(st, 3, cat != 0, cat);
-        rb_int(st, 4, name);
-        rb_id(st, 5, &ev->pid);
-        rb_id(st, 6, &ev->tid);
-        rb_opt(st, 7, ev->has_ts, ev->ts_ns);
+        rb_event_head(st, 1, g, ph1, cat, name, ev);
         if (ev->arg_name)
             rb_textz(st, 8, ev->arg_name);
         else if (ev->arg_labels)
@@ -1206,13 +1197,7 @@ static int on_event(void *ctx, const tt_event *ev)
     }
     /* everything else (counters 'C', async 'b'/'e'/'n', other instants) */
     st = &g->rbuf[R_INST];
-    rb_int(st, 1, g->trace_id);
-    rb_text(st, 2, ph1, 1);
-    rb_opt(st, 3, cat != 0, cat);
-    rb_int(st, 4, name);
-    rb_id(st, 5, &ev->pid);
-    rb_id(st, 6, &ev->tid);
-    rb_opt(st, 7, ev->has_ts, ev->ts_ns);
+    rb_event_head(st, 1, g, ph1, cat, name, ev);
     rb_opt(st, 8, ev->has_dur, ev->dur_ns);
     rb_text(st, 9, ev->s, ev->s ? strlen(ev->s) : 0);
     rb_id(st, 10, &ev->id);
