@@ -24,6 +24,34 @@
 #define FONT "sans-serif"
 #define ALPHA 0.7
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TT_RENDER_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TT_RENDER_LSAN 1
+#endif
+#endif
+#ifdef TT_RENDER_LSAN
+/*
+ * Sanitizer builds only: fontconfig (under cairo's toy font API) keeps its
+ * configuration and font patterns for the life of the process in ways
+ * LeakSanitizer reports as leaks. Every program that renders links this
+ * file, so the suppression lives here rather than in each test and tool.
+ * Only stacks through libfontconfig are suppressed.
+ */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfontconfig.so\n";
+}
+/* and no "Suppressions used" report on stderr, which CLI tests read */
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+#endif
+
 typedef struct axis {
     double lo, hi, step; /* data units: ms or GB */
 } axis;
@@ -134,12 +162,8 @@ static void compute_ranges(chart *c)
     c->x.step = nice_step(c->x.hi - c->x.lo, 10);
     /* torch/matplotlib leave ~5% headroom above the data */
     c->y.lo = 0.0;
-    if (!(ymax > 0.0))
-        ymax = 1.0;
-    c->y.step = nice_step(ymax * 1.05, 8);
-    c->y.hi = ceil(ymax * 1.05 / c->y.step - 1e-9) * c->y.step;
-    if (!(c->y.hi > 0.0))
-        c->y.hi = c->y.step;
+    c->y.hi = ymax > 0.0 ? ymax * 1.05 : 1.0;
+    c->y.step = nice_step(c->y.hi, 8);
 }
 
 /* ---- text ---- */

@@ -67,9 +67,8 @@ int tt__utf8_clean(tt_buf *out, const char *s, const char *repl)
 
 int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl)
 {
-    tt_buf_addf(out, "Max memory allocated: %.2f GiB   Max memory reserved: %.2f GiB",
-                (double)tl->peak_allocated / TT_RENDER_GIB,
-                (double)tl->peak_reserved / TT_RENDER_GIB);
+    /* the time and op describe the allocated peak, so they follow it */
+    tt_buf_addf(out, "Max memory allocated: %.2f GiB", (double)tl->peak_allocated / TT_RENDER_GIB);
     if (tl->peak_allocated > 0) {
         tt_buf_addf(out, " at %.3f ms", (double)tl->peak_t_us / 1000.0);
         if (tl->peak_op && *tl->peak_op) {
@@ -82,5 +81,6 @@ int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl)
             tt_buf_addch(out, ')');
         }
     }
+    tt_buf_addf(out, "   Max memory reserved: %.2f GiB", (double)tl->peak_reserved / TT_RENDER_GIB);
     return out->oom ? TT_ENOMEM : 0;
 }
