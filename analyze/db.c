@@ -5,6 +5,7 @@
 #include "analyze/db_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <unistd.h>
 
 /* Schema version 1. Keep in step with docs/SCHEMA.md. */
@@ -175,11 +176,22 @@ static int table_count(tt_db *db, int *n)
     return rc == SQLITE_ROW ? 0 : tt_db_error(db, "not a tracetool database");
 }
 
+/*
+ * Debian's SQLite keeps allocation statistics behind a global mutex: one
+ * lock per malloc, measurable on a bulk load. We never read them.
+ */
+static void sqlite_setup(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int tt_db_open(tt_db **out, const char *path, unsigned flags)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     tt_db *db;
     int oflags, v = 0, ntables = 0, rc;
     *out = NULL;
+    pthread_once(&once, sqlite_setup);
     db = calloc(1, sizeof(*db));
     if (!db || !(db->path = strdup(path))) {
         free(db);
@@ -222,7 +234,7 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
             return tt_error_set_at(TT_EINVALID, path, -1,
                                    "not a tracetool database (empty)");
         }
-        if ((rc = tt_db_exec(db, "PRAGMA page_size=8192; BEGIN")) < 0 ||
+        if ((rc = tt_db_exec(db, "PRAGMA page_size=16384; BEGIN")) < 0 ||
             (rc = tt_db_exec(db, schema_v1)) < 0 ||
             (rc = tt_db_exec(db, "PRAGMA user_version=1; COMMIT")) < 0) {
             tt_db_free(db);

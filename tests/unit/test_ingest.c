@@ -983,6 +983,65 @@ Test(ingest, runtime_calls_out_of_order)
              " ORDER BY n.s");
 }
 
+Test(ingest, runtime_walk_over_many_ops)
+{
+    /*
+     * 5000 op pairs per thread: more ops than one spool block holds, so the
+     * walk reads blocks back from the temporary file. Each pair is a parent
+     * P and a child C starting at the same time (the tie rule: longest
+     * first), all under one long op L. The calls come in two chunks, the
+     * second earlier than the first (a re-seek). Thread 1 has its ops in
+     * start order (linked in the stream), thread 2 in reverse (relinked by
+     * the ordered pass); both must give the same answer.
+     */
+    enum { N = 5000 };
+    tt_buf doc = TT_BUF_INIT;
+    int i, tid, rc;
+    tt_buf_addstr(&doc, "{\"traceEvents\":[");
+    for (tid = 1; tid <= 2; tid++) {
+        tt_buf_addf(&doc, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"L\",\"pid\":1,"
+                          "\"tid\":%d,\"ts\":0,\"dur\":10000000}",
+                    tid == 1 ? "" : ",", tid);
+        for (i = 0; i < N; i++) {
+            int j = tid == 1 ? i : N - 1 - i;
+            tt_buf_addf(&doc, ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"P%d\",\"pid\":1,"
+                              "\"tid\":%d,\"ts\":%d,\"dur\":900}"
+                              ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"C%d\",\"pid\":1,"
+                              "\"tid\":%d,\"ts\":%d,\"dur\":200}",
+                        j, tid, j * 1000 + 1, j, tid, j * 1000 + 1);
+        }
+    }
+    for (tid = 1; tid <= 2; tid++) {
+        int chunk;
+        for (chunk = 0; chunk < 2; chunk++) {
+            int from = chunk ? 0 : N / 2, to = chunk ? N / 2 : N;
+            for (i = from; i < to; i++)
+                tt_buf_addf(&doc, ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"a%d\","
+                                  "\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":5}"
+                                  ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"b%d\","
+                                  "\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":5}",
+                            i, tid, i * 1000 + 50, i, tid, i * 1000 + 500);
+        }
+        tt_buf_addf(&doc, ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"z\","
+                          "\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":5}",
+                    tid, N * 1000 + 10);
+    }
+    tt_buf_addstr(&doc, "]}");
+    rc = ingest(write_file("walk.json", doc.buf, doc.len), 0, NULL);
+    cr_assert_eq(rc, 0, "%s", tt_error_last()->message);
+    cr_assert_eq(q_int("SELECT count(*) FROM runtime"), 2 * (2 * N + 1));
+    /* a<i> is inside C<i>, b<i> inside P<i> only, z inside L only */
+    q_expect("1|5000|5000|1\n2|5000|5000|1\n",
+             "SELECT r.tid,"
+             " sum(substr(n.s, 1, 1) = 'a' AND o.s = 'C' || substr(n.s, 2)),"
+             " sum(substr(n.s, 1, 1) = 'b' AND o.s = 'P' || substr(n.s, 2)),"
+             " sum(n.s = 'z' AND o.s = 'L')"
+             " FROM runtime r JOIN strings n ON n.id = r.name"
+             " JOIN slices s ON s.id = r.op_id JOIN strings o ON o.id = s.name"
+             " GROUP BY r.tid ORDER BY r.tid");
+    tt_buf_release(&doc);
+}
+
 Test(ingest, legacy_operator_and_runtime)
 {
     /* PyTorch 1.8 array form: Operator / Runtime / Kernel, string tids */
