@@ -18,10 +18,12 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "analyze/db_internal.h"
+#include "tracetool/crosscheck.h"
 #include "tracetool/render.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -345,6 +347,7 @@ struct live {
     int64_t addr, bytes, mem_id, ts, op_id, op_end, step;
     unsigned flags;
     int cat;
+    int etcat, rule;     /* the ET's verdict (-1 none) and its rule (ETR_*) */
     int used;
 };
 
@@ -439,8 +442,13 @@ static void live_del(struct livemap *m, struct live *e)
  * (free_ts) or at the end of the trace (free_ts = -1) */
 static int categorize(const struct live *a, int64_t free_ts, unsigned free_flags)
 {
+    /* torch's precedence: a gradient by identity beats a temporary */
+    if (a->etcat == TT_CAT_GRADIENT)
+        return a->etcat;
     if (free_ts >= 0 && a->op_id && free_ts <= a->op_end)
         return TT_CAT_TEMPORARY;
+    if (a->etcat >= 0)
+        return a->etcat;
     if (a->flags & PH_ACCUMGRAD)
         return TT_CAT_GRADIENT;
     if (a->flags & PH_OPTIMIZER)
@@ -457,6 +465,7 @@ static int categorize(const struct live *a, int64_t free_ts, unsigned free_flags
 }
 
 /* pass 2: category of every allocation -> temp.memcat(mem_id, cat) */
+#define RULE_OF(a, cat) ((a)->etcat >= 0 && (a)->etcat == (cat) ? (a)->rule : 0)
 static int category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat)
 {
     sqlite3_stmt *st = NULL, *ins = NULL;
@@ -464,14 +473,17 @@ static int category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int n
     size_t i;
     int rc = 0, r;
     if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memcat;"
-                             "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER)")) < 0)
+                             "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
+                             " rule INTEGER)")) < 0)
         return rc;
     if (tt_db_prepare(db, &st,
-                      "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step"
+                      "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
+                      " coalesce(e.cat, -1), coalesce(e.rule, 0)"
                       " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
+                      " LEFT JOIN temp.memet AS e ON e.mem_id = m.id"
                       " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
                       "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL ORDER BY m.ts, m.id") < 0 ||
-        tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?)") < 0) {
+        tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?)") < 0) {
         rc = TT_EDB;
         goto out;
     }
@@ -489,6 +501,7 @@ static int category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int n
                 cat = nocat ? TT_CAT_UNKNOWN : categorize(a, -1, 0);
                 sqlite3_bind_int64(ins, 1, a->mem_id);
                 sqlite3_bind_int(ins, 2, cat);
+                sqlite3_bind_int(ins, 3, RULE_OF(a, cat));
                 if (sqlite3_step(ins) != SQLITE_DONE)
                     goto dberr;
                 sqlite3_reset(ins);
@@ -504,12 +517,15 @@ static int category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int n
             a->op_end = sqlite3_column_int64(st, 5);
             a->flags = flags;
             a->step = sqlite3_column_int64(st, 7);
+            a->etcat = sqlite3_column_int(st, 8);
+            a->rule = sqlite3_column_int(st, 9);
             continue;
         }
         if (bytes < 0 && a) {
             cat = nocat ? TT_CAT_UNKNOWN : categorize(a, ts, flags);
             sqlite3_bind_int64(ins, 1, a->mem_id);
             sqlite3_bind_int(ins, 2, cat);
+            sqlite3_bind_int(ins, 3, RULE_OF(a, cat));
             if (sqlite3_step(ins) != SQLITE_DONE)
                 goto dberr;
             sqlite3_reset(ins);
@@ -521,8 +537,10 @@ static int category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int n
     for (i = 0; i < m.cap; i++) {
         if (!m.e[i].used)
             continue;
+        int cat = nocat ? TT_CAT_UNKNOWN : categorize(&m.e[i], -1, 0);
         sqlite3_bind_int64(ins, 1, m.e[i].mem_id);
-        sqlite3_bind_int(ins, 2, nocat ? TT_CAT_UNKNOWN : categorize(&m.e[i], -1, 0));
+        sqlite3_bind_int(ins, 2, cat);
+        sqlite3_bind_int(ins, 3, RULE_OF(&m.e[i], cat));
         if (sqlite3_step(ins) != SQLITE_DONE)
             goto dberr;
         sqlite3_reset(ins);
@@ -606,6 +624,378 @@ static int64_t q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *
     return v;
 }
 
+/* ---- pass 1b: tensor identities from a linked Execution Trace ---- */
+
+/*
+ * When the trace's CPU ops are joined to an Execution Trace (table et_links,
+ * written by `tracetool ingest` or `crosscheck`), the ET's data flow names
+ * what a block is for, as torch's own categorizer does from tensor
+ * identities (FORMATS.md 4.2). Each storage of the ET gets: the topmost node
+ * whose outputs first show it (its creator), whether it is the gradient
+ * input of torch::autograd::AccumulateGrad, and whether a backward node reads
+ * it. An allocation inside an op is the creator's storage of that op (or of
+ * one of its ancestors) with the same device and size (the allocator rounds
+ * up to 512 bytes). Result: temp.memet(mem_id, cat, rule).
+ */
+enum { ETR_NONE = 0, ETR_GRADIENT, ETR_ACTIVATION, ETR_AUTOGRAD, ETR_COUNT };
+
+static const char *const et_rule[ETR_COUNT] = {
+    NULL,
+    "GRADIENT (ET): the gradient input of torch::autograd::AccumulateGrad",
+    "ACTIVATION (ET): made by a forward op, read by a backward op",
+    "AUTOGRAD_DETAIL (ET): made by a backward op, not a gradient",
+};
+
+struct i64map {
+    int64_t *k;
+    size_t *v;
+    unsigned char *used;
+    size_t cap, n;
+};
+
+static int i64map_put(struct i64map *m, int64_t key, size_t val);
+
+static size_t i64map_slot(const struct i64map *m, int64_t key)
+{
+    size_t j = lhash(key, m->cap);
+    while (m->used[j] && m->k[j] != key)
+        j = (j + 1) & (m->cap - 1);
+    return j;
+}
+
+static int i64map_grow(struct i64map *m)
+{
+    struct i64map nm = { NULL, NULL, NULL, m->cap ? m->cap * 2 : 1024, 0 };
+    size_t i;
+    nm.k = malloc(nm.cap * sizeof(*nm.k));
+    nm.v = malloc(nm.cap * sizeof(*nm.v));
+    nm.used = calloc(nm.cap, 1);
+    if (!nm.k || !nm.v || !nm.used) {
+        free(nm.k);
+        free(nm.v);
+        free(nm.used);
+        return TT_ENOMEM;
+    }
+    for (i = 0; i < m->cap; i++)
+        if (m->used[i])
+            i64map_put(&nm, m->k[i], m->v[i]);
+    free(m->k);
+    free(m->v);
+    free(m->used);
+    *m = nm;
+    return 0;
+}
+
+static int i64map_put(struct i64map *m, int64_t key, size_t val)
+{
+    size_t j;
+    if ((m->n + 1) * 2 > m->cap && i64map_grow(m) < 0)
+        return TT_ENOMEM;
+    j = i64map_slot(m, key);
+    if (!m->used[j]) {
+        m->used[j] = 1;
+        m->k[j] = key;
+        m->n++;
+    }
+    m->v[j] = val;
+    return 0;
+}
+
+static int i64map_get(const struct i64map *m, int64_t key, size_t *val)
+{
+    size_t j;
+    if (!m->cap)
+        return 0;
+    j = i64map_slot(m, key);
+    if (!m->used[j])
+        return 0;
+    *val = m->v[j];
+    return 1;
+}
+
+static void i64map_free(struct i64map *m)
+{
+    free(m->k);
+    free(m->v);
+    free(m->used);
+}
+
+enum { EN_BW = 1, EN_OPT = 2, EN_AG = 4 };
+
+struct etnode {
+    int64_t node_id, parent;
+    unsigned flags;      /* EN_* of the node and its ancestors */
+    unsigned own;        /* EN_* of the node itself */
+};
+
+struct etstore {
+    int64_t creator;     /* node_id of the topmost node first showing it */
+    int64_t need;        /* bytes: (offset + numel) * itemsize */
+    int64_t dev_id;
+    int dev_type;        /* 0 cpu, 1 cuda, -1 other */
+    unsigned char created, grad, bw_read, used;
+};
+
+static int et_dev(const char *s, int *type, int64_t *id)
+{
+    *id = -1;
+    if (!s)
+        return -1;
+    if (!strcmp(s, "cpu")) {
+        *type = 0;
+        return 0;
+    }
+    if (!strncmp(s, "cuda", 4)) {
+        *type = 1;
+        *id = s[4] == ':' ? strtoll(s + 5, NULL, 10) : 0;
+        return 0;
+    }
+    *type = -1;
+    return 0;
+}
+
+static int by_creator(const void *a, const void *b)
+{
+    const struct etstore *x = a, *y = b;
+    return x->creator < y->creator ? -1 : x->creator > y->creator;
+}
+
+static int et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat)
+{
+    sqlite3_stmt *st = NULL, *ins = NULL, *lnk = NULL, *par = NULL;
+    struct etnode *nodes = NULL;
+    struct etstore *sto = NULL;
+    size_t nn = 0, an = 0, ns = 0, as = 0, i;
+    struct i64map nmap = { 0 }, rowmap = { 0 }, smap = { 0 };
+    int64_t et = 0;
+    int rc = 0, r, ok = 0;
+    if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memet;"
+                             "CREATE TEMP TABLE memet(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
+                             " rule INTEGER)")) < 0)
+        return rc;
+    if (nocat)
+        return 0;
+    if (q1(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'et_links'"
+               " AND ?1 AND ?2 AND ?3", 1, 1, 1, &ok) <= 0 || !ok)
+        return 0;
+    et = q1(db, "SELECT min(et_trace_id) FROM et_links WHERE kineto_trace_id = ?1 AND ?2 AND ?3",
+            trace, 1, 1, &ok);
+    if (!ok || et <= 0)
+        return 0;
+
+    /* the ET's nodes in id order (a parent's id is below its children's) */
+    if (tt_db_prepare(db, &st, "SELECT n.id, n.node_id, n.parent, s.s FROM et_nodes AS n"
+                               " JOIN strings AS s ON s.id = n.name WHERE n.trace_id = ?1"
+                               " ORDER BY n.node_id") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, et);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 3);
+        struct etnode *e;
+        size_t p;
+        if (TT_ALLOC_GROW(nodes, nn + 1, an) < 0)
+            goto nomem;
+        e = &nodes[nn];
+        e->node_id = sqlite3_column_int64(st, 1);
+        e->parent = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+        e->own = 0;
+        if (str_has(name, "autograd::engine::evaluate_function") || str_has(name, "Backward"))
+            e->own |= EN_BW;
+        if (name && (!strncmp(name, "Optimizer.step", 14) ||
+                     !strncmp(name, "Optimizer.zero_grad", 19)))
+            e->own |= EN_OPT;
+        if (str_has(name, "AccumulateGrad"))
+            e->own |= EN_AG | EN_BW;
+        e->flags = e->own;
+        if (e->parent != e->node_id && i64map_get(&nmap, e->parent, &p))
+            e->flags |= nodes[p].flags;
+        if (i64map_put(&nmap, e->node_id, nn) < 0 ||
+            i64map_put(&rowmap, sqlite3_column_int64(st, 0), nn) < 0)
+            goto nomem;
+        nn++;
+    }
+    if (r != SQLITE_DONE)
+        goto dberr;
+    sqlite3_finalize(st);
+    st = NULL;
+
+    /* every tensor argument, in node order: [id, storage, offset, numel, itemsize, device] */
+    if (tt_db_prepare(db, &st,
+#define ET_TENSOR(col) \
+    " FROM et_nodes AS n, json_tree(n." col ") AS t WHERE n.trace_id = ?1" \
+    "  AND json_valid(n." col ") AND t.type = 'array' AND t.parent IS NOT NULL" \
+    "  AND json_array_length(t.value) = 6 AND json_type(t.value, '$[0]') = 'integer'" \
+    "  AND json_type(t.value, '$[1]') = 'integer' AND json_type(t.value, '$[5]') = 'text'"
+                      "SELECT n.node_id AS node, 0 AS io, t.path = '$' AND t.key = 0 AS top,"
+                      " t.value ->> 1, (t.value ->> 2 + t.value ->> 3) * (t.value ->> 4),"
+                      " t.value ->> 5" ET_TENSOR("inputs")
+                      " UNION ALL SELECT n.node_id, 1, 0,"
+                      " t.value ->> 1, (t.value ->> 2 + t.value ->> 3) * (t.value ->> 4),"
+                      " t.value ->> 5" ET_TENSOR("outputs")
+                      " ORDER BY node, io") < 0) {
+#undef ET_TENSOR
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, et);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t node = sqlite3_column_int64(st, 0), sid = sqlite3_column_int64(st, 3);
+        int out = sqlite3_column_int(st, 1), top = sqlite3_column_int(st, 2);
+        size_t ni, si;
+        const struct etnode *e;
+        struct etstore *s;
+        if (!i64map_get(&nmap, node, &ni))
+            continue;
+        e = &nodes[ni];
+        if (!i64map_get(&smap, sid, &si)) {
+            if (TT_ALLOC_GROW(sto, ns + 1, as) < 0)
+                goto nomem;
+            si = ns++;
+            s = &sto[si];
+            memset(s, 0, sizeof(*s));
+            s->creator = node;
+            s->created = (unsigned char)out;
+            s->need = sqlite3_column_int64(st, 4);
+            et_dev((const char *)sqlite3_column_text(st, 5), &s->dev_type, &s->dev_id);
+            if (i64map_put(&smap, sid, si) < 0)
+                goto nomem;
+        }
+        s = &sto[si];
+        if (!out && (e->own & EN_AG))
+            s->grad = 1;
+        if (!out && top && e->parent >= 0) {
+            size_t pi;
+            /* torch: the first input of AccumulateGrad's child (detach / add_) */
+            if (i64map_get(&nmap, e->parent, &pi) && (nodes[pi].own & EN_AG))
+                s->grad = 1;
+        }
+        if (!out && (e->flags & EN_BW) && node != s->creator)
+            s->bw_read = 1;
+    }
+    if (r != SQLITE_DONE)
+        goto dberr;
+    sqlite3_finalize(st);
+    st = NULL;
+    i64map_free(&smap);
+    memset(&smap, 0, sizeof(smap));
+    /* storages by creator, for the lookup below */
+    {
+        size_t k = 0;
+        for (i = 0; i < ns; i++)
+            if (sto[i].created && sto[i].need > 0)
+                sto[k++] = sto[i];
+        ns = k;
+        qsort(sto, ns, sizeof(*sto), by_creator);
+    }
+
+    /* each allocation of the device inside a linked op */
+    if (tt_db_prepare(db, &st, "SELECT m.id, m.bytes, c.op_id FROM memory AS m"
+                               " JOIN temp.memctx AS c ON c.mem_id = m.id"
+                               " WHERE m.trace_id = ?1 AND m.device_type = ?2"
+                               "  AND coalesce(m.device_id, -1) = ?3 AND m.bytes > 0"
+                               "  AND c.op_id IS NOT NULL ORDER BY m.ts, m.id") < 0 ||
+        tt_db_prepare(db, &lnk, "SELECT et_node_row_id FROM et_links WHERE kineto_trace_id = ?1"
+                                " AND slice_id = ?2 AND et_trace_id = ?3") < 0 ||
+        tt_db_prepare(db, &par, "SELECT parent_id FROM slices WHERE id = ?1") < 0 ||
+        tt_db_prepare(db, &ins, "INSERT INTO temp.memet VALUES(?,?,?)") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, trace);
+    sqlite3_bind_int(st, 2, dtype);
+    sqlite3_bind_int64(st, 3, did);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t mem = sqlite3_column_int64(st, 0), bytes = sqlite3_column_int64(st, 1);
+        int64_t op = sqlite3_column_int64(st, 2), node = -1;
+        struct etstore *hit = NULL;
+        size_t ni = 0;
+        int depth, rule;
+        /* the innermost linked op around the allocation */
+        for (depth = 0; op > 0 && depth < 64 && node < 0; depth++) {
+            sqlite3_reset(lnk);
+            sqlite3_bind_int64(lnk, 1, trace);
+            sqlite3_bind_int64(lnk, 2, op);
+            sqlite3_bind_int64(lnk, 3, et);
+            if (sqlite3_step(lnk) == SQLITE_ROW &&
+                i64map_get(&rowmap, sqlite3_column_int64(lnk, 0), &ni)) {
+                node = nodes[ni].node_id;
+                break;
+            }
+            sqlite3_reset(par);
+            sqlite3_bind_int64(par, 1, op);
+            op = sqlite3_step(par) == SQLITE_ROW ? sqlite3_column_int64(par, 0) : 0;
+        }
+        /* a storage created there (or by an ancestor) with this device and size */
+        for (depth = 0; node >= 0 && depth < 64 && !hit; depth++) {
+            size_t lo = 0, hi = ns;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (sto[mid].creator < node)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (; lo < ns && sto[lo].creator == node; lo++) {
+                struct etstore *s = &sto[lo];
+                if (!s->used && s->dev_type == dtype && (dtype == 0 || s->dev_id == did) &&
+                    bytes >= s->need && bytes - s->need < 512) {
+                    hit = s;
+                    break;
+                }
+            }
+            if (hit || !i64map_get(&nmap, node, &ni) || nodes[ni].parent == node)
+                break;
+            node = nodes[ni].parent;
+            if (!i64map_get(&nmap, node, &ni))
+                break;
+        }
+        if (!hit)
+            continue;
+        hit->used = 1;
+        {
+            size_t ci = 0;
+            unsigned cf = i64map_get(&nmap, hit->creator, &ci) ? nodes[ci].flags : 0;
+            if (hit->grad)
+                rule = ETR_GRADIENT;
+            else if (cf & EN_BW)
+                rule = ETR_AUTOGRAD;
+            else if (!(cf & EN_OPT) && hit->bw_read)
+                rule = ETR_ACTIVATION;
+            else
+                continue;
+        }
+        sqlite3_bind_int64(ins, 1, mem);
+        sqlite3_bind_int(ins, 2, rule == ETR_GRADIENT     ? TT_CAT_GRADIENT
+                                 : rule == ETR_AUTOGRAD ? TT_CAT_AUTOGRAD_DETAIL
+                                                        : TT_CAT_ACTIVATION);
+        sqlite3_bind_int(ins, 3, rule);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(ins);
+    }
+    if (r != SQLITE_DONE)
+        goto dberr;
+    goto out;
+nomem:
+    rc = tt_error_set(TT_ENOMEM, "out of memory");
+    goto out;
+dberr:
+    rc = tt_db_error(db, "cannot read the Execution Trace");
+out:
+    i64map_free(&nmap);
+    i64map_free(&rowmap);
+    i64map_free(&smap);
+    free(nodes);
+    free(sto);
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(lnk);
+    sqlite3_finalize(par);
+    return rc;
+}
+
 static char *name_of_slice(tt_db *db, int64_t id)
 {
     sqlite3_stmt *st;
@@ -624,6 +1014,7 @@ static char *name_of_slice(tt_db *db, int64_t id)
 
 static int run_job(struct job *j, const char *output)
 {
+    char *part = NULL; /* OUTPUT.XXXXXX while it is written */
     const char *kind = suffix_kind(output);
     int want_json = !strcmp(kind, "json") || !strcmp(kind, "jsongz") || !strcmp(kind, "stdout");
     int want_raw = !strcmp(kind, "raw");
@@ -685,14 +1076,27 @@ static int run_job(struct job *j, const char *output)
     if (want_json || want_raw) {
         if (!strcmp(kind, "stdout")) {
             o.f = stdout;
-        } else if (!strcmp(kind, "json")) {
-            if (!(o.f = fopen(output, "wb"))) {
+        } else {
+            /* written beside OUTPUT and renamed at the end: a failure leaves
+             * no half-written file */
+            int fd;
+            if (!(part = malloc(strlen(output) + 8))) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                goto out;
+            }
+            sprintf(part, "%s.XXXXXX", output);
+            if ((fd = mkstemp(part)) < 0) {
+                free(part);
+                part = NULL;
                 rc = tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
                 goto out;
             }
-        } else if (!(o.gz = gzopen(output, "wb6"))) {
-            rc = tt_error_set_at(TT_EIO, output, -1, "cannot write");
-            goto out;
+            fchmod(fd, 0644);
+            if (!strcmp(kind, "json") ? !(o.f = fdopen(fd, "wb")) : !(o.gz = gzdopen(fd, "wb6"))) {
+                close(fd);
+                rc = tt_error_set_at(TT_EIO, output, -1, "cannot write");
+                goto out;
+            }
         }
         if (want_json) {
             sizes_tmp = tmpfile();
@@ -739,12 +1143,13 @@ static int run_job(struct job *j, const char *output)
         st = NULL;
     } else {
         if ((rc = context_pass(j->db, j->trace, j->dtype, j->did)) < 0 ||
+            (rc = et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0 ||
             (rc = category_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0)
             goto out;
         /* pass 3: the timeline in time order; PREEXISTING first (t = -1) */
         if (tt_db_prepare(j->db, &st,
                           "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated, m.total_reserved,"
-                          " coalesce(k.cat, 7), c.op_id, c.step"
+                          " coalesce(k.cat, 7), c.op_id, c.step, coalesce(k.rule, 0)"
                           " FROM memory AS m LEFT JOIN temp.memcat AS k ON k.mem_id = m.id"
                           " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
                           " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
@@ -885,6 +1290,7 @@ static int run_job(struct job *j, const char *output)
                 a->ts = t_ns / 1000;
                 a->op_id = sqlite3_column_int64(st, 7);
                 a->mem_id = id;
+                a->rule = sqlite3_column_int(st, 9);
             } else if (b < 0 && a) {
                 if (want_raw) {
                     char buf[128];
@@ -919,7 +1325,9 @@ static int run_job(struct job *j, const char *output)
                     top[k].bytes = live.e[i].bytes;
                     top[k].t_us = live.e[i].ts;
                     top[k].category = live.e[i].cat;
-                    top[k].rule = cat_rule[live.e[i].cat];
+                    top[k].rule = live.e[i].rule > 0 && live.e[i].rule < ETR_COUNT
+                                      ? et_rule[live.e[i].rule]
+                                      : cat_rule[live.e[i].cat];
                     top_opid[k] = live.e[i].op_id;
                     ntop++;
                 }
@@ -1001,6 +1409,13 @@ out:
         rc = tt_error_set_at(TT_EIO, output, -1, "write error");
     if (o.err && rc == 0)
         rc = tt_error_set_at(TT_EIO, output, -1, "write error");
+    if (part) {
+        if (rc == 0 && rename(part, output) != 0)
+            rc = tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
+        if (rc != 0)
+            unlink(part);
+        free(part);
+    }
     if (sizes_tmp)
         fclose(sizes_tmp);
     if (times_tmp)
@@ -1094,6 +1509,36 @@ int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const ch
     int rc = tt__open_ingested_temp(&db, path);
     if (rc < 0)
         return rc;
+    if (opts && opts->et_path) {
+        /* the ET beside the trace in the temporary database, joined to its
+         * ops as `tracetool ingest` does (table et_links) */
+        tt_xc_options xo = TT_XC_OPTIONS_INIT;
+        tt_xc_summary sum;
+        FILE *devnull = fopen("/dev/null", "w");
+        int64_t links = 0;
+        if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
+            if (devnull)
+                fclose(devnull);
+            tt_db_free(db);
+            return rc;
+        }
+        memset(&sum, 0, sizeof(sum));
+        rc = devnull ? tt_crosscheck_db(db, &xo, devnull, &sum) : TT_EIO;
+        if (devnull)
+            fclose(devnull);
+        links = rc >= 0 ? sum.links : 0;
+        if (rc == TT_ENOTFOUND) {
+            tt_db_free(db);
+            return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
+                                   "not a PyTorch Execution Trace");
+        }
+        if (links <= 0) {
+            tt_db_free(db);
+            return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
+                                   "this Execution Trace does not match the trace's CPU ops"
+                                   " (see 'tracetool crosscheck')");
+        }
+    }
     rc = tt_memtimeline_db(db, opts, output);
     tt_db_free(db);
     return rc;

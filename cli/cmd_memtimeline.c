@@ -10,7 +10,7 @@
 #include "tracetool/analyze.h"
 
 static const char usage_line[] =
-    "tracetool memtimeline [--device cuda:N|cpu] [--no-categories] [--trace ID] [--rank R]"
+    "tracetool memtimeline [--device cuda:N|cpu] [--no-categories] [--et ET] [--trace ID] [--rank R]"
     " INPUT|DB OUTPUT";
 
 static const char help_text[] =
@@ -27,12 +27,16 @@ static const char help_text[] =
     "  .png          the plot, 1600x960\n"
     "  -             JSON on standard output\n"
     "Categories are torch's eight; from a trace alone they come from documented\n"
-    "heuristics (docs/MEMTIMELINE.md), the rest is Unknown.\n"
+    "heuristics (docs/MEMTIMELINE.md), the rest is Unknown. With the trace's\n"
+    "Execution Trace (--et, or ingested into the database beside it) tensor\n"
+    "identities decide GRADIENT, ACTIVATION and AUTOGRAD_DETAIL where they can.\n"
     "\n"
     "options:\n"
     "  --device D        cuda:N (or cuda = cuda:0) or cpu; default cuda:0 when the\n"
     "                    trace has CUDA memory events, else cpu\n"
     "  --no-categories   plain per-device totals (everything Unknown)\n"
+    "  --et ET           the Execution Trace taken with INPUT (a file INPUT only;\n"
+    "                    for a database, 'tracetool ingest DB ET' joins them)\n"
     "  --trace ID, --rank R  which trace of a database (default: the first)\n"
     "  -h, --help        this text\n"
     "\n"
@@ -44,6 +48,7 @@ int cmd_memtimeline(int argc, char **argv)
     static const struct option longopts[] = {
         { "device", required_argument, NULL, 'd' },
         { "no-categories", no_argument, NULL, 'N' },
+        { "et", required_argument, NULL, 'e' },
         { "trace", required_argument, NULL, 't' },
         { "rank", required_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
@@ -62,6 +67,7 @@ int cmd_memtimeline(int argc, char **argv)
             o.device = optarg;
             break;
         case 'N': o.no_categories = 1; break;
+        case 'e': o.et_path = optarg; break;
         case 't':
             if (parse_i64(optarg, &o.trace_id) < 0 || o.trace_id <= 0)
                 die_usage("memtimeline", usage_line, "bad trace id '%s'", optarg);
@@ -84,6 +90,10 @@ int cmd_memtimeline(int argc, char **argv)
     outp = argv[optind + 1];
     if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
         tt_db *db;
+        if (o.et_path)
+            die_usage("memtimeline", usage_line,
+                      "--et needs a trace file; for a database, 'tracetool ingest %s %s'"
+                      " joins the ET to its trace", in, o.et_path);
         if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
             return report_error(rc);
         rc = tt_memtimeline_db(db, &o, outp);

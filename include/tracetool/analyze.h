@@ -134,8 +134,10 @@ typedef struct tt_memtl_options {
     int64_t rank;         /* -1 = any */
     const char *device;   /* "cuda:N", "cuda", "cpu"; NULL = cuda:0 if present, else cpu */
     int no_categories;    /* plain per-device totals */
+    const char *et_path;  /* file input: the trace's Execution Trace, joined by
+                             the crosscheck rules to name tensors (NULL: none) */
 } tt_memtl_options;
-#define TT_MEMTL_OPTIONS_INIT { 1, 0, -1, NULL, 0 }
+#define TT_MEMTL_OPTIONS_INIT { 1, 0, -1, NULL, 0, NULL }
 
 /* Write the timeline; the format follows OUTPUT's suffix as torch's
  * export_memory_timeline does (.json, .json.gz, .raw.json.gz, .html) plus

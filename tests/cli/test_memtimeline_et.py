@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""tracetool memtimeline with an Execution Trace (--et, or ingested beside the
+trace in a database).
+
+The fixture (tests/fixtures/et_memory/make_et_memory.py) is one toy training
+step whose blocks each have a role fixed by the scenario: the activation read
+by the backward, the gradient fed to AccumulateGrad, a backward intermediate,
+a temporary, the optimizer's state, and a block only the forward reads. With
+the ET every block must get its role; without it, the documented heuristics'
+answers (three of them differ). Errors: a file that is not an ET, an ET of
+another program, --et with a database; none may leave an output behind.
+"""
+import gzip, json, os, subprocess, sys, tempfile
+
+TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
+SHARED = os.environ.get("TT_SHARED", "../shared")
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAKE = os.path.join(HERE, "..", "fixtures", "et_memory", "make_et_memory.py")
+passed = failed = 0
+
+CREATE = 2  # torch's Action.CREATE in the raw export
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL", what)
+
+
+def run(*args):
+    p = subprocess.run([TRACETOOL, *args], capture_output=True)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+def created(path):
+    """{ts_ns: category name} of the CREATE rows of a .raw.json.gz"""
+    with gzip.open(path) as f:
+        rows = json.load(f)
+    return {r[0]: r[3] for r in rows if r[1] == CREATE}
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([sys.executable, MAKE, d], check=True)
+        trace, et = os.path.join(d, "trace.json"), os.path.join(d, "et.json")
+        exp = json.load(open(os.path.join(d, "expected.json")))
+        cats = exp["categories"]
+        want_et = {b["ts_ns"]: b["with_et"] for b in exp["blocks"]}
+        want_plain = {b["ts_ns"]: b["trace_only"] for b in exp["blocks"]}
+        check(want_et != want_plain, "the fixture has blocks only the ET can tell")
+
+        def named(got):
+            return {t: cats[c] for t, c in got.items()}
+
+        # file input with --et
+        out = os.path.join(d, "with_et.raw.json.gz")
+        rc, _, err = run("memtimeline", trace, "--et", et, out)
+        check(rc == 0, f"--et exits 0 ({err.strip()})")
+        if rc == 0:
+            got = named(created(out))
+            check(got == want_et, f"--et: every block gets its role\n  got  {got}\n  want {want_et}")
+
+        # the same trace alone: the heuristics
+        out = os.path.join(d, "plain.raw.json.gz")
+        rc, _, err = run("memtimeline", trace, out)
+        check(rc == 0, f"trace alone exits 0 ({err.strip()})")
+        if rc == 0:
+            got = named(created(out))
+            check(got == want_plain, f"trace alone: heuristics\n  got  {got}\n  want {want_plain}")
+
+        # a database holding both (ingest joins them)
+        db = os.path.join(d, "both.db")
+        rc, _, err = run("ingest", "-q", db, trace, et)
+        check(rc == 0, f"ingest trace + ET ({err.strip()})")
+        out = os.path.join(d, "db.raw.json.gz")
+        rc, _, err = run("memtimeline", db, out)
+        check(rc == 0, f"DB with ET exits 0 ({err.strip()})")
+        if rc == 0:
+            got = named(created(out))
+            check(got == want_et, f"DB with ET: every block gets its role ({got})")
+        # --no-categories still wins
+        out = os.path.join(d, "nocat.raw.json.gz")
+        rc, _, err = run("memtimeline", "--no-categories", db, out)
+        check(rc == 0 and set(created(out).values()) == {cats.index("Unknown")},
+              f"--no-categories with an ET: all Unknown ({err.strip()})")
+
+        # the HTML peak table names the ET's rule
+        html = os.path.join(d, "t.html")
+        rc, _, err = run("memtimeline", trace, "--et", et, html)
+        check(rc == 0, f"--et to .html ({err.strip()})")
+        if rc == 0:
+            page = open(html, encoding="utf-8").read()
+            check("GRADIENT (ET)" in page and "ACTIVATION (ET)" in page,
+                  "the HTML peak table names the ET rules")
+
+        # errors, and nothing half-written left behind
+        for name, et_arg, code, words in (
+                ("not an ET", os.path.join(SHARED, "testdata", "hta", "rank_non_gpu",
+                                           "rank_non_gpu.json.gz"), 3, "Execution Trace"),
+                ("an ET of another program", os.path.join(SHARED, "testdata", "param",
+                                                          "resnet_pair", "resnet_et.json.gz"),
+                 3, "does not match"),
+                ("a missing ET", os.path.join(d, "nope.json"), 4, "nope.json")):
+            if not os.path.exists(et_arg) and code != 4:
+                continue
+            out = os.path.join(d, "err.json")
+            rc, _, err = run("memtimeline", trace, "--et", et_arg, out)
+            check(rc == code and err.startswith("tracetool: ") and err.count("\n") == 1
+                  and words in err, f"{name}: exit {code}, one line naming it ({rc}, {err!r})")
+            left = [f for f in os.listdir(d) if f.startswith("err.json")]
+            check(not left, f"{name}: no output left behind ({left})")
+        rc, _, err = run("memtimeline", db, "--et", et, os.path.join(d, "u.json"))
+        check(rc == 2 and "ingest" in err, f"--et with a database: usage error ({rc}, {err!r})")
+
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
