@@ -2141,6 +2141,18 @@ int tt_crosscheck_db(tt_db *db, const tt_xc_options *opts, FILE *out, tt_xc_summ
     tt_error_clear();
     x.cat_cpu = string_id(db, "cpu_op");
     x.cat_ua = string_id(db, "user_annotation");
+    /* the joins below look ops up by External id (a read-only database
+     * without the index still works, by scanning) */
+    if (!db->readonly) {
+        sqlite3_stmt *q = NULL;
+        int has_et = 0;
+        if (sqlite3_prepare_v2(db->sql, "SELECT 1 FROM et_nodes LIMIT 1", -1, &q, NULL) ==
+                SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+            has_et = 1;
+        sqlite3_finalize(q);
+        if (has_et && (rc = tt_db_ensure_index(db, TT_IDX_SLICES_EXT)) < 0)
+            goto out;
+    }
     if ((rc = prepare_all(&x)) < 0 || (rc = load_traces(&x, &t, &nt)) < 0)
         goto out;
     for (i = 0; i < nt; i++) {

@@ -1653,6 +1653,8 @@ static int link_gpu(struct ingest *g)
                              fnv1a("user_annotation", 15), &slot);
     if (g->unlinked_gpu) {
         /* activities whose runtime call was not near them in the file */
+        if (tt_db_ensure_index(g->db, TT_IDX_RUNTIME_CORR) < 0)
+            return TT_EDB;
         if (tt_db_prepare(g->db, &st,
                           "UPDATE gpu_ops SET runtime_id = r.id, op_id = r.op_id"
                           " FROM runtime AS r WHERE gpu_ops.trace_id = ?1"
@@ -1669,6 +1671,8 @@ static int link_gpu(struct ingest *g)
     }
     if (rc || !ua || !g->n_annot)
         return rc;
+    if (tt_db_ensure_index(g->db, TT_IDX_SLICES_EXT) < 0)
+        return TT_EDB;
     if (tt_db_prepare(g->db, &st,
                       "UPDATE gpu_ops SET op_id = s.id FROM slices AS s"
                       " WHERE gpu_ops.trace_id = ?1 AND gpu_ops.kind = 'annotation'"
