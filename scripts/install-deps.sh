@@ -2,7 +2,7 @@
 # Install what tracetool needs to build and test on Debian 12 (run as root).
 # Idempotent: only missing packages are installed.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config zlib1g-dev libsqlite3-dev libcriterion-dev libcairo2-dev chromium
+pkgs=(build-essential cmake pkg-config zlib1g-dev libisal-dev libsqlite3-dev libcriterion-dev libcairo2-dev chromium
       sqlite3 python3 gzip)
 if [ "${TT_WITH_FUZZ:-0}" = 1 ]; then pkgs+=(clang); fi
 missing=()
