@@ -8,8 +8,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
-/* Schema version 1. Keep in step with docs/SCHEMA.md. */
-static const char schema_v1[] =
+/* Schema version 2 (the tables of version 1 plus flow folding, below).
+ * Keep in step with docs/SCHEMA.md. */
+static const char schema_tables[] =
     "CREATE TABLE strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQUE);\n"
     "CREATE TABLE traces(\n"
     "  id INTEGER PRIMARY KEY, path TEXT NOT NULL, file_name TEXT NOT NULL,\n"
@@ -32,7 +33,7 @@ static const char schema_v1[] =
     "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, cat INTEGER,\n"
     "  name INTEGER NOT NULL, pid, tid, ts INTEGER, dur INTEGER,\n"
     "  correlation INTEGER, external_id INTEGER, cbid INTEGER,\n"
-    "  op_id INTEGER, args TEXT);\n"
+    "  op_id INTEGER, args TEXT, flow INTEGER);\n"
     "CREATE TABLE gpu_ops(\n"
     "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, kind TEXT NOT NULL,\n"
     "  cat INTEGER, name INTEGER NOT NULL, pid, tid, device INTEGER,\n"
@@ -41,14 +42,14 @@ static const char schema_v1[] =
     "  grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER,\n"
     "  block_z INTEGER, registers INTEGER, shared_mem INTEGER,\n"
     "  bytes INTEGER, copy_kind TEXT, runtime_id INTEGER, op_id INTEGER,\n"
-    "  args TEXT);\n"
+    "  args TEXT, flow INTEGER);\n"
     "CREATE TABLE memory(\n"
     "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ph TEXT NOT NULL,\n"
     "  cat INTEGER, name INTEGER NOT NULL, pid, tid, ts INTEGER,\n"
     "  device_type INTEGER, device_id INTEGER, addr INTEGER, bytes INTEGER,\n"
     "  total_allocated INTEGER, total_reserved INTEGER, ev_idx INTEGER,\n"
     "  args TEXT);\n"
-    "CREATE TABLE flows(\n"
+    "CREATE TABLE flow_events(\n"
     "  id INTEGER PRIMARY KEY, trace_id INTEGER NOT NULL, ph TEXT NOT NULL,\n"
     "  cat INTEGER, name INTEGER NOT NULL, flow_id, pid, tid, ts INTEGER,\n"
     "  bp TEXT, args TEXT);\n"
@@ -74,16 +75,6 @@ static const char schema_v1[] =
     "CREATE TABLE import_issues(\n"
     "  trace_id INTEGER NOT NULL, kind TEXT NOT NULL, count INTEGER NOT NULL,\n"
     "  first_offset INTEGER, detail TEXT);\n"
-    /* every stored Chrome event, with its phase and category, in one view */
-    "CREATE VIEW events AS\n"
-    "  SELECT trace_id, 'slices' AS tbl, id, ph, cat, name, pid, tid, ts, dur FROM slices\n"
-    "  UNION ALL SELECT trace_id, 'runtime', id, 'X', cat, name, pid, tid, ts, dur FROM runtime\n"
-    "  UNION ALL SELECT trace_id, 'gpu_ops', id, 'X', cat, name, pid, tid, ts, dur FROM gpu_ops\n"
-    "  UNION ALL SELECT trace_id, 'memory', id, ph, cat, name, pid, tid, ts, NULL FROM memory\n"
-    "  UNION ALL SELECT trace_id, 'flows', id, ph, cat, name, pid, tid, ts, NULL FROM flows\n"
-    "  UNION ALL SELECT trace_id, 'instants', id, ph, cat, name, pid, tid, ts, dur FROM instants\n"
-    "  UNION ALL SELECT trace_id, 'metadata_events', id, ph, cat, name, pid, tid, ts, NULL FROM metadata_events;\n"
-    /* names resolved, for ad-hoc SQL */
     "CREATE VIEW slice_names AS SELECT s.*, n.s AS name_str, c.s AS cat_str,\n"
     "  d.s AS input_dims_str FROM slices s JOIN strings n ON n.id = s.name\n"
     "  LEFT JOIN strings c ON c.id = s.cat LEFT JOIN strings d ON d.id = s.input_dims;\n"
@@ -100,6 +91,36 @@ static const char schema_v1[] =
     "  max(CASE WHEN n.s = 'thread_sort_index' THEN m.sort_index END) AS sort_index\n"
     "  FROM metadata_events m JOIN strings n ON n.id = m.name\n"
     "  WHERE n.s LIKE 'thread%' GROUP BY trace_id, pid, tid;\n";
+
+/*
+ * Schema 2: an ac2g flow that only repeats its runtime call's or GPU
+ * activity's thread, time and correlation (Kineto writes one per launch and
+ * per kernel) is folded into that row (runtime.flow_out, gpu_ops.flow_in)
+ * instead of a row of its own; the view flows gives them back.
+ */
+static const char flow_views_v2[] =
+    "CREATE VIEW flows AS\n"
+    "  SELECT id, trace_id, ph, cat, name, flow_id, pid, tid, ts, bp, args FROM flow_events\n"
+    "  UNION ALL SELECT NULL, trace_id, CASE flow WHEN 1 THEN 's' ELSE 'f' END,\n"
+    "   (SELECT id FROM strings WHERE s = 'ac2g'), (SELECT id FROM strings WHERE s = 'ac2g'),\n"
+    "   correlation, pid, tid, ts, CASE flow WHEN 2 THEN 'e' END, NULL FROM runtime WHERE flow\n"
+    "  UNION ALL SELECT NULL, trace_id, CASE flow WHEN 1 THEN 's' ELSE 'f' END,\n"
+    "   (SELECT id FROM strings WHERE s = 'ac2g'), (SELECT id FROM strings WHERE s = 'ac2g'),\n"
+    "   correlation, pid, tid, ts, CASE flow WHEN 2 THEN 'e' END, NULL FROM gpu_ops WHERE flow;\n"
+    "CREATE VIEW events AS\n"
+    "  SELECT trace_id, 'slices' AS tbl, id, ph, cat, name, pid, tid, ts, dur FROM slices\n"
+    "  UNION ALL SELECT trace_id, 'runtime', id, 'X', cat, name, pid, tid, ts, dur FROM runtime\n"
+    "  UNION ALL SELECT trace_id, 'gpu_ops', id, 'X', cat, name, pid, tid, ts, dur FROM gpu_ops\n"
+    "  UNION ALL SELECT trace_id, 'memory', id, ph, cat, name, pid, tid, ts, NULL FROM memory\n"
+    "  UNION ALL SELECT trace_id, 'flows', id, ph, cat, name, pid, tid, ts, NULL FROM flows\n"
+    "  UNION ALL SELECT trace_id, 'instants', id, ph, cat, name, pid, tid, ts, dur FROM instants\n"
+    "  UNION ALL SELECT trace_id, 'metadata_events', id, ph, cat, name, pid, tid, ts, NULL FROM metadata_events;\n";
+
+static const char migrate_v1_v2[] =
+    "DROP VIEW events;\n"
+    "ALTER TABLE flows RENAME TO flow_events;\n"
+    "ALTER TABLE runtime ADD COLUMN flow INTEGER;\n"
+    "ALTER TABLE gpu_ops ADD COLUMN flow INTEGER;\n";
 
 static const char indexes_sql[] =
     "CREATE INDEX IF NOT EXISTS slices_thread ON slices(trace_id, pid, tid, ts);\n"
@@ -251,8 +272,18 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
                                    "not a tracetool database (empty)");
         }
         if ((rc = tt_db_exec(db, "PRAGMA page_size=16384; BEGIN")) < 0 ||
-            (rc = tt_db_exec(db, schema_v1)) < 0 ||
-            (rc = tt_db_exec(db, "PRAGMA user_version=1; COMMIT")) < 0) {
+            (rc = tt_db_exec(db, schema_tables)) < 0 ||
+            (rc = tt_db_exec(db, flow_views_v2)) < 0 ||
+            (rc = tt_db_exec(db, "PRAGMA user_version=2; COMMIT")) < 0) {
+            tt_db_free(db);
+            return rc;
+        }
+    } else if (v == 1 && !db->readonly) {
+        /* a database from schema 1: same data, flows become foldable */
+        if ((rc = tt_db_exec(db, "BEGIN")) < 0 || (rc = tt_db_exec(db, migrate_v1_v2)) < 0 ||
+            (rc = tt_db_exec(db, flow_views_v2)) < 0 ||
+            (rc = tt_db_exec(db, "PRAGMA user_version=2; COMMIT")) < 0) {
+            sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
             tt_db_free(db);
             return rc;
         }

@@ -169,6 +169,7 @@ struct thread {
 struct pending {
     tt_event *ev; /* clone, NULL when the slot is free */
     int64_t cat, name;
+    int flow;     /* FLOW_* folded into it (fold_flow) */
 };
 
 /* ---- batched row writer ---- */
@@ -180,7 +181,7 @@ struct pending {
  * that reads a table back must rb_flush() it first.
  */
 #define RB_K 16
-#define RB_MAXC 26
+#define RB_MAXC 27
 
 enum { CELL_NULL, CELL_INT, CELL_TEXT };
 
@@ -223,15 +224,15 @@ static const struct {
       " parent_id, external_id, rf_id, seq_nr, fwd_tid, ev_idx, input_dims,"
       " input_types, args) VALUES ", 19 },
     { "INSERT OR FAIL INTO runtime(trace_id, cat, name, pid, tid, ts, dur, correlation,"
-      " external_id, cbid, args, op_id, id) VALUES ", 13 },
+      " external_id, cbid, args, op_id, id, flow) VALUES ", 14 },
     { "INSERT OR FAIL INTO gpu_ops(trace_id, kind, cat, name, pid, tid, device, stream,"
       " context, ts, dur, correlation, external_id, grid_x, grid_y, grid_z,"
       " block_x, block_y, block_z, registers, shared_mem, bytes, copy_kind,"
-      " args, runtime_id, op_id) VALUES ", 26 },
+      " args, runtime_id, op_id, flow) VALUES ", 27 },
     { "INSERT OR FAIL INTO memory(trace_id, ph, cat, name, pid, tid, ts, device_type,"
       " device_id, addr, bytes, total_allocated, total_reserved, ev_idx, args)"
       " VALUES ", 15 },
-    { "INSERT OR FAIL INTO flows(trace_id, ph, cat, name, flow_id, pid, tid, ts, bp,"
+    { "INSERT OR FAIL INTO flow_events(trace_id, ph, cat, name, flow_id, pid, tid, ts, bp,"
       " args) VALUES ", 10 },
     { "INSERT OR FAIL INTO instants(trace_id, ph, cat, name, pid, tid, ts, dur, scope,"
       " event_id, args) VALUES ", 11 },
@@ -930,7 +931,7 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
 }
 
 static int insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name,
-                      int64_t runtime_id, int64_t op_id)
+                      int64_t runtime_id, int64_t op_id, int flow)
 {
     struct rowbuf *st = &g->rbuf[R_GPU];
     enum xclass xc = classify(ev->cat);
@@ -975,6 +976,7 @@ static int insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t
     rb_text(st, 24, ev->args, ev->args_len);
     rb_opt(st, 25, runtime_id != 0, runtime_id);
     rb_opt(st, 26, op_id != 0, op_id);
+    rb_opt(st, 27, flow != 0, flow);
     if (!runtime_id && xc != XC_GPU_ANNOT && HAVE(TT_A_CORRELATION))
         g->unlinked_gpu++;
     return rb_commit(g, st, "cannot store a GPU activity");
@@ -1014,7 +1016,7 @@ static int pend_emit(struct ingest *g, size_t ring, int64_t runtime_id, int64_t 
     struct pending *p = &g->pend[ring];
     int rc;
     pend_unhash(g, ring);
-    rc = insert_gpu(g, p->ev, p->cat, p->name, runtime_id, op_id);
+    rc = insert_gpu(g, p->ev, p->cat, p->name, runtime_id, op_id, p->flow);
     free(p->ev);
     p->ev = NULL;
     g->npend--;
@@ -1070,6 +1072,7 @@ static int pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t n
         return tt_error_set(TT_ENOMEM, "out of memory");
     g->pend[ring].cat = cat;
     g->pend[ring].name = name;
+    g->pend[ring].flow = 0;
     g->pend_slot[j] = (int64_t)ring + 1;
     g->npend++;
     return 0;
@@ -1187,6 +1190,7 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
     rb_opt(st, 12, op_id != 0, op_id);
     rid = g->next_runtime_id++;
     rb_int(st, 13, rid);
+    rb_null(st, 14); /* flow: set by fold_flow when the ac2g flow follows */
     if ((rc = rb_commit(g, st, "cannot store a runtime call")) < 0)
         return rc;
     if (op_id)
@@ -1195,6 +1199,79 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
         return 0;
     g->res->linked_gpu++;
     return pend_emit(g, (size_t)ring, rid, op_id);
+}
+
+/* ---- ac2g flows folded into their rows (docs/SCHEMA.md, view flows) ---- */
+
+static int cell_is_id(const struct rowbuf *rb, const struct cell *c, const tt_id *id)
+{
+    if (!id->present)
+        return c->type == CELL_NULL;
+    if (id->is_str)
+        return c->type == CELL_TEXT && strlen(id->str) == c->len &&
+               !memcmp(rb->text.buf + c->i, id->str, c->len);
+    return c->type == CELL_INT && c->i == id->num;
+}
+
+static int cell_is_int(const struct cell *c, int64_t v)
+{
+    return c->type == CELL_INT && c->i == v;
+}
+
+/* flow code of a row (column flow): what fold_flow folded into it */
+enum { FLOW_NONE = 0, FLOW_S = 1, FLOW_F = 2 };
+
+/* Mark the last row of rb with the flow when it is the flow's event: same
+ * thread, time and correlation (cells: pid, tid, ts, correlation, flow). */
+static int fold_into_row(struct rowbuf *rb, const int col[5], const tt_event *ev, int code)
+{
+    struct cell *row;
+    if (!rb->n)
+        return 0;
+    row = &rb->cells[(rb->n - 1) * rb->ncols];
+    if (!cell_is_id(rb, &row[col[0] - 1], &ev->pid) ||
+        !cell_is_id(rb, &row[col[1] - 1], &ev->tid) || !cell_is_int(&row[col[2] - 1], ev->ts_ns) ||
+        !cell_is_int(&row[col[3] - 1], ev->id.num) || row[col[4] - 1].type != CELL_NULL)
+        return 0;
+    row[col[4] - 1].type = CELL_INT;
+    row[col[4] - 1].i = code;
+    return 1;
+}
+
+/*
+ * Kineto writes an ac2g flow right after the runtime call or GPU activity it
+ * belongs to, repeating that event's thread and time, with the correlation as
+ * its id (one per launch and per kernel: a quarter of a trace's events). Such
+ * a flow sets the row's flow column instead of taking a row of its own; the
+ * view flows gives it back. Returns 1 when folded, 0 when the flow must be
+ * stored as it is.
+ */
+static int fold_flow(struct ingest *g, const tt_event *ev)
+{
+    static const int rt_cols[5] = { 4, 5, 6, 8, 14 };
+    static const int gpu_cols[5] = { 5, 6, 10, 12, 27 };
+    int64_t ring;
+    int code;
+    if (!ev->cat || strcmp(ev->cat, "ac2g") || !ev->name || strcmp(ev->name, "ac2g") ||
+        ev->args || !ev->has_ts || !ev->id.present || ev->id.is_str)
+        return 0;
+    if (ev->ph == 's' && !ev->bp)
+        code = FLOW_S;
+    else if (ev->ph == 'f' && ev->bp && !strcmp(ev->bp, "e"))
+        code = FLOW_F;
+    else
+        return 0;
+    if (fold_into_row(&g->rbuf[R_RT], rt_cols, ev, code))
+        return 1;
+    if ((ring = pend_find(g, ev->id.num)) >= 0) {
+        struct pending *p = &g->pend[ring];
+        if (p->flow || !p->ev->has_ts || p->ev->ts_ns != ev->ts_ns ||
+            !id_eq(&p->ev->pid, &ev->pid) || !id_eq(&p->ev->tid, &ev->tid))
+            return 0;
+        p->flow = code;
+        return 1;
+    }
+    return fold_into_row(&g->rbuf[R_GPU], gpu_cols, ev, code);
 }
 
 static int on_event(void *ctx, const tt_event *ev)
@@ -1226,7 +1303,7 @@ static int on_event(void *ctx, const tt_event *ev)
             return pend_gpu(g, ev, cat, name);
         if (xc == XC_GPU_ANNOT)
             g->n_annot++;
-        return insert_gpu(g, ev, cat, name, 0, 0);
+        return insert_gpu(g, ev, cat, name, 0, 0, 0);
     }
     case 'B': /* begin of a duration slice; closed by the matching 'E' */
         return insert_slice(g, ev, cat, name, "B");
@@ -1251,6 +1328,8 @@ static int on_event(void *ctx, const tt_event *ev)
     case 's':
     case 'f':
     case 't': /* flow start / end / step */
+        if (fold_flow(g, ev))
+            return 0;
         st = &g->rbuf[R_FLOW];
         rb_int(st, 1, g->trace_id);
         rb_text(st, 2, ph1, 1);
@@ -1727,7 +1806,7 @@ static int64_t scalar_i64(tt_db *db, const char *sql, int64_t arg, int *ok)
 static int delete_trace(tt_db *db, int64_t id)
 {
     static const char *const tables[] = { "slices", "runtime", "gpu_ops", "memory",
-                                          "flows", "instants", "metadata_events",
+                                          "flow_events", "instants", "metadata_events",
                                           "et_nodes", "memory_timeline",
                                           "import_issues", "traces" };
     size_t i;

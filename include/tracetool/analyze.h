@@ -16,7 +16,7 @@
 
 TT_BEGIN_DECL
 
-#define TT_SCHEMA_VERSION 1
+#define TT_SCHEMA_VERSION 2
 
 typedef struct tt_db tt_db;
 

@@ -252,12 +252,12 @@ static const char kineto[] =
 
 Test(ingest, schema_version_and_reopen)
 {
-    cr_assert_eq(q_int("PRAGMA user_version"), 1);
+    cr_assert_eq(q_int("PRAGMA user_version"), 2);
     cr_assert_eq(q_int("SELECT count(*) FROM traces"), 0);
     tt_db_free(db);
     db = NULL;
     cr_assert_eq(tt_db_open(&db, dbpath, 0), 0);
-    cr_assert_eq(q_int("PRAGMA user_version"), 1);
+    cr_assert_eq(q_int("PRAGMA user_version"), 2);
     cr_assert_eq(tt_is_sqlite_file(dbpath), 1);
 }
 
@@ -360,9 +360,13 @@ Test(ingest, kineto_rows_in_the_right_tables)
     q_expect("i|100|1|1120000|1|0|140000000000000|512|1536|2097152\n",
              "SELECT ph, pid, tid, ts, device_type, device_id, addr, bytes,"
              " total_allocated, total_reserved FROM memory");
-    /* flows */
+    /* flows: the 'f' follows its kernel (held until its runtime call) and is
+     * folded into it; the 's' is not next to its runtime call: a row */
     q_expect("s|77|100|1|1200000|NULL\nf|77|0|7|1300000|e\n",
-             "SELECT ph, flow_id, pid, tid, ts, bp FROM flows ORDER BY id");
+             "SELECT ph, flow_id, pid, tid, ts, bp FROM flows ORDER BY ts");
+    q_expect("s\n", "SELECT ph FROM flow_events");
+    q_expect("volta_sgemm|2\n", "SELECT n.s, g.flow FROM gpu_ops g JOIN strings n ON n.id = g.name"
+                                 " WHERE g.flow IS NOT NULL");
     /* metadata events */
     q_expect("process_name|100|python|NULL\n"
              "thread_name|100|main|NULL\n"
@@ -1040,6 +1044,107 @@ Test(ingest, runtime_walk_over_many_ops)
              " JOIN slices s ON s.id = r.op_id JOIN strings o ON o.id = s.name"
              " GROUP BY r.tid ORDER BY r.tid");
     tt_buf_release(&doc);
+}
+
+Test(ingest, ac2g_flows_folded_into_their_rows)
+{
+    /*
+     * Flows right after their event (Kineto's order) fold into it, in every
+     * combination seen in real traces ('s' after a runtime call, 'f' after a
+     * kernel still waiting for its call, 'f' after a runtime call, 's' after
+     * a GPU activity); the view flows gives back exactly the file's flows.
+     * Flows that differ in anything (thread, time, id, bp, args, name) or
+     * repeat stay rows of their own.
+     */
+    static const char doc[] =
+        "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":3,"
+        "\"args\":{\"correlation\":5}},"
+        "{\"ph\":\"f\",\"id\":5,\"pid\":0,\"tid\":7,\"ts\":50,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,"
+        "\"args\":{\"correlation\":5}},"
+        "{\"ph\":\"s\",\"id\":5,\"pid\":1,\"tid\":1,\"ts\":10,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        /* repeated: a second 's' for the same call stays a row */
+        "{\"ph\":\"s\",\"id\":5,\"pid\":1,\"tid\":1,\"ts\":10,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"occupancy\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":1,"
+        "\"args\":{\"correlation\":6}},"
+        "{\"ph\":\"f\",\"id\":6,\"pid\":1,\"tid\":1,\"ts\":20,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":1},"
+        "{\"ph\":\"s\",\"id\":9,\"pid\":0,\"tid\":7,\"ts\":60,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch2\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5,"
+        "\"args\":{\"correlation\":7}},"
+        /* the 's' of launch2 (folded), then look-alikes that are not: other
+         * time, other id, other name, args, other thread */
+        "{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":1,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":1,\"ts\":31,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"s\",\"id\":8,\"pid\":1,\"tid\":1,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":1,\"ts\":30,\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"},"
+        "{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":1,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"args\":{\"x\":1}},"
+        "{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":2,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\"}]";
+    int rc = ingest(write_str("flows.json", doc), 0, NULL);
+    cr_assert_eq(rc, 0, "%s", tt_error_last()->message);
+    /* the memset has no correlation: the 's' after it uses the id 9 it does not have */
+    q_expect("s|5|1|1|10000|NULL|ac2g|ac2g|NULL\n"
+             "s|5|1|1|10000|NULL|ac2g|ac2g|NULL\n"
+             "f|5|0|7|50000|e|ac2g|ac2g|NULL\n"
+             "f|6|1|1|20000|e|ac2g|ac2g|NULL\n"
+             "s|9|0|7|60000|NULL|ac2g|ac2g|NULL\n"
+             "s|7|1|1|30000|NULL|fwdbwd|fwdbwd|NULL\n"
+             "s|7|1|1|30000|NULL|ac2g|ac2g|{\"x\":1}\n"
+             "s|7|1|1|30000|NULL|ac2g|ac2g|NULL\n"
+             "s|7|1|2|30000|NULL|ac2g|ac2g|NULL\n"
+             "s|7|1|1|31000|NULL|ac2g|ac2g|NULL\n"
+             "s|8|1|1|30000|NULL|ac2g|ac2g|NULL\n",
+             "SELECT f.ph, f.flow_id, f.pid, f.tid, f.ts, f.bp, c.s, n.s, f.args FROM flows f"
+             " JOIN strings c ON c.id = f.cat JOIN strings n ON n.id = f.name"
+             " ORDER BY f.flow_id = 5 DESC, f.flow_id = 6 DESC, f.flow_id = 9 DESC, f.flow_id,"
+             " f.ts, f.tid, c.s DESC, f.args IS NULL, f.ph");
+    /* four folded: 'f' into the pending kernel, 's' and 'f' into runtime calls */
+    cr_assert_eq(q_int("SELECT count(*) FROM flow_events"), 7);
+    q_expect("k|2\n", "SELECT n.s, g.flow FROM gpu_ops g JOIN strings n ON n.id = g.name"
+                      " WHERE g.flow IS NOT NULL");
+    q_expect("launch|1\nlaunch2|1\noccupancy|2\n", "SELECT n.s, r.flow FROM runtime r"
+                                         " JOIN strings n ON n.id = r.name WHERE r.flow IS NOT NULL"
+                                         " ORDER BY n.s");
+    q_expect("f|ac2g|2\ns|ac2g|8\ns|fwdbwd|1\n",
+             "SELECT ph, c.s, count(*) FROM events e JOIN strings c ON c.id = e.cat"
+             " WHERE tbl = 'flows' GROUP BY 1, 2 ORDER BY 1, 2");
+}
+
+Test(ingest, schema_1_database_migrated)
+{
+    /* a database made by schema 1 (flows a table of its own) opens, keeps
+     * its flows, and takes folded ones */
+    sqlite3 *s;
+    /* schema 1 exactly: today's tables without the flow columns, flows a
+     * table, the events view over it */
+    tt_db_free(db);
+    db = NULL;
+    cr_assert_eq(sqlite3_open(dbpath, &s), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(s,
+                              "DROP VIEW events; DROP VIEW flows;"
+                              "ALTER TABLE flow_events RENAME TO flows;"
+                              "ALTER TABLE runtime DROP COLUMN flow;"
+                              "ALTER TABLE gpu_ops DROP COLUMN flow;"
+                              "CREATE VIEW events AS"
+                              "  SELECT trace_id, 'slices' AS tbl, id, ph, cat, name, pid, tid, ts, dur FROM slices"
+                              "  UNION ALL SELECT trace_id, 'flows', id, ph, cat, name, pid, tid, ts, NULL FROM flows;"
+                              "INSERT INTO strings VALUES(1, 'ac2g');"
+                              "INSERT INTO flows VALUES(1, 1, 's', 1, 1, 42, 1, 1, 5, NULL, NULL);"
+                              "PRAGMA user_version=1;",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(s));
+    sqlite3_close(s);
+    /* read-only: left as it is, still readable */
+    cr_assert_eq(tt_db_open(&db, dbpath, TT_DB_READONLY), 0);
+    cr_assert_eq(q_int("PRAGMA user_version"), 1);
+    tt_db_free(db);
+    db = NULL;
+    cr_assert_eq(tt_db_open(&db, dbpath, 0), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(q_int("PRAGMA user_version"), 2);
+    q_expect("s|42|NULL|1\n", "SELECT ph, flow_id, bp, id FROM flows");
+    q_expect("flows|s\n", "SELECT tbl, ph FROM events");
+    cr_assert_eq(q_int("SELECT count(flow) FROM runtime") + q_int("SELECT count(flow) FROM gpu_ops"), 0);
 }
 
 Test(ingest, legacy_operator_and_runtime)
