@@ -169,6 +169,12 @@ if [ -z "$EVENTS" ]; then
         "$PYTHON" -c 'import json,sys; print(sum(t["events"] for t in json.load(sys.stdin)["traces"]))' || echo 0)
 fi
 
+# the analyses, from the file and from the database ingested above
+run '`tracetool averages big.json`' 1 : "$TRACETOOL" averages "$BIG"
+run '`tracetool averages` database' 0 : "$TRACETOOL" averages "$DB"
+run '`tracetool kernels` database' 0 : "$TRACETOOL" kernels "$DB"
+run '`tracetool memtimeline` database -> .html' 0 : "$TRACETOOL" memtimeline "$DB" "$OUT/memtimeline.html"
+
 # ---- report ----
 RESULTS=$OUT/results.md
 {
