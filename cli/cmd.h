@@ -44,4 +44,18 @@ int parse_i64(const char *s, int64_t *out);
 /* flush stdout and fail (EXIT_IO) if writing failed */
 int finish_stdout(int rc);
 
+/* --trace ID (> 0) and --rank R (>= 0): parsed or a usage error */
+int64_t opt_trace_id(const char *cmd, const char *usage, const char *arg);
+int64_t opt_rank(const char *cmd, const char *usage, const char *arg);
+
+/*
+ * Run a command on INPUT: a database (opened read-only) through on_db, a
+ * trace file or "-" through on_file. --trace/--rank (trace_id > 0, rank >= 0)
+ * need a database. Returns the exit code.
+ */
+struct tt_db;
+int run_on_input(const char *cmd, const char *usage, const char *in, int64_t trace_id,
+                 int64_t rank, int (*on_db)(struct tt_db *db, void *ctx),
+                 int (*on_file)(const char *path, void *ctx), void *ctx);
+
 #endif

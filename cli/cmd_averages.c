@@ -46,6 +46,16 @@ static const char help_text[] =
     "\n"
     "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error.\n";
 
+static int on_db(struct tt_db *db, void *o)
+{
+    return tt_averages_db(db, o, stdout);
+}
+
+static int on_file(const char *path, void *o)
+{
+    return tt_averages_file(path, o, stdout);
+}
+
 int cmd_averages(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -62,7 +72,7 @@ int cmd_averages(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     tt_avg_options o = TT_AVG_OPTIONS_INIT;
-    int opt, rc;
+    int opt;
     const char *in;
     optind = 1;
     opterr = 0;
@@ -97,14 +107,8 @@ int cmd_averages(int argc, char **argv)
             o.steps_set = 1;
             break;
         }
-        case 't':
-            if (parse_i64(optarg, &o.trace_id) < 0 || o.trace_id <= 0)
-                die_usage("averages", usage_line, "bad trace id '%s'", optarg);
-            break;
-        case 'r':
-            if (parse_i64(optarg, &o.rank) < 0 || o.rank < 0)
-                die_usage("averages", usage_line, "bad rank '%s'", optarg);
-            break;
+        case 't': o.trace_id = opt_trace_id("averages", usage_line, optarg); break;
+        case 'r': o.rank = opt_rank("averages", usage_line, optarg); break;
         case 'f':
             if (!strcmp(optarg, "table")) o.format = TT_AVG_TABLE;
             else if (!strcmp(optarg, "csv")) o.format = TT_AVG_CSV;
@@ -123,16 +127,5 @@ int cmd_averages(int argc, char **argv)
     if (argc - optind != 1)
         die_usage("averages", usage_line, "need exactly one input");
     in = argv[optind];
-    if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
-        tt_db *db;
-        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
-            return report_error(rc);
-        rc = tt_averages_db(db, &o, stdout);
-        tt_db_free(db);
-    } else {
-        if (o.trace_id || o.rank >= 0)
-            die_usage("averages", usage_line, "--trace/--rank need a database");
-        rc = tt_averages_file(in, &o, stdout);
-    }
-    return rc < 0 ? report_error(rc) : 0;
+    return run_on_input("averages", usage_line, in, o.trace_id, o.rank, on_db, on_file, &o);
 }

@@ -87,14 +87,8 @@ int cmd_crosscheck(int argc, char **argv)
         case 'n':
             o.store = 0;
             break;
-        case 't':
-            if (parse_i64(optarg, &o.trace_id) < 0 || o.trace_id <= 0)
-                die_usage("crosscheck", usage_line, "bad trace id '%s'", optarg);
-            break;
-        case 'r':
-            if (parse_i64(optarg, &o.rank) < 0 || o.rank < 0)
-                die_usage("crosscheck", usage_line, "bad rank '%s'", optarg);
-            break;
+        case 't': o.trace_id = opt_trace_id("crosscheck", usage_line, optarg); break;
+        case 'r': o.rank = opt_rank("crosscheck", usage_line, optarg); break;
         case 'h':
             fputs(help_text, stdout);
             return 0;

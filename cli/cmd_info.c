@@ -28,6 +28,16 @@ static const char help_text[] =
     "\n"
     "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error.\n";
 
+static int on_db(struct tt_db *db, void *o)
+{
+    return tt_info_db(db, o, stdout);
+}
+
+static int on_file(const char *path, void *o)
+{
+    return tt_info_file(path, o, stdout);
+}
+
 int cmd_info(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -37,7 +47,7 @@ int cmd_info(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     tt_info_options o = TT_INFO_OPTIONS_INIT;
-    int opt, rc;
+    int opt;
     const char *in;
     optind = 1;
     opterr = 0;
@@ -49,10 +59,7 @@ int cmd_info(int argc, char **argv)
             else if (strcmp(optarg, "text"))
                 die_usage("info", usage_line, "unknown format '%s' (text or json)", optarg);
             break;
-        case 't':
-            if (parse_i64(optarg, &o.trace_id) < 0 || o.trace_id <= 0)
-                die_usage("info", usage_line, "bad trace id '%s'", optarg);
-            break;
+        case 't': o.trace_id = opt_trace_id("info", usage_line, optarg); break;
         case 'h':
             fputs(help_text, stdout);
             return 0;
@@ -64,16 +71,5 @@ int cmd_info(int argc, char **argv)
     if (argc - optind != 1)
         die_usage("info", usage_line, "need exactly one input");
     in = argv[optind];
-    if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
-        tt_db *db;
-        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
-            return report_error(rc);
-        rc = tt_info_db(db, &o, stdout);
-        tt_db_free(db);
-    } else {
-        if (o.trace_id)
-            die_usage("info", usage_line, "--trace needs a database");
-        rc = tt_info_file(in, &o, stdout);
-    }
-    return rc < 0 ? report_error(rc) : 0;
+    return run_on_input("info", usage_line, in, o.trace_id, -1, on_db, on_file, &o);
 }

@@ -43,6 +43,23 @@ static const char help_text[] =
     "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error (also: no\n"
     "memory events for the device).\n";
 
+struct job {
+    const tt_memtl_options *o;
+    const char *output;
+};
+
+static int on_db(struct tt_db *db, void *ctx)
+{
+    const struct job *j = ctx;
+    return tt_memtimeline_db(db, j->o, j->output);
+}
+
+static int on_file(const char *path, void *ctx)
+{
+    const struct job *j = ctx;
+    return tt_memtimeline_file(path, j->o, j->output);
+}
+
 int cmd_memtimeline(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -55,7 +72,8 @@ int cmd_memtimeline(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     tt_memtl_options o = TT_MEMTL_OPTIONS_INIT;
-    int opt, rc;
+    struct job job;
+    int opt;
     const char *in, *outp;
     optind = 1;
     opterr = 0;
@@ -68,14 +86,8 @@ int cmd_memtimeline(int argc, char **argv)
             break;
         case 'N': o.no_categories = 1; break;
         case 'e': o.et_path = optarg; break;
-        case 't':
-            if (parse_i64(optarg, &o.trace_id) < 0 || o.trace_id <= 0)
-                die_usage("memtimeline", usage_line, "bad trace id '%s'", optarg);
-            break;
-        case 'r':
-            if (parse_i64(optarg, &o.rank) < 0 || o.rank < 0)
-                die_usage("memtimeline", usage_line, "bad rank '%s'", optarg);
-            break;
+        case 't': o.trace_id = opt_trace_id("memtimeline", usage_line, optarg); break;
+        case 'r': o.rank = opt_rank("memtimeline", usage_line, optarg); break;
         case 'h':
             fputs(help_text, stdout);
             return 0;
@@ -88,20 +100,11 @@ int cmd_memtimeline(int argc, char **argv)
         die_usage("memtimeline", usage_line, "need an input and an output");
     in = argv[optind];
     outp = argv[optind + 1];
-    if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
-        tt_db *db;
-        if (o.et_path)
-            die_usage("memtimeline", usage_line,
-                      "--et needs a trace file; for a database, 'tracetool ingest %s %s'"
-                      " joins the ET to its trace", in, o.et_path);
-        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
-            return report_error(rc);
-        rc = tt_memtimeline_db(db, &o, outp);
-        tt_db_free(db);
-    } else {
-        if (o.trace_id || o.rank >= 0)
-            die_usage("memtimeline", usage_line, "--trace/--rank need a database");
-        rc = tt_memtimeline_file(in, &o, outp);
-    }
-    return rc < 0 ? report_error(rc) : 0;
+    if (o.et_path && strcmp(in, "-") && tt_is_sqlite_file(in))
+        die_usage("memtimeline", usage_line,
+                  "--et needs a trace file; for a database, 'tracetool ingest %s %s'"
+                  " joins the ET to its trace", in, o.et_path);
+    job.o = &o;
+    job.output = outp;
+    return run_on_input("memtimeline", usage_line, in, o.trace_id, o.rank, on_db, on_file, &job);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "tracetool/analyze.h"
 #include "tracetool/common.h"
 
 void die_usage(const char *cmd, const char *usage, const char *fmt, ...)
@@ -68,4 +69,41 @@ int finish_stdout(int rc)
         return rc ? rc : EXIT_IO;
     }
     return rc;
+}
+
+int64_t opt_trace_id(const char *cmd, const char *usage, const char *arg)
+{
+    int64_t v;
+    if (parse_i64(arg, &v) < 0 || v <= 0)
+        die_usage(cmd, usage, "bad trace id '%s'", arg);
+    return v;
+}
+
+int64_t opt_rank(const char *cmd, const char *usage, const char *arg)
+{
+    int64_t v;
+    if (parse_i64(arg, &v) < 0 || v < 0)
+        die_usage(cmd, usage, "bad rank '%s'", arg);
+    return v;
+}
+
+int run_on_input(const char *cmd, const char *usage, const char *in, int64_t trace_id,
+                 int64_t rank, int (*on_db)(struct tt_db *db, void *ctx),
+                 int (*on_file)(const char *path, void *ctx), void *ctx)
+{
+    int rc;
+    if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
+        tt_db *db;
+        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
+            return report_error(rc);
+        rc = on_db(db, ctx);
+        tt_db_free(db);
+    } else {
+        if (trace_id > 0)
+            die_usage(cmd, usage, "--trace needs a database");
+        if (rank >= 0)
+            die_usage(cmd, usage, "--rank needs a database");
+        rc = on_file(in, ctx);
+    }
+    return rc < 0 ? report_error(rc) : 0;
 }
