@@ -127,13 +127,15 @@ struct frame {
 /*
  * A thread's cpu_ops in arrival order, for the runtime walk
  * (link_runtime_event). Full blocks go to a temporary file shared by all
- * threads; the block being filled stays in memory. Memory per thread is two
- * blocks, whatever the trace size.
+ * threads; the block being filled stays in memory. Memory per thread is at
+ * most two blocks (48 KB), whatever the trace size.
  */
 #define OPS_BLK 1024 /* records per block */
 
 struct opspool {
     struct frame *wbuf;   /* records nflushed * OPS_BLK .. nrec - 1 */
+    size_t wcap;          /* records wbuf holds: grows to OPS_BLK (many
+                             threads with few ops each cost little) */
     int64_t nrec;         /* records appended */
     int64_t *boff, *bts;  /* per flushed block: file offset, first ts */
     size_t nblk, aoff, ats;
@@ -732,8 +734,16 @@ static int spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts,
     struct opspool *sp = &t->ops;
     size_t k = (size_t)(sp->nrec % OPS_BLK);
     int unordered = 0;
-    if (!sp->wbuf && !(sp->wbuf = malloc(OPS_BLK * sizeof(*sp->wbuf))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (k >= sp->wcap) {
+        size_t cap = sp->wcap ? sp->wcap * 4 : 16;
+        struct frame *w;
+        if (cap > OPS_BLK)
+            cap = OPS_BLK;
+        if (!(w = realloc(sp->wbuf, cap * sizeof(*w))))
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        sp->wbuf = w;
+        sp->wcap = cap;
+    }
     if (sp->nrec) {
         const struct frame *last;
         if (k) {
