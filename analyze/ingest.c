@@ -42,14 +42,29 @@ struct strtab {
     int64_t next_id;
 };
 
+/*
+ * String hash for the intern table: eight bytes per step (kernel names run to
+ * hundreds of bytes, and every event's name and category pass through here).
+ * Not FNV any more; the name stays for the call sites.
+ */
 static uint64_t fnv1a(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xC2B2AE3D27D4EB4FULL), w;
+    while (n >= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ (w * 0xFF51AFD7ED558CCDULL)) * 0xC4CEB9FE1A85EC53ULL;
+        h ^= h >> 29;
+        s += 8;
+        n -= 8;
     }
+    if (n) {
+        w = 0;
+        memcpy(&w, s, n);
+        h = (h ^ (w * 0xFF51AFD7ED558CCDULL)) * 0xC4CEB9FE1A85EC53ULL;
+    }
+    h ^= h >> 32;
+    h *= 0x9E3779B97F4A7C15ULL;
+    h ^= h >> 29;
     return h ? h : 1;
 }
 
