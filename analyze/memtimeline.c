@@ -1012,6 +1012,16 @@ static char *name_of_slice(tt_db *db, int64_t id)
     return r ? r : strdup("");
 }
 
+/* OUTPUT is a regular file or does not exist yet (so a temporary file
+ * renamed over it keeps its meaning) */
+static int is_plain_output(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT;
+    return S_ISREG(st.st_mode);
+}
+
 static int run_job(struct job *j, const char *output)
 {
     char *part = NULL; /* OUTPUT.XXXXXX while it is written */
@@ -1076,6 +1086,13 @@ static int run_job(struct job *j, const char *output)
     if (want_json || want_raw) {
         if (!strcmp(kind, "stdout")) {
             o.f = stdout;
+        } else if (!is_plain_output(output)) {
+            /* a device, a pipe, a symbolic link: written in place */
+            if (!strcmp(kind, "json") ? !(o.f = fopen(output, "wb"))
+                                      : !(o.gz = gzopen(output, "wb6"))) {
+                rc = tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
+                goto out;
+            }
         } else {
             /* written beside OUTPUT and renamed at the end: a failure leaves
              * no half-written file */

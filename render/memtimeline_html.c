@@ -13,6 +13,7 @@
 #include "render/render_internal.h"
 
 #include <errno.h>
+#include <unistd.h>
 #include <inttypes.h>
 
 static const char *const css[] = {
@@ -586,8 +587,10 @@ int tt_render_html(const tt_memtl *tl, const char *path)
         size_t wrote = fwrite(page.buf, 1, page.len, f);
         int werr = ferror(f) || wrote != page.len;
         int cerr = fclose(f) != 0;
-        if (werr || cerr)
+        if (werr || cerr) {
             rc = tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(errno));
+            tt__unlink_partial(path);
+        }
     }
     tt_buf_release(&page);
     return rc;

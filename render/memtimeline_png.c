@@ -13,6 +13,7 @@
 
 #include <cairo.h>
 #include <errno.h>
+#include <unistd.h>
 #include <math.h>
 
 #define W 1600
@@ -692,8 +693,10 @@ int tt_render_png(const tt_memtl *tl, const char *path)
         size_t wrote = fwrite(png, 1, len, f);
         int werr = ferror(f) || wrote != len;
         int cerr = fclose(f) != 0;
-        if (werr || cerr)
+        if (werr || cerr) {
             rc = tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(errno));
+            tt__unlink_partial(path);
+        }
     }
     free(png);
     return rc;

@@ -197,6 +197,25 @@ def main():
             rc, _, err = run("memtimeline", cpu_only, os.path.join(d, "x.json"))
             check(rc == 4 and err.startswith("tracetool: ") and err.count("\n") == 1
                   and "memory" in err, f"no memory events: exit 4 with one line ({rc}, {err!r})")
+        # a write error (a disk full) gives exit 4, and an output that is
+        # not a regular file (a device, through a symbolic link) is written
+        # in place, never replaced nor removed
+        import stat
+        if os.path.exists(raw) and stat.S_ISCHR(os.stat("/dev/full").st_mode):
+            for suffix in (".json", ".json.gz", ".png", ".html"):
+                link = os.path.join(d, "full" + suffix)
+                os.symlink("/dev/full", link)
+                rc, _, err = run("memtimeline", raw, link)
+                check(rc == 4 and "full" in err, f"disk full ({suffix}): exit 4 ({rc}, {err!r})")
+                check(os.path.islink(link) and stat.S_ISCHR(os.stat("/dev/full").st_mode),
+                      f"disk full ({suffix}): the link and the device are left as they were")
+                check(not [f for f in os.listdir(d) if f.startswith("full" + suffix + ".")],
+                      f"disk full ({suffix}): no temporary file left")
+        # a failed write to a regular file leaves nothing (the output is
+        # written beside it and renamed at the end)
+        missing_dir = os.path.join(d, "no", "such", "dir", "m.json")
+        rc, _, err = run("memtimeline", raw, missing_dir)
+        check(rc == 4 and not os.path.exists(missing_dir), f"unwritable path: exit 4 ({rc}, {err!r})")
         rc, _, _ = run("memtimeline", "--device", "tpu:0", raw, os.path.join(d, "y.json"))
         check(rc == 2, "unknown device exits 2")
         rc, _, _ = run("memtimeline", raw)
