@@ -845,9 +845,9 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
     int64_t id = g->next_slice_id++, depth = 0, parent = 0;
     int nested = 0;
     struct thread *t = NULL;
+    int is_op = ev->cat && (!strcmp(ev->cat, "cpu_op") || !strcmp(ev->cat, "Operator"));
     int rc;
     if (ev->has_ts) {
-        int is_op = ev->cat && (!strcmp(ev->cat, "cpu_op") || !strcmp(ev->cat, "Operator"));
         t = thread_of(g, &ev->pid, &ev->tid);
         if (!t)
             return tt_error_set(TT_ENOMEM, "out of memory");
@@ -872,8 +872,7 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
             return tt_error_set(TT_ENOMEM, "out of memory");
         nested = 1;
     }
-    if (!g->have_pid && !ev->pid.is_str && ev->pid.present && ev->cat &&
-        (!strcmp(ev->cat, "cpu_op") || !strcmp(ev->cat, "Operator"))) {
+    if (!g->have_pid && !ev->pid.is_str && ev->pid.present && is_op) {
         g->pid = ev->pid.num;
         g->have_pid = 1;
     }

@@ -775,11 +775,11 @@ static int et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat)
         return rc;
     if (nocat)
         return 0;
-    if (q1(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'et_links'"
-               " AND ?1 AND ?2 AND ?3", 1, 1, 1, &ok) <= 0 || !ok)
+    if (q1(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'et_links'",
+           0, 0, 0, &ok) <= 0)
         return 0;
-    et = q1(db, "SELECT min(et_trace_id) FROM et_links WHERE kineto_trace_id = ?1 AND ?2 AND ?3",
-            trace, 1, 1, &ok);
+    et = q1(db, "SELECT min(et_trace_id) FROM et_links WHERE kineto_trace_id = ?1", trace, 0, 0,
+            &ok);
     if (!ok || et <= 0)
         return 0;
 
@@ -1012,16 +1012,6 @@ static char *name_of_slice(tt_db *db, int64_t id)
     return r ? r : strdup("");
 }
 
-/* OUTPUT is a regular file or does not exist yet (so a temporary file
- * renamed over it keeps its meaning) */
-static int is_plain_output(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT;
-    return S_ISREG(st.st_mode);
-}
-
 static int run_job(struct job *j, const char *output)
 {
     char *part = NULL; /* OUTPUT.XXXXXX while it is written */
@@ -1086,7 +1076,7 @@ static int run_job(struct job *j, const char *output)
     if (want_json || want_raw) {
         if (!strcmp(kind, "stdout")) {
             o.f = stdout;
-        } else if (!is_plain_output(output)) {
+        } else if (tt__path_kind(output) == TT_PATH_OTHER) {
             /* a device, a pipe, a symbolic link: written in place */
             if (!strcmp(kind, "json") ? !(o.f = fopen(output, "wb"))
                                       : !(o.gz = gzopen(output, "wb6"))) {
@@ -1531,25 +1521,17 @@ int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const ch
          * ops as `tracetool ingest` does (table et_links) */
         tt_xc_options xo = TT_XC_OPTIONS_INIT;
         tt_xc_summary sum;
-        FILE *devnull = fopen("/dev/null", "w");
-        int64_t links = 0;
         if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
-            if (devnull)
-                fclose(devnull);
             tt_db_free(db);
             return rc;
         }
-        memset(&sum, 0, sizeof(sum));
-        rc = devnull ? tt_crosscheck_db(db, &xo, devnull, &sum) : TT_EIO;
-        if (devnull)
-            fclose(devnull);
-        links = rc >= 0 ? sum.links : 0;
+        rc = tt_crosscheck_db(db, &xo, NULL, &sum);
         if (rc == TT_ENOTFOUND) {
             tt_db_free(db);
             return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
                                    "not a PyTorch Execution Trace");
         }
-        if (links <= 0) {
+        if (rc < 0 || sum.links <= 0) {
             tt_db_free(db);
             return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
                                    "this Execution Trace does not match the trace's CPU ops"

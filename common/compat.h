@@ -69,4 +69,12 @@ static inline int tt_st_mult(size_t *out, size_t a, size_t b)
     tt__grow((void **)&(x), (nr), &(alloc), sizeof(*(x)))
 int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem);
 
+/*
+ * What is at path, without following a symbolic link: a regular file, nothing,
+ * or anything else (a device, a pipe, a link, a directory, an error). Output
+ * writers replace or remove only regular files.
+ */
+enum { TT_PATH_REGULAR, TT_PATH_MISSING, TT_PATH_OTHER };
+int tt__path_kind(const char *path);
+
 #endif

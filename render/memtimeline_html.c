@@ -589,7 +589,8 @@ int tt_render_html(const tt_memtl *tl, const char *path)
         int cerr = fclose(f) != 0;
         if (werr || cerr) {
             rc = tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(errno));
-            tt__unlink_partial(path);
+            if (tt__path_kind(path) == TT_PATH_REGULAR)
+                unlink(path); /* no half-written file left behind */
         }
     }
     tt_buf_release(&page);

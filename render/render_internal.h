@@ -29,8 +29,4 @@ int tt__utf8_clean(tt_buf *out, const char *s, const char *repl);
  * Appended to out, UTF-8 cleaned with `repl`. 0 or TT_ENOMEM. */
 int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl);
 
-/* After a failed write: remove what was written at path, when it is a
- * regular file (never a device, a pipe or what a symbolic link points to) */
-void tt__unlink_partial(const char *path);
-
 #endif

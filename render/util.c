@@ -3,8 +3,6 @@
  */
 #include "common/compat.h"
 #include "render/render_internal.h"
-#include <sys/stat.h>
-#include <unistd.h>
 
 
 int tt__memtl_check(const tt_memtl *tl)
@@ -85,11 +83,4 @@ int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl)
     }
     tt_buf_addf(out, "   Max memory reserved: %.2f GiB", (double)tl->peak_reserved / TT_RENDER_GIB);
     return out->oom ? TT_ENOMEM : 0;
-}
-
-void tt__unlink_partial(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-        unlink(path);
 }

@@ -53,7 +53,7 @@ typedef struct tt_xc_summary {
 
 /*
  * Check every ET of an ingested database against its Kineto trace and print
- * the report to `out`. With opts->store, the matched pairs replace the rows of
+ * the report to `out` (NULL: no report, e.g. to store the links only). With opts->store, the matched pairs replace the rows of
  * that pair in table et_links (created if missing). Returns 0 whatever the
  * verdict (read it from *sum: consistent when inconsistent == 0 and
  * unpaired_et == 0), or a negative tt_error_code: TT_ENOTFOUND when the
