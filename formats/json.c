@@ -17,6 +17,7 @@
 static unsigned char cls_str[256];    /* '"' or '\\' */
 static unsigned char cls_struct[256]; /* '"' '{' '}' '[' ']' */
 static unsigned char cls_delim[256];  /* ends a scalar */
+static unsigned char cls_plain[256];  /* string byte needing no care: ASCII, not '"' '\\' */
 static int classes_ready;
 
 static void init_classes(void)
@@ -29,6 +30,11 @@ static void init_classes(void)
     cls_delim[' '] = cls_delim['\t'] = cls_delim['\r'] = cls_delim['\n'] = 1;
     cls_delim[','] = cls_delim[']'] = cls_delim['}'] = cls_delim[':'] = 1;
     cls_delim['{'] = cls_delim['['] = cls_delim['"'] = 1;
+    {
+        int c;
+        for (c = 0x20; c < 0x80; c++)
+            cls_plain[c] = c != '"' && c != '\\';
+    }
     __atomic_store_n(&classes_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -397,8 +403,7 @@ int tt_jp_object_next(tt_jp *jp, tt_arena *a, const char **key, size_t *klen)
     {
         /* clean keys are returned in place (not NUL-terminated) */
         const char *q = jp->p + 1;
-        while (q < jp->end && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80 &&
-               *q != '"' && *q != '\\')
+        while (q < jp->end && cls_plain[(unsigned char)*q])
             q++;
         if (q < jp->end && *q == '"') {
             *key = jp->p + 1;
@@ -544,7 +549,7 @@ int tt_jp_string(tt_jp *jp, tt_arena *a, const char **s, size_t *len)
     start = p = (const unsigned char *)jp->p + 1;
     e = (const unsigned char *)jp->end;
     /* fast path: printable ASCII without escapes */
-    while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+    while (p < e && cls_plain[*p])
         p++;
     if (p < e && *p == '"') {
         char *c = tt_arena_strndup(a, (const char *)start, (size_t)(p - start));
@@ -708,6 +713,10 @@ int tt_jp_number(tt_jp *jp, tt_jnum *n)
             return jp_err(jp, "leading zero in number");
         }
     } else {
+        /* 19 digits cannot overflow 64 bits: no check until then */
+        const char *stop = jp->end - p > 19 ? p + 19 : jp->end;
+        while (p < stop && (unsigned)(*p - '0') < 10)
+            acc = acc * 10 + (unsigned)(*p++ - '0');
         while (p < jp->end && *p >= '0' && *p <= '9') {
             unsigned d = (unsigned)(*p - '0');
             if (acc > (UINT64_MAX - d) / 10)
@@ -754,6 +763,58 @@ int tt_jp_number(tt_jp *jp, tt_jnum *n)
             n->fits = 1;
             n->i = acc == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)acc;
         }
+    }
+    jp->p = p;
+    return 0;
+}
+
+/* Digits after a '.' in microseconds: the first three (ns) into *frac, the
+ * fourth rounds; returns how many digits there were. */
+static int frac_digits(const char **pp, const char *e, uint64_t *frac, int *round_up)
+{
+    const char *p = *pp;
+    int fd = 0;
+    while (p < e && (unsigned)(*p - '0') < 10) {
+        if (fd < 3)
+            *frac = *frac * 10 + (unsigned)(*p - '0');
+        else if (fd == 3)
+            *round_up = *p >= '5';
+        fd++;
+        p++;
+    }
+    *pp = p;
+    return fd;
+}
+
+int tt_jp_time_ns(tt_jp *jp, int64_t *ns)
+{
+    const char *p, *e = jp->end;
+    uint64_t ip = 0, frac = 0;
+    int neg = 0, nd = 0, fd = 0, round_up = 0;
+    ws(jp);
+    p = jp->p;
+    if (p < e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    while (p < e && (unsigned)(*p - '0') < 10 && nd < 17) {
+        ip = ip * 10 + (unsigned)(*p++ - '0');
+        nd++;
+    }
+    if (!nd || nd == 17 || (nd > 1 && p[-nd] == '0') || ip > (uint64_t)(INT64_MAX / 1000) - 1)
+        return 1;
+    if (p < e && *p == '.') {
+        p++;
+        if (!(fd = frac_digits(&p, e, &frac, &round_up)))
+            return 1;
+    }
+    if (p < e && !cls_delim[(unsigned char)*p])
+        return 1; /* exponent, garbage: the general path decides */
+    for (; fd < 3; fd++)
+        frac *= 10;
+    {
+        int64_t v = (int64_t)(ip * 1000 + frac + (uint64_t)round_up);
+        *ns = neg ? -v : v;
     }
     jp->p = p;
     return 0;
@@ -965,15 +1026,8 @@ int tt_us_text_to_ns(const char *text, size_t len, int64_t *ns)
     }
     if (p < e && *p == '.') {
         p++;
-        while (p < e && *p >= '0' && *p <= '9') {
-            if (fd < 3)
-                frac = frac * 10 + (unsigned)(*p - '0');
-            else if (fd == 3)
-                round_up = *p >= '5';
-            fd++;
-            p++;
-            digits++;
-        }
+        fd = frac_digits(&p, e, &frac, &round_up);
+        digits += fd;
     }
     if (!digits)
         return TT_EINVALID;

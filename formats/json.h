@@ -120,6 +120,13 @@ int tt_jp_array_next(tt_jp *jp);
 int tt_jp_string(tt_jp *jp, tt_arena *a, const char **s, size_t *len);
 int tt_jp_number(tt_jp *jp, tt_jnum *n);
 int tt_jp_literal(tt_jp *jp, enum tt_jtype *t);
+/*
+ * Fast path for timestamps: a plain decimal number of microseconds with at
+ * most 16 integer digits, as integer nanoseconds rounded like
+ * tt_us_text_to_ns. Returns 0 and moves past it, or 1 (cursor unchanged) for
+ * anything else, which the caller reads with tt_jp_number.
+ */
+int tt_jp_time_ns(tt_jp *jp, int64_t *ns);
 int tt_jp_skip(tt_jp *jp);
 /* Append the next value in minified form (valid, repaired JSON). */
 int tt_jp_minify(tt_jp *jp, tt_buf *out);

@@ -163,6 +163,10 @@ static int read_time(tt_jp *jp, tt_arena *a, int64_t *ns, int *has)
     int rc;
     if (t == TT_JT_NUMBER) {
         tt_jnum n;
+        if (tt_jp_time_ns(jp, ns) == 0) {
+            *has = 1;
+            return 0;
+        }
         if ((rc = tt_jp_number(jp, &n)) < 0)
             return rc;
         if (!n.nonfinite && tt_us_text_to_ns(n.text, n.len, ns) == 0) {
@@ -329,7 +333,17 @@ static int decode_event(struct reader *r, tt_jp *jp, tt_event *ev)
     while ((rc = tt_jp_object_next(jp, &r->arena, &k, &kl)) == 1) {
         const char *fallback = NULL;
         enum tt_jtype t = tt_jp_peek(jp);
-        if (KEY("ph") && t == TT_JT_STRING) {
+        if (kl == 2 && k[0] == 'p' && k[1] == 'h' && t == TT_JT_STRING &&
+            jp->end - jp->p >= 3 && jp->p[2] == '"' && jp->p[1] != '\\' && jp->p[1] != '"' &&
+            (unsigned char)jp->p[1] >= 0x20 && (unsigned char)jp->p[1] < 0x80) {
+            /* the usual one-letter phase, without a copy */
+            ev->ph = jp->p[1];
+            jp->p += 3;
+            continue;
+        }
+        if (kl > 4) {
+            /* no event-level key longer than "args" is decoded here */
+        } else if (KEY("ph") && t == TT_JT_STRING) {
             const char *s;
             size_t l;
             if ((rc = tt_jp_string(jp, &r->arena, &s, &l)) < 0)

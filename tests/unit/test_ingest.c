@@ -528,6 +528,71 @@ Test(ingest, begin_end_slices)
     cr_assert_eq(q_int("SELECT count FROM import_issues WHERE kind = 'unmatched_end'"), 1);
 }
 
+Test(ingest, begin_end_far_apart)
+{
+    /*
+     * Rows go to the writer 128 at a time: an 'E' whose 'B' row is still
+     * being filled patches it in place, one whose 'B' row is already queued
+     * becomes an UPDATE after it. 300 slices between them force the second.
+     */
+    tt_buf doc = TT_BUF_INIT;
+    int i;
+    tt_buf_addstr(&doc, "[{\"ph\":\"B\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":0},"
+                        "{\"ph\":\"B\",\"name\":\"near\",\"pid\":1,\"tid\":2,\"ts\":1},"
+                        "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4}");
+    for (i = 0; i < 300; i++)
+        tt_buf_addf(&doc, ",{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+                          "\"dur\":2}", 10 + 3 * i);
+    tt_buf_addstr(&doc, ",{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":1000}]");
+    cr_assert_eq(ingest(write_file("far.json", doc.buf, doc.len), 0, NULL), 0, "%s",
+                 tt_error_last()->message);
+    q_expect("near|B|1000|3000|0\nouter|B|0|1000000|0\n",
+             "SELECT n.s, s.ph, s.ts, s.dur, s.depth FROM slices s JOIN strings n"
+             " ON n.id = s.name WHERE s.ph = 'B' ORDER BY n.s");
+    cr_assert_eq(q_int("SELECT count(*) FROM slices s JOIN slices p ON p.id = s.parent_id"
+                       " JOIN strings n ON n.id = p.name WHERE n.s = 'outer'"),
+                 300);
+    tt_buf_release(&doc);
+}
+
+Test(ingest, write_failure_stops_the_reader_db_unchanged)
+{
+    /*
+     * The database fills up while the worker is still reading: the write's
+     * error comes back (not the worker's "stopped"), the worker stops, and
+     * the transaction is rolled back.
+     */
+    tt_buf doc = TT_BUF_INIT;
+    char *before, *after, sql[96];
+    int i, rc;
+    cr_assert_eq(ingest(write_str("small.json",
+                                  "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,"
+                                  "\"ts\":1,\"dur\":1}]"),
+                        0, NULL),
+                 0);
+    before = dump_db();
+    tt_buf_addch(&doc, '[');
+    for (i = 0; i < 200000; i++)
+        tt_buf_addf(&doc, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,"
+                          "\"tid\":1,\"ts\":%d,\"dur\":1,\"args\":{\"External id\":%d}}",
+                    i ? "," : "", i % 5000, 10 * i, i);
+    tt_buf_addch(&doc, ']');
+    snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%lld",
+             (long long)q_int("PRAGMA page_count") + 4);
+    cr_assert_eq(tt_db_exec(db, sql), 0);
+    rc = ingest(write_file("big.json", doc.buf, doc.len), 0, NULL);
+    cr_assert_lt(rc, 0);
+    cr_assert_neq(rc, TT_ECANCELED);
+    cr_assert(strstr(tt_error_last()->message, "full") != NULL, "message: %s",
+              tt_error_last()->message);
+    cr_assert_str_eq(tt_error_last()->source, dbpath); /* the database is what failed */
+    after = dump_db();
+    cr_assert_str_eq(after, before);
+    free(before);
+    free(after);
+    tt_buf_release(&doc);
+}
+
 /* ---- runtime calls stored before the op that encloses them ---- */
 
 Test(ingest, runtime_before_enclosing_op_single_thread)

@@ -572,6 +572,61 @@ Test(us, garbage_after_exponent_is_error)
     us_bad("2e5e5");
 }
 
+/* ---- tt_jp_time_ns: the fast path for ts/dur ---- */
+
+static void time_fast(const char *text, int64_t want, size_t consumed)
+{
+    tt_jp c;
+    int64_t ns = -42;
+    tt_jp_init(&c, "t", text, 0, text, strlen(text));
+    cr_expect_eq(tt_jp_time_ns(&c, &ns), 0, "'%s' not taken", text);
+    cr_expect_eq(ns, want, "'%s' -> %lld, want %lld", text, (long long)ns, (long long)want);
+    cr_expect_eq((size_t)(c.p - text), consumed, "'%s': stopped at %zu", text,
+                 (size_t)(c.p - text));
+}
+
+static void time_slow(const char *text)
+{
+    tt_jp c;
+    int64_t ns = -42;
+    tt_jp_init(&c, "t", text, 0, text, strlen(text));
+    cr_expect_eq(tt_jp_time_ns(&c, &ns), 1, "'%s' taken as %lld", text, (long long)ns);
+    cr_expect_eq(c.p, text, "'%s': cursor moved", text);
+    cr_expect_eq(ns, -42);
+}
+
+Test(us, time_fast_path)
+{
+    /* the same values as tt_us_text_to_ns gives (see exact_conversions) */
+    time_fast("2413669096100.149", 2413669096100149LL, 17);
+    time_fast("1669783687389324.0,", 1669783687389324000LL, 18);
+    time_fast("1696212123456789.123}", 1696212123456789123LL, 20);
+    time_fast("9223372036854774", 9223372036854774000LL, 16); /* largest accepted */
+    time_fast("1.5", 1500, 3);
+    time_fast("7", 7000, 1);
+    time_fast("0", 0, 1);
+    time_fast("0.0005", 1, 6);
+    time_fast("0.0004", 0, 6);
+    time_fast("0.00049999", 0, 10);
+    time_fast("0.9995", 1000, 6);
+    time_fast("-3.25", -3250, 5);
+    time_fast("-0.0005 ", -1, 7);
+    time_fast("123.456789]", 123457, 10);
+    time_fast("  12 ,", 12000, 4); /* leading whitespace skipped */
+    /* everything else is left to tt_jp_number + tt_us_text_to_ns */
+    time_slow("1e3");
+    time_slow("1.5E2");
+    time_slow("9223372036854775"); /* ns would pass INT64_MAX */
+    time_slow("12345678901234567");
+    time_slow("01");
+    time_slow("-");
+    time_slow("1.");
+    time_slow(".5");
+    time_slow("12a");
+    time_slow("NaN");
+    time_slow("\"12\"");
+}
+
 /* ---- tt_parse_i64 ---- */
 
 Test(us, parse_i64)
