@@ -768,6 +768,27 @@ int tt_jp_number(tt_jp *jp, tt_jnum *n)
     return 0;
 }
 
+int tt_jp_int_fast(tt_jp *jp, int64_t *v)
+{
+    const char *p, *e = jp->end, *d0;
+    uint64_t acc = 0;
+    int neg = 0;
+    ws(jp);
+    p = jp->p;
+    if (p < e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    d0 = p;
+    while (p < e && (unsigned)(*p - '0') < 10 && p - d0 < 18)
+        acc = acc * 10 + (unsigned)(*p++ - '0');
+    if (p == d0 || (p - d0 > 1 && *d0 == '0') || (p < e && !cls_delim[(unsigned char)*p]))
+        return 1; /* 19+ digits, '.', exponent, leading zero, garbage */
+    *v = neg ? -(int64_t)acc : (int64_t)acc;
+    jp->p = p;
+    return 0;
+}
+
 /* Digits after a '.' in microseconds: the first three (ns) into *frac, the
  * fourth rounds; returns how many digits there were. */
 static int frac_digits(const char **pp, const char *e, uint64_t *frac, int *round_up)

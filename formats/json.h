@@ -127,6 +127,9 @@ int tt_jp_literal(tt_jp *jp, enum tt_jtype *t);
  * anything else, which the caller reads with tt_jp_number.
  */
 int tt_jp_time_ns(tt_jp *jp, int64_t *ns);
+/* Fast path for integers of at most 18 digits: 0 and the value, or 1 with
+ * the cursor unchanged for anything else (use tt_jp_number). */
+int tt_jp_int_fast(tt_jp *jp, int64_t *v);
 int tt_jp_skip(tt_jp *jp);
 /* Append the next value in minified form (valid, repaired JSON). */
 int tt_jp_minify(tt_jp *jp, tt_buf *out);

@@ -109,7 +109,12 @@ static int int_or_rest(struct reader *r, tt_jp *jp, const char *k, size_t kl,
     const char *save = jp->p;
     if (tt_jp_peek(jp) == TT_JT_NUMBER) {
         tt_jnum n;
-        int rc = tt_jp_number(jp, &n);
+        int rc;
+        if (tt_jp_int_fast(jp, dst) == 0) {
+            *have |= bit;
+            return 0;
+        }
+        rc = tt_jp_number(jp, &n);
         if (rc < 0)
             return rc;
         if (n.fits) {
@@ -130,6 +135,8 @@ static int read_id(tt_jp *jp, tt_arena *a, tt_id *id, const char **raw_fallback)
     id->present = 1;
     if (t == TT_JT_NUMBER) {
         tt_jnum n;
+        if (tt_jp_int_fast(jp, &id->num) == 0)
+            return 0;
         if ((rc = tt_jp_number(jp, &n)) < 0)
             return rc;
         if (n.fits) {

@@ -627,6 +627,47 @@ Test(us, time_fast_path)
     time_slow("\"12\"");
 }
 
+static void int_fast(const char *text, int64_t want, size_t consumed)
+{
+    tt_jp c;
+    int64_t v = -42;
+    tt_jp_init(&c, "t", text, 0, text, strlen(text));
+    cr_expect_eq(tt_jp_int_fast(&c, &v), 0, "'%s' not taken", text);
+    cr_expect_eq(v, want, "'%s' -> %lld", text, (long long)v);
+    cr_expect_eq((size_t)(c.p - text), consumed, "'%s': stopped at %zu", text,
+                 (size_t)(c.p - text));
+}
+
+static void int_slow(const char *text)
+{
+    tt_jp c;
+    int64_t v = -42;
+    tt_jp_init(&c, "t", text, 0, text, strlen(text));
+    cr_expect_eq(tt_jp_int_fast(&c, &v), 1, "'%s' taken as %lld", text, (long long)v);
+    cr_expect_eq(c.p, text, "'%s': cursor moved", text);
+    cr_expect_eq(v, -42);
+}
+
+Test(jp, int_fast_path)
+{
+    int_fast("0", 0, 1);
+    int_fast("-0}", 0, 2);
+    int_fast("73689,", 73689, 5);
+    int_fast(" -17]", -17, 4);
+    int_fast("999999999999999999", 999999999999999999LL, 18);
+    int_fast("-999999999999999999 ", -999999999999999999LL, 19);
+    /* left to tt_jp_number: 19+ digits, fractions, exponents, bad forms */
+    int_slow("1000000000000000000");
+    int_slow("18446744073709551616");
+    int_slow("1.5");
+    int_slow("1e3");
+    int_slow("01");
+    int_slow("-");
+    int_slow("12a");
+    int_slow("\"7\"");
+    int_slow("NaN");
+}
+
 /* ---- tt_parse_i64 ---- */
 
 Test(us, parse_i64)
