@@ -2153,6 +2153,14 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
         g->spool = NULL;
     }
     TIMING("read+insert");
+    /* the ordered per-thread passes below read slices by thread and time */
+    for (i = 0; i < g->nthreads; i++) {
+        if (g->threads[i].disordered || g->threads[i].rt_dirty) {
+            if ((rc = tt_db_ensure_index(g->db, TT_IDX_SLICES_THREAD)) < 0)
+                return rc;
+            break;
+        }
+    }
     for (i = 0; i < g->nthreads; i++) {
         if (g->threads[i].disordered && (rc = renest_thread(g, &g->threads[i])) < 0)
             return rc;

@@ -483,6 +483,16 @@ Test(ingest, nesting_in_order_and_out_of_order)
     static const int shuffled[] = { 3, 7, 0, 5, 2, 6, 1, 4 };
     tt_buf doc = TT_BUF_INIT;
     int rc;
+    /* in order: no index by thread (nothing needs it) */
+    tt_buf_addstr(&doc, "{\"traceEvents\":[");
+    add_tree(&doc, 9, in_order, 10000);
+    tt_buf_addstr(&doc, "]}");
+    cr_assert_eq(ingest(write_file("n1.json", doc.buf, doc.len), 0, NULL), 0, "%s",
+                 tt_error_last()->message);
+    cr_assert_eq(q_int("SELECT count(*) FROM sqlite_schema WHERE name = 'slices_thread'"), 0);
+    q_expect(tree_want, SLICE_TREE("9"));
+    tt_buf_reset(&doc);
+
     tt_buf_addstr(&doc, "{\"traceEvents\":[");
     add_tree(&doc, 1, in_order, 10000);
     add_tree(&doc, 2, reversed, 10000);
@@ -495,6 +505,8 @@ Test(ingest, nesting_in_order_and_out_of_order)
     tt_buf_addstr(&doc, "]}");
     rc = ingest(write_file("n.json", doc.buf, doc.len), 0, NULL);
     cr_assert_eq(rc, 0, "%s", tt_error_last()->message);
+    /* out of order: the ordered passes made the index they read by */
+    cr_assert_eq(q_int("SELECT count(*) FROM sqlite_schema WHERE name = 'slices_thread'"), 1);
     q_expect(tree_want, SLICE_TREE("1"));
     q_expect(tree_want, SLICE_TREE("2"));
     q_expect(tree_want, SLICE_TREE("3"));
