@@ -323,7 +323,26 @@ void tt_db_free(tt_db *db)
     if (db->unlink_on_free && db->path)
         unlink(db->path);
     free(db->path);
+    free(db->source);
     free(db);
+}
+
+int tt__db_none(tt_db *db, int filtered, const char *what)
+{
+    sqlite3_stmt *st;
+    char fmt[64] = "";
+    if (!db->source)
+        return tt_error_set_at(TT_ENOTFOUND, db->path, -1,
+                               filtered ? "no %s matches --trace/--rank" : "no %s in this database",
+                               what);
+    if (sqlite3_prepare_v2(db->sql, "SELECT format FROM traces ORDER BY id LIMIT 1", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(fmt, sizeof(fmt), "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    return tt_error_set_at(TT_ENOTFOUND, db->source, -1, "no %s in this file%s%s%s", what,
+                           fmt[0] ? " (read as " : "", fmt, fmt[0] ? ")" : "");
 }
 
 int tt__open_ingested_temp(tt_db **out, const char *trace)
@@ -341,6 +360,10 @@ int tt__open_ingested_temp(tt_db **out, const char *trace)
         return rc;
     }
     db->unlink_on_free = 1;
+    if (!(db->source = strdup(trace))) {
+        tt_db_free(db);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
     tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
     if ((rc = tt_ingest_file(db, trace, NULL, NULL)) < 0) {
         tt_db_free(db);

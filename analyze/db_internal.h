@@ -14,7 +14,15 @@ struct tt_db {
     char *path;
     int readonly;
     int unlink_on_free; /* a temporary database: removed by tt_db_free */
+    char *source;       /* the trace file a temporary database was made from */
 };
+
+/*
+ * TT_ENOTFOUND "no WHAT in this database" (or "matches --trace/--rank" when
+ * filtered); for a temporary database made from a file, the message names
+ * that file and the format it was read as.
+ */
+int tt__db_none(tt_db *db, int filtered, const char *what);
 
 /* Record a SQLite failure as the last error; returns TT_EDB. */
 int tt_db_error(tt_db *db, const char *what);

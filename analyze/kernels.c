@@ -244,10 +244,7 @@ int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
     if (o->format == TT_AVG_JSON && rc == 0)
         fputs("\n]}\n", out);
     if (rc == 0 && !any)
-        return tt_error_set_at(TT_ENOTFOUND, db->path, -1,
-                               o->trace_id || o->rank >= 0
-                                   ? "no Chrome/Kineto trace matches --trace/--rank"
-                                   : "no Chrome/Kineto trace in this database");
+        return tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
     return rc;
 }
 

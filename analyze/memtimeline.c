@@ -1503,10 +1503,7 @@ int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *outpu
         sqlite3_finalize(tr);
     }
     if (!found)
-        return tt_error_set_at(TT_ENOTFOUND, db->path, -1,
-                               opts->trace_id || opts->rank >= 0
-                                   ? "no Kineto trace or memory-timeline export matches --trace/--rank"
-                                   : "no Kineto trace or memory-timeline export in this database");
+        return tt__db_none(db, opts->trace_id || opts->rank >= 0, "Kineto trace or memory-timeline export");
     return rc;
 }
 

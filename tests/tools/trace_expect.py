@@ -260,11 +260,16 @@ def shared_dir():
     return os.path.abspath(p)
 
 
-def run_tool(args, stdin=None, timeout=300, input_bytes=None):
-    """Run tracetool; returns CompletedProcess with bytes stdout/stderr."""
+def run_tool(args, stdin=None, timeout=300, input_bytes=None, env=None):
+    """Run tracetool; returns CompletedProcess with bytes stdout/stderr.
+    env: extra environment variables for this run."""
+    full_env = None
+    if env:
+        full_env = dict(os.environ)
+        full_env.update(env)
     return subprocess.run([tracetool_path()] + list(args), stdin=stdin,
                           input=input_bytes, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout)
+                          stderr=subprocess.PIPE, timeout=timeout, env=full_env)
 
 
 def stderr_lines(cp):
