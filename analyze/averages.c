@@ -20,10 +20,18 @@
  *     ingest (gpu_ops.op_id); GPU activities are rows of their own.
  * Rows are aggregated by key in first-occurrence order, then sorted and
  * printed like torch's table (or CSV / JSON / Markdown).
+ *
+ * A trace file is read without a database when it can be: the ingest's rows
+ * (tt__ingest_rows: same decoding and in-stream links, no SQLite) become the
+ * same records the tables would give, the device time of each op is summed
+ * in memory (bounded by KMAP_MAX) and the same pass runs. When the rows need
+ * the SQL passes that follow a load, the file goes through a temporary
+ * database instead (averages_stream says which, with TT_DEBUG_AVG=1).
  */
 #include "common/compat.h"
 #include "common/buf.h"
 #include "analyze/db_internal.h"
+#include "analyze/ingest_rows.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -163,8 +171,15 @@ struct thread_stack {
     size_t n, alloc;
 };
 
+/* strings by id, for a pass without a database (ids 1, 2, ... in order) */
+struct memstr {
+    char **s;
+    size_t n, alloc;
+};
+
 struct state {
     tt_db *db;
+    const struct memstr *ms; /* set when there is no database */
     const tt_avg_options *o;
     struct agg agg;
     struct thread_stack *threads;
@@ -380,18 +395,40 @@ static int finish(struct state *s, struct ev *e, struct ev *p)
     return emit_first(s, &me);
 }
 
-static int value_matches(int is_null, int is_str, int64_t i, const char *str,
-                         sqlite3_value *v)
+/* a pid or tid as stored: NULL, an integer or a string (not NUL-terminated) */
+struct tkey {
+    int is_null, is_str;
+    int64_t i;
+    const char *str;
+    size_t len;
+};
+
+static void tkey_of_value(struct tkey *k, sqlite3_value *v)
 {
     int t = sqlite3_value_type(v);
-    if (t == SQLITE_NULL)
-        return is_null;
-    if (t == SQLITE_INTEGER)
-        return !is_null && !is_str && sqlite3_value_int64(v) == i;
-    return !is_null && is_str && !strcmp(str, (const char *)sqlite3_value_text(v));
+    memset(k, 0, sizeof(*k));
+    k->is_null = t == SQLITE_NULL;
+    k->is_str = t == SQLITE_TEXT;
+    if (k->is_str) {
+        k->str = (const char *)sqlite3_value_text(v);
+        k->len = (size_t)sqlite3_value_bytes(v);
+    } else {
+        k->i = sqlite3_value_int64(v);
+    }
 }
 
-static struct thread_stack *thread_for(struct state *s, sqlite3_value *pid, sqlite3_value *tid)
+static int value_matches(int is_null, int is_str, int64_t i, const char *str,
+                         const struct tkey *k)
+{
+    if (k->is_null)
+        return is_null;
+    if (!k->is_str)
+        return !is_null && !is_str && k->i == i;
+    return !is_null && is_str && strlen(str) == k->len && !memcmp(str, k->str, k->len);
+}
+
+static struct thread_stack *thread_for(struct state *s, const struct tkey *pid,
+                                       const struct tkey *tid)
 {
     size_t i;
     struct thread_stack *t;
@@ -408,15 +445,15 @@ static struct thread_stack *thread_for(struct state *s, sqlite3_value *pid, sqli
         return NULL;
     t = &s->threads[s->nthreads];
     memset(t, 0, sizeof(*t));
-    t->pid_null = sqlite3_value_type(pid) == SQLITE_NULL;
-    t->tid_null = sqlite3_value_type(tid) == SQLITE_NULL;
-    t->pid_is_str = sqlite3_value_type(pid) == SQLITE_TEXT;
-    t->tid_is_str = sqlite3_value_type(tid) == SQLITE_TEXT;
-    t->pid_i = sqlite3_value_int64(pid);
-    t->tid_i = sqlite3_value_int64(tid);
-    if (t->pid_is_str && !(t->pid_s = strdup((const char *)sqlite3_value_text(pid))))
+    t->pid_null = pid->is_null;
+    t->tid_null = tid->is_null;
+    t->pid_is_str = pid->is_str;
+    t->tid_is_str = tid->is_str;
+    t->pid_i = pid->i;
+    t->tid_i = tid->i;
+    if (t->pid_is_str && !(t->pid_s = strndup(pid->str, pid->len)))
         return NULL;
-    if (t->tid_is_str && !(t->tid_s = strdup((const char *)sqlite3_value_text(tid))))
+    if (t->tid_is_str && !(t->tid_s = strndup(tid->str, tid->len)))
         return NULL;
     s->last = s->nthreads++;
     return t;
@@ -525,12 +562,29 @@ struct names {
     size_t n, alloc;
 };
 
-static int name_class(tt_db *db, struct names *nm, int64_t id)
+static const char *mem_string(const struct memstr *ms, int64_t id)
+{
+    return id >= 1 && (size_t)id <= ms->n ? ms->s[id - 1] : NULL;
+}
+
+static int classify_name(const char *str)
+{
+    if (!str)
+        return 0;
+    if (is_filtered(str))
+        return 1;
+    return !strncmp(str, "ProfilerStep#", 13) ? 2 : 0;
+}
+
+static int name_class(const struct state *s, struct names *nm, int64_t id)
 {
     size_t lo = 0, hi = nm->n;
     sqlite3_stmt *st;
     const char *str;
     int c = 0;
+    tt_db *db = s->db;
+    if (s->ms)
+        return classify_name(mem_string(s->ms, id));
     /* ids are appended in increasing order of first use: linear probe of a
      * small sorted set is enough here */
     while (lo < hi) {
@@ -546,12 +600,8 @@ static int name_class(tt_db *db, struct names *nm, int64_t id)
         SQLITE_OK)
         return 0;
     sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW && (str = (const char *)sqlite3_column_text(st, 0))) {
-        if (is_filtered(str))
-            c = 1;
-        else if (!strncmp(str, "ProfilerStep#", 13))
-            c = 2;
-    }
+    if (sqlite3_step(st) == SQLITE_ROW && (str = (const char *)sqlite3_column_text(st, 0)))
+        c = classify_name(str);
     sqlite3_finalize(st);
     {
         size_t alloc2 = nm->alloc;
@@ -1019,8 +1069,11 @@ static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace
         e.b = kind == 0 ? sqlite3_column_int64(st, 8) : sqlite3_column_int64(st, 7);
         e.flags = kind == 0 && sqlite3_column_int(st, 7);
         if (kind <= 1) {
-            struct thread_stack *t = thread_for(s, sqlite3_column_value(st, 2),
-                                                sqlite3_column_value(st, 3));
+            struct tkey pk, tk;
+            struct thread_stack *t;
+            tkey_of_value(&pk, sqlite3_column_value(st, 2));
+            tkey_of_value(&tk, sqlite3_column_value(st, 3));
+            t = thread_for(s, &pk, &tk);
             if (!t) {
                 rc = tt_error_set(TT_ENOMEM, "out of memory");
                 break;
@@ -1044,60 +1097,37 @@ static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace
     return rc;
 }
 
-static int run_pass(struct state *s, int64_t trace)
+struct fstream;
+static void fstream_fix(const struct fstream *fs, struct arec *e);
+
+/*
+ * The pass proper: events in order from the runs; fs (reading a file without
+ * a database) completes op records with what was only known at the end.
+ */
+static int pass_merge(struct state *s, struct runs *runs, const int64_t *win, size_t nwin,
+                      int64_t mem_name, const struct fstream *fs)
 {
     struct names nm = { NULL, NULL, 0, 0 };
-    int64_t cpu_op = string_id(s->db, "cpu_op", 0), ua = string_id(s->db, "user_annotation", 0);
-    int64_t op_legacy = string_id(s->db, "Operator", 0);
-    int64_t mem_name = string_id(s->db, "[memory]", 0);
-    int64_t ids[4];
-    int64_t *win = NULL;
-    size_t nwin = 0;
-    int rc = 0, r, kind;
-    struct runs runs;
     struct merge m;
     struct arec e;
+    int rc, r;
 
-    memset(&runs, 0, sizeof(runs));
-    memset(&m, 0, sizeof(m));
-    if ((rc = step_windows(s->db, trace, s->o, &win, &nwin)) < 0)
+    if ((rc = merge_start(&m, runs)) < 0) {
+        merge_release(&m);
         return rc;
-    /* device time launched by each op, keyed by op id (bounded: SQLite) */
-    {
-        sqlite3_stmt *k;
-        if ((rc = tt_db_exec(s->db, "DROP TABLE IF EXISTS temp.tt_avg_kernels;"
-                                    "CREATE TEMP TABLE tt_avg_kernels(op_id INTEGER PRIMARY KEY,"
-                                    " kernels INTEGER)")) < 0 ||
-            (rc = tt_db_prepare(s->db, &k,
-                                "INSERT INTO temp.tt_avg_kernels SELECT op_id, sum(dur) FROM gpu_ops"
-                                " WHERE trace_id = ?1 AND op_id IS NOT NULL"
-                                " AND kind IN ('kernel', 'memcpy', 'memset') GROUP BY op_id")) < 0) {
-            free(win);
-            return rc;
-        }
-        sqlite3_bind_int64(k, 1, trace);
-        r = sqlite3_step(k);
-        sqlite3_finalize(k);
-        if (r != SQLITE_DONE) {
-            free(win);
-            return tt_db_error(s->db, "cannot sum device time per op");
-        }
     }
-    ids[0] = ua ? ua : -1;
-    ids[1] = cpu_op ? cpu_op : -1;
-    ids[2] = op_legacy ? op_legacy : -1;
-    ids[3] = string_id(s->db, "[]", 0);
-    for (kind = 0; kind < 4 && rc == 0; kind++)
-        rc = scan_kind(s, &runs, kind, trace, ids);
-    if (rc == 0)
-        rc = merge_start(&m, &runs);
-    while (rc == 0 && (r = merge_next(&m, &e)) != 0) {
-        int64_t name = e.name, ts = e.ts, dur = e.end - e.ts;
+    while ((r = merge_next(&m, &e)) != 0) {
+        int64_t name, ts, dur;
         int cls;
         if (r < 0) {
             rc = r;
             break;
         }
+        if (fs)
+            fstream_fix(fs, &e);
+        name = e.name;
+        ts = e.ts;
+        dur = e.end - e.ts;
         if (!s->have_mem_ts || ts != s->mem_ts) {
             s->mem_lt[0] = s->mem_total[0];
             s->mem_lt[1] = s->mem_total[1];
@@ -1124,7 +1154,7 @@ static int run_pass(struct state *s, int64_t trace)
             }
             continue;
         }
-        cls = name_class(s->db, &nm, name);
+        cls = name_class(s, &nm, name);
         if (cls == 1 || !in_steps(s->o, win, nwin, ts))
             continue;
         if (cls == 2) {
@@ -1160,8 +1190,6 @@ static int run_pass(struct state *s, int64_t trace)
         }
     }
     merge_release(&m);
-    runs_release(&runs);
-    free(win);
     free(nm.ids);
     free(nm.cls);
     if (rc == 0)
@@ -1169,14 +1197,67 @@ static int run_pass(struct state *s, int64_t trace)
     return rc;
 }
 
+static int run_pass(struct state *s, int64_t trace)
+{
+    int64_t cpu_op = string_id(s->db, "cpu_op", 0), ua = string_id(s->db, "user_annotation", 0);
+    int64_t op_legacy = string_id(s->db, "Operator", 0);
+    int64_t mem_name = string_id(s->db, "[memory]", 0);
+    int64_t ids[4];
+    int64_t *win = NULL;
+    size_t nwin = 0;
+    int rc = 0, r, kind;
+    struct runs runs;
+
+    memset(&runs, 0, sizeof(runs));
+    if ((rc = step_windows(s->db, trace, s->o, &win, &nwin)) < 0)
+        return rc;
+    /* device time launched by each op, keyed by op id (bounded: SQLite) */
+    {
+        sqlite3_stmt *k;
+        if ((rc = tt_db_exec(s->db, "DROP TABLE IF EXISTS temp.tt_avg_kernels;"
+                                    "CREATE TEMP TABLE tt_avg_kernels(op_id INTEGER PRIMARY KEY,"
+                                    " kernels INTEGER)")) < 0 ||
+            (rc = tt_db_prepare(s->db, &k,
+                                "INSERT INTO temp.tt_avg_kernels SELECT op_id, sum(dur) FROM gpu_ops"
+                                " WHERE trace_id = ?1 AND op_id IS NOT NULL"
+                                " AND kind IN ('kernel', 'memcpy', 'memset') GROUP BY op_id")) < 0) {
+            free(win);
+            return rc;
+        }
+        sqlite3_bind_int64(k, 1, trace);
+        r = sqlite3_step(k);
+        sqlite3_finalize(k);
+        if (r != SQLITE_DONE) {
+            free(win);
+            return tt_db_error(s->db, "cannot sum device time per op");
+        }
+    }
+    ids[0] = ua ? ua : -1;
+    ids[1] = cpu_op ? cpu_op : -1;
+    ids[2] = op_legacy ? op_legacy : -1;
+    ids[3] = string_id(s->db, "[]", 0);
+    for (kind = 0; kind < 4 && rc == 0; kind++)
+        rc = scan_kind(s, &runs, kind, trace, ids);
+    if (rc == 0)
+        rc = pass_merge(s, &runs, win, nwin, mem_name, NULL);
+    runs_release(&runs);
+    free(win);
+    return rc;
+}
+
 /* ---- output ---- */
 
-static char *lookup(tt_db *db, int64_t id)
+static char *lookup(const struct state *s, int64_t id)
 {
     sqlite3_stmt *st;
     char *r = NULL;
+    tt_db *db = s->db;
     if (id == -2)
         return strdup("ProfilerStep*");
+    if (s->ms) {
+        const char *m = mem_string(s->ms, id);
+        return strdup(m ? m : "?");
+    }
     if (sqlite3_prepare_v2(db->sql, "SELECT s FROM strings WHERE id = ?1", -1, &st, NULL) !=
         SQLITE_OK)
         return strdup("?");
@@ -1596,36 +1677,31 @@ static void print_rows(FILE *out, struct row **rows, size_t n, const struct stat
     }
 }
 
-static int averages_trace(tt_db *db, const tt_avg_options *o, int64_t trace, const char *label,
-                          int have_rank, int64_t rank, int profile_memory, FILE *out,
-                          int first)
+/* print the rows of a finished pass */
+static int report(struct state *s, int64_t trace, const char *label, int have_rank,
+                  int64_t rank, int profile_memory, FILE *out, int first)
 {
-    struct state s;
+    const tt_avg_options *o = s->o;
     struct row **order = NULL;
     size_t i, n = 0;
     double sum_self_cpu = 0, sum_self_dev = 0;
-    int rc;
-    memset(&s, 0, sizeof(s));
-    s.db = db;
-    s.o = o;
-    if ((rc = run_pass(&s, trace)) < 0)
-        goto out;
-    order = malloc(sizeof(*order) * (s.agg.n ? s.agg.n : 1));
+    int rc = 0;
+    order = malloc(sizeof(*order) * (s->agg.n ? s->agg.n : 1));
     if (!order) {
         rc = tt_error_set(TT_ENOMEM, "out of memory");
         goto out;
     }
-    for (i = 0; i < s.agg.n; i++) {
-        struct row *r = &s.agg.rows[i];
+    for (i = 0; i < s->agg.n; i++) {
+        struct row *r = &s->agg.rows[i];
         if (r->count == 0)
             continue;
         sum_self_cpu += r->self_cpu;
         if (r->device == DEV_CUDA && !r->is_user_annotation)
             sum_self_dev += r->self_dev;
-        r->name_str = lookup(db, r->name);
+        r->name_str = lookup(s, r->name);
         r->stack_idx = (size_t)r->stack;
         if (o->group_by_shape) {
-            char *js = r->shapes ? lookup(db, r->shapes) : NULL;
+            char *js = r->shapes ? lookup(s, r->shapes) : NULL;
             r->shapes_str = js ? python_shapes(js) : strdup("[]");
             free(js);
         }
@@ -1649,15 +1725,31 @@ static int averages_trace(tt_db *db, const tt_avg_options *o, int64_t trace, con
             fprintf(out, ": %s\n", label);
         }
         if (n)
-            print_table(out, order, n, &s, profile_memory || s.any_memory, sum_self_cpu,
+            print_table(out, order, n, s, profile_memory || s->any_memory, sum_self_cpu,
                         sum_self_dev);
     } else {
-        print_rows(out, order, n, &s, trace, label, have_rank, rank, first);
+        print_rows(out, order, n, s, trace, label, have_rank, rank, first);
     }
 out:
     free(order);
-    state_release(&s);
+    state_release(s);
     return rc;
+}
+
+static int averages_trace(tt_db *db, const tt_avg_options *o, int64_t trace, const char *label,
+                          int have_rank, int64_t rank, int profile_memory, FILE *out,
+                          int first)
+{
+    struct state s;
+    int rc;
+    memset(&s, 0, sizeof(s));
+    s.db = db;
+    s.o = o;
+    if ((rc = run_pass(&s, trace)) < 0) {
+        state_release(&s);
+        return rc;
+    }
+    return report(&s, trace, label, have_rank, rank, profile_memory, out, first);
 }
 
 int tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out)
@@ -1725,11 +1817,364 @@ int tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out)
     return rc;
 }
 
+/* ---- straight from a trace file: the ingest's rows, no database ---- */
+
+/* device time launched by each op: op id -> ns (open addressing) */
+struct kmap {
+    int64_t *key, *val; /* key 0 = empty (op ids start at 1) */
+    size_t nslots, n;
+};
+
+/*
+ * The map holds one entry per op that launched device work (about 300k for
+ * the 1 GB benchmark trace, 10 MB). Past KMAP_MAX entries the file is read
+ * again into a temporary database instead, so memory stays bounded.
+ */
+#define KMAP_MAX ((size_t)4 << 20)
+
+static int64_t *kmap_slot(struct kmap *k, int64_t key)
+{
+    size_t j = ((uint64_t)key * 0x9E3779B97F4A7C15ULL >> 17) & (k->nslots - 1);
+    while (k->key[j] && k->key[j] != key)
+        j = (j + 1) & (k->nslots - 1);
+    return &k->key[j];
+}
+
+static int kmap_add(struct kmap *k, int64_t key, int64_t v)
+{
+    int64_t *slot;
+    if (2 * (k->n + 1) > k->nslots) {
+        struct kmap b;
+        size_t i;
+        b.nslots = k->nslots ? 2 * k->nslots : 4096;
+        b.n = 0;
+        b.key = calloc(b.nslots, sizeof(*b.key));
+        b.val = calloc(b.nslots, sizeof(*b.val));
+        if (!b.key || !b.val) {
+            free(b.key);
+            free(b.val);
+            return TT_ENOMEM;
+        }
+        for (i = 0; i < k->nslots; i++) {
+            if (k->key[i]) {
+                int64_t *sl = kmap_slot(&b, k->key[i]);
+                *sl = k->key[i];
+                b.val[sl - b.key] = k->val[i];
+                b.n++;
+            }
+        }
+        free(k->key);
+        free(k->val);
+        *k = b;
+    }
+    slot = kmap_slot(k, key);
+    if (!*slot) {
+        *slot = key;
+        k->n++;
+    }
+    k->val[slot - k->key] += v;
+    return 0;
+}
+
+static int64_t kmap_get(const struct kmap *k, int64_t key)
+{
+    size_t j;
+    if (!k->nslots)
+        return 0;
+    j = ((uint64_t)key * 0x9E3779B97F4A7C15ULL >> 17) & (k->nslots - 1);
+    while (k->key[j]) {
+        if (k->key[j] == key)
+            return k->val[j];
+        j = (j + 1) & (k->nslots - 1);
+    }
+    return 0;
+}
+
+struct fstream {
+    struct state *s;
+    struct runs runs;
+    struct memstr strs;
+    struct kmap kern;
+    int64_t id_cpu_op, id_ua, id_operator, id_memory, id_empty; /* 0: not seen */
+    int64_t mem_rowid, gpu_rowid; /* what SQLite would number them */
+    int64_t *win;                 /* ProfilerStep windows, with --steps */
+    size_t nwin, awin;
+    int too_big;
+};
+
+static int cell_null(const tt__cell *c)
+{
+    return c->type == TT_CELL_NULL;
+}
+
+/* SQLite's column_int64 of the cell (NULL -> 0) */
+static int64_t cell_int(const tt__cell *c)
+{
+    return c->type == TT_CELL_INT ? c->i : 0;
+}
+
+static void tkey_of_cell(struct tkey *k, const tt__cell *c, const char *text)
+{
+    memset(k, 0, sizeof(*k));
+    k->is_null = c->type == TT_CELL_NULL;
+    k->is_str = c->type == TT_CELL_TEXT;
+    if (k->is_str) {
+        k->str = text + c->i;
+        k->len = c->len;
+    } else {
+        k->i = c->i;
+    }
+}
+
+static int text_is(const tt__cell *c, const char *text, const char *lit)
+{
+    size_t n = strlen(lit);
+    return c->type == TT_CELL_TEXT && c->len == n && !memcmp(text + c->i, lit, n);
+}
+
+static int fs_string(struct fstream *fs, int64_t id, const char *str, size_t len)
+{
+    char *copy;
+    if (id != (int64_t)fs->strs.n + 1)
+        return tt_error_set(TT_ERROR, "string ids out of order (%lld)", (long long)id);
+    if (TT_ALLOC_GROW(fs->strs.s, fs->strs.n + 1, fs->strs.alloc) < 0 ||
+        !(copy = strndup(str, len)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    fs->strs.s[fs->strs.n++] = copy;
+    if (!strcmp(copy, "cpu_op"))
+        fs->id_cpu_op = id;
+    else if (!strcmp(copy, "user_annotation"))
+        fs->id_ua = id;
+    else if (!strcmp(copy, "Operator"))
+        fs->id_operator = id;
+    else if (!strcmp(copy, "[memory]"))
+        fs->id_memory = id;
+    else if (!strcmp(copy, "[]"))
+        fs->id_empty = id;
+    return 0;
+}
+
+/* ProfilerStep#N windows with from <= N <= to (as step_windows: LIKE is
+ * case-blind, a slice without ts gives 0) */
+static int fs_step(struct fstream *fs, const tt__cell *row)
+{
+    const tt_avg_options *o = fs->s->o;
+    const char *nm = mem_string(&fs->strs, cell_int(&row[TT_C_SL_NAME]));
+    long long k;
+    if (!o->steps_set || !nm || strncasecmp(nm, "ProfilerStep#", 13) != 0)
+        return 0;
+    k = atoll(nm + 13);
+    if (k < o->step_from || k > o->step_to)
+        return 0;
+    if (TT_ALLOC_GROW(fs->win, 2 * (fs->nwin + 1), fs->awin) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    fs->win[2 * fs->nwin] = cell_int(&row[TT_C_SL_TS]);
+    fs->win[2 * fs->nwin + 1] = cell_null(&row[TT_C_SL_TS])
+                                    ? 0
+                                    : row[TT_C_SL_TS].i + cell_int(&row[TT_C_SL_DUR]);
+    fs->nwin++;
+    return 0;
+}
+
+/* one batch of the ingest's rows -> records of the pass (what scan_sql selects) */
+static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                   const char *text)
+{
+    struct fstream *fs = ctx;
+    int r, rc;
+    for (r = 0; r < nrows; r++) {
+        const tt__cell *row = cells + (size_t)r * (size_t)ncols;
+        struct arec e;
+        const tt__cell *pid = NULL, *tid = NULL;
+        memset(&e, 0, sizeof(e));
+        switch (table) {
+        case TT_ROWS_STR:
+            if ((rc = fs_string(fs, row[TT_C_STR_ID].i, text + row[TT_C_STR_S].i,
+                                row[TT_C_STR_S].len)) < 0)
+                return rc;
+            continue;
+        case TT_ROWS_SLICE: {
+            int64_t cat = cell_int(&row[TT_C_SL_CAT]);
+            if ((rc = fs_step(fs, row)) < 0)
+                return rc;
+            if (cell_null(&row[TT_C_SL_TS]) ||
+                !(cell_null(&row[TT_C_SL_CAT]) || (cat && (cat == fs->id_ua ||
+                                                           cat == fs->id_cpu_op ||
+                                                           cat == fs->id_operator))))
+                continue;
+            e.kind = 0;
+            e.id = row[TT_C_SL_ID].i;
+            e.name = cell_int(&row[TT_C_SL_NAME]);
+            e.ts = row[TT_C_SL_TS].i;
+            e.end = e.ts + cell_int(&row[TT_C_SL_DUR]);
+            /* no Input Dims: "[]", whose id may only come later in the file */
+            e.a = cell_null(&row[TT_C_SL_DIMS]) ? -1 : row[TT_C_SL_DIMS].i;
+            e.flags = cat && cat == fs->id_ua;
+            pid = &row[TT_C_SL_PID];
+            tid = &row[TT_C_SL_TID];
+            break;
+        }
+        case TT_ROWS_RUNTIME:
+            if (cell_null(&row[TT_C_RT_TS]))
+                continue;
+            e.kind = 1;
+            e.id = cell_int(&row[TT_C_RT_ID]);
+            e.name = cell_int(&row[TT_C_RT_NAME]);
+            e.ts = row[TT_C_RT_TS].i;
+            e.end = e.ts + cell_int(&row[TT_C_RT_DUR]);
+            pid = &row[TT_C_RT_PID];
+            tid = &row[TT_C_RT_TID];
+            break;
+        case TT_ROWS_MEMORY:
+            fs->mem_rowid++;
+            if (cell_null(&row[TT_C_MEM_TS]) || cell_null(&row[TT_C_MEM_BYTES]))
+                continue;
+            e.kind = 2;
+            e.id = fs->mem_rowid;
+            e.name = cell_int(&row[TT_C_MEM_NAME]);
+            e.ts = e.end = row[TT_C_MEM_TS].i;
+            e.a = cell_int(&row[TT_C_MEM_DEVTYPE]);
+            e.b = row[TT_C_MEM_BYTES].i;
+            break;
+        case TT_ROWS_GPU: {
+            const tt__cell *kind = &row[TT_C_GPU_KIND];
+            int annot = text_is(kind, text, "annotation");
+            int work = !annot && (text_is(kind, text, "kernel") || text_is(kind, text, "memcpy") ||
+                                  text_is(kind, text, "memset"));
+            fs->gpu_rowid++;
+            if (work && !cell_null(&row[TT_C_GPU_OP]) && !cell_null(&row[TT_C_GPU_DUR])) {
+                if (fs->kern.n >= KMAP_MAX) {
+                    fs->too_big = 1;
+                    return 1; /* stop reading: the caller falls back */
+                }
+                if (kmap_add(&fs->kern, row[TT_C_GPU_OP].i, row[TT_C_GPU_DUR].i) < 0)
+                    return tt_error_set(TT_ENOMEM, "out of memory");
+            }
+            if (!(work || annot) || cell_null(&row[TT_C_GPU_TS]))
+                continue;
+            e.kind = 3;
+            e.id = fs->gpu_rowid;
+            e.name = cell_int(&row[TT_C_GPU_NAME]);
+            e.ts = row[TT_C_GPU_TS].i;
+            e.end = e.ts + cell_int(&row[TT_C_GPU_DUR]);
+            e.a = annot;
+            break;
+        }
+        default:
+            return 0; /* flows, instants, metadata, ...: not in the pass */
+        }
+        if (pid) {
+            struct tkey pk, tk;
+            struct thread_stack *t;
+            tkey_of_cell(&pk, pid, text);
+            tkey_of_cell(&tk, tid, text);
+            if (!(t = thread_for(fs->s, &pk, &tk)))
+                return tt_error_set(TT_ENOMEM, "out of memory");
+            e.thread = (int32_t)(t - fs->s->threads);
+        }
+        if ((rc = runs_add(&fs->runs, &e)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* complete an op record with what the end of the file told */
+static void fstream_fix(const struct fstream *fs, struct arec *e)
+{
+    if (e->kind != 0)
+        return;
+    if (e->a < 0)
+        e->a = fs->id_empty;
+    e->b = kmap_get(&fs->kern, e->id);
+}
+
+static int has_profile_memory(const char *metadata)
+{
+    /* as metadata LIKE '%"profile_memory":1%' (ASCII case-blind) */
+    const char *p;
+    for (p = metadata; p && *p; p++) {
+        if (!strncasecmp(p, "\"profile_memory\":1", 18))
+            return 1;
+    }
+    return 0;
+}
+
+/* TT_DEBUG_AVG=1: say which way a file was read (tests check it) */
+static int fallback_note(const char *why)
+{
+    if (getenv("TT_DEBUG_AVG"))
+        fprintf(stderr, "averages: through a temporary database: %s\n", why);
+    return 1;
+}
+
+/*
+ * Returns 1 (nothing printed) when the file needs what only a database
+ * gives: the SQL passes after a load, --group-by-stack (JSON in args), a
+ * non-Kineto file, or more ops with device time than KMAP_MAX.
+ */
+static int averages_stream(const char *path, const tt_avg_options *o, FILE *out)
+{
+    struct state s;
+    struct fstream fs;
+    tt__rowsink sink;
+    tt__rows_result res;
+    size_t i;
+    int rc;
+
+    if (o->group_by_stack > 0)
+        return fallback_note("--group-by-stack reads the args");
+    memset(&s, 0, sizeof(s));
+    memset(&fs, 0, sizeof(fs));
+    s.o = o;
+    s.ms = &fs.strs;
+    fs.s = &s;
+    sink.ctx = &fs;
+    sink.rows = fs_rows;
+    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS,
+                         1u << TT_ROWS_FLOW | 1u << TT_ROWS_META | 1u << TT_ROWS_INSTANT |
+                             1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL,
+                         &res);
+    if (fs.too_big)
+        rc = fallback_note("too many ops with device time to hold");
+    else if (rc == 0 && res.needs_db)
+        rc = fallback_note(res.why_db);
+    else if (rc == 0 && res.format != TT_FMT_CHROME && res.format != TT_FMT_CHROME_ARRAY)
+        rc = fallback_note("not a Chrome/Kineto trace");
+    else if (rc == 0 && getenv("TT_DEBUG_AVG"))
+        fputs("averages: read without a database\n", stderr);
+    if (rc == 0)
+        rc = pass_merge(&s, &fs.runs, fs.win, fs.nwin, fs.id_memory, &fs);
+    runs_release(&fs.runs);
+    free(fs.win);
+    free(fs.kern.key);
+    free(fs.kern.val);
+    if (rc == 0) {
+        if (o->format == TT_AVG_JSON)
+            fputs("{\"traces\": [\n", out);
+        rc = report(&s, 1, path, res.have_rank, res.rank, has_profile_memory(res.metadata), out,
+                    1);
+        if (o->format == TT_AVG_JSON && rc == 0)
+            fputs("\n]}\n", out);
+    } else {
+        state_release(&s);
+    }
+    for (i = 0; i < fs.strs.n; i++)
+        free(fs.strs.s[i]);
+    free(fs.strs.s);
+    free(res.metadata);
+    return rc;
+}
+
 int tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out)
 {
     tt_db *db;
-    int rc = tt__open_ingested_temp(&db, path);
-    if (rc < 0)
+    int rc;
+    if (!tt_avg_sort_key_valid(opts->sort_by))
+        return tt_error_set(TT_EINVALID, "unknown sort key '%s'", opts->sort_by);
+    if ((rc = averages_stream(path, opts, out)) != 1)
+        return rc;
+    /* what only a database gives: ingest into a temporary one */
+    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
         return rc;
     rc = tt_averages_db(db, opts, out);
     tt_db_free(db);

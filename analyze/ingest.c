@@ -20,6 +20,7 @@
 #include "common/arena.h"
 #include "common/buf.h"
 #include "analyze/db_internal.h"
+#include "analyze/ingest_rows.h"
 #include "formats/json.h"
 #include "formats/reader_internal.h"
 
@@ -204,13 +205,7 @@ struct pending {
  */
 #define RB_K 128
 
-enum { CELL_NULL, CELL_INT, CELL_TEXT };
-
-struct cell {
-    int type;
-    int64_t i;      /* CELL_INT value; CELL_TEXT offset into text */
-    size_t len;
-};
+enum { CELL_NULL = TT_CELL_NULL, CELL_INT = TT_CELL_INT, CELL_TEXT = TT_CELL_TEXT };
 
 #define RB_MAXC 27 /* columns of the widest row (gpu_ops) */
 
@@ -225,7 +220,7 @@ struct job {
     int kind;
     int table;          /* JOB_ROWS: enum row_id */
     int n;              /* rows filled */
-    struct cell *cells; /* (RB_K + 1) * RB_MAXC: a full batch and the row kept back */
+    tt__cell *cells; /* (RB_K + 1) * RB_MAXC: a full batch and the row kept back */
     tt_buf text;        /* the text cells point into */
     int64_t dur, id;    /* JOB_END_B */
 };
@@ -241,7 +236,7 @@ struct rowbuf {
      * integer or NULL equal to the last one bound at the same place (trace
      * id, pid, category, the many NULL columns) is not bound again.
      */
-    struct cell *bound; /* RB_K * ncols */
+    tt__cell *bound; /* RB_K * ncols */
     int nbound;
 };
 
@@ -281,6 +276,10 @@ static const char *const stmt_sql[S_COUNT] = {
  */
 enum row_id { R_SLICE, R_RT, R_GPU, R_MEM, R_FLOW, R_INST, R_META, R_ET, R_MEMTL, R_STR,
               R_COUNT };
+_Static_assert((int)R_SLICE == (int)TT_ROWS_SLICE && (int)R_RT == (int)TT_ROWS_RUNTIME &&
+                   (int)R_GPU == (int)TT_ROWS_GPU && (int)R_MEM == (int)TT_ROWS_MEMORY &&
+                   (int)R_STR == (int)TT_ROWS_STR,
+               "ingest_rows.h tables follow enum row_id");
 
 static const struct {
     const char *head;
@@ -320,6 +319,9 @@ struct ingest {
     struct rowbuf rbuf[R_COUNT];
     struct jobq q;
     int threaded;      /* rows go through q (else they are written at once) */
+    const tt__rowsink *rowsink; /* rows to this instead of SQLite (tt__ingest_rows) */
+    unsigned skip;              /* 1 << R_* the rowsink ignores */
+    int64_t end_b_updates;      /* JOB_END_B jobs: slices closed after their row left */
     int64_t next_runtime_id;
     struct strtab strs;
     int64_t trace_id;
@@ -382,7 +384,7 @@ static int load_strings(struct ingest *g)
     return rc == SQLITE_DONE ? 0 : sqlerr(g, "cannot read strings");
 }
 
-static struct cell *rb_cell(struct rowbuf *rb, int col)
+static tt__cell *rb_cell(struct rowbuf *rb, int col)
 {
     return &rb->cur->cells[rb->cur->n * rb->ncols + col - 1];
 }
@@ -394,7 +396,7 @@ static void rb_null(struct rowbuf *rb, int col)
 
 static void rb_int(struct rowbuf *rb, int col, int64_t v)
 {
-    struct cell *c = rb_cell(rb, col);
+    tt__cell *c = rb_cell(rb, col);
     c->type = CELL_INT;
     c->i = v;
 }
@@ -409,7 +411,7 @@ static void rb_opt(struct rowbuf *rb, int col, int have, int64_t v)
 
 static void rb_text(struct rowbuf *rb, int col, const char *s, size_t len)
 {
-    struct cell *c = rb_cell(rb, col);
+    tt__cell *c = rb_cell(rb, col);
     if (!s) {
         c->type = CELL_NULL;
         return;
@@ -473,8 +475,8 @@ static int write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
         /* text is always bound: it points into a buffer that is reused */
         int known = rb->nbound;
         for (k = 0; k < total; k++) {
-            const struct cell *c = &j->cells[k];
-            struct cell *b = &rb->bound[k];
+            const tt__cell *c = &j->cells[k];
+            tt__cell *b = &rb->bound[k];
             if (c->type == CELL_INT) {
                 if (!known || b->type != CELL_INT || b->i != c->i)
                     sqlite3_bind_int64(st, k + 1, c->i);
@@ -488,7 +490,7 @@ static int write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
         rb->nbound = 1;
     } else {
         for (k = 0; k < total; k++) {
-            const struct cell *c = &j->cells[k];
+            const tt__cell *c = &j->cells[k];
             if (c->type == CELL_INT)
                 sqlite3_bind_int64(st, k + 1, c->i);
             else if (c->type == CELL_TEXT)
@@ -508,6 +510,15 @@ static int run_job(struct ingest *g, const struct job *j)
 {
     sqlite3_stmt *st;
     int rc;
+    if (g->rowsink) {
+        if (j->kind != JOB_ROWS || !j->n)
+            return 0;
+        if (j->text.oom)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        rc = g->rowsink->rows(g->rowsink->ctx, j->table, j->n, g->rbuf[j->table].ncols,
+                              j->cells, j->text.buf);
+        return rc < 0 ? rc : rc ? TT_ECANCELED : 0;
+    }
     if (j->kind == JOB_ROWS)
         return write_rows(g->db, &g->rbuf[j->table], j);
     /* JOB_END_B: an 'E' closes a 'B' whose row is already written */
@@ -524,7 +535,7 @@ static struct job *job_new(void)
     struct job *j = calloc(1, sizeof(*j));
     if (!j)
         return NULL;
-    j->cells = malloc(sizeof(struct cell) * (RB_K + 1) * RB_MAXC);
+    j->cells = malloc(sizeof(tt__cell) * (RB_K + 1) * RB_MAXC);
     if (!j->cells) {
         free(j);
         return NULL;
@@ -636,7 +647,7 @@ static int rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
     if (!(fresh = job_get(g)))
         return tt_error_last()->code ? tt_error_last()->code : TT_ENOMEM;
     if (keep_last) {
-        struct cell *from = &j->cells[(j->n - 1) * rb->ncols];
+        tt__cell *from = &j->cells[(j->n - 1) * rb->ncols];
         int c;
         j->n--;
         for (c = 0; c < rb->ncols; c++) {
@@ -693,6 +704,9 @@ static int64_t intern(struct ingest *g, const char *s, size_t len)
     rb_int(st, 1, id);
     rb_text(st, 2, s, len);
     if ((rc = rb_commit(g, st, "cannot store a string")) < 0)
+        return rc;
+    /* a consumer sees each string before the rows that use it */
+    if (g->rowsink && (rc = rb_flush(g, st)) < 0)
         return rc;
     return id;
 }
@@ -1155,7 +1169,7 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
         int64_t first = j->n ? j->cells[0].i : 0;
         if (j->n && id >= first && id - first < j->n &&
             j->cells[(id - first) * rb->ncols].i == id) {
-            struct cell *c = &j->cells[(id - first) * rb->ncols + 8]; /* dur */
+            tt__cell *c = &j->cells[(id - first) * rb->ncols + 8]; /* dur */
             c->type = CELL_INT;
             c->i = dur;
         } else {
@@ -1170,6 +1184,7 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
             u->kind = JOB_END_B;
             u->dur = dur;
             u->id = id;
+            g->end_b_updates++;
             if ((rc = job_put(g, u)) < 0)
                 return rc;
         }
@@ -1467,7 +1482,7 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
 
 /* ---- ac2g flows folded into their rows (docs/SCHEMA.md, view flows) ---- */
 
-static int cell_is_id(const struct rowbuf *rb, const struct cell *c, const tt_id *id)
+static int cell_is_id(const struct rowbuf *rb, const tt__cell *c, const tt_id *id)
 {
     if (!id->present)
         return c->type == CELL_NULL;
@@ -1477,7 +1492,7 @@ static int cell_is_id(const struct rowbuf *rb, const struct cell *c, const tt_id
     return c->type == CELL_INT && c->i == id->num;
 }
 
-static int cell_is_int(const struct cell *c, int64_t v)
+static int cell_is_int(const tt__cell *c, int64_t v)
 {
     return c->type == CELL_INT && c->i == v;
 }
@@ -1489,7 +1504,7 @@ enum { FLOW_NONE = 0, FLOW_S = 1, FLOW_F = 2 };
  * thread, time and correlation (cells: pid, tid, ts, correlation, flow). */
 static int fold_into_row(struct rowbuf *rb, const int col[5], const tt_event *ev, int code)
 {
-    struct cell *row;
+    tt__cell *row;
     if (!rb->cur->n)
         return 0;
     row = &rb->cur->cells[(rb->cur->n - 1) * rb->ncols];
@@ -1549,6 +1564,13 @@ static int on_event(void *ctx, const tt_event *ev)
         if (g->no_phase++ == 0)
             g->first_nophase_off = ev->offset;
         return 0;
+    }
+    if (g->skip) {
+        int t = ev->ph == 's' || ev->ph == 'f' || ev->ph == 't' ? R_FLOW
+                : ev->ph == 'M'                                 ? R_META
+                                                                : -1;
+        if (t >= 0 && (g->skip & (1u << t)))
+            return 0;
     }
     if (ev->cat && (cat = intern_z(g, ev->cat)) < 0)
         return (int)cat;
@@ -2361,6 +2383,107 @@ out:
     return w.rc;
 }
 
+static int rbufs_init(struct ingest *g)
+{
+    int i;
+    for (i = 0; i < R_COUNT; i++) {
+        g->rbuf[i].head = row_sql[i].head;
+        g->rbuf[i].ncols = row_sql[i].ncols;
+        g->rbuf[i].bound = calloc(RB_K * (size_t)row_sql[i].ncols, sizeof(tt__cell));
+        g->rbuf[i].cur = job_new();
+        if (!g->rbuf[i].bound || !g->rbuf[i].cur)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static void set_sink(tt_trace_sink *sink, struct ingest *g)
+{
+    memset(sink, 0, sizeof(*sink));
+    sink->ctx = g;
+    sink->on_format = on_format;
+    sink->on_meta = on_meta;
+    sink->on_event = on_event;
+    sink->on_et_node = on_et_node;
+    sink->on_memrow = on_memrow;
+}
+
+/* what both entry points free at the end */
+static void ingest_release(struct ingest *g)
+{
+    int i;
+    for (i = 0; i < R_COUNT; i++)
+        rb_release(&g->rbuf[i]);
+    job_free_list(g->q.free);
+    g->q.free = NULL;
+    pend_release(g);
+    threads_release(g);
+    if (g->spool)
+        fclose(g->spool);
+    g->spool = NULL;
+    strtab_release(&g->strs);
+    tt_buf_release(&g->metadata);
+    free(g->display_time_unit);
+    free(g->schema_version);
+    free(g->trace_name);
+    g->display_time_unit = g->schema_version = g->trace_name = NULL;
+}
+
+int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_flags,
+                    unsigned skip, tt__rows_result *res)
+{
+    struct ingest g;
+    tt_ingest_result ires;
+    tt_ingest_options defopts = TT_INGEST_OPTIONS_INIT;
+    tt_read_options ropts = TT_READ_OPTIONS_INIT;
+    tt_trace_sink sink;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    memset(&g, 0, sizeof(g));
+    memset(&ires, 0, sizeof(ires));
+    g.opts = &defopts;
+    g.res = &ires;
+    g.rowsink = rowsink;
+    g.skip = skip;
+    g.trace_id = 1;
+    g.next_slice_id = 1;
+    g.next_runtime_id = 1;
+    tt_error_clear();
+    tt_buf_init(&g.metadata);
+    tt_buf_addch(&g.metadata, '{');
+    if ((rc = rbufs_init(&g)) < 0)
+        goto out;
+    set_sink(&sink, &g);
+    /*
+     * Here the consumer is light: decoding goes to the reader's own thread
+     * (TT_READ_THREADED) and the linking stays with the consumer, which
+     * balances the two cores better than tt_ingest_file's split.
+     */
+    ropts.flags = read_flags | TT_READ_THREADED;
+    if ((rc = tt_read_trace(path, &sink, &ropts, &res->stats)) < 0)
+        goto out;
+    /* the last rows, here (no worker any more) */
+    if ((rc = pend_flush(&g, 0)) < 0 || (rc = flush_all(&g)) < 0)
+        goto out;
+    res->format = g.format;
+    res->needs_db = g.any_rt_dirty || g.unlinked_gpu > 0 || g.end_b_updates > 0;
+    res->why_db = g.any_rt_dirty ? "runtime calls to relink (ops out of order on a thread)"
+                  : g.unlinked_gpu ? "GPU activities whose runtime call was not near them"
+                  : g.end_b_updates ? "'B' slices closed after their row was handed over"
+                                    : NULL;
+    res->have_rank = g.have_rank;
+    res->rank = g.rank;
+    if (!res->have_rank && tt_rank_from_name(path, &res->rank))
+        res->have_rank = 1;
+    tt_buf_addch(&g.metadata, '}');
+    if (g.metadata.oom || !(res->metadata = strndup(g.metadata.buf, g.metadata.len)))
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+out:
+    ingest_release(&g);
+    return rc;
+}
+
 int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
                    tt_ingest_result *res)
 {
@@ -2404,16 +2527,8 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     g.next_runtime_id = scalar_i64(db, "SELECT max(id) + 1 FROM runtime WHERE ?1", 1, &ok);
     if (!ok)
         g.next_runtime_id = 1;
-    for (i = 0; i < R_COUNT; i++) {
-        g.rbuf[i].head = row_sql[i].head;
-        g.rbuf[i].ncols = row_sql[i].ncols;
-        g.rbuf[i].bound = calloc(RB_K * (size_t)row_sql[i].ncols, sizeof(struct cell));
-        g.rbuf[i].cur = job_new();
-        if (!g.rbuf[i].bound || !g.rbuf[i].cur) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
-            goto fail;
-        }
-    }
+    if ((rc = rbufs_init(&g)) < 0)
+        goto fail;
 
     base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -2440,13 +2555,7 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
         goto fail;
     res->trace_id = g.trace_id;
 
-    memset(&sink, 0, sizeof(sink));
-    sink.ctx = &g;
-    sink.on_format = on_format;
-    sink.on_meta = on_meta;
-    sink.on_event = on_event;
-    sink.on_et_node = on_et_node;
-    sink.on_memrow = on_memrow;
+    set_sink(&sink, &g);
     ropts.progress = opts->progress;
     ropts.progress_payload = opts->progress_payload;
     rc = read_threaded(&g, path, &sink, &ropts, &res->stats);
@@ -2495,16 +2604,6 @@ fail:
         res->trace_id = 0;
     }
 out:
-    job_free_list(g.q.free);
-    g.q.free = NULL;
-    pend_release(&g);
-    threads_release(&g);
-    if (g.spool)
-        fclose(g.spool);
-    strtab_release(&g.strs);
-    tt_buf_release(&g.metadata);
-    free(g.display_time_unit);
-    free(g.schema_version);
-    free(g.trace_name);
+    ingest_release(&g);
     return rc;
 }

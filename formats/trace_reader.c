@@ -72,6 +72,15 @@ static int rest_add(tt_jp *jp, tt_buf *b, const char *prefix, const char *k,
     return tt_jp_minify(jp, b);
 }
 
+/* rest_add for a Chrome event's leftovers, which TT_READ_NO_ARGS skips */
+static int event_rest(struct reader *r, tt_jp *jp, tt_buf *b, const char *prefix,
+                      const char *k, size_t kl)
+{
+    if (r->opts && (r->opts->flags & TT_READ_NO_ARGS))
+        return tt_jp_skip(jp);
+    return rest_add(jp, b, prefix, k, kl);
+}
+
 static const char *finish_obj(struct reader *r, tt_buf *b, size_t *len)
 {
     char *s;
@@ -124,7 +133,7 @@ static int int_or_rest(struct reader *r, tt_jp *jp, const char *k, size_t kl,
         }
         jp->p = save;
     }
-    return rest_add(jp, &r->rest, NULL, k, kl);
+    return event_rest(r, jp, &r->rest, NULL, k, kl);
 }
 
 static int read_id(tt_jp *jp, tt_arena *a, tt_id *id, const char **raw_fallback)
@@ -226,7 +235,7 @@ static int decode_args(struct reader *r, tt_jp *jp, tt_event *ev)
     if (tt_jp_peek(jp) != TT_JT_OBJECT) {
         if (tt_jp_peek(jp) == TT_JT_NULL)
             return tt_jp_skip(jp);
-        return rest_add(jp, &r->extra, "@", "args", 4);
+        return event_rest(r, jp, &r->extra, "@", "args", 4);
     }
     if ((rc = tt_jp_object_begin(jp)) < 0)
         return rc;
@@ -320,7 +329,7 @@ static int decode_args(struct reader *r, tt_jp *jp, tt_event *ev)
         if (dst && !(ev->have & bit))
             rc = int_or_rest(r, jp, k, kl, dst, &ev->have, bit);
         else
-            rc = rest_add(jp, &r->rest, NULL, k, kl);
+            rc = event_rest(r, jp, &r->rest, NULL, k, kl);
         if (rc < 0)
             return rc;
     }
@@ -404,7 +413,7 @@ static int decode_event(struct reader *r, tt_jp *jp, tt_event *ev)
             }
             continue;
         }
-        if ((rc = rest_add(jp, &r->extra, "@", k, kl)) < 0)
+        if ((rc = event_rest(r, jp, &r->extra, "@", k, kl)) < 0)
             return rc;
     }
     if (rc < 0)

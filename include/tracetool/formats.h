@@ -154,7 +154,10 @@ typedef void (*tt_progress_fn)(void *payload, int64_t file_pos, int64_t file_siz
 
 enum {
     /* decode on a second thread; callbacks still run on the caller's thread */
-    TT_READ_THREADED = 1
+    TT_READ_THREADED = 1,
+    /* Chrome events: skip (still check) the args and keys that are not
+     * decoded into tt_event fields; tt_event.args stays NULL */
+    TT_READ_NO_ARGS = 2
 };
 
 typedef struct tt_read_options {

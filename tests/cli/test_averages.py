@@ -625,6 +625,68 @@ SYNTH_TOP = {"top_level_first": ["X"],
 SYNTH_FOOTER = {"gpu": ("200.000us", "23.000us")}
 
 
+def averages_path(path, args=()):
+    """How `averages` read a file (TT_DEBUG_AVG): 'stream' or the fallback reason."""
+    cp = te.run_tool(["averages", "--format", "json", "--row-limit", "-1"] + list(args) +
+                     [path], env={"TT_DEBUG_AVG": "1"})
+    how = [ln for ln in te.stderr_lines(cp) if ln.startswith("averages: ")]
+    rows = None
+    if cp.returncode == 0:
+        rows = json.loads(cp.stdout.decode("utf-8"))["traces"][0]["rows"]
+    if how == ["averages: read without a database"]:
+        return "stream", rows
+    return (how[0][len("averages: through a temporary database: "):] if how else None), rows
+
+
+def check_file_paths(tmp, root):
+    """A file is read straight into the pass when the in-stream links are
+    complete, through a temporary database otherwise: both give the rows
+    that the database gives. (The Python reference reads only 'X' events, so
+    the B/E cases are checked against the database alone.)"""
+    def same_as_db(label, path, rows, args=()):
+        db = os.path.join(tmp, "paths.db")
+        if os.path.exists(db):
+            os.remove(db)
+        cp = te.run_tool(["ingest", "-q", db, path])
+        if C.eq(cp.returncode, 0, label + ": ingest"):
+            C.check(rows is not None and rows == json_rows(["--row-limit", "-1"] + list(args) +
+                                                            [db], label + " from DB"),
+                    label + ": rows equal the database's")
+        os.remove(db)
+
+    # ops, runtime calls and kernels in the usual Kineto order: streamed
+    f = os.path.join(root, "hta/df_index_resolver/df_index_resolver.json.gz")
+    if os.path.exists(f):
+        how, rows = averages_path(f)
+        C.eq(how, "stream", "df_index_resolver: read without a database")
+        same_as_db("df_index_resolver streamed", f, rows)
+        how, rows = averages_path(f, ["--group-by-stack", "3"])
+        C.eq(how, "--group-by-stack reads the args", "--group-by-stack: through a database")
+        same_as_db("df_index_resolver --group-by-stack", f, rows, ["--group-by-stack", "3"])
+    # a thread whose ops come after its runtime calls: relinked in SQL
+    f = os.path.join(root, "hta/trace_diff/control/control.json.gz")
+    if os.path.exists(f):
+        how, rows = averages_path(f)
+        C.eq(how, "runtime calls to relink (ops out of order on a thread)",
+             "control: through a database")
+        same_as_db("control", f, rows)
+    # a 'B' closed by its 'E' after more than a batch of rows
+    far = ([{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}] +
+           [X("k%d" % (i % 7), 10 + 3 * i, 2) for i in range(300)] +
+           [{"ph": "E", "pid": 1, "tid": 1, "ts": 1000}])
+    near = [{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}, X("k", 10, 2),
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 100}]
+    for name, ev, want in (("B/E far apart", far,
+                            "'B' slices closed after their row was handed over"),
+                           ("B/E nearby", near, "stream")):
+        f = os.path.join(tmp, "be.json")
+        with open(f, "w") as fh:
+            json.dump({"traceEvents": ev}, fh)
+        how, rows = averages_path(f)
+        C.eq(how, want, name + ": how the file was read")
+        same_as_db(name, f, rows)
+
+
 def check_synthetic(tmp, name):
     events, want = SYNTH[name]
     path = os.path.join(tmp, "syn_%s.json" % name)
@@ -719,6 +781,7 @@ def main():
             C.section("sort dlrm", check_sort, dlrm[0], rel)
             C.section("csv dlrm", check_csv, dlrm[0], rel)
         C.section("two traces", check_two_traces, tmp, root)
+        C.section("file paths", check_file_paths, tmp, root)
     return C.finish()
 
 

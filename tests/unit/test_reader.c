@@ -1497,3 +1497,50 @@ Test(threaded, sink_error_stops_the_read)
     unlink(path);
     tt_buf_release(&doc);
 }
+
+Test(reader, no_args_skips_only_the_leftovers)
+{
+    static const char doc[] =
+        "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+        "\"tid\":7,\"ts\":1.5,\"dur\":2,\"extra\":{\"a\":[1,2]},\"args\":{\"External id\":"
+        "5,\"correlation\":9,\"grid\":[1,2,3],\"queued\":0,\"Input Dims\":[[4]],"
+        "\"nested\":{\"x\":\"\\u00e9\"}}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":7,"
+        "\"args\":{\"name\":\"stream 7\",\"other\":1}}]}";
+    char *path = temp_file(doc, sizeof(doc) - 1);
+    int k;
+    for (k = 0; k < 2; k++) {
+        struct col c;
+        tt_read_stats st;
+        tt_trace_sink s;
+        tt_read_options o = TT_READ_OPTIONS_INIT;
+        memset(&c, 0, sizeof(c));
+        tt_buf_init(&c.log);
+        s = sink_of(&c);
+        o.flags = TT_READ_NO_ARGS | (k ? TT_READ_THREADED : 0);
+        cr_assert_eq(tt_read_trace(path, &s, &o, &st), 0, "%s", tt_error_last()->message);
+        cr_assert_eq(c.nev, 2);
+        /* decoded fields are all there */
+        cr_assert_eq(c.ev[0].external_id, 5);
+        cr_assert_eq(c.ev[0].correlation, 9);
+        cr_assert_eq(c.ev[0].grid[2], 3);
+        cr_assert_eq(c.ev[0].ts_ns, 1500);
+        cr_assert_str_eq(c.ev[0].input_dims, "[[4]]");
+        cr_assert_str_eq(c.ev[1].arg_name, "stream 7");
+        /* the rest is not collected */
+        cr_assert_null(c.ev[0].args);
+        cr_assert_null(c.ev[1].args);
+        col_free(&c);
+    }
+    {
+        /* without the flag the same file keeps them */
+        struct col c;
+        tt_read_stats st;
+        cr_assert_eq(read_file(path, 0, 0, &c, &st), 0);
+        cr_assert_not_null(c.ev[0].args);
+        cr_assert(strstr(c.ev[0].args, "\"queued\":0") && strstr(c.ev[0].args, "\"@extra\""),
+                  "%s", c.ev[0].args);
+        col_free(&c);
+    }
+    unlink(path);
+}

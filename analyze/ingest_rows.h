@@ -1,0 +1,71 @@
+/*
+ * analyze/ingest_rows.h - the ingest's rows handed to a consumer other than
+ * SQLite (internal to libtracetool).
+ *
+ * tt__ingest_rows() runs the same reader, decoding, interning and in-stream
+ * linking as tt_ingest_file(), on the same worker thread, but gives each
+ * batch of rows to a callback on the calling thread instead of inserting it.
+ * Tables and columns are those of docs/SCHEMA.md, cells in the order of the
+ * INSERT column lists in ingest.c (the TT_C_* indexes below). A string is
+ * always delivered (table TT_ROWS_STR) before any row that uses its id.
+ * What only the SQL passes after a load can do (relinking threads whose ops
+ * came out of order, linking GPU activities to runtime calls far away,
+ * closing 'B' slices already handed over) is not done: needs_db says so,
+ * and the caller should use tt_ingest_file() on a database instead.
+ */
+#ifndef TT_ANALYZE_INGEST_ROWS_H
+#define TT_ANALYZE_INGEST_ROWS_H
+
+#include "tracetool/formats.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { TT_CELL_NULL, TT_CELL_INT, TT_CELL_TEXT };
+
+typedef struct tt__cell {
+    int type;
+    int64_t i;  /* TT_CELL_INT: the value; TT_CELL_TEXT: offset into the batch's text */
+    size_t len; /* TT_CELL_TEXT: bytes (no NUL) */
+} tt__cell;
+
+/* tables (the order of ingest.c's enum row_id) */
+enum { TT_ROWS_SLICE, TT_ROWS_RUNTIME, TT_ROWS_GPU, TT_ROWS_MEMORY, TT_ROWS_FLOW,
+       TT_ROWS_INSTANT, TT_ROWS_META, TT_ROWS_ET, TT_ROWS_MEMTL, TT_ROWS_STR };
+
+/* cells read by consumers */
+enum { TT_C_SL_ID = 0, TT_C_SL_CAT = 3, TT_C_SL_NAME = 4, TT_C_SL_PID = 5, TT_C_SL_TID = 6,
+       TT_C_SL_TS = 7, TT_C_SL_DUR = 8, TT_C_SL_DIMS = 16 };
+enum { TT_C_RT_NAME = 2, TT_C_RT_PID = 3, TT_C_RT_TID = 4, TT_C_RT_TS = 5, TT_C_RT_DUR = 6,
+       TT_C_RT_ID = 12 };
+enum { TT_C_GPU_KIND = 1, TT_C_GPU_NAME = 3, TT_C_GPU_TS = 9, TT_C_GPU_DUR = 10,
+       TT_C_GPU_OP = 25 };
+enum { TT_C_MEM_NAME = 3, TT_C_MEM_TS = 6, TT_C_MEM_DEVTYPE = 7, TT_C_MEM_BYTES = 10 };
+enum { TT_C_STR_ID = 0, TT_C_STR_S = 1 };
+
+typedef struct tt__rowsink {
+    void *ctx;
+    /* nrows rows of ncols cells; text cells point into text. Non-zero stops. */
+    int (*rows)(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                const char *text);
+} tt__rowsink;
+
+typedef struct tt__rows_result {
+    tt_read_stats stats;
+    tt_trace_format format;
+    int needs_db;      /* see above */
+    const char *why_db; /* which of them, for messages */
+    int have_rank;     /* distributedInfo.rank, else a rank in the file name */
+    int64_t rank;
+    char *metadata;    /* the top-level keys as one JSON object (free() it) */
+} tt__rows_result;
+
+/*
+ * read_flags: TT_READ_* for the reader (TT_READ_NO_ARGS: args cells NULL).
+ * skip: 1 << TT_ROWS_* of tables the consumer ignores; flow and metadata
+ * events are then dropped before any work (a quarter of a GPU trace).
+ */
+int tt__ingest_rows(const char *path, const tt__rowsink *sink, unsigned read_flags,
+                    unsigned skip, tt__rows_result *res);
+
+#endif
