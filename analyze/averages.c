@@ -1826,11 +1826,19 @@ struct kmap {
 };
 
 /*
- * The map holds one entry per op that launched device work (about 300k for
- * the 1 GB benchmark trace, 10 MB). Past KMAP_MAX entries the file is read
- * again into a temporary database instead, so memory stays bounded.
+ * The map holds one entry per op that launched device work (472k for the
+ * 1.1 GB benchmark trace: 16 MB). Past KMAP_MAX entries (32 MB, a Kineto
+ * trace of about 2 GB) the file is read again into a temporary database
+ * instead, so memory stays bounded. TT_AVG_KMAP_MAX=N lowers it, for tests.
  */
-#define KMAP_MAX ((size_t)4 << 20)
+#define KMAP_MAX ((size_t)1 << 20)
+
+static size_t kmap_max(void)
+{
+    const char *v = getenv("TT_AVG_KMAP_MAX");
+    long n = v ? atol(v) : 0;
+    return n >= 1 && (size_t)n < KMAP_MAX ? (size_t)n : KMAP_MAX;
+}
 
 static int64_t *kmap_slot(struct kmap *k, int64_t key)
 {
@@ -1900,6 +1908,7 @@ struct fstream {
     int64_t *win;                 /* ProfilerStep windows, with --steps */
     size_t nwin, awin;
     int too_big;
+    size_t kmap_cap;
 };
 
 static int cell_null(const tt__cell *c)
@@ -2043,7 +2052,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
                                   text_is(kind, text, "memset"));
             fs->gpu_rowid++;
             if (work && !cell_null(&row[TT_C_GPU_OP]) && !cell_null(&row[TT_C_GPU_DUR])) {
-                if (fs->kern.n >= KMAP_MAX) {
+                if (fs->kern.n >= fs->kmap_cap) {
                     fs->too_big = 1;
                     return 1; /* stop reading: the caller falls back */
                 }
@@ -2128,6 +2137,7 @@ static int averages_stream(const char *path, const tt_avg_options *o, FILE *out)
     s.o = o;
     s.ms = &fs.strs;
     fs.s = &s;
+    fs.kmap_cap = kmap_max();
     sink.ctx = &fs;
     sink.rows = fs_rows;
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS,
