@@ -37,6 +37,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sys/stat.h>
 
 /* ---- aggregated rows ---- */
 
@@ -2130,8 +2131,12 @@ static int averages_stream(const char *path, const tt_avg_options *o, FILE *out)
     size_t i;
     int rc;
 
+    struct stat sb;
     if (o->group_by_stack > 0)
         return fallback_note("--group-by-stack reads the args");
+    /* the way back reads the file again: standard input and pipes cannot */
+    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return fallback_note("not a regular file (read once)");
     memset(&s, 0, sizeof(s));
     memset(&fs, 0, sizeof(fs));
     s.o = o;

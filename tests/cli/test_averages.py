@@ -27,6 +27,7 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
 import sys
 import tempfile
 
@@ -678,6 +679,19 @@ def check_file_paths(tmp, root):
         C.eq(how, "runtime calls to relink (ops out of order on a thread)",
              "control: through a database")
         same_as_db("control", f, rows)
+        # standard input cannot be read twice: straight to the database way
+        with open(f, "rb") as fh:
+            data = fh.read()
+        cp = subprocess.run([te.tracetool_path(), "averages", "--format", "json",
+                             "--row-limit", "-1", "-"], input=data, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, TT_DEBUG_AVG="1"))
+        C.eq(cp.returncode, 0, "control from stdin: exit code")
+        C.eq([ln for ln in cp.stderr.decode().splitlines() if ln.startswith("averages: ")],
+             ["averages: through a temporary database: not a regular file (read once)"],
+             "control from stdin: through a database")
+        C.check(cp.returncode == 0 and
+                json.loads(cp.stdout.decode("utf-8"))["traces"][0]["rows"] == rows,
+                "control from stdin: the same rows")
     # a 'B' closed by its 'E' after more than a batch of rows
     far = ([{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}] +
            [X("k%d" % (i % 7), 10 + 3 * i, 2) for i in range(300)] +
