@@ -23,8 +23,9 @@
  *
  * A trace file is read without a database when it can be: the ingest's rows
  * (tt__ingest_rows: same decoding and in-stream links, no SQLite) become the
- * same records the tables would give, the device time of each op is summed
- * in memory (bounded by KMAP_MAX) and the same pass runs. When the rows need
+ * same records the tables would give, the device time of each op comes as
+ * records that sort right after the op's (fs_kernel), and the same pass
+ * runs. When the rows need
  * the SQL passes that follow a load, the file goes through a temporary
  * database instead (averages_stream says which, with TT_DEBUG_AVG=1).
  */
@@ -721,8 +722,13 @@ struct arec {
     int64_t stack;  /* kind 0: local stack id when grouping by stack */
     int32_t kind;
     int32_t thread; /* kinds 0 and 1: index into state.threads */
-    int32_t flags;  /* kind 0: 1 for a user_annotation */
+    int32_t flags;  /* kind 0: AREC_* */
     int32_t pad;
+};
+
+enum {
+    AREC_USER_ANNOTATION = 1, /* an op of cat user_annotation */
+    AREC_DEVICE_WORK = 2      /* not an op: device time (b) of op id (fs_kernel) */
 };
 
 static int arec_cmp(const void *pa, const void *pb)
@@ -734,7 +740,10 @@ static int arec_cmp(const void *pa, const void *pb)
         return x->end > y->end ? -1 : 1;
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    /* an op before its device work */
+    return (x->flags & AREC_DEVICE_WORK) - (y->flags & AREC_DEVICE_WORK);
 }
 
 #define RUN_RECS (256 * 1024) /* records sorted in memory at a time (16 MiB) */
@@ -1068,7 +1077,7 @@ static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace
         e.end = e.ts + dur; /* the order uses ts + dur as stored */
         e.a = sqlite3_column_int64(st, 6);
         e.b = kind == 0 ? sqlite3_column_int64(st, 8) : sqlite3_column_int64(st, 7);
-        e.flags = kind == 0 && sqlite3_column_int(st, 7);
+        e.flags = kind == 0 && sqlite3_column_int(st, 7) ? AREC_USER_ANNOTATION : 0;
         if (kind <= 1) {
             struct tkey pk, tk;
             struct thread_stack *t;
@@ -1111,6 +1120,8 @@ static int pass_merge(struct state *s, struct runs *runs, const int64_t *win, si
     struct names nm = { NULL, NULL, 0, 0 };
     struct merge m;
     struct arec e;
+    struct ev *last = NULL; /* the op pushed by the previous record */
+    int64_t last_id = 0;
     int rc, r;
 
     if ((rc = merge_start(&m, runs)) < 0) {
@@ -1124,6 +1135,13 @@ static int pass_merge(struct state *s, struct runs *runs, const int64_t *win, si
             rc = r;
             break;
         }
+        if (e.flags & AREC_DEVICE_WORK) {
+            /* right after its op: add to the frame just pushed, if it was */
+            if (last && last_id == e.id)
+                last->kernels_ns += e.b;
+            continue;
+        }
+        last = NULL;
         if (fs)
             fstream_fix(fs, &e);
         name = e.name;
@@ -1182,12 +1200,16 @@ static int pass_merge(struct state *s, struct runs *runs, const int64_t *win, si
             v->start = ts;
             v->end = ts + (dur > 0 ? dur : 0);
             v->kernels_ns = e.b;
-            v->is_user_annotation = e.flags;
+            v->is_user_annotation = (e.flags & AREC_USER_ANNOTATION) != 0;
             v->mem_start[0] = s->mem_lt[0];
             v->mem_start[1] = s->mem_lt[1];
             v->serial = s->serial++;
             if ((rc = push_cpu(s, &s->threads[e.thread], v)) < 0)
                 break;
+            if (e.kind == 0) {
+                last = v;
+                last_id = e.id;
+            }
         }
     }
     merge_release(&m);
@@ -1820,96 +1842,15 @@ int tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out)
 
 /* ---- straight from a trace file: the ingest's rows, no database ---- */
 
-/* device time launched by each op: op id -> ns (open addressing) */
-struct kmap {
-    int64_t *key, *val; /* key 0 = empty (op ids start at 1) */
-    size_t nslots, n;
-};
-
-/*
- * The map holds one entry per op that launched device work (472k for the
- * 1.1 GB benchmark trace: 16 MB). Past KMAP_MAX entries (32 MB, a Kineto
- * trace of about 2 GB) the file is read again into a temporary database
- * instead, so memory stays bounded. TT_AVG_KMAP_MAX=N lowers it, for tests.
- */
-#define KMAP_MAX ((size_t)1 << 20)
-
-static size_t kmap_max(void)
-{
-    const char *v = getenv("TT_AVG_KMAP_MAX");
-    long n = v ? atol(v) : 0;
-    return n >= 1 && (size_t)n < KMAP_MAX ? (size_t)n : KMAP_MAX;
-}
-
-static int64_t *kmap_slot(struct kmap *k, int64_t key)
-{
-    size_t j = ((uint64_t)key * 0x9E3779B97F4A7C15ULL >> 17) & (k->nslots - 1);
-    while (k->key[j] && k->key[j] != key)
-        j = (j + 1) & (k->nslots - 1);
-    return &k->key[j];
-}
-
-static int kmap_add(struct kmap *k, int64_t key, int64_t v)
-{
-    int64_t *slot;
-    if (2 * (k->n + 1) > k->nslots) {
-        struct kmap b;
-        size_t i;
-        b.nslots = k->nslots ? 2 * k->nslots : 4096;
-        b.n = 0;
-        b.key = calloc(b.nslots, sizeof(*b.key));
-        b.val = calloc(b.nslots, sizeof(*b.val));
-        if (!b.key || !b.val) {
-            free(b.key);
-            free(b.val);
-            return TT_ENOMEM;
-        }
-        for (i = 0; i < k->nslots; i++) {
-            if (k->key[i]) {
-                int64_t *sl = kmap_slot(&b, k->key[i]);
-                *sl = k->key[i];
-                b.val[sl - b.key] = k->val[i];
-                b.n++;
-            }
-        }
-        free(k->key);
-        free(k->val);
-        *k = b;
-    }
-    slot = kmap_slot(k, key);
-    if (!*slot) {
-        *slot = key;
-        k->n++;
-    }
-    k->val[slot - k->key] += v;
-    return 0;
-}
-
-static int64_t kmap_get(const struct kmap *k, int64_t key)
-{
-    size_t j;
-    if (!k->nslots)
-        return 0;
-    j = ((uint64_t)key * 0x9E3779B97F4A7C15ULL >> 17) & (k->nslots - 1);
-    while (k->key[j]) {
-        if (k->key[j] == key)
-            return k->val[j];
-        j = (j + 1) & (k->nslots - 1);
-    }
-    return 0;
-}
-
 struct fstream {
     struct state *s;
     struct runs runs;
     struct memstr strs;
-    struct kmap kern;
     int64_t id_cpu_op, id_ua, id_operator, id_memory, id_empty; /* 0: not seen */
     int64_t mem_rowid, gpu_rowid; /* what SQLite would number them */
     int64_t *win;                 /* ProfilerStep windows, with --steps */
     size_t nwin, awin;
-    int too_big;
-    size_t kmap_cap;
+    int neg_dur;                  /* an op with a negative dur (see fs_kernel) */
 };
 
 static int cell_null(const tt__cell *c)
@@ -2012,6 +1953,8 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
                                                            cat == fs->id_cpu_op ||
                                                            cat == fs->id_operator))))
                 continue;
+            if (cell_int(&row[TT_C_SL_DUR]) < 0)
+                fs->neg_dur = 1;
             e.kind = 0;
             e.id = row[TT_C_SL_ID].i;
             e.name = cell_int(&row[TT_C_SL_NAME]);
@@ -2019,7 +1962,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             e.end = e.ts + cell_int(&row[TT_C_SL_DUR]);
             /* no Input Dims: "[]", whose id may only come later in the file */
             e.a = cell_null(&row[TT_C_SL_DIMS]) ? -1 : row[TT_C_SL_DIMS].i;
-            e.flags = cat && cat == fs->id_ua;
+            e.flags = cat && cat == fs->id_ua ? AREC_USER_ANNOTATION : 0;
             pid = &row[TT_C_SL_PID];
             tid = &row[TT_C_SL_TID];
             break;
@@ -2052,14 +1995,6 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             int work = !annot && (text_is(kind, text, "kernel") || text_is(kind, text, "memcpy") ||
                                   text_is(kind, text, "memset"));
             fs->gpu_rowid++;
-            if (work && !cell_null(&row[TT_C_GPU_OP]) && !cell_null(&row[TT_C_GPU_DUR])) {
-                if (fs->kern.n >= fs->kmap_cap) {
-                    fs->too_big = 1;
-                    return 1; /* stop reading: the caller falls back */
-                }
-                if (kmap_add(&fs->kern, row[TT_C_GPU_OP].i, row[TT_C_GPU_DUR].i) < 0)
-                    return tt_error_set(TT_ENOMEM, "out of memory");
-            }
             if (!(work || annot) || cell_null(&row[TT_C_GPU_TS]))
                 continue;
             e.kind = 3;
@@ -2088,14 +2023,32 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
     return 0;
 }
 
+/*
+ * Device work of an op: a record that sorts right after the op's own (same
+ * ts, end, kind and id) and adds to the frame the op has just pushed, so no
+ * map of ops is held. The ingest gives the op's end as ts + max(dur, 0)
+ * while the op's record has ts + dur: an op with a negative dur sends the
+ * file through a database (neg_dur).
+ */
+static int fs_kernel(void *ctx, int64_t op_id, int64_t op_ts, int64_t op_end, int64_t dur)
+{
+    struct fstream *fs = ctx;
+    struct arec e;
+    memset(&e, 0, sizeof(e));
+    e.kind = 0;
+    e.id = op_id;
+    e.ts = op_ts;
+    e.end = op_end;
+    e.b = dur;
+    e.flags = AREC_DEVICE_WORK;
+    return runs_add(&fs->runs, &e);
+}
+
 /* complete an op record with what the end of the file told */
 static void fstream_fix(const struct fstream *fs, struct arec *e)
 {
-    if (e->kind != 0)
-        return;
-    if (e->a < 0)
+    if (e->kind == 0 && e->a < 0)
         e->a = fs->id_empty;
-    e->b = kmap_get(&fs->kern, e->id);
 }
 
 static int has_profile_memory(const char *metadata)
@@ -2120,7 +2073,8 @@ static int fallback_note(const char *why)
 /*
  * Returns 1 (nothing printed) when the file needs what only a database
  * gives: the SQL passes after a load, --group-by-stack (JSON in args), a
- * non-Kineto file, or more ops with device time than KMAP_MAX.
+ * non-Kineto file, ops with a negative dur, or input that cannot be read
+ * twice (standard input, pipes).
  */
 static int averages_stream(const char *path, const tt_avg_options *o, FILE *out)
 {
@@ -2142,15 +2096,15 @@ static int averages_stream(const char *path, const tt_avg_options *o, FILE *out)
     s.o = o;
     s.ms = &fs.strs;
     fs.s = &s;
-    fs.kmap_cap = kmap_max();
     sink.ctx = &fs;
     sink.rows = fs_rows;
+    sink.kernel = fs_kernel;
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS,
                          1u << TT_ROWS_FLOW | 1u << TT_ROWS_META | 1u << TT_ROWS_INSTANT |
                              1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL,
                          &res);
-    if (fs.too_big)
-        rc = fallback_note("too many ops with device time to hold");
+    if (rc == 0 && fs.neg_dur)
+        rc = fallback_note("ops with a negative dur");
     else if (rc == 0 && res.needs_db)
         rc = fallback_note(res.why_db);
     else if (rc == 0 && res.format != TT_FMT_CHROME && res.format != TT_FMT_CHROME_ARRAY)
@@ -2161,8 +2115,6 @@ static int averages_stream(const char *path, const tt_avg_options *o, FILE *out)
         rc = pass_merge(&s, &fs.runs, fs.win, fs.nwin, fs.id_memory, &fs);
     runs_release(&fs.runs);
     free(fs.win);
-    free(fs.kern.key);
-    free(fs.kern.val);
     if (rc == 0) {
         if (o->format == TT_AVG_JSON)
             fputs("{\"traces\": [\n", out);

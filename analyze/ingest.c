@@ -321,6 +321,7 @@ struct ingest {
     int threaded;      /* rows go through q (else they are written at once) */
     const tt__rowsink *rowsink; /* rows to this instead of SQLite (tt__ingest_rows) */
     unsigned skip;              /* 1 << R_* the rowsink ignores */
+    struct frame link_op;       /* the op the last runtime call was linked to */
     int64_t end_b_updates;      /* JOB_END_B jobs: slices closed after their row left */
     int64_t next_runtime_id;
     struct strtab strs;
@@ -1216,6 +1217,13 @@ static int insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t
     enum xclass xc = classify(ev->cat);
     const char *ck = NULL;
     size_t ckl = 0;
+    if (g->rowsink && g->rowsink->kernel && op_id && op_id == g->link_op.id &&
+        (xc == XC_KERNEL || xc == XC_MEMCPY || xc == XC_MEMSET) && ev->has_dur) {
+        int rc = g->rowsink->kernel(g->rowsink->ctx, op_id, g->link_op.ts, g->link_op.end,
+                                    ev->dur_ns);
+        if (rc)
+            return rc < 0 ? rc : TT_ECANCELED;
+    }
     rb_int(st, 1, g->trace_id);
     rb_textz(st, 2, xclass_kind[xc]);
     rb_opt(st, 3, cat != 0, cat);
@@ -1435,8 +1443,10 @@ static int64_t link_runtime_event(struct ingest *g, struct thread *t, int64_t rt
         t->ops.pos++;
     }
     for (i = t->on; i > 0; i--) {
-        if (t->ostack[i - 1].end >= rend)
+        if (t->ostack[i - 1].end >= rend) {
+            g->link_op = t->ostack[i - 1];
             return t->ostack[i - 1].id;
+        }
     }
     return 0;
 }

@@ -48,6 +48,12 @@ typedef struct tt__rowsink {
     /* nrows rows of ncols cells; text cells point into text. Non-zero stops. */
     int (*rows)(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
                 const char *text);
+    /*
+     * Optional: a kernel, memcpy or memset (with a dur) linked in the stream
+     * to the cpu_op op_id, which starts at op_ts and ends at op_end (= op_ts
+     * + dur, or op_ts when its dur is negative). Called as its row is built.
+     */
+    int (*kernel)(void *ctx, int64_t op_id, int64_t op_ts, int64_t op_end, int64_t dur);
 } tt__rowsink;
 
 typedef struct tt__rows_result {

@@ -661,14 +661,6 @@ def check_file_paths(tmp, root):
         how, rows = averages_path(f)
         C.eq(how, "stream", "df_index_resolver: read without a database")
         same_as_db("df_index_resolver streamed", f, rows)
-        cp = te.run_tool(["averages", "--format", "json", "--row-limit", "-1", f],
-                         env={"TT_DEBUG_AVG": "1", "TT_AVG_KMAP_MAX": "100"})
-        C.eq([ln for ln in te.stderr_lines(cp) if ln.startswith("averages: ")],
-             ["averages: through a temporary database: too many ops with device time to hold"],
-             "more ops with device time than the map holds: through a database")
-        C.check(cp.returncode == 0 and
-                json.loads(cp.stdout.decode("utf-8"))["traces"][0]["rows"] == rows,
-                "more ops with device time than the map holds: the same rows")
         how, rows = averages_path(f, ["--group-by-stack", "3"])
         C.eq(how, "--group-by-stack reads the args", "--group-by-stack: through a database")
         same_as_db("df_index_resolver --group-by-stack", f, rows, ["--group-by-stack", "3"])
