@@ -2418,12 +2418,22 @@ static void set_sink(tt_trace_sink *sink, struct ingest *g)
     sink->on_memrow = on_memrow;
 }
 
+/* the prepared statements (and row buffers): before COMMIT or ROLLBACK */
+static void release_statements(struct ingest *g)
+{
+    int i;
+    for (i = 0; i < S_COUNT; i++) {
+        sqlite3_finalize(g->st[i]);
+        g->st[i] = NULL;
+    }
+    for (i = 0; i < R_COUNT; i++)
+        rb_release(&g->rbuf[i]);
+}
+
 /* what both entry points free at the end */
 static void ingest_release(struct ingest *g)
 {
-    int i;
-    for (i = 0; i < R_COUNT; i++)
-        rb_release(&g->rbuf[i]);
+    release_statements(g);
     job_free_list(g->q.free);
     g->q.free = NULL;
     pend_release(g);
@@ -2576,12 +2586,7 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
         goto fail;
     if ((rc = finish_trace(&g, path, &res->stats)) < 0)
         goto fail;
-    for (i = 0; i < S_COUNT; i++) {
-        sqlite3_finalize(g.st[i]);
-        g.st[i] = NULL;
-    }
-    for (i = 0; i < R_COUNT; i++)
-        rb_release(&g.rbuf[i]);
+    release_statements(&g);
     if ((rc = tt_db_exec(db, "COMMIT")) < 0)
         goto fail;
     TIMING("commit");
@@ -2595,17 +2600,7 @@ fail:
     {
         /* keep the first error: the rollback must not overwrite it */
         tt_error saved = *tt_error_last();
-        for (i = 0; i < S_COUNT; i++) {
-            sqlite3_finalize(g.st[i]);
-            g.st[i] = NULL;
-        }
-        for (i = 0; i < R_COUNT; i++)
-            rb_release(&g.rbuf[i]);
-        pend_release(&g);
-        threads_release(&g);
-        if (g.spool)
-            fclose(g.spool);
-        g.spool = NULL;
+        release_statements(&g);
         sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
         if (!saved.source[0])
             snprintf(saved.source, sizeof(saved.source), "%s", path);

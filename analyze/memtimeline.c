@@ -248,6 +248,14 @@ static unsigned flags_of(const char *name, int is_backward_seq)
     return f;
 }
 
+/* ?1 trace, ?2 device type, ?3 device id: the device filter of the passes */
+static void bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did)
+{
+    sqlite3_bind_int64(st, 1, trace);
+    sqlite3_bind_int(st, 2, dtype);
+    sqlite3_bind_int64(st, 3, did);
+}
+
 /* Fill temp.memctx(mem_id, op_id, op_end, flags, step) for the device's events. */
 static int context_pass(tt_db *db, int64_t trace, int dtype, int64_t did)
 {
@@ -274,9 +282,7 @@ static int context_pass(tt_db *db, int64_t trace, int dtype, int64_t did)
         rc = TT_EDB;
         goto out;
     }
-    sqlite3_bind_int64(st, 1, trace);
-    sqlite3_bind_int(st, 2, dtype);
-    sqlite3_bind_int64(st, 3, did);
+    bind_device(st, trace, dtype, did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int k = sqlite3_column_int(st, 0);
         int64_t id = sqlite3_column_int64(st, 1), ts = sqlite3_column_int64(st, 4);
@@ -487,9 +493,7 @@ static int category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int n
         rc = TT_EDB;
         goto out;
     }
-    sqlite3_bind_int64(st, 1, trace);
-    sqlite3_bind_int(st, 2, dtype);
-    sqlite3_bind_int64(st, 3, did);
+    bind_device(st, trace, dtype, did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
         int64_t addr = sqlite3_column_int64(st, 2), bytes = sqlite3_column_int64(st, 3);
@@ -903,9 +907,7 @@ static int et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat)
         rc = TT_EDB;
         goto out;
     }
-    sqlite3_bind_int64(st, 1, trace);
-    sqlite3_bind_int(st, 2, dtype);
-    sqlite3_bind_int64(st, 3, did);
+    bind_device(st, trace, dtype, did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t mem = sqlite3_column_int64(st, 0), bytes = sqlite3_column_int64(st, 1);
         int64_t op = sqlite3_column_int64(st, 2), node = -1;

@@ -12,26 +12,20 @@ another program, --et with a database; none may leave an output behind.
 """
 import gzip, json, os, subprocess, sys, tempfile
 
-TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
-SHARED = os.environ.get("TT_SHARED", "../shared")
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import trace_expect as te  # noqa: E402
+
+SHARED = te.shared_dir()
 MAKE = os.path.join(HERE, "..", "fixtures", "et_memory", "make_et_memory.py")
-passed = failed = 0
+C = te.Checker("memtimeline_et")
+check = C.check
 
 CREATE = 2  # torch's Action.CREATE in the raw export
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
-
-
 def run(*args):
-    p = subprocess.run([TRACETOOL, *args], capture_output=True)
+    p = te.run_tool(args)
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 
@@ -52,34 +46,30 @@ def main():
         want_plain = {b["ts_ns"]: b["trace_only"] for b in exp["blocks"]}
         check(want_et != want_plain, "the fixture has blocks only the ET can tell")
 
-        def named(got):
-            return {t: cats[c] for t, c in got.items()}
+        def roles(label, out, *args):
+            """{ts_ns: category} of memtimeline ARGS OUT, or None when it fails"""
+            rc, _, err = run("memtimeline", *args, out)
+            check(rc == 0, f"{label} exits 0 ({err.strip()})")
+            if rc != 0:
+                return None
+            return {t: cats[c] for t, c in created(out).items()}
 
         # file input with --et
-        out = os.path.join(d, "with_et.raw.json.gz")
-        rc, _, err = run("memtimeline", trace, "--et", et, out)
-        check(rc == 0, f"--et exits 0 ({err.strip()})")
-        if rc == 0:
-            got = named(created(out))
+        got = roles("--et", os.path.join(d, "with_et.raw.json.gz"), trace, "--et", et)
+        if got is not None:
             check(got == want_et, f"--et: every block gets its role\n  got  {got}\n  want {want_et}")
 
         # the same trace alone: the heuristics
-        out = os.path.join(d, "plain.raw.json.gz")
-        rc, _, err = run("memtimeline", trace, out)
-        check(rc == 0, f"trace alone exits 0 ({err.strip()})")
-        if rc == 0:
-            got = named(created(out))
+        got = roles("trace alone", os.path.join(d, "plain.raw.json.gz"), trace)
+        if got is not None:
             check(got == want_plain, f"trace alone: heuristics\n  got  {got}\n  want {want_plain}")
 
         # a database holding both (ingest joins them)
         db = os.path.join(d, "both.db")
         rc, _, err = run("ingest", "-q", db, trace, et)
         check(rc == 0, f"ingest trace + ET ({err.strip()})")
-        out = os.path.join(d, "db.raw.json.gz")
-        rc, _, err = run("memtimeline", db, out)
-        check(rc == 0, f"DB with ET exits 0 ({err.strip()})")
-        if rc == 0:
-            got = named(created(out))
+        got = roles("DB with ET", os.path.join(d, "db.raw.json.gz"), db)
+        if got is not None:
             check(got == want_et, f"DB with ET: every block gets its role ({got})")
         # --no-categories still wins
         out = os.path.join(d, "nocat.raw.json.gz")
@@ -115,8 +105,7 @@ def main():
         rc, _, err = run("memtimeline", db, "--et", et, os.path.join(d, "u.json"))
         check(rc == 2 and "ingest" in err, f"--et with a database: usage error ({rc}, {err!r})")
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return C.finish()
 
 
 if __name__ == "__main__":

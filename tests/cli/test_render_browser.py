@@ -20,32 +20,18 @@ skipped (exit 0).
 """
 import json, os, re, shutil, subprocess, sys, tempfile, zlib
 
-passed = failed = skipped = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_expect as te  # noqa: E402
+
 TIMEOUT = 120
 RED_07 = (255, 77, 77)  # "red" at alpha 0.7 over white
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
-
-
-def summary():
-    line = f"{passed} passed, {failed} failed"
-    if skipped:
-        line += f", {skipped} skipped"
-    print(line)
-    return 1 if failed else 0
+C = te.Checker("render_browser")
+check = C.check
+summary = C.finish
 
 
 def skip(reason):
-    global skipped
-    skipped += 1
-    print("SKIP", reason)
+    C.skip("browser test", reason)
     sys.exit(summary())
 
 

@@ -574,26 +574,35 @@ Test(us, garbage_after_exponent_is_error)
 
 /* ---- tt_jp_time_ns: the fast path for ts/dur ---- */
 
-static void time_fast(const char *text, int64_t want, size_t consumed)
+/* a fast path (tt_jp_time_ns, tt_jp_int_fast): takes text as want, moving
+ * the cursor by consumed bytes; or declines (1) without touching anything */
+typedef int (*fast_fn)(tt_jp *jp, int64_t *v);
+
+static void fast_ok(fast_fn fn, const char *text, int64_t want, size_t consumed)
 {
     tt_jp c;
-    int64_t ns = -42;
+    int64_t v = -42;
     tt_jp_init(&c, "t", text, 0, text, strlen(text));
-    cr_expect_eq(tt_jp_time_ns(&c, &ns), 0, "'%s' not taken", text);
-    cr_expect_eq(ns, want, "'%s' -> %lld, want %lld", text, (long long)ns, (long long)want);
+    cr_expect_eq(fn(&c, &v), 0, "'%s' not taken", text);
+    cr_expect_eq(v, want, "'%s' -> %lld, want %lld", text, (long long)v, (long long)want);
     cr_expect_eq((size_t)(c.p - text), consumed, "'%s': stopped at %zu", text,
                  (size_t)(c.p - text));
 }
 
-static void time_slow(const char *text)
+static void fast_no(fast_fn fn, const char *text)
 {
     tt_jp c;
-    int64_t ns = -42;
+    int64_t v = -42;
     tt_jp_init(&c, "t", text, 0, text, strlen(text));
-    cr_expect_eq(tt_jp_time_ns(&c, &ns), 1, "'%s' taken as %lld", text, (long long)ns);
+    cr_expect_eq(fn(&c, &v), 1, "'%s' taken as %lld", text, (long long)v);
     cr_expect_eq(c.p, text, "'%s': cursor moved", text);
-    cr_expect_eq(ns, -42);
+    cr_expect_eq(v, -42);
 }
+
+#define time_fast(...) fast_ok(tt_jp_time_ns, __VA_ARGS__)
+#define time_slow(text) fast_no(tt_jp_time_ns, text)
+#define int_fast(...) fast_ok(tt_jp_int_fast, __VA_ARGS__)
+#define int_slow(text) fast_no(tt_jp_int_fast, text)
 
 Test(us, time_fast_path)
 {
@@ -625,27 +634,6 @@ Test(us, time_fast_path)
     time_slow("12a");
     time_slow("NaN");
     time_slow("\"12\"");
-}
-
-static void int_fast(const char *text, int64_t want, size_t consumed)
-{
-    tt_jp c;
-    int64_t v = -42;
-    tt_jp_init(&c, "t", text, 0, text, strlen(text));
-    cr_expect_eq(tt_jp_int_fast(&c, &v), 0, "'%s' not taken", text);
-    cr_expect_eq(v, want, "'%s' -> %lld", text, (long long)v);
-    cr_expect_eq((size_t)(c.p - text), consumed, "'%s': stopped at %zu", text,
-                 (size_t)(c.p - text));
-}
-
-static void int_slow(const char *text)
-{
-    tt_jp c;
-    int64_t v = -42;
-    tt_jp_init(&c, "t", text, 0, text, strlen(text));
-    cr_expect_eq(tt_jp_int_fast(&c, &v), 1, "'%s' taken as %lld", text, (long long)v);
-    cr_expect_eq(c.p, text, "'%s': cursor moved", text);
-    cr_expect_eq(v, -42);
 }
 
 Test(jp, int_fast_path)
