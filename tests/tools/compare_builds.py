@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Compare what two tracetool builds print, byte for byte.
+
+    compare_builds.py OLD_TRACETOOL NEW_TRACETOOL [--only CMD[,CMD...]] [--jobs N]
+                      [--shared DIR] [--keep DIR] [--list]
+
+Runs every command / option set below on every trace of the shared test data
+(and the repository's own testdata/kineto), once straight from the file and
+once from a database that OLD ingested (so NEW must also read databases
+written before), and compares standard output, the output file (memtimeline)
+and the exit code. Standard error is compared with temporary paths masked.
+
+Prints one line per difference and a closing line
+`compare: N passed, M failed` (combinations compared). Exit 0 when every
+combination agrees, 1 otherwise. Python standard library only.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+AVERAGES = [
+    [],
+    ["--group-by-shape"],
+    ["--format", "csv"],
+    ["--format", "json"],
+    ["--format", "markdown", "--row-limit", "15"],
+    ["--sort-by", "self_cuda_time_total", "--row-limit", "20"],
+    ["--sort-by", "cpu_time_total", "--top-level-only"],
+    ["--steps", "0-1000000"],
+    ["--group-by-stack", "5", "--row-limit", "10"],
+]
+KERNELS = [
+    [],
+    ["--by", "launch", "--format", "csv"],
+    ["--by", "stream", "--format", "json"],
+    ["--by", "op"],
+    ["--only", "memory"],
+    ["--only", "kernels", "--row-limit", "5"],
+]
+INFO = [[], ["--format", "json"]]
+MEMTL = [[], ["--no-categories"], ["--device", "cpu"]]
+
+# (ET, Kineto) pairs of the shared data
+PAIRS = [
+    ("hta/execution_trace/benchmark_simple_add_et.json.gz",
+     "hta/execution_trace/benchmark_simple_add_trace.json.gz"),
+    ("param/resnet_pair/resnet_et.json.gz", "param/resnet_pair/resnet_kineto.json.gz"),
+] + [("param/dlrm_8rank/et/dlrm_eg_%d.json.gz" % r,
+      "param/dlrm_8rank/kineto/" + k) for r, k in enumerate([
+          "worker0_step_12.1694128201545.pt.trace.json.gz",
+          "worker1_step_12.1694128201556.pt.trace.json.gz",
+          "worker2_step_12.1694128201554.pt.trace.json.gz",
+          "worker3_step_12.1694128201557.pt.trace.json.gz",
+          "worker4_step_12.1694128201547.pt.trace.json.gz",
+          "worker5_step_12.1694128201549.pt.trace.json.gz",
+          "worker6_step_12.1694128201553.pt.trace.json.gz",
+          "worker7_step_12.1694128201553.pt.trace.json.gz"])]
+CROSS = [[], ["--format", "json"], ["--strict"], ["--key", "external", "--limit", "5"]]
+
+TMP_RE = re.compile(rb"(/tmp|/var/tmp)/[A-Za-z0-9_.\-/]*|[0-9.]+ ?(s|ms|MB/s)\b")
+
+
+def traces(shared):
+    out = []
+    for base in (os.path.join(shared, "testdata"), os.path.join(ROOT, "testdata", "kineto")):
+        for dp, _, fs in os.walk(base):
+            for f in sorted(fs):
+                if f.endswith((".json", ".json.gz", ".gz")):
+                    out.append(os.path.join(dp, f))
+    return sorted(out)
+
+
+def run(binary, args, workdir, outfile=None):
+    """(exit code, stdout, stderr masked, output file bytes or None)"""
+    p = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       stdin=subprocess.DEVNULL, cwd=workdir, timeout=900)
+    data = None
+    if outfile and os.path.exists(outfile):
+        with open(outfile, "rb") as f:
+            data = f.read()
+        os.unlink(outfile)
+    return p.returncode, p.stdout, TMP_RE.sub(b"<x>", p.stderr), data
+
+
+def jobs_for(shared, dbpath, only):
+    """[(label, args-with-{OUT}-placeholder)]"""
+    jobs = []
+    want = lambda c: not only or c in only
+    tl = traces(shared)
+    td = os.path.join(shared, "testdata")
+    inputs = [(os.path.relpath(t, ROOT if t.startswith(ROOT) else td), t) for t in tl]
+    if dbpath:
+        inputs.append(("DB", dbpath))
+    for name, path in inputs:
+        if want("info"):
+            jobs += [("info %s %s" % (" ".join(o), name), ["info"] + o + [path]) for o in INFO]
+        if want("averages"):
+            jobs += [("averages %s %s" % (" ".join(o), name), ["averages"] + o + [path])
+                     for o in AVERAGES]
+        if want("kernels"):
+            jobs += [("kernels %s %s" % (" ".join(o), name), ["kernels"] + o + [path])
+                     for o in KERNELS]
+        if want("memtimeline"):
+            jobs += [("memtimeline %s %s" % (" ".join(o), name),
+                      ["memtimeline"] + o + [path, "{OUT}.json"]) for o in MEMTL]
+    if want("crosscheck"):
+        for et, k in PAIRS:
+            etp, kp = os.path.join(td, et), os.path.join(td, k)
+            jobs += [("crosscheck %s %s" % (" ".join(o), k), ["crosscheck"] + o + ["--no-store", etp, kp])
+                     for o in CROSS]
+        if dbpath:
+            jobs += [("crosscheck %s DB" % " ".join(o), ["crosscheck"] + o + [dbpath]) for o in CROSS]
+    return jobs
+
+
+def compare_one(old, new, label, args, work):
+    res = []
+    for i, b in enumerate((old, new)):
+        wd = os.path.join(work, "w%d" % i)
+        os.makedirs(wd, exist_ok=True)
+        out = None
+        a = list(args)
+        if any("{OUT}" in x for x in a):
+            out = os.path.join(wd, "out%d" % abs(hash(label)))
+            a = [x.replace("{OUT}", out) for x in a]
+            out += ".json"
+        res.append(run(b, a, wd, out))
+    if res[0] == res[1]:
+        return label, None
+    why = []
+    names = ["exit code", "stdout", "stderr", "output file"]
+    for k in range(4):
+        if res[0][k] != res[1][k]:
+            if k == 0:
+                why.append("exit %s -> %s" % (res[0][0], res[1][0]))
+            else:
+                a, b = res[0][k] or b"", res[1][k] or b""
+                n = next((j for j in range(min(len(a), len(b))) if a[j] != b[j]), min(len(a), len(b)))
+                why.append("%s differs at byte %d: %r / %r" % (names[k], n, a[max(0, n - 20):n + 40],
+                                                             b[max(0, n - 20):n + 40]))
+    return label, "; ".join(why)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--shared", default=os.environ.get("TT_SHARED", os.path.join(ROOT, "..", "shared")))
+    ap.add_argument("--keep", default=None, help="work directory to keep (default: a temporary one)")
+    ap.add_argument("--no-db", action="store_true", help="skip the database inputs")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    only = set(x for x in a.only.split(",") if x)
+    a.old, a.new = os.path.abspath(a.old), os.path.abspath(a.new)
+    if not os.path.isdir(os.path.join(a.shared, "testdata")):
+        print("compare: no shared test data at %s" % a.shared, file=sys.stderr)
+        return 2
+    work = a.keep or tempfile.mkdtemp(prefix="tt-compare-")
+    os.makedirs(work, exist_ok=True)
+    dbpath = None
+    if not a.no_db:
+        dbpath = os.path.join(work, "all.db")
+        if os.path.exists(dbpath):
+            os.unlink(dbpath)
+        p = subprocess.run([a.old, "ingest", "-q", dbpath] + traces(a.shared),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if not os.path.exists(dbpath):
+            print("compare: the old build could not write %s: %s" % (dbpath, p.stderr[-400:]),
+                  file=sys.stderr)
+            return 2
+    jobs = jobs_for(a.shared, dbpath, only)
+    if a.list:
+        for label, args in jobs:
+            print(label)
+        return 0
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+        futs = [ex.submit(compare_one, a.old, a.new, label, args, work) for label, args in jobs]
+        for f in futs:
+            label, why = f.result()
+            if why:
+                failed += 1
+                print("DIFF %s: %s" % (label, why))
+            else:
+                passed += 1
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print("compare: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
