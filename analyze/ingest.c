@@ -2019,47 +2019,153 @@ out:
     return rc;
 }
 
+/*
+ * Merge join of two statements ordered by (key, ts, id): each row of `act`
+ * (id, key, ts) gets the row of `src` (id, key, ts, op_id) with the same key
+ * that started last at or before it, else the first of its key, and `upd`
+ * (?1 = src id, ?2 = src op_id, ?3 = act id) is run for it. Both sides are
+ * sorted by SQLite (external sorter: bounded memory), so the join is
+ * O(n log n) however many rows share a key (CUDA-graph launches give one
+ * correlation hundreds of kernels; hostile files give one to all of them).
+ * Returns the number of rows updated, or a negative error.
+ */
+struct mj_row {
+    int64_t id, key, ts, op;
+    int have_op;
+};
+
+static int mj_step(sqlite3_stmt *st, struct mj_row *r, int is_src, int *more)
+{
+    int s = sqlite3_step(st);
+    if (s != SQLITE_ROW) {
+        *more = 0;
+        return s == SQLITE_DONE ? 0 : -1;
+    }
+    r->id = sqlite3_column_int64(st, 0);
+    r->key = sqlite3_column_int64(st, 1);
+    r->ts = sqlite3_column_type(st, 2) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 2);
+    r->have_op = is_src && sqlite3_column_type(st, 3) != SQLITE_NULL;
+    r->op = r->have_op ? sqlite3_column_int64(st, 3) : 0;
+    *more = 1;
+    return 0;
+}
+
+static int64_t merge_link(struct ingest *g, sqlite3_stmt *act, sqlite3_stmt *src,
+                          sqlite3_stmt *upd, const char *what)
+{
+    struct mj_row a, r, first, best;
+    int amore = 1, rmore = 1, have_first = 0;
+    int64_t n = 0;
+    memset(&r, 0, sizeof(r));
+    memset(&first, 0, sizeof(first));
+    if (mj_step(src, &r, 1, &rmore) < 0)
+        return sqlerr(g, what);
+    for (;;) {
+        if (mj_step(act, &a, 0, &amore) < 0)
+            return sqlerr(g, what);
+        if (!amore)
+            break;
+        if (have_first && first.key != a.key)
+            have_first = 0;
+        if (!have_first) {
+            /* the first source row of this key, if any */
+            while (rmore && r.key < a.key) {
+                if (mj_step(src, &r, 1, &rmore) < 0)
+                    return sqlerr(g, what);
+            }
+            if (!rmore || r.key != a.key)
+                continue;
+            first = best = r;
+            have_first = 1;
+            if (mj_step(src, &r, 1, &rmore) < 0)
+                return sqlerr(g, what);
+        }
+        /* the last source row of the key starting at or before a */
+        while (rmore && r.key == a.key && r.ts <= a.ts) {
+            best = r;
+            if (mj_step(src, &r, 1, &rmore) < 0)
+                return sqlerr(g, what);
+        }
+        {
+            const struct mj_row *m = best.ts <= a.ts ? &best : &first;
+            sqlite3_bind_int64(upd, 1, m->id);
+            bind_opt(upd, 2, m->have_op, m->op);
+            sqlite3_bind_int64(upd, 3, a.id);
+            if (sqlite3_step(upd) != SQLITE_DONE)
+                return sqlerr(g, what);
+            sqlite3_reset(upd);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* prepare three statements, bind ?1 = trace and ?2 = k2 (where they use it)
+ * on the first two, run merge_link */
+static int64_t run_merge_link(struct ingest *g, const char *act_sql, const char *src_sql,
+                              const char *upd_sql, int64_t k2, const char *what)
+{
+    sqlite3_stmt *act = NULL, *src = NULL, *upd = NULL;
+    int64_t n;
+    if (tt_db_prepare(g->db, &act, act_sql) < 0 || tt_db_prepare(g->db, &src, src_sql) < 0 ||
+        tt_db_prepare(g->db, &upd, upd_sql) < 0) {
+        n = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(act, 1, g->trace_id);
+    sqlite3_bind_int64(src, 1, g->trace_id);
+    if (sqlite3_bind_parameter_count(act) >= 2)
+        sqlite3_bind_int64(act, 2, k2);
+    if (sqlite3_bind_parameter_count(src) >= 2)
+        sqlite3_bind_int64(src, 2, k2);
+    n = merge_link(g, act, src, upd, what);
+out:
+    sqlite3_finalize(act);
+    sqlite3_finalize(src);
+    sqlite3_finalize(upd);
+    return n;
+}
+
+/*
+ * GPU activities whose runtime call was not near them in the file get the
+ * runtime call of their correlation id (the latest one launched at or before
+ * the activity when several share it), and user_annotation ranges on the GPU
+ * get the CPU user_annotation of their External id (the same rule).
+ */
 static int link_gpu(struct ingest *g)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
+    int64_t n;
     size_t slot = 0;
     int64_t ua = strtab_find(&g->strs, "user_annotation", 15,
                              fnv1a("user_annotation", 15), &slot);
     if (g->unlinked_gpu) {
-        /* activities whose runtime call was not near them in the file */
         if (tt_db_ensure_index(g->db, TT_IDX_RUNTIME_CORR) < 0)
             return TT_EDB;
-        if (tt_db_prepare(g->db, &st,
-                          "UPDATE gpu_ops SET runtime_id = r.id, op_id = r.op_id"
-                          " FROM runtime AS r WHERE gpu_ops.trace_id = ?1"
-                          " AND gpu_ops.runtime_id IS NULL AND gpu_ops.correlation IS NOT NULL"
-                          " AND r.trace_id = ?1 AND r.correlation = gpu_ops.correlation"
-                          " AND gpu_ops.kind <> 'annotation'") < 0)
-            return TT_EDB;
-        sqlite3_bind_int64(st, 1, g->trace_id);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = sqlerr(g, "cannot link GPU activities");
-        else
-            g->res->linked_gpu += sqlite3_changes(g->db->sql);
-        sqlite3_finalize(st);
+        n = run_merge_link(g,
+                           "SELECT id, correlation, ts FROM gpu_ops WHERE trace_id = ?1"
+                           " AND runtime_id IS NULL AND correlation IS NOT NULL"
+                           " AND kind <> 'annotation' ORDER BY correlation, ts, id",
+                           "SELECT id, correlation, ts, op_id FROM runtime WHERE trace_id = ?1"
+                           " AND correlation IS NOT NULL ORDER BY correlation, ts, id",
+                           "UPDATE gpu_ops SET runtime_id = ?1, op_id = ?2 WHERE id = ?3",
+                           0, "cannot link GPU activities");
+        if (n < 0)
+            return (int)n;
+        g->res->linked_gpu += n;
     }
-    if (rc || !ua || !g->n_annot)
-        return rc;
+    if (!ua || !g->n_annot)
+        return 0;
     if (tt_db_ensure_index(g->db, TT_IDX_SLICES_EXT) < 0)
         return TT_EDB;
-    if (tt_db_prepare(g->db, &st,
-                      "UPDATE gpu_ops SET op_id = s.id FROM slices AS s"
-                      " WHERE gpu_ops.trace_id = ?1 AND gpu_ops.kind = 'annotation'"
-                      " AND s.trace_id = ?1 AND s.external_id = gpu_ops.external_id"
-                      " AND s.cat = ?2") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, g->trace_id);
-    sqlite3_bind_int64(st, 2, ua);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = sqlerr(g, "cannot link GPU annotations");
-    sqlite3_finalize(st);
-    return rc;
+    n = run_merge_link(g,
+                       "SELECT id, external_id, ts FROM gpu_ops WHERE trace_id = ?1"
+                       " AND kind = 'annotation' AND external_id IS NOT NULL"
+                       " ORDER BY external_id, ts, id",
+                       "SELECT id, external_id, ts, id FROM slices WHERE trace_id = ?1"
+                       " AND cat = ?2 AND external_id IS NOT NULL ORDER BY external_id, ts, id",
+                       "UPDATE gpu_ops SET op_id = ?2 WHERE id = ?3",
+                       ua, "cannot link GPU annotations");
+    return n < 0 ? (int)n : 0;
 }
 
 static int add_issue(struct ingest *g, const char *kind, int64_t count,

@@ -150,6 +150,47 @@ def compare_one(old, new, label, args, work):
     return label, "; ".join(why)
 
 
+def db_digest(path):
+    """{table: digest of its rows in id order} for every table of a database"""
+    import hashlib
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    out = {}
+    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                        " AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    for t in names:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(%s)" % t)
+                if r[1] not in ("seconds", "ingested_at", "path")]
+        h = hashlib.sha256()
+        n = 0
+        for row in con.execute("SELECT %s FROM %s ORDER BY rowid" % (", ".join(cols), t)):
+            h.update(repr(row).encode())
+            n += 1
+        out[t] = (n, h.hexdigest())
+    con.close()
+    return out
+
+
+def compare_ingest(old, new, shared, work):
+    """(passed, failed): the tables each build writes for every trace"""
+    dbs = []
+    for i, b in enumerate((old, new)):
+        d = os.path.join(work, "ingest%d.db" % i)
+        if os.path.exists(d):
+            os.unlink(d)
+        subprocess.run([b, "ingest", "-q", d] + traces(shared), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        dbs.append(db_digest(d))
+    passed = failed = 0
+    for t in sorted(set(dbs[0]) | set(dbs[1])):
+        if dbs[0].get(t) == dbs[1].get(t):
+            passed += 1
+        else:
+            failed += 1
+            print("DIFF ingest table %s: %s / %s" % (t, dbs[0].get(t), dbs[1].get(t)))
+    return passed, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("old")
@@ -160,6 +201,8 @@ def main():
     ap.add_argument("--keep", default=None, help="work directory to keep (default: a temporary one)")
     ap.add_argument("--no-db", action="store_true", help="skip the database inputs")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--ingest", action="store_true",
+                    help="also compare the tables each build's ingest writes")
     a = ap.parse_args()
     only = set(x for x in a.only.split(",") if x)
     a.old, a.new = os.path.abspath(a.old), os.path.abspath(a.new)
@@ -194,6 +237,10 @@ def main():
                 print("DIFF %s: %s" % (label, why))
             else:
                 passed += 1
+    if a.ingest:
+        p, f = compare_ingest(a.old, a.new, a.shared, work)
+        passed += p
+        failed += f
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     print("compare: %d passed, %d failed" % (passed, failed))
