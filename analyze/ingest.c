@@ -332,6 +332,8 @@ struct ingest {
     struct thread *threads;
     size_t nthreads, athreads;
     size_t last_thread;
+    size_t *thash;     /* (pid, tid) -> index + 1, open addressing */
+    size_t thash_cap;  /* a power of two, > 2 * nthreads */
 
     /* trace-level facts */
     tt_buf metadata; /* JSON object of top-level keys */
@@ -803,18 +805,57 @@ static int id_copy(tt_id *dst, const tt_id *src)
     return 0;
 }
 
+static uint64_t id_hash(const tt_id *id, uint64_t h)
+{
+    if (!id->present)
+        return h * 31 + 1;
+    if (id->is_str)
+        return (h * 31 + 2) ^ fnv1a(id->str, strlen(id->str));
+    return (h ^ (uint64_t)id->num) * 0x9E3779B97F4A7C15ULL + 3;
+}
+
+static size_t thread_slot(const struct ingest *g, const tt_id *pid, const tt_id *tid)
+{
+    uint64_t h = id_hash(tid, id_hash(pid, 0));
+    size_t j = (size_t)(h ^ (h >> 29)) & (g->thash_cap - 1);
+    while (g->thash[j]) {
+        const struct thread *t = &g->threads[g->thash[j] - 1];
+        if (id_eq(&t->pid, pid) && id_eq(&t->tid, tid))
+            break;
+        j = (j + 1) & (g->thash_cap - 1);
+    }
+    return j;
+}
+
+static int thash_grow(struct ingest *g)
+{
+    size_t cap = g->thash_cap ? g->thash_cap * 2 : 64, i;
+    size_t *old = g->thash;
+    if (!(g->thash = calloc(cap, sizeof(*g->thash)))) {
+        g->thash = old;
+        return TT_ENOMEM;
+    }
+    g->thash_cap = cap;
+    for (i = 0; i < g->nthreads; i++)
+        g->thash[thread_slot(g, &g->threads[i].pid, &g->threads[i].tid)] = i + 1;
+    free(old);
+    return 0;
+}
+
+/* The state of thread (pid, tid), made on first use; NULL when out of memory */
 static struct thread *thread_of(struct ingest *g, const tt_id *pid, const tt_id *tid)
 {
-    size_t i;
+    size_t j;
     struct thread *t;
     if (g->nthreads && id_eq(&g->threads[g->last_thread].pid, pid) &&
         id_eq(&g->threads[g->last_thread].tid, tid))
         return &g->threads[g->last_thread];
-    for (i = 0; i < g->nthreads; i++) {
-        if (id_eq(&g->threads[i].pid, pid) && id_eq(&g->threads[i].tid, tid)) {
-            g->last_thread = i;
-            return &g->threads[i];
-        }
+    if (2 * (g->nthreads + 1) >= g->thash_cap && thash_grow(g) < 0)
+        return NULL;
+    j = thread_slot(g, pid, tid);
+    if (g->thash[j]) {
+        g->last_thread = g->thash[j] - 1;
+        return &g->threads[g->last_thread];
     }
     if (TT_ALLOC_GROW(g->threads, g->nthreads + 1, g->athreads) < 0)
         return NULL;
@@ -822,6 +863,7 @@ static struct thread *thread_of(struct ingest *g, const tt_id *pid, const tt_id 
     memset(t, 0, sizeof(*t));
     if (id_copy(&t->pid, pid) < 0 || id_copy(&t->tid, tid) < 0)
         return NULL;
+    g->thash[j] = g->nthreads + 1;
     g->last_thread = g->nthreads++;
     return t;
 }
@@ -845,8 +887,10 @@ static void threads_release(struct ingest *g)
         free(t->ops.bts);
     }
     free(g->threads);
+    free(g->thash);
     g->threads = NULL;
-    g->nthreads = g->athreads = 0;
+    g->thash = NULL;
+    g->nthreads = g->athreads = g->thash_cap = 0;
 }
 
 /* Place a slice [ts, end] in its thread's nesting; sets depth and parent. */
