@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "tracetool/analyze.h"
+#include "formats/kineto.h"
 
 struct tt_db {
     sqlite3 *sql;
@@ -29,14 +30,6 @@ int tt_db_error(tt_db *db, const char *what);
 /* Run SQL text (no results). 0 or TT_EDB. */
 int tt_db_exec(tt_db *db, const char *sql);
 int tt_db_prepare(tt_db *db, sqlite3_stmt **st, const char *sql);
-/* Kineto category classes for complete events (see ingest.c). */
-enum { TT_XC_SLICE, TT_XC_RUNTIME, TT_XC_KERNEL, TT_XC_MEMCPY, TT_XC_MEMSET,
-       TT_XC_GPU_ANNOT, TT_XC_SYNC };
-int tt_classify_cat(const char *cat);
-/* Rank from a file name ("rank-70", "rank_3", "worker5_..."); 1 if found. */
-int tt_rank_from_name(const char *path, int64_t *rank);
-/* Whole text as an int64. */
-int tt_parse_i64_public(const char *text, size_t len, int64_t *out);
 
 /* Ingest one trace file into a new temporary database (removed again by
  * tt_db_free), for the commands that accept a trace file as well as a DB.

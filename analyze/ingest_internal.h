@@ -1,0 +1,314 @@
+/*
+ * analyze/ingest_internal.h - what the three parts of the ingest share:
+ * ingest.c (the event sink and the transaction), ingest_write.c (rows
+ * batched into SQLite on the calling thread) and ingest_link.c (nesting,
+ * runtime -> op and GPU -> runtime links, in-stream and in the post passes).
+ * Internal.
+ */
+#ifndef TT_ANALYZE_INGEST_INTERNAL_H
+#define TT_ANALYZE_INGEST_INTERNAL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "common/buf.h"
+#include "common/strtab.h"
+#include "analyze/db_internal.h"
+#include "analyze/ingest_rows.h"
+#include "formats/kineto.h"
+#include "tracetool/formats.h"
+
+/* ---- per-thread state ---- */
+
+struct frame {
+    int64_t id, ts, end;
+};
+
+/*
+ * A thread's cpu_ops in arrival order, for the runtime walk
+ * (link_runtime_event). Full blocks go to a temporary file shared by all
+ * threads; the block being filled stays in memory. Memory per thread is at
+ * most two blocks (48 KB), whatever the trace size.
+ */
+#define OPS_BLK 1024 /* records per block */
+
+struct opspool {
+    struct frame *wbuf;   /* records nflushed * OPS_BLK .. nrec - 1 */
+    size_t wcap;          /* records wbuf holds: grows to OPS_BLK (many
+                             threads with few ops each cost little) */
+    int64_t nrec;         /* records appended */
+    int64_t *boff, *bts;  /* per flushed block: file offset, first ts */
+    size_t nblk, aoff, ats;
+    struct frame *rbuf;   /* one flushed block read back */
+    int64_t rblk;         /* which block rbuf holds, -1 when none */
+    int64_t pos;          /* the walk's next record */
+};
+
+struct thread {
+    tt_id pid, tid; /* strings owned (strdup) */
+    struct frame *stack;
+    size_t n, alloc;
+    int64_t last_ts, last_dur;
+    int have_last;
+    int disordered;
+    int64_t *bstack; /* ids of open 'B' slices */
+    int64_t *bts;
+    size_t nb, balloc, btsalloc;
+    /* in-stream runtime -> cpu_op linking (see link_runtime_event) */
+    struct opspool ops;    /* this thread's cpu_ops, in start order */
+    int rt_started, rt_dirty, walking;
+    int64_t last_rt_ts;
+    int64_t max_op_dur;    /* longest cpu_op on this thread */
+    int64_t max_rt_end;    /* latest end of a runtime call seen */
+    struct frame *ostack;
+    size_t on, oalloc;
+};
+
+/* a GPU activity held back until its runtime call arrives (kineto writes
+ * the GPU record just before the runtime record it belongs to) */
+#define PEND_MAX 4096
+#define PEND_HASH 16384 /* power of two, > 2 * PEND_MAX */
+struct pending {
+    tt_event *ev; /* clone, NULL when the slot is free */
+    int64_t cat, name;
+    int flow;     /* FLOW_* folded into it (fold_flow) */
+};
+
+/* ---- batched row writer ---- */
+
+/*
+ * Rows are buffered and written RB_K at a time with one multi-row INSERT
+ * (1 GB trace: 6.5 s with one row per statement, 4.2 s with 16 rows, 4.0 s
+ * with 128; then 3.75 s once unchanged bindings are left alone). Text is copied
+ * into the buffer, so events can go away once their row is built. Anything
+ * that reads a table back must ig_rb_flush() it first.
+ */
+#define RB_K 128
+
+enum { CELL_NULL = TT_CELL_NULL, CELL_INT = TT_CELL_INT, CELL_TEXT = TT_CELL_TEXT };
+
+#define RB_MAXC 27 /* columns of the widest row (gpu_ops) */
+
+/*
+ * A job for the writer: up to RB_K rows of one table, or one update. The
+ * worker fills them and queues them; the calling thread binds and steps.
+ */
+enum { JOB_ROWS, JOB_END_B };
+
+struct job {
+    struct job *next;
+    int kind;
+    int table;          /* JOB_ROWS: enum row_id */
+    int n;              /* rows filled */
+    tt__cell *cells; /* (RB_K + 1) * RB_MAXC: a full batch and the row kept back */
+    tt_buf text;        /* the text cells point into */
+    int64_t dur, id;    /* JOB_END_B */
+};
+
+struct rowbuf {
+    const char *head;  /* "INSERT INTO t(a, b) VALUES " */
+    int ncols;
+    struct job *cur;   /* worker side: the rows being filled */
+    /* writer side */
+    sqlite3_stmt *st[RB_K + 1]; /* st[n] writes n rows, prepared on first use */
+    /*
+     * What st[RB_K] has bound now: bindings survive sqlite3_reset, so an
+     * integer or NULL equal to the last one bound at the same place (trace
+     * id, pid, category, the many NULL columns) is not bound again.
+     */
+    tt__cell *bound; /* RB_K * ncols */
+    int nbound;
+};
+
+/*
+ * The queue between the worker (reader + everything in this file up to the
+ * rows) and the writer (SQLite, on the calling thread). At most JOB_MAX jobs
+ * exist, so memory stays bounded when SQLite is the slower side.
+ */
+#define JOB_MAX 64
+#define JOB_WAKE 16 /* jobs queued (freed) that wake a sleeping writer (worker) */
+
+struct jobq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv_writer, cv_worker;
+    struct job *head, *tail; /* queued, in order */
+    struct job *free;        /* done, for reuse */
+    int njobs;
+    int nqueued;
+    int nfree;               /* jobs freed while the worker waits */
+    int writer_waits, worker_waits; /* wake a side only when it sleeps */
+    int done;                /* the worker has queued its last job */
+    int failed;              /* the writer failed: the worker stops */
+};
+
+enum stmt_id { S_END_B, S_COUNT };
+
+
+/*
+ * OR FAIL, not the default ABORT: an aborting multi-row INSERT must be able
+ * to undo its own earlier rows, so SQLite copies every page it touches into
+ * a statement journal first (measured: 1.9 bytes of temporary file written
+ * per byte of trace). A failed INSERT fails the whole ingest, which rolls
+ * the transaction back anyway.
+ */
+enum row_id { R_SLICE, R_RT, R_GPU, R_MEM, R_FLOW, R_INST, R_META, R_ET, R_MEMTL, R_STR,
+              R_COUNT };
+_Static_assert((int)R_SLICE == (int)TT_ROWS_SLICE && (int)R_RT == (int)TT_ROWS_RUNTIME &&
+                   (int)R_GPU == (int)TT_ROWS_GPU && (int)R_MEM == (int)TT_ROWS_MEMORY &&
+                   (int)R_STR == (int)TT_ROWS_STR,
+               "ingest_rows.h tables follow enum row_id");
+
+struct ingest {
+    tt_db *db;
+    const tt_ingest_options *opts;
+    tt_ingest_result *res;
+    sqlite3_stmt *st[S_COUNT];
+    struct rowbuf rbuf[R_COUNT];
+    struct jobq q;
+    int threaded;      /* rows go through q (else they are written at once) */
+    const tt__rowsink *rowsink; /* rows to this instead of SQLite (tt__ingest_rows) */
+    unsigned skip;              /* 1 << R_* the rowsink ignores */
+    struct frame link_op;       /* the op the last runtime call was linked to */
+    int64_t end_b_updates;      /* JOB_END_B jobs: slices closed after their row left */
+    int64_t next_runtime_id;
+    tt_strtab strs;
+    int64_t trace_id;
+    int64_t next_slice_id;
+    tt_trace_format format;
+
+    struct thread *threads;
+    size_t nthreads, athreads;
+    size_t last_thread;
+    size_t *thash;     /* (pid, tid) -> index + 1, open addressing */
+    size_t thash_cap;  /* a power of two, > 2 * nthreads */
+
+    /* trace-level facts */
+    tt_buf metadata; /* JSON object of top-level keys */
+    int64_t base_time_ns;
+    int have_base;
+    char *display_time_unit, *schema_version, *trace_name;
+    int64_t rank, world_size, pid;
+    int have_rank, have_world, have_pid;
+    int64_t start_ns, end_ns;
+    int have_span;
+    int64_t rows;
+    int64_t unmatched_end, no_phase, unclosed_b;
+    int64_t first_unmatched_off, first_nophase_off;
+
+    /* in-stream links */
+    FILE *spool;                /* full opspool blocks of every thread */
+    int64_t spool_end;
+    struct pending *pend;       /* GPU events waiting for their runtime call */
+    size_t npend, pend_head;    /* ring of PEND_MAX */
+    int64_t *pend_slot;         /* hash: correlation -> ring index + 1 */
+    int64_t unlinked_gpu;       /* GPU rows stored without their runtime link */
+    int any_rt_dirty;
+    int64_t n_annot;            /* gpu_user_annotation rows */
+};
+
+#define HAVE(bit) ((ev->have & (bit)) != 0)
+
+/* ---- row cells (inline: every event fills a score of them) ---- */
+
+static inline tt__cell *rb_cell(struct rowbuf *rb, int col)
+{
+    return &rb->cur->cells[rb->cur->n * rb->ncols + col - 1];
+}
+
+static inline void rb_null(struct rowbuf *rb, int col)
+{
+    rb_cell(rb, col)->type = CELL_NULL;
+}
+
+static inline void rb_int(struct rowbuf *rb, int col, int64_t v)
+{
+    tt__cell *c = rb_cell(rb, col);
+    c->type = CELL_INT;
+    c->i = v;
+}
+
+static inline void rb_opt(struct rowbuf *rb, int col, int have, int64_t v)
+{
+    if (have)
+        rb_int(rb, col, v);
+    else
+        rb_null(rb, col);
+}
+
+static inline void rb_text(struct rowbuf *rb, int col, const char *s, size_t len)
+{
+    tt__cell *c = rb_cell(rb, col);
+    if (!s) {
+        c->type = CELL_NULL;
+        return;
+    }
+    c->type = CELL_TEXT;
+    c->i = (int64_t)rb->cur->text.len;
+    c->len = len;
+    tt_buf_add(&rb->cur->text, s, len);
+}
+
+static inline void rb_textz(struct rowbuf *rb, int col, const char *s)
+{
+    rb_text(rb, col, s, s ? strlen(s) : 0);
+}
+
+static inline void rb_id(struct rowbuf *rb, int col, const tt_id *id)
+{
+    if (!id->present)
+        rb_null(rb, col);
+    else if (id->is_str)
+        rb_textz(rb, col, id->str);
+    else
+        rb_int(rb, col, id->num);
+}
+
+static inline int id_eq(const tt_id *a, const tt_id *b)
+{
+    if (a->present != b->present || a->is_str != b->is_str)
+        return 0;
+    if (!a->present)
+        return 1;
+    return a->is_str ? strcmp(a->str, b->str) == 0 : a->num == b->num;
+}
+
+/* ---- across the three files ---- */
+
+int ig_sqlerr(struct ingest *g, const char *what);
+int ig_load_strings(struct ingest *g);
+int ig_rb_prepare(tt_db *db, struct rowbuf *rb, int n);
+int ig_write_rows(tt_db *db, struct rowbuf *rb, const struct job *j);
+int ig_run_job(struct ingest *g, const struct job *j);
+struct job *ig_job_new(void);
+void ig_job_free_list(struct job *j);
+struct job *ig_job_get(struct ingest *g);
+int ig_job_put(struct ingest *g, struct job *j);
+int ig_rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last);
+int ig_rb_flush(struct ingest *g, struct rowbuf *rb);
+void ig_rb_release(struct rowbuf *rb);
+int64_t ig_intern(struct ingest *g, const char *s, size_t len);
+int64_t ig_intern_z(struct ingest *g, const char *s);
+void ig_bind_id(sqlite3_stmt *st, int i, const tt_id *id);
+void ig_bind_opt(sqlite3_stmt *st, int i, int have, int64_t v);
+void ig_bind_text(sqlite3_stmt *st, int i, const char *s, size_t len);
+int ig_rb_commit(struct ingest *g, struct rowbuf *rb, const char *what);
+int ig_rb_event_head(struct rowbuf *st, int c, const struct ingest *g, const char *ph, int64_t cat, int64_t name, const tt_event *ev);
+int ig_flush_all(struct ingest *g);
+struct thread *ig_thread_of(struct ingest *g, const tt_id *pid, const tt_id *tid);
+void ig_threads_release(struct ingest *g);
+int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur, int64_t *depth, int64_t *parent);
+int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t end);
+int ig_pend_emit(struct ingest *g, size_t ring, int64_t runtime_id, int64_t op_id);
+int ig_pend_flush(struct ingest *g, size_t keep);
+int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name);
+int64_t ig_pend_find(struct ingest *g, int64_t corr);
+void ig_pend_release(struct ingest *g);
+int64_t ig_link_runtime_event(struct ingest *g, struct thread *t, int64_t rts, int64_t rend);
+int ig_renest_thread(struct ingest *g, const struct thread *t);
+int ig_link_runtime(struct ingest *g, const struct thread *th);
+int ig_link_gpu(struct ingest *g);
+int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name, int64_t runtime_id, int64_t op_id, int flow);
+int ig_rbufs_init(struct ingest *g);
+int ig_prepare_statements(struct ingest *g);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+ * analyze/ingest_write.c - the ingest's rows into SQLite: rows are batched
+ * per table and written RB_K at a time with one multi-row INSERT; with two
+ * threads the worker fills jobs and queues them, and the calling thread
+ * binds and steps them (analyze/ingest.c, read_threaded).
+ */
+#include "common/compat.h"
+#include "analyze/ingest_internal.h"
+
+#include <errno.h>
+
+static const char *const stmt_sql[S_COUNT] = {
+    "UPDATE slices SET dur = ? WHERE id = ?",
+};
+
+static const struct {
+    const char *head;
+    int ncols;
+} row_sql[R_COUNT] = {
+    { "INSERT OR FAIL INTO slices(id, trace_id, ph, cat, name, pid, tid, ts, dur, depth,"
+      " parent_id, external_id, rf_id, seq_nr, fwd_tid, ev_idx, input_dims,"
+      " input_types, args) VALUES ", 19 },
+    { "INSERT OR FAIL INTO runtime(trace_id, cat, name, pid, tid, ts, dur, correlation,"
+      " external_id, cbid, args, op_id, id, flow) VALUES ", 14 },
+    { "INSERT OR FAIL INTO gpu_ops(trace_id, kind, cat, name, pid, tid, device, stream,"
+      " context, ts, dur, correlation, external_id, grid_x, grid_y, grid_z,"
+      " block_x, block_y, block_z, registers, shared_mem, bytes, copy_kind,"
+      " args, runtime_id, op_id, flow) VALUES ", 27 },
+    { "INSERT OR FAIL INTO memory(trace_id, ph, cat, name, pid, tid, ts, device_type,"
+      " device_id, addr, bytes, total_allocated, total_reserved, ev_idx, args)"
+      " VALUES ", 15 },
+    { "INSERT OR FAIL INTO flow_events(trace_id, ph, cat, name, flow_id, pid, tid, ts, bp,"
+      " args) VALUES ", 10 },
+    { "INSERT OR FAIL INTO instants(trace_id, ph, cat, name, pid, tid, ts, dur, scope,"
+      " event_id, args) VALUES ", 11 },
+    { "INSERT OR FAIL INTO metadata_events(trace_id, ph, cat, name, pid, tid, ts, value,"
+      " sort_index, args) VALUES ", 10 },
+    { "INSERT OR FAIL INTO et_nodes(trace_id, node_id, name, parent, rf_id, fw_parent,"
+      " seq_id, scope, tid, fw_tid, op_schema, inputs, input_shapes,"
+      " input_types, input_strides, outputs, output_shapes, output_types,"
+      " output_strides, attrs, extra) VALUES ", 21 },
+    { "INSERT OR FAIL INTO memory_timeline(trace_id, ts, action, bytes, category) VALUES ", 5 },
+    { "INSERT OR FAIL INTO strings(id, s) VALUES ", 2 },
+};
+
+int ig_sqlerr(struct ingest *g, const char *what)
+{
+    return tt_db_error(g->db, what);
+}
+
+int ig_load_strings(struct ingest *g)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (tt_db_prepare(g->db, &st, "SELECT id, s FROM strings") < 0)
+        return TT_EDB;
+    if (tt_strtab_rehash(&g->strs) < 0) {
+        sqlite3_finalize(st);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    g->strs.next_id = 1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *s = (const char *)sqlite3_column_text(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        if (tt_strtab_add(&g->strs, s, len, tt_strhash(s, len), sqlite3_column_int64(st, 0)) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : ig_sqlerr(g, "cannot read strings");
+}
+
+
+
+
+
+
+
+
+int ig_rb_prepare(tt_db *db, struct rowbuf *rb, int n)
+{
+    tt_buf sql = TT_BUF_INIT;
+    int r, c, rc;
+    tt_buf_addstr(&sql, rb->head);
+    for (r = 0; r < n; r++) {
+        tt_buf_addstr(&sql, r ? ",(" : "(");
+        for (c = 0; c < rb->ncols; c++)
+            tt_buf_addstr(&sql, c ? ",?" : "?");
+        tt_buf_addch(&sql, ')');
+    }
+    if (sql.oom) {
+        tt_buf_release(&sql);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    rc = tt_db_prepare(db, &rb->st[n], sql.buf);
+    tt_buf_release(&sql);
+    return rc;
+}
+
+/* ---- the writer's side: one job into SQLite ---- */
+
+int ig_write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
+{
+    sqlite3_stmt *st;
+    int k, rc, total;
+    if (j->n == 0)
+        return 0;
+    if (j->text.oom)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (!rb->st[j->n] && (rc = ig_rb_prepare(db, rb, j->n)) < 0)
+        return rc;
+    st = rb->st[j->n];
+    total = j->n * rb->ncols;
+    if (j->n == RB_K) {
+        /* text is always bound: it points into a buffer that is reused */
+        int known = rb->nbound;
+        for (k = 0; k < total; k++) {
+            const tt__cell *c = &j->cells[k];
+            tt__cell *b = &rb->bound[k];
+            if (c->type == CELL_INT) {
+                if (!known || b->type != CELL_INT || b->i != c->i)
+                    sqlite3_bind_int64(st, k + 1, c->i);
+            } else if (c->type == CELL_TEXT) {
+                sqlite3_bind_text(st, k + 1, j->text.buf + c->i, (int)c->len, SQLITE_STATIC);
+            } else if (!known || b->type != CELL_NULL) {
+                sqlite3_bind_null(st, k + 1);
+            }
+            *b = *c;
+        }
+        rb->nbound = 1;
+    } else {
+        for (k = 0; k < total; k++) {
+            const tt__cell *c = &j->cells[k];
+            if (c->type == CELL_INT)
+                sqlite3_bind_int64(st, k + 1, c->i);
+            else if (c->type == CELL_TEXT)
+                sqlite3_bind_text(st, k + 1, j->text.buf + c->i, (int)c->len, SQLITE_STATIC);
+            else
+                sqlite3_bind_null(st, k + 1);
+        }
+    }
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return tt_db_error(db, "cannot store rows");
+    return 0;
+}
+
+int ig_run_job(struct ingest *g, const struct job *j)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (g->rowsink) {
+        if (j->kind != JOB_ROWS || !j->n)
+            return 0;
+        if (j->text.oom)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        rc = g->rowsink->rows(g->rowsink->ctx, j->table, j->n, g->rbuf[j->table].ncols,
+                              j->cells, j->text.buf);
+        return rc < 0 ? rc : rc ? TT_ECANCELED : 0;
+    }
+    if (j->kind == JOB_ROWS)
+        return ig_write_rows(g->db, &g->rbuf[j->table], j);
+    /* JOB_END_B: an 'E' closes a 'B' whose row is already written */
+    st = g->st[S_END_B];
+    sqlite3_bind_int64(st, 1, j->dur);
+    sqlite3_bind_int64(st, 2, j->id);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : tt_db_error(g->db, "cannot close a slice");
+}
+
+struct job *ig_job_new(void)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return NULL;
+    j->cells = malloc(sizeof(tt__cell) * (RB_K + 1) * RB_MAXC);
+    if (!j->cells) {
+        free(j);
+        return NULL;
+    }
+    tt_buf_init(&j->text);
+    return j;
+}
+
+void ig_job_free_list(struct job *j)
+{
+    while (j) {
+        struct job *next = j->next;
+        tt_buf_release(&j->text);
+        free(j->cells);
+        free(j);
+        j = next;
+    }
+}
+
+/* worker: an empty job, waiting for the writer to hand one back when all
+ * JOB_MAX are in use; NULL when out of memory or the writer failed */
+struct job *ig_job_get(struct ingest *g)
+{
+    struct jobq *q = &g->q;
+    struct job *j = NULL;
+    if (g->threaded) {
+        pthread_mutex_lock(&q->mu);
+        while (!q->free && q->njobs >= JOB_MAX && !q->failed) {
+            q->worker_waits = 1;
+            q->nfree = 0;
+            pthread_cond_wait(&q->cv_worker, &q->mu);
+            q->worker_waits = 0;
+        }
+        if (q->failed) {
+            pthread_mutex_unlock(&q->mu);
+            tt_error_set(TT_ECANCELED, "stopped: the database write failed");
+            return NULL;
+        }
+        if (q->free) {
+            j = q->free;
+            q->free = j->next;
+        } else {
+            q->njobs++;
+        }
+        pthread_mutex_unlock(&q->mu);
+    } else if (q->free) {
+        j = q->free;
+        q->free = j->next;
+    }
+    if (!j && !(j = ig_job_new())) {
+        if (g->threaded) {
+            pthread_mutex_lock(&q->mu);
+            q->njobs--;
+            pthread_mutex_unlock(&q->mu);
+        }
+        tt_error_set(TT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    j->next = NULL;
+    j->kind = JOB_ROWS;
+    j->n = 0;
+    tt_buf_reset(&j->text);
+    return j;
+}
+
+/* worker: queue j for the writer (threaded), or run it now */
+int ig_job_put(struct ingest *g, struct job *j)
+{
+    struct jobq *q = &g->q;
+    int failed;
+    if (!g->threaded) {
+        int rc = ig_run_job(g, j);
+        j->next = q->free;
+        q->free = j;
+        return rc;
+    }
+    pthread_mutex_lock(&q->mu);
+    failed = q->failed;
+    if (failed) {
+        j->next = q->free;
+        q->free = j;
+    } else {
+        if (q->tail)
+            q->tail->next = j;
+        else
+            q->head = j;
+        q->tail = j;
+        if (++q->nqueued >= JOB_WAKE && q->writer_waits)
+            pthread_cond_signal(&q->cv_writer);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return failed ? tt_error_set(TT_ECANCELED, "stopped: the database write failed") : 0;
+}
+
+/*
+ * Hand the rows of rb to the writer and start an empty job; with keep_last
+ * the last row stays behind as the new job's first, so a flow that follows
+ * its event can still be folded into it (fold_into_row) wherever the batch
+ * boundaries fall. Anything that reads a table back (after the worker is
+ * done) must ig_rb_flush() it first.
+ */
+int ig_rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
+{
+    struct job *j = rb->cur, *fresh;
+    if (j->n <= keep_last)
+        return 0;
+    if (j->text.oom)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (!(fresh = ig_job_get(g)))
+        return tt_error_last()->code ? tt_error_last()->code : TT_ENOMEM;
+    if (keep_last) {
+        tt__cell *from = &j->cells[(j->n - 1) * rb->ncols];
+        int c;
+        j->n--;
+        for (c = 0; c < rb->ncols; c++) {
+            fresh->cells[c] = from[c];
+            if (from[c].type == CELL_TEXT) {
+                fresh->cells[c].i = (int64_t)fresh->text.len;
+                tt_buf_add(&fresh->text, j->text.buf + from[c].i, from[c].len);
+            }
+        }
+        fresh->n = 1;
+    }
+    j->kind = JOB_ROWS;
+    j->table = (int)(rb - g->rbuf);
+    rb->cur = fresh;
+    return ig_job_put(g, j);
+}
+
+int ig_rb_flush(struct ingest *g, struct rowbuf *rb)
+{
+    return ig_rb_flush_keep(g, rb, 0);
+}
+
+void ig_rb_release(struct rowbuf *rb)
+{
+    int i;
+    for (i = 0; i <= RB_K; i++) {
+        sqlite3_finalize(rb->st[i]);
+        rb->st[i] = NULL;
+    }
+    ig_job_free_list(rb->cur);
+    rb->cur = NULL;
+    free(rb->bound);
+    rb->bound = NULL;
+    rb->nbound = 0;
+}
+
+int ig_rb_commit(struct ingest *g, struct rowbuf *rb, const char *what);
+
+int64_t ig_intern(struct ingest *g, const char *s, size_t len)
+{
+    uint64_t h = tt_strhash(s, len);
+    size_t slot = 0;
+    int64_t id;
+    int rc;
+    struct rowbuf *st = &g->rbuf[R_STR];
+    if (!g->strs.nslots && tt_strtab_rehash(&g->strs) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    id = tt_strtab_find(&g->strs, s, len, h, &slot);
+    if (id)
+        return id;
+    id = g->strs.next_id ? g->strs.next_id : 1;
+    if (tt_strtab_add(&g->strs, s, len, h, id) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    rb_int(st, 1, id);
+    rb_text(st, 2, s, len);
+    if ((rc = ig_rb_commit(g, st, "cannot store a string")) < 0)
+        return rc;
+    /* a consumer sees each string before the rows that use it */
+    if (g->rowsink && (rc = ig_rb_flush(g, st)) < 0)
+        return rc;
+    return id;
+}
+
+int64_t ig_intern_z(struct ingest *g, const char *s)
+{
+    return ig_intern(g, s, strlen(s));
+}
+
+/* ---- binding helpers ---- */
+
+void ig_bind_id(sqlite3_stmt *st, int i, const tt_id *id)
+{
+    if (!id->present)
+        sqlite3_bind_null(st, i);
+    else if (id->is_str)
+        sqlite3_bind_text(st, i, id->str, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(st, i, id->num);
+}
+
+void ig_bind_opt(sqlite3_stmt *st, int i, int have, int64_t v)
+{
+    if (have)
+        sqlite3_bind_int64(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+void ig_bind_text(sqlite3_stmt *st, int i, const char *s, size_t len)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+
+int ig_rb_commit(struct ingest *g, struct rowbuf *rb, const char *what)
+{
+    (void)what;
+    g->rows++;
+    if (++rb->cur->n == RB_K + 1)
+        return ig_rb_flush_keep(g, rb, 1);
+    return 0;
+}
+
+/* The columns every event table starts with: trace_id, ph, cat, name, pid,
+ * tid, ts, written from column c on; returns the next column. */
+int ig_rb_event_head(struct rowbuf *st, int c, const struct ingest *g, const char *ph,
+                         int64_t cat, int64_t name, const tt_event *ev)
+{
+    rb_int(st, c, g->trace_id);
+    rb_text(st, c + 1, ph, 1);
+    rb_opt(st, c + 2, cat != 0, cat);
+    rb_int(st, c + 3, name);
+    rb_id(st, c + 4, &ev->pid);
+    rb_id(st, c + 5, &ev->tid);
+    rb_opt(st, c + 6, ev->has_ts, ev->ts_ns);
+    return c + 7;
+}
+
+int ig_flush_all(struct ingest *g)
+{
+    int i, rc;
+    for (i = 0; i < R_COUNT; i++) {
+        if ((rc = ig_rb_flush(g, &g->rbuf[i])) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int ig_rbufs_init(struct ingest *g)
+{
+    int i;
+    for (i = 0; i < R_COUNT; i++) {
+        g->rbuf[i].head = row_sql[i].head;
+        g->rbuf[i].ncols = row_sql[i].ncols;
+        g->rbuf[i].bound = calloc(RB_K * (size_t)row_sql[i].ncols, sizeof(tt__cell));
+        g->rbuf[i].cur = ig_job_new();
+        if (!g->rbuf[i].bound || !g->rbuf[i].cur)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* the statements of enum stmt_id */
+int ig_prepare_statements(struct ingest *g)
+{
+    int i;
+    for (i = 0; i < S_COUNT; i++) {
+        if (tt_db_prepare(g->db, &g->st[i], stmt_sql[i]) < 0)
+            return TT_EDB;
+    }
+    return 0;
+}

@@ -1,0 +1,115 @@
+/*
+ * formats/kineto.c - what a Kineto event means: the class of a complete
+ * event from its category (every vintage's names: cpu_op / Operator,
+ * cuda_runtime / Runtime, kernel / Kernel, gpu_memcpy / Memcpy, ...), the
+ * copy kind of a memcpy/memset, and the rank written in a file name.
+ */
+#include "common/compat.h"
+#include "formats/json.h"
+#include "formats/kineto.h"
+
+#include <ctype.h>
+#include <string.h>
+
+int tt_kineto_class(const char *cat)
+{
+    if (!cat)
+        return TT_XC_SLICE;
+    switch (cat[0]) {
+    case 'k':
+    case 'K':
+        if (!strcmp(cat, "kernel") || !strcmp(cat, "Kernel"))
+            return TT_XC_KERNEL;
+        break;
+    case 'g':
+        if (!strcmp(cat, "gpu_memcpy"))
+            return TT_XC_MEMCPY;
+        if (!strcmp(cat, "gpu_memset"))
+            return TT_XC_MEMSET;
+        if (!strcmp(cat, "gpu_user_annotation"))
+            return TT_XC_GPU_ANNOT;
+        break;
+    case 'M':
+        if (!strcmp(cat, "Memcpy"))
+            return TT_XC_MEMCPY;
+        if (!strcmp(cat, "Memset"))
+            return TT_XC_MEMSET;
+        break;
+    case 'c':
+        if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
+            return TT_XC_RUNTIME;
+        if (!strcmp(cat, "cuda_sync"))
+            return TT_XC_SYNC;
+        break;
+    case 'R':
+        if (!strcmp(cat, "Runtime"))
+            return TT_XC_RUNTIME;
+        break;
+    case 'x':
+    case 'm':
+    case 'p':
+    case 'h':
+        if (!strcmp(cat, "xpu_runtime") || !strcmp(cat, "xpu_driver") ||
+            !strcmp(cat, "mtia_runtime") || !strcmp(cat, "privateuse1_runtime") ||
+            !strcmp(cat, "privateuse1_driver") || !strcmp(cat, "hip_runtime"))
+            return TT_XC_RUNTIME;
+        break;
+    default:
+        break;
+    }
+    return TT_XC_SLICE;
+}
+
+int tt_classify_cat(const char *cat)
+{
+    return (int)tt_kineto_class(cat);
+}
+
+int tt_parse_i64_public(const char *text, size_t len, int64_t *out)
+{
+    return tt_parse_i64(text, len, out);
+}
+
+const char *const tt_kineto_kind_name[] = { "slice", "runtime", "kernel", "memcpy",
+                                           "memset", "annotation", "sync" };
+
+/* "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; "Memset (Device)" -> "Device" */
+size_t tt_kineto_copy_kind(const char *name, const char **start)
+{
+    const char *p = strchr(name, ' '), *e;
+    if (!p || (strncmp(name, "Memcpy", 6) && strncmp(name, "Memset", 6)))
+        return 0;
+    p++;
+    if (*p == '(')
+        p++;
+    e = p;
+    while (*e && *e != ' ' && *e != ')')
+        e++;
+    *start = p;
+    return (size_t)(e - p);
+}
+
+int tt_rank_from_name(const char *path, int64_t *rank)
+{
+    const char *base = strrchr(path, '/');
+    const char *pats[] = { "rank", "worker" };
+    size_t i;
+    base = base ? base + 1 : path;
+    for (i = 0; i < TT_ARRAY_SIZE(pats); i++) {
+        const char *p = base;
+        while ((p = strstr(p, pats[i])) != NULL) {
+            const char *q = p + strlen(pats[i]);
+            if (*q == '-' || *q == '_')
+                q++;
+            if (isdigit((unsigned char)*q)) {
+                int64_t v = 0;
+                while (isdigit((unsigned char)*q) && v < 1000000000)
+                    v = v * 10 + (*q++ - '0');
+                *rank = v;
+                return 1;
+            }
+            p++;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,26 @@
+/*
+ * formats/kineto.h - the meaning of Kineto events (formats/kineto.c). Internal.
+ */
+#ifndef TT_FORMATS_KINETO_H
+#define TT_FORMATS_KINETO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The class of a complete ("X") event, from its category. */
+enum { TT_XC_SLICE, TT_XC_RUNTIME, TT_XC_KERNEL, TT_XC_MEMCPY, TT_XC_MEMSET,
+       TT_XC_GPU_ANNOT, TT_XC_SYNC };
+int tt_kineto_class(const char *cat);
+/* gpu_ops.kind of each class: "slice", "runtime", "kernel", ... */
+extern const char *const tt_kineto_kind_name[];
+/* "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; "Memset (Device)" -> "Device";
+ * the length (0: none) and *start */
+size_t tt_kineto_copy_kind(const char *name, const char **start);
+/* tt_kineto_class, under its older name */
+int tt_classify_cat(const char *cat);
+/* Rank from a file name ("rank-70", "rank_3", "worker5_..."); 1 if found. */
+int tt_rank_from_name(const char *path, int64_t *rank);
+/* Whole text as an int64. */
+int tt_parse_i64_public(const char *text, size_t len, int64_t *out);
+
+#endif
