@@ -344,33 +344,3 @@ int tt__db_none(tt_db *db, int filtered, const char *what)
     return tt_error_set_at(TT_ENOTFOUND, db->source, -1, "no %s in this file%s%s%s", what,
                            fmt[0] ? " (read as " : "", fmt, fmt[0] ? ")" : "");
 }
-
-int tt__open_ingested_temp(tt_db **out, const char *trace)
-{
-    char tmpl[] = "/tmp/tracetool-XXXXXX";
-    int fd = mkstemp(tmpl), rc;
-    tt_db *db = NULL;
-    *out = NULL;
-    if (fd < 0)
-        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
-    close(fd);
-    unlink(tmpl);
-    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0) {
-        unlink(tmpl);
-        return rc;
-    }
-    db->unlink_on_free = 1;
-    if (!(db->source = strdup(trace))) {
-        tt_db_free(db);
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    }
-    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
-    if ((rc = tt_ingest_file(db, trace, NULL, NULL)) < 0) {
-        tt_db_free(db);
-        return rc;
-    }
-    /* the analysis pass sorts in SQLite: keep its cache small, sort on both cores */
-    tt_db_exec(db, "PRAGMA cache_size=-16384; PRAGMA threads=2");
-    *out = db;
-    return 0;
-}

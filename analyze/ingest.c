@@ -19,7 +19,7 @@
 #include "common/compat.h"
 #include "common/arena.h"
 #include "common/buf.h"
-#include "analyze/ingest_internal.h"
+#include "analyze/ingest_state.h"
 #include "formats/json.h"
 #include "formats/reader_internal.h"
 
@@ -178,64 +178,6 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
     }
 }
 
-int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name,
-                      int64_t runtime_id, int64_t op_id, int flow)
-{
-    struct rowbuf *st = &g->rbuf[R_GPU];
-    int xc = tt_kineto_class(ev->cat);
-    const char *ck = NULL;
-    size_t ckl = 0;
-    if (g->rowsink && g->rowsink->kernel && op_id && op_id == g->link_op.id &&
-        (xc == TT_XC_KERNEL || xc == TT_XC_MEMCPY || xc == TT_XC_MEMSET) && ev->has_dur) {
-        int rc = g->rowsink->kernel(g->rowsink->ctx, op_id, g->link_op.ts, g->link_op.end,
-                                    ev->dur_ns);
-        if (rc)
-            return rc < 0 ? rc : TT_ECANCELED;
-    }
-    rb_int(st, 1, g->trace_id);
-    rb_textz(st, 2, tt_kineto_kind_name[xc]);
-    rb_opt(st, 3, cat != 0, cat);
-    rb_int(st, 4, name);
-    rb_id(st, 5, &ev->pid);
-    rb_id(st, 6, &ev->tid);
-    /* device/stream from args, else pid/tid (GPU rows use device/stream) */
-    if (HAVE(TT_A_DEVICE))
-        rb_int(st, 7, ev->device);
-    else if (ev->pid.present && !ev->pid.is_str)
-        rb_int(st, 7, ev->pid.num);
-    else
-        rb_null(st, 7);
-    if (HAVE(TT_A_STREAM))
-        rb_int(st, 8, ev->stream);
-    else if (ev->tid.present && !ev->tid.is_str)
-        rb_int(st, 8, ev->tid.num);
-    else
-        rb_null(st, 8);
-    rb_opt(st, 9, HAVE(TT_A_CONTEXT), ev->context);
-    rb_opt(st, 10, ev->has_ts, ev->ts_ns);
-    rb_opt(st, 11, ev->has_dur, ev->dur_ns);
-    rb_opt(st, 12, HAVE(TT_A_CORRELATION), ev->correlation);
-    rb_opt(st, 13, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
-    rb_opt(st, 14, HAVE(TT_A_GRID), ev->grid[0]);
-    rb_opt(st, 15, HAVE(TT_A_GRID), ev->grid[1]);
-    rb_opt(st, 16, HAVE(TT_A_GRID), ev->grid[2]);
-    rb_opt(st, 17, HAVE(TT_A_BLOCK), ev->block[0]);
-    rb_opt(st, 18, HAVE(TT_A_BLOCK), ev->block[1]);
-    rb_opt(st, 19, HAVE(TT_A_BLOCK), ev->block[2]);
-    rb_opt(st, 20, HAVE(TT_A_REGISTERS), ev->registers);
-    rb_opt(st, 21, HAVE(TT_A_SHARED_MEM), ev->shared_mem);
-    rb_opt(st, 22, HAVE(TT_A_BYTES), ev->bytes);
-    if (xc == TT_XC_MEMCPY || xc == TT_XC_MEMSET)
-        ckl = tt_kineto_copy_kind(ev->name, &ck);
-    rb_text(st, 23, ckl ? ck : NULL, ckl);
-    rb_text(st, 24, ev->args, ev->args_len);
-    rb_opt(st, 25, runtime_id != 0, runtime_id);
-    rb_opt(st, 26, op_id != 0, op_id);
-    rb_opt(st, 27, flow != 0, flow);
-    if (!runtime_id && xc != TT_XC_GPU_ANNOT && HAVE(TT_A_CORRELATION))
-        g->unlinked_gpu++;
-    return ig_rb_commit(g, st, "cannot store a GPU activity");
-}
 static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
 {
     struct rowbuf *st = &g->rbuf[R_RT];
@@ -1123,4 +1065,35 @@ fail:
 out:
     ingest_release(&g);
     return rc;
+}
+
+/* db_internal.h: a file ingested into a temporary database */
+int tt__open_ingested_temp(tt_db **out, const char *trace)
+{
+    char tmpl[] = "/tmp/tracetool-XXXXXX";
+    int fd = mkstemp(tmpl), rc;
+    tt_db *db = NULL;
+    *out = NULL;
+    if (fd < 0)
+        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
+    close(fd);
+    unlink(tmpl);
+    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0) {
+        unlink(tmpl);
+        return rc;
+    }
+    db->unlink_on_free = 1;
+    if (!(db->source = strdup(trace))) {
+        tt_db_free(db);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+    if ((rc = tt_ingest_file(db, trace, NULL, NULL)) < 0) {
+        tt_db_free(db);
+        return rc;
+    }
+    /* the analysis pass sorts in SQLite: keep its cache small, sort on both cores */
+    tt_db_exec(db, "PRAGMA cache_size=-16384; PRAGMA threads=2");
+    *out = db;
+    return 0;
 }

@@ -7,7 +7,7 @@
  * merge joins of sorted scans: O(n log n) on any trace).
  */
 #include "common/compat.h"
-#include "analyze/ingest_internal.h"
+#include "analyze/ingest_state.h"
 #include "formats/reader_internal.h"
 
 #include <errno.h>

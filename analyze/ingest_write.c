@@ -5,7 +5,7 @@
  * binds and steps them (analyze/ingest.c, read_threaded).
  */
 #include "common/compat.h"
-#include "analyze/ingest_internal.h"
+#include "analyze/ingest_state.h"
 
 #include <errno.h>
 
@@ -70,13 +70,6 @@ int ig_load_strings(struct ingest *g)
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : ig_sqlerr(g, "cannot read strings");
 }
-
-
-
-
-
-
-
 
 int ig_rb_prepare(tt_db *db, struct rowbuf *rb, int n)
 {
@@ -385,7 +378,6 @@ void ig_bind_text(sqlite3_stmt *st, int i, const char *s, size_t len)
         sqlite3_bind_null(st, i);
 }
 
-
 int ig_rb_commit(struct ingest *g, struct rowbuf *rb, const char *what)
 {
     (void)what;
@@ -443,4 +435,65 @@ int ig_prepare_statements(struct ingest *g)
             return TT_EDB;
     }
     return 0;
+}
+
+/* ---- the row of a GPU activity (also emitted by the pending ring) ---- */
+
+int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name,
+                      int64_t runtime_id, int64_t op_id, int flow)
+{
+    struct rowbuf *st = &g->rbuf[R_GPU];
+    int xc = tt_kineto_class(ev->cat);
+    const char *ck = NULL;
+    size_t ckl = 0;
+    if (g->rowsink && g->rowsink->kernel && op_id && op_id == g->link_op.id &&
+        (xc == TT_XC_KERNEL || xc == TT_XC_MEMCPY || xc == TT_XC_MEMSET) && ev->has_dur) {
+        int rc = g->rowsink->kernel(g->rowsink->ctx, op_id, g->link_op.ts, g->link_op.end,
+                                    ev->dur_ns);
+        if (rc)
+            return rc < 0 ? rc : TT_ECANCELED;
+    }
+    rb_int(st, 1, g->trace_id);
+    rb_textz(st, 2, tt_kineto_kind_name[xc]);
+    rb_opt(st, 3, cat != 0, cat);
+    rb_int(st, 4, name);
+    rb_id(st, 5, &ev->pid);
+    rb_id(st, 6, &ev->tid);
+    /* device/stream from args, else pid/tid (GPU rows use device/stream) */
+    if (HAVE(TT_A_DEVICE))
+        rb_int(st, 7, ev->device);
+    else if (ev->pid.present && !ev->pid.is_str)
+        rb_int(st, 7, ev->pid.num);
+    else
+        rb_null(st, 7);
+    if (HAVE(TT_A_STREAM))
+        rb_int(st, 8, ev->stream);
+    else if (ev->tid.present && !ev->tid.is_str)
+        rb_int(st, 8, ev->tid.num);
+    else
+        rb_null(st, 8);
+    rb_opt(st, 9, HAVE(TT_A_CONTEXT), ev->context);
+    rb_opt(st, 10, ev->has_ts, ev->ts_ns);
+    rb_opt(st, 11, ev->has_dur, ev->dur_ns);
+    rb_opt(st, 12, HAVE(TT_A_CORRELATION), ev->correlation);
+    rb_opt(st, 13, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+    rb_opt(st, 14, HAVE(TT_A_GRID), ev->grid[0]);
+    rb_opt(st, 15, HAVE(TT_A_GRID), ev->grid[1]);
+    rb_opt(st, 16, HAVE(TT_A_GRID), ev->grid[2]);
+    rb_opt(st, 17, HAVE(TT_A_BLOCK), ev->block[0]);
+    rb_opt(st, 18, HAVE(TT_A_BLOCK), ev->block[1]);
+    rb_opt(st, 19, HAVE(TT_A_BLOCK), ev->block[2]);
+    rb_opt(st, 20, HAVE(TT_A_REGISTERS), ev->registers);
+    rb_opt(st, 21, HAVE(TT_A_SHARED_MEM), ev->shared_mem);
+    rb_opt(st, 22, HAVE(TT_A_BYTES), ev->bytes);
+    if (xc == TT_XC_MEMCPY || xc == TT_XC_MEMSET)
+        ckl = tt_kineto_copy_kind(ev->name, &ck);
+    rb_text(st, 23, ckl ? ck : NULL, ckl);
+    rb_text(st, 24, ev->args, ev->args_len);
+    rb_opt(st, 25, runtime_id != 0, runtime_id);
+    rb_opt(st, 26, op_id != 0, op_id);
+    rb_opt(st, 27, flow != 0, flow);
+    if (!runtime_id && xc != TT_XC_GPU_ANNOT && HAVE(TT_A_CORRELATION))
+        g->unlinked_gpu++;
+    return ig_rb_commit(g, st, "cannot store a GPU activity");
 }

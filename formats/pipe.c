@@ -1,5 +1,5 @@
 /*
- * formats/pipe.c - tt_read_trace on a second thread.
+ * formats/pipe.c - tt_read_trace: on the calling thread, or on a second thread.
  *
  * With TT_READ_THREADED the reader (decompression excepted, which has its own
  * thread) runs on a worker thread and hands deep copies of what it decodes to
@@ -272,8 +272,8 @@ static void *producer(void *arg)
     sink.on_event = c_event;
     sink.on_et_node = c_node;
     sink.on_memrow = c_memrow;
-    o.flags &= ~(unsigned)TT_READ_THREADED;
-    rc = tt_read_trace(p->path, &sink, &o, &p->stats);
+    tt__init_stats(&p->stats);
+    rc = tt__read_trace_direct(p->path, &sink, &o, &p->stats);
     publish(p);
     pthread_mutex_lock(&p->mu);
     p->rc = rc;
@@ -301,7 +301,7 @@ static int deliver(const tt_trace_sink *s, const struct item *it)
     }
 }
 
-int tt__read_threaded(const char *path, const tt_trace_sink *sink,
+static int read_threaded(const char *path, const tt_trace_sink *sink,
                       const tt_read_options *opts, tt_read_stats *stats)
 {
     struct pipe *p = calloc(1, sizeof(*p));
@@ -382,4 +382,17 @@ out:
     }
     free(p);
     return rc;
+}
+
+int tt_read_trace(const char *path, const tt_trace_sink *sink,
+                  const tt_read_options *opts, tt_read_stats *stats)
+{
+    tt_read_stats local;
+    if (!stats)
+        stats = &local;
+    tt__init_stats(stats);
+    tt_error_clear();
+    if (opts && (opts->flags & TT_READ_THREADED))
+        return read_threaded(path, sink, opts, stats);
+    return tt__read_trace_direct(path, sink, opts, stats);
 }

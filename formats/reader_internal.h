@@ -16,8 +16,9 @@ int tt__read_source(tt_source *src, const tt_trace_sink *sink,
 /* A deep copy of ev in one allocation (free() it); NULL if out of memory. */
 tt_event *tt__event_clone(const tt_event *ev);
 
-/* formats/pipe.c: tt_read_trace with TT_READ_THREADED */
-int tt__read_threaded(const char *path, const tt_trace_sink *sink,
-                      const tt_read_options *opts, tt_read_stats *stats);
+/* formats/trace_reader.c: tt_read_trace on the calling thread (formats/pipe.c
+ * holds tt_read_trace, which runs this here or on a second thread) */
+int tt__read_trace_direct(const char *path, const tt_trace_sink *sink,
+                          const tt_read_options *opts, tt_read_stats *stats);
 
 #endif

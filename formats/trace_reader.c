@@ -1013,18 +1013,12 @@ void tt__init_stats(tt_read_stats *st)
     st->first_skip_offset = -1;
 }
 
-int tt_read_trace(const char *path, const tt_trace_sink *sink,
-                  const tt_read_options *opts, tt_read_stats *stats)
+/* tt_read_trace on the calling thread (formats/pipe.c decides) */
+int tt__read_trace_direct(const char *path, const tt_trace_sink *sink,
+                          const tt_read_options *opts, tt_read_stats *stats)
 {
     tt_source *src;
-    tt_read_stats local;
     int rc;
-    if (!stats)
-        stats = &local;
-    tt__init_stats(stats);
-    tt_error_clear();
-    if (opts && (opts->flags & TT_READ_THREADED))
-        return tt__read_threaded(path, sink, opts, stats);
     if ((rc = tt_source_open(&src, path)) < 0)
         return rc;
     rc = tt__read_source(src, sink, opts, stats);

@@ -1,12 +1,12 @@
 /*
- * analyze/ingest_internal.h - what the three parts of the ingest share:
+ * analyze/ingest_state.h - what the three parts of the ingest share:
  * ingest.c (the event sink and the transaction), ingest_write.c (rows
  * batched into SQLite on the calling thread) and ingest_link.c (nesting,
  * runtime -> op and GPU -> runtime links, in-stream and in the post passes).
  * Internal.
  */
-#ifndef TT_ANALYZE_INGEST_INTERNAL_H
-#define TT_ANALYZE_INGEST_INTERNAL_H
+#ifndef TT_ANALYZE_INGEST_STATE_H
+#define TT_ANALYZE_INGEST_STATE_H
 
 #include <pthread.h>
 #include <stdio.h>
