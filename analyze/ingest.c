@@ -674,6 +674,8 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
             if (g->threads[i].rt_dirty && (rc = ig_link_runtime(g, &g->threads[i])) < 0)
                 return rc;
         }
+        if (g->any_rt_dirty && (rc = ig_link_runtime_gpu(g)) < 0)
+            return rc;
         if (g->any_rt_dirty) {
             g->res->linked_runtime = scalar_i64(g->db, "SELECT count(*) FROM runtime"
                                                 " WHERE trace_id = ?1 AND op_id IS NOT NULL",

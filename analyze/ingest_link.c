@@ -365,6 +365,29 @@ void ig_pend_release(struct ingest *g)
 }
 /* ---- runtime calls, linked to their CPU op while streaming ---- */
 
+/* ops re-read by a thread's walk before the thread goes to the ordered pass
+ * (beyond twice its ops) */
+#define WALK_SLACK 65536
+
+/*
+ * The stack of open ops holds them outermost first, and an op is pushed only
+ * after every op ending before it was popped, so ends never increase towards
+ * the top. The innermost op enclosing a call that ends at rend is then the
+ * last one with end >= rend: found by bisection. Returns its index + 1, or 0.
+ */
+static size_t innermost_enclosing(const struct frame *stack, size_t n, int64_t rend)
+{
+    size_t lo = 0, hi = n; /* stack[0, lo) end >= rend; stack[hi, n) end < rend */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (stack[mid].end >= rend)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /*
  * Kineto writes a thread's CPU ops (sorted by start) before its runtime
  * calls (also sorted). So when a thread's first runtime call arrives, its
@@ -384,6 +407,15 @@ int64_t ig_link_runtime_event(struct ingest *g, struct thread *t, int64_t rts,
     t->rt_started = 1; /* later ops that may enclose this call mark the thread dirty */
     if (rend > t->max_rt_end)
         t->max_rt_end = rend;
+    if (t->walking && rts < t->last_rt_ts && t->walked > 2 * t->ops.nrec + WALK_SLACK) {
+        /*
+         * The calls went back in time so often that the walk re-read the
+         * ops more than twice: the ordered pass at the end links this thread
+         * instead (O(n log n) whatever the order of the calls).
+         */
+        t->rt_dirty = g->any_rt_dirty = 1;
+        return 0;
+    }
     if (!t->walking || rts < t->last_rt_ts) {
         /*
          * First call, or the calls went back in time (CUPTI buffers are
@@ -410,12 +442,11 @@ int64_t ig_link_runtime_event(struct ingest *g, struct thread *t, int64_t rts,
             return tt_error_set(TT_ENOMEM, "out of memory");
         t->ostack[t->on++] = op;
         t->ops.pos++;
+        t->walked++;
     }
-    for (i = t->on; i > 0; i--) {
-        if (t->ostack[i - 1].end >= rend) {
-            g->link_op = t->ostack[i - 1];
-            return t->ostack[i - 1].id;
-        }
+    if ((i = innermost_enclosing(t->ostack, t->on, rend)) > 0) {
+        g->link_op = t->ostack[i - 1];
+        return t->ostack[i - 1].id;
     }
     return 0;
 }
@@ -567,10 +598,7 @@ int ig_link_runtime(struct ingest *g, const struct thread *th)
                 op_end = op_ts + sqlite3_column_int64(ops, 2);
             }
         }
-        for (i = n; i > 0; i--) {
-            if (stack[i - 1].end >= rend)
-                break;
-        }
+        i = innermost_enclosing(stack, n, rend);
         ig_bind_opt(upd, 1, i > 0, i > 0 ? stack[i - 1].id : 0);
         sqlite3_bind_int64(upd, 2, rid);
         if (sqlite3_step(upd) != SQLITE_DONE) {
@@ -583,27 +611,31 @@ int ig_link_runtime(struct ingest *g, const struct thread *th)
         rc = ig_sqlerr(g, "cannot read runtime calls");
         goto out;
     }
-    /* GPU activities linked in-stream to this thread's calls follow them */
-    sqlite3_finalize(upd);
-    upd = NULL;
-    if (tt_db_prepare(g->db, &upd,
-                      "UPDATE gpu_ops SET op_id = r.op_id FROM runtime AS r"
-                      " WHERE gpu_ops.trace_id = ?1 AND r.trace_id = ?1"
-                      " AND r.id = gpu_ops.runtime_id AND r.pid IS ?2 AND r.tid IS ?3") < 0) {
-        rc = TT_EDB;
-        goto out;
-    }
-    sqlite3_bind_int64(upd, 1, g->trace_id);
-    ig_bind_id(upd, 2, &th->pid);
-    ig_bind_id(upd, 3, &th->tid);
-    if (sqlite3_step(upd) != SQLITE_DONE)
-        rc = ig_sqlerr(g, "cannot link GPU activities");
 out:
     sqlite3_value_free(cur_pid);
     sqlite3_value_free(cur_tid);
     free(stack);
     sqlite3_finalize(rt);
     sqlite3_finalize(ops);
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+/* After the ordered pass relinked some threads' runtime calls: GPU activities
+ * linked in-stream to a call take its op again (one pass over the trace's
+ * GPU rows, each call found by its rowid) */
+int ig_link_runtime_gpu(struct ingest *g)
+{
+    sqlite3_stmt *upd = NULL;
+    int rc = 0;
+    if (tt_db_prepare(g->db, &upd,
+                      "UPDATE gpu_ops SET op_id = r.op_id FROM runtime AS r"
+                      " WHERE gpu_ops.trace_id = ?1 AND r.id = gpu_ops.runtime_id"
+                      " AND gpu_ops.op_id IS NOT r.op_id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(upd, 1, g->trace_id);
+    if (sqlite3_step(upd) != SQLITE_DONE)
+        rc = ig_sqlerr(g, "cannot link GPU activities");
     sqlite3_finalize(upd);
     return rc;
 }

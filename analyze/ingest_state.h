@@ -60,6 +60,7 @@ struct thread {
     int64_t last_rt_ts;
     int64_t max_op_dur;    /* longest cpu_op on this thread */
     int64_t max_rt_end;    /* latest end of a runtime call seen */
+    int64_t walked;        /* ops pushed by the walk, re-reads included */
     struct frame *ostack;
     size_t on, oalloc;
 };
@@ -306,6 +307,7 @@ void ig_pend_release(struct ingest *g);
 int64_t ig_link_runtime_event(struct ingest *g, struct thread *t, int64_t rts, int64_t rend);
 int ig_renest_thread(struct ingest *g, const struct thread *t);
 int ig_link_runtime(struct ingest *g, const struct thread *th);
+int ig_link_runtime_gpu(struct ingest *g);
 int ig_link_gpu(struct ingest *g);
 int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name, int64_t runtime_id, int64_t op_id, int flow);
 int ig_rbufs_init(struct ingest *g);

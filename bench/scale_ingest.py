@@ -14,6 +14,9 @@ Shapes:
   threads  N distinct threads, each with two nested cpu_ops and a runtime call
   graph    N/100 cudaGraphLaunch calls with 100 kernels each (one correlation
            per launch), the kernels written far from their launch
+  deep     N nested ops (depth N), N runtime calls enclosed by half of them
+  backwards  one op spanning the trace, N ops in it, N runtime calls written
+           newest first (each call goes back in time)
 
 Python standard library only; TRACETOOL (default build/tracetool) and
 TT_SHARED (default ../shared) from the environment.
@@ -87,6 +90,27 @@ def gen_graph(n):
     return cpu + gpu
 
 
+def gen_backwards(n):
+    """one op spanning the trace, n ops inside it, and n runtime calls (one
+    in each op) written newest first: every call goes back in time"""
+    out = [ev("aten::long", "cpu_op", 0, 10 * n + 10)]
+    for i in range(n):
+        out.append(ev("aten::op", "cpu_op", 1 + 10 * i, 8))
+    for i in reversed(range(n)):
+        out.append(ev("cudaLaunchKernel", "cuda_runtime", 2 + 10 * i, 2, correlation=i + 1))
+    return out
+
+
+def gen_deep(n):
+    """n nested ops (depth n) and n runtime calls enclosed only by the outer
+    half of them"""
+    out = [ev("aten::op%d" % (i % 7), "cpu_op", 10 * i, 20 * (n - i) + 10) for i in range(n)]
+    mid = 10 * n + 5 * n
+    for i in range(n):
+        out.append(ev("cudaLaunchKernel", "cuda_runtime", mid + (i % 3), 1, correlation=i + 1))
+    return out
+
+
 def make(shape, n, d):
     path = os.path.join(d, "%s-%d.json" % (shape, n))
     if shape == "compile":
@@ -94,7 +118,8 @@ def make(shape, n, d):
         subprocess.run([sys.executable, os.path.join(SHARED, "tools", "scale_trace.py"),
                         "--copies", str(n), src, path], check=True, stdout=subprocess.DEVNULL)
     else:
-        write_trace(path, {"corr": gen_corr, "threads": gen_threads, "graph": gen_graph}[shape](n))
+        write_trace(path, {"corr": gen_corr, "threads": gen_threads, "graph": gen_graph,
+                           "backwards": gen_backwards, "deep": gen_deep}[shape](n))
     return path
 
 
@@ -126,13 +151,14 @@ def command(cmd, trace, d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--shapes", default="compile,corr,threads,graph")
+    ap.add_argument("--shapes", default="compile,corr,threads,graph,backwards,deep")
     ap.add_argument("--commands", default="ingest,averages,kernels")
     ap.add_argument("--n", type=int, default=0, help="N (default per shape)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max-ratio", type=float, default=5.0)
     a = ap.parse_args()
-    default_n = {"compile": 1, "corr": 20000, "threads": 25000, "graph": 50000}
+    default_n = {"compile": 1, "corr": 20000, "threads": 25000, "graph": 50000,
+                 "backwards": 20000, "deep": 20000}
     bad = 0
     print("| shape | command | N | MB | t(N) s | MB/s | t(4N) s | MB/s | ratio | peak RSS MB |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")

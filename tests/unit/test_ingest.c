@@ -933,7 +933,7 @@ Test(ingest, et_nodes)
 
 Test(ingest, et_real_file)
 {
-    const char *path = TT_SHARED "/testdata/hta/execution_trace/benchmark_simple_add_et.json.gz";
+    const char *path = TT_TESTDATA "/et/simple_add_et.json.gz";
     int rc;
     if (access(path, R_OK) != 0)
         cr_skip_test("%s not present", path);

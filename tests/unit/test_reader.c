@@ -929,7 +929,7 @@ Test(reader, et_chakra_odd_shapes)
 
 Test(reader, et_real_file)
 {
-    const char *path = TT_SHARED "/testdata/hta/execution_trace/benchmark_simple_add_et.json.gz";
+    const char *path = TT_TESTDATA "/et/simple_add_et.json.gz";
     struct col c;
     tt_trace_sink s;
     tt_read_stats st;
