@@ -514,7 +514,7 @@ static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *ra
         goto out;
     }
     /* one read transaction: the temp tables' writes commit once */
-    sqlite3_exec(j->db->sql, "SAVEPOINT tt_memtl", NULL, NULL, NULL);
+    sqlite3_exec(j->db->sql, "PRAGMA temp.cache_size = -65536; SAVEPOINT tt_memtl", NULL, NULL, NULL);
     rc = j->raw_input ? emit_raw_input(&e) : emit_trace(&e);
     sqlite3_exec(j->db->sql, rc < 0 ? "ROLLBACK TO tt_memtl; RELEASE tt_memtl" : "RELEASE tt_memtl",
                  NULL, NULL, NULL);

@@ -85,7 +85,7 @@ def best_of(cmd, runs=3, timeout=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tracetool", default=os.environ.get("TRACETOOL", "build/tracetool"))
-    ap.add_argument("--n", type=int, default=200000)
+    ap.add_argument("--n", type=int, default=100000)
     ap.add_argument("--formats", default="html,png,json")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
