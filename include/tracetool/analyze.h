@@ -146,6 +146,58 @@ TT_EXTERN(int) tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const 
 TT_EXTERN(int) tt_memtimeline_file(const char *path, const tt_memtl_options *opts,
                                    const char *output);
 
+/* What tt_memtimeline_compute() finds: torch's timeline and its peak. */
+#define TT_MEMTL_NCOL 9   /* a sizes row: baseline (always 0) + the 8 TT_CAT_* */
+#define TT_MEMTL_TOP_N 15 /* rows of the peak table */
+
+typedef struct tt_memtl_block {
+    int64_t addr;
+    int64_t bytes;
+    int64_t t_us;     /* allocation time, µs (as the series' times; -1 before the trace) */
+    char *op;         /* enclosing op at allocation, "" if none */
+    int category;     /* TT_CAT_* (tracetool/render.h) */
+    const char *rule; /* which heuristic gave the category (static text) */
+} tt_memtl_block;
+
+typedef struct tt_memtl_result {
+    char device[32];  /* "cuda:0", "cpu", ... */
+    int categories;   /* 0 with no_categories: everything is Unknown */
+    /* torch's timeline coalesced per µs, as .json holds it: n points,
+     * sizes[i * TT_MEMTL_NCOL + 1 + TT_CAT_*] bytes live at t_us[i]; the
+     * first time is the earliest one when the first point is PREEXISTING */
+    size_t n;
+    int64_t *t_us;
+    int64_t *sizes;
+    int64_t peak_total;  /* the largest sum of a point's categories (0: none above 0) */
+    int64_t peak_point;  /* the first point with it, -1 if none */
+    int64_t final_total; /* the sum of the last point's categories */
+    /* the allocator's own view (Total Allocated / Reserved of the [memory]
+     * events; 0 when the trace has none) and the first event at its peak */
+    int64_t peak_allocated, peak_reserved;
+    int64_t peak_t_us;   /* the allocated peak, else the peak point (-1: preexisting) */
+    char *peak_op;       /* the peak event's enclosing op / ProfilerStep#N, "" if none */
+    char *peak_step;
+    /* the largest blocks live just after the allocated peak's event, largest first */
+    size_t n_top;
+    tt_memtl_block top[TT_MEMTL_TOP_N];
+    /* the plot's copy: at most two points (lowest, highest) per time bucket
+     * and the allocator's highest sample per bucket; times in µs from plot_t0 */
+    int64_t plot_t0;
+    size_t plot_n;
+    int64_t *plot_t_us;
+    int64_t *plot_sizes;
+    size_t n_alloc;
+    int64_t *alloc_t_us, *allocated, *reserved;
+} tt_memtl_result;
+
+/* Compute the timeline of the first matching trace of DB (the trace and
+ * device chosen as tt_memtimeline_db() does) into *result, to be released
+ * with tt_memtl_result_free() (also after a failure). */
+TT_EXTERN(int) tt_memtimeline_compute(tt_db *db, const tt_memtl_options *opts,
+                                      tt_memtl_result *result);
+/* NULL is a no-op. */
+TT_EXTERN(void) tt_memtl_result_free(tt_memtl_result *result);
+
 TT_END_DECL
 
 #endif

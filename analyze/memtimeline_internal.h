@@ -1,0 +1,93 @@
+/*
+ * analyze/memtimeline_internal.h - what the memory timeline's files share:
+ * the classifying passes (memtimeline_passes.c, memtimeline_et.c) and the
+ * job that turns their tables into a tt_memtl_result and writes it
+ * (memtimeline.c).
+ */
+#ifndef TT_MEMTIMELINE_INTERNAL_H
+#define TT_MEMTIMELINE_INTERNAL_H
+
+#include "analyze/db_internal.h"
+#include "tracetool/analyze.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NCOL TT_MEMTL_NCOL /* torch's sizes rows: baseline + 8 categories */
+#define MAX_BUCKETS 3000
+#define TOP_N TT_MEMTL_TOP_N
+
+/* phase flags of an event's context */
+enum { PH_BACKWARD = 1, PH_ACCUMGRAD = 2, PH_OPTIMIZER = 4, PH_STEP = 8 };
+
+/* the Execution Trace's verdicts (memtimeline_et.c) */
+enum { ETR_NONE = 0, ETR_GRADIENT, ETR_ACTIVATION, ETR_AUTOGRAD, ETR_COUNT };
+
+extern const char *const tt__memtl_cat_rule[]; /* TT_CAT_COUNT texts */
+extern const char *const tt__memtl_et_rule[];  /* ETR_COUNT texts (the first NULL) */
+
+/* ---- live allocations by address (open addressing) ---- */
+
+struct live {
+    int64_t addr, bytes, mem_id, ts, op_id, op_end, step;
+    unsigned flags;
+    int cat;
+    int etcat, rule; /* the ET's verdict (-1 none) and its rule (ETR_*) */
+    int used;
+};
+
+struct livemap {
+    struct live *e;
+    size_t cap, n;
+};
+
+size_t tt__memtl_hash(int64_t a, size_t cap);
+struct live *tt__live_find(struct livemap *m, int64_t addr);
+/* the entry of addr, added (zeroed) if absent; NULL when out of memory */
+struct live *tt__live_put(struct livemap *m, int64_t addr);
+void tt__live_del(struct livemap *m, struct live *e);
+
+/* ---- int64 -> size_t map ---- */
+
+struct i64map {
+    int64_t *k;
+    size_t *v;
+    unsigned char *used;
+    size_t cap, n;
+};
+
+int tt__i64map_put(struct i64map *m, int64_t key, size_t val);
+int tt__i64map_get(const struct i64map *m, int64_t key, size_t *val);
+void tt__i64map_free(struct i64map *m);
+
+/* ---- the passes ---- */
+
+/* a block freed before any allocation of its address: PREEXISTING */
+struct memtl_pre {
+    int64_t addr, bytes;
+};
+
+/* what the passes learn on the way, for the emission pass */
+struct memtl_scan {
+    int have_ts;             /* the device has [memory] events with a time */
+    int64_t ts_min, ts_max;  /* their range (trace ns) */
+    int64_t peak_mem_id;     /* the first event at the highest total_allocated, 0 none */
+    struct memtl_pre *pre;   /* PREEXISTING blocks in time order */
+    size_t npre, apre;
+};
+
+int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok);
+/* ?1 trace, ?2 device type, ?3 device id: the device filter of the passes */
+void tt__memtl_bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did);
+int tt__memtl_str_has(const char *s, const char *needle);
+
+/* 1: temp.memctx(mem_id, op_id, op_end, flags, step); the time range */
+int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
+                           struct memtl_scan *sc);
+/* 1b: temp.memet(mem_id, cat, rule) from a linked Execution Trace */
+int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat);
+/* 2: temp.memcat(mem_id, cat, rule); the PREEXISTING blocks, the peak event */
+int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
+                            struct memtl_scan *sc);
+
+#endif

@@ -1,0 +1,456 @@
+/*
+ * analyze/memtimeline_passes.c - the memory timeline's classifying passes
+ * over the device's [memory] events (FORMATS.md 4, docs/MEMTIMELINE.md):
+ *  1. context: each event's innermost enclosing CPU op on its thread and the
+ *     phase around it (forward, backward, AccumulateGrad, Optimizer.step,
+ *     ProfilerStep#N), from a per-thread stack walk (temp table memctx);
+ *  2. pairing in time order by address: each allocation's free time and the
+ *     category the heuristics give it (temp table memcat), the blocks freed
+ *     before any allocation (PREEXISTING) and the allocator's peak event.
+ * Memory is bounded by the allocations live at one time.
+ */
+#include "common/compat.h"
+#include "analyze/memtimeline_internal.h"
+#include "tracetool/render.h"
+
+const char *const tt__memtl_cat_rule[TT_CAT_COUNT] = {
+    "PARAMETER: never freed and allocated outside any profiler step",
+    "OPTIMIZER_STATE: allocated in Optimizer.step and still live after it",
+    "INPUT: allocated in a step before the first op of the model (data loading/copies)",
+    "TEMPORARY: freed before the op that allocated it ended",
+    "ACTIVATION: allocated in the forward pass and freed in the backward pass",
+    "GRADIENT: allocated under AccumulateGrad (or a backward op) and live after it",
+    "AUTOGRAD_DETAIL: allocated and freed inside the backward pass",
+    "Unknown: no rule applied (or live before the trace started)",
+};
+
+/* ---- context pass ---- */
+
+struct frame {
+    int64_t id, end;
+    unsigned flags;
+    int64_t step;
+};
+
+int tt__memtl_str_has(const char *s, const char *needle)
+{
+    return s && strstr(s, needle) != NULL;
+}
+
+static unsigned flags_of(const char *name, int is_backward_seq)
+{
+    unsigned f = 0;
+    if (!name)
+        return 0;
+    if (tt__memtl_str_has(name, "autograd::engine::evaluate_function") || tt__memtl_str_has(name, "Backward") ||
+        is_backward_seq)
+        f |= PH_BACKWARD;
+    if (tt__memtl_str_has(name, "AccumulateGrad"))
+        f |= PH_ACCUMGRAD;
+    if (!strncmp(name, "Optimizer.step", 14) || !strncmp(name, "Optimizer.zero_grad", 19))
+        f |= PH_OPTIMIZER;
+    if (!strncmp(name, "ProfilerStep#", 13))
+        f |= PH_STEP;
+    return f;
+}
+
+void tt__memtl_bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did)
+{
+    sqlite3_bind_int64(st, 1, trace);
+    sqlite3_bind_int(st, 2, dtype);
+    sqlite3_bind_int64(st, 3, did);
+}
+
+/*
+ * The phase flags of a slice's name id: a fixed direct-mapped cache in front
+ * of the strings table (names repeat), cheaper than joining every slice to
+ * its name. -1: no such string (the slice is left out, as a join would).
+ */
+#define NAME_CACHE 4096
+
+struct name_cache {
+    sqlite3_stmt *st;
+    int64_t id[NAME_CACHE];
+    int flags[NAME_CACHE];
+    unsigned char valid[NAME_CACHE];
+};
+
+static int name_flags(struct name_cache *nc, int64_t id)
+{
+    size_t k = (size_t)id & (NAME_CACHE - 1);
+    if (!nc->valid[k] || nc->id[k] != id) {
+        sqlite3_reset(nc->st);
+        sqlite3_bind_int64(nc->st, 1, id);
+        nc->flags[k] = sqlite3_step(nc->st) == SQLITE_ROW
+                           ? (int)flags_of((const char *)sqlite3_column_text(nc->st, 0), 0)
+                           : -1;
+        nc->id[k] = id;
+        nc->valid[k] = 1;
+    }
+    return nc->flags[k];
+}
+
+/* the per-thread stack of enclosing ops */
+struct walk {
+    struct frame *stack;
+    size_t n, alloc;
+    sqlite3_value *cp, *ct; /* the current thread's pid and tid */
+};
+
+static int same_value(sqlite3_value *a, sqlite3_value *b)
+{
+    return sqlite3_value_type(a) == sqlite3_value_type(b) &&
+           sqlite3_value_int64(a) == sqlite3_value_int64(b) &&
+           (sqlite3_value_type(a) != SQLITE_TEXT ||
+            !strcmp((const char *)sqlite3_value_text(a), (const char *)sqlite3_value_text(b)));
+}
+
+/* a row of the walk's query: start a new thread's stack, pop what ended */
+static void walk_row(struct walk *w, sqlite3_stmt *st, int64_t ts)
+{
+    sqlite3_value *pv = sqlite3_column_value(st, 2), *tv = sqlite3_column_value(st, 3);
+    if (!w->cp || !same_value(pv, w->cp) || !same_value(tv, w->ct)) {
+        sqlite3_value_free(w->cp);
+        sqlite3_value_free(w->ct);
+        w->cp = sqlite3_value_dup(pv);
+        w->ct = sqlite3_value_dup(tv);
+        w->n = 0;
+    }
+    while (w->n && w->stack[w->n - 1].end < ts)
+        w->n--;
+}
+
+static int walk_push(struct walk *w, int64_t id, int64_t end, unsigned f)
+{
+    size_t n;
+    while (w->n && w->stack[w->n - 1].end < end)
+        w->n--;
+    if (TT_ALLOC_GROW(w->stack, w->n + 1, w->alloc) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    n = w->n++;
+    w->stack[n].id = id;
+    w->stack[n].end = end;
+    w->stack[n].flags = f | (n ? w->stack[n - 1].flags : 0);
+    w->stack[n].step = (f & PH_STEP) ? id : n ? w->stack[n - 1].step : 0;
+    return 0;
+}
+
+/* the innermost op around a [memory] event, or NULLs */
+static void bind_context(sqlite3_stmt *ins, const struct walk *w)
+{
+    if (w->n) {
+        const struct frame *f = &w->stack[w->n - 1];
+        sqlite3_bind_int64(ins, 2, f->id);
+        sqlite3_bind_int64(ins, 3, f->end);
+        sqlite3_bind_int64(ins, 4, f->flags);
+        sqlite3_bind_int64(ins, 5, f->step);
+    } else {
+        sqlite3_bind_null(ins, 2);
+        sqlite3_bind_null(ins, 3);
+        sqlite3_bind_int64(ins, 4, 0);
+        sqlite3_bind_null(ins, 5);
+    }
+}
+
+/* Fill temp.memctx(mem_id, op_id, op_end, flags, step) for the device's
+ * events; note their time range in sc. */
+int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
+                           struct memtl_scan *sc)
+{
+    sqlite3_stmt *st = NULL, *ins = NULL;
+    struct name_cache *nc = calloc(1, sizeof(*nc));
+    struct walk w;
+    int rc = 0, r;
+    memset(&w, 0, sizeof(w));
+    if (!nc)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memctx;"
+                             "CREATE TEMP TABLE memctx(mem_id INTEGER PRIMARY KEY, op_id INTEGER,"
+                             " op_end INTEGER, flags INTEGER, step INTEGER)")) < 0)
+        goto out;
+    if (tt_db_prepare(db, &st,
+                      "SELECT 0 AS k, s.id, s.pid, s.tid, s.ts, coalesce(s.dur, 0),"
+                      "  s.name, (s.seq_nr IS NOT NULL AND coalesce(s.fwd_tid, 0) > 0)"
+                      " FROM slices AS s"
+                      " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL"
+                      "  AND s.tid IN (SELECT DISTINCT tid FROM memory WHERE trace_id = ?1)"
+                      " UNION ALL SELECT 1, m.id, m.pid, m.tid, m.ts, 0, NULL, 0 FROM memory AS m"
+                      " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
+                      "  AND m.ts IS NOT NULL"
+                      " ORDER BY 3, 4, 5, k, 6 DESC") < 0 ||
+        tt_db_prepare(db, &ins, "INSERT INTO temp.memctx VALUES(?,?,?,?,?)") < 0 ||
+        tt_db_prepare(db, &nc->st, "SELECT s FROM strings WHERE id = ?1") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    tt__memtl_bind_device(st, trace, dtype, did);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 1), ts = sqlite3_column_int64(st, 4);
+        if (sqlite3_column_int(st, 0) == 0) {
+            int f = name_flags(nc, sqlite3_column_int64(st, 6));
+            if (f < 0)
+                continue;
+            walk_row(&w, st, ts);
+            if (sqlite3_column_int(st, 7))
+                f |= PH_BACKWARD;
+            if ((rc = walk_push(&w, id, ts + sqlite3_column_int64(st, 5), (unsigned)f)) < 0)
+                goto out;
+            continue;
+        }
+        walk_row(&w, st, ts);
+        if (!sc->have_ts || ts < sc->ts_min)
+            sc->ts_min = ts;
+        if (!sc->have_ts || ts > sc->ts_max)
+            sc->ts_max = ts;
+        sc->have_ts = 1;
+        sqlite3_bind_int64(ins, 1, id);
+        bind_context(ins, &w);
+        if (sqlite3_step(ins) != SQLITE_DONE) {
+            rc = tt_db_error(db, "cannot store memory event context");
+            goto out;
+        }
+        sqlite3_reset(ins);
+    }
+    if (r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read memory events");
+out:
+    sqlite3_value_free(w.cp);
+    sqlite3_value_free(w.ct);
+    free(w.stack);
+    sqlite3_finalize(nc->st);
+    free(nc);
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* ---- live allocations by address (open addressing) ---- */
+
+size_t tt__memtl_hash(int64_t a, size_t cap)
+{
+    uint64_t x = (uint64_t)a * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(x >> 17) & (cap - 1);
+}
+
+static int live_grow(struct livemap *m)
+{
+    struct livemap nm;
+    size_t i;
+    nm.cap = m->cap ? m->cap * 2 : 4096;
+    nm.n = 0;
+    nm.e = calloc(nm.cap, sizeof(*nm.e));
+    if (!nm.e)
+        return TT_ENOMEM;
+    for (i = 0; i < m->cap; i++) {
+        if (m->e[i].used) {
+            size_t j = tt__memtl_hash(m->e[i].addr, nm.cap);
+            while (nm.e[j].used)
+                j = (j + 1) & (nm.cap - 1);
+            nm.e[j] = m->e[i];
+            nm.n++;
+        }
+    }
+    free(m->e);
+    *m = nm;
+    return 0;
+}
+
+struct live *tt__live_find(struct livemap *m, int64_t addr)
+{
+    size_t j;
+    if (!m->cap)
+        return NULL;
+    j = tt__memtl_hash(addr, m->cap);
+    while (m->e[j].used) {
+        if (m->e[j].addr == addr)
+            return &m->e[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    return NULL;
+}
+
+struct live *tt__live_put(struct livemap *m, int64_t addr)
+{
+    size_t j;
+    if ((m->n + 1) * 2 > m->cap && live_grow(m) < 0)
+        return NULL;
+    j = tt__memtl_hash(addr, m->cap);
+    while (m->e[j].used) {
+        if (m->e[j].addr == addr)
+            return &m->e[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    memset(&m->e[j], 0, sizeof(m->e[j]));
+    m->e[j].used = 1;
+    m->e[j].addr = addr;
+    m->n++;
+    return &m->e[j];
+}
+
+void tt__live_del(struct livemap *m, struct live *e)
+{
+    size_t j = (size_t)(e - m->e), k;
+    m->e[j].used = 0;
+    m->n--;
+    k = (j + 1) & (m->cap - 1);
+    while (m->e[k].used) {
+        struct live tmp = m->e[k];
+        m->e[k].used = 0;
+        m->n--;
+        {
+            size_t h = tt__memtl_hash(tmp.addr, m->cap);
+            while (m->e[h].used)
+                h = (h + 1) & (m->cap - 1);
+            m->e[h] = tmp;
+            m->n++;
+        }
+        k = (k + 1) & (m->cap - 1);
+    }
+}
+
+/* the heuristics (docs/MEMTIMELINE.md), decided when the block is freed
+ * (free_ts) or at the end of the trace (free_ts = -1) */
+static int categorize(const struct live *a, int64_t free_ts, unsigned free_flags)
+{
+    /* torch's precedence: a gradient by identity beats a temporary */
+    if (a->etcat == TT_CAT_GRADIENT)
+        return a->etcat;
+    if (free_ts >= 0 && a->op_id && free_ts <= a->op_end)
+        return TT_CAT_TEMPORARY;
+    if (a->etcat >= 0)
+        return a->etcat;
+    if (a->flags & PH_ACCUMGRAD)
+        return TT_CAT_GRADIENT;
+    if (a->flags & PH_OPTIMIZER)
+        return free_ts < 0 || !(free_flags & PH_OPTIMIZER) ? TT_CAT_OPTIMIZER_STATE
+                                                          : TT_CAT_TEMPORARY;
+    if (a->flags & PH_BACKWARD)
+        return free_ts >= 0 && (free_flags & PH_BACKWARD) ? TT_CAT_AUTOGRAD_DETAIL
+                                                          : TT_CAT_GRADIENT;
+    if ((a->flags & PH_STEP) && a->op_id && free_ts >= 0 && (free_flags & PH_BACKWARD))
+        return TT_CAT_ACTIVATION;
+    if (!(a->flags & PH_STEP) && free_ts < 0)
+        return TT_CAT_PARAMETER;
+    return TT_CAT_UNKNOWN;
+}
+
+/* pass 2: category of every allocation -> temp.memcat(mem_id, cat) */
+#define RULE_OF(a, cat) ((a)->etcat >= 0 && (a)->etcat == (cat) ? (a)->rule : 0)
+
+static int store_cat(sqlite3_stmt *ins, const struct live *a, int cat)
+{
+    sqlite3_bind_int64(ins, 1, a->mem_id);
+    sqlite3_bind_int(ins, 2, cat);
+    sqlite3_bind_int(ins, 3, RULE_OF(a, cat));
+    if (sqlite3_step(ins) != SQLITE_DONE)
+        return -1;
+    sqlite3_reset(ins);
+    return 0;
+}
+
+static int add_pre(struct memtl_scan *sc, int64_t addr, int64_t bytes)
+{
+    if (TT_ALLOC_GROW(sc->pre, sc->npre + 1, sc->apre) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    sc->pre[sc->npre].addr = addr;
+    sc->pre[sc->npre].bytes = bytes;
+    sc->npre++;
+    return 0;
+}
+
+/* Also notes in sc the blocks freed before any allocation of their address
+ * (PREEXISTING, in time order) and the first event at the highest
+ * total_allocated: the emission pass reads the same rows in the same order. */
+int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
+                            struct memtl_scan *sc)
+{
+    sqlite3_stmt *st = NULL, *ins = NULL;
+    struct livemap m = { NULL, 0, 0 };
+    int64_t peak_alloc = 0;
+    size_t i;
+    int rc = 0, r;
+    if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memcat;"
+                             "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
+                             " rule INTEGER)")) < 0)
+        return rc;
+    if (tt_db_prepare(db, &st,
+                      "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
+                      " coalesce(e.cat, -1), coalesce(e.rule, 0), m.total_allocated"
+                      " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
+                      " LEFT JOIN temp.memet AS e ON e.mem_id = m.id"
+                      " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
+                      "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL ORDER BY m.ts, m.id") < 0 ||
+        tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?)") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    tt__memtl_bind_device(st, trace, dtype, did);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+        int64_t addr = sqlite3_column_int64(st, 2), bytes = sqlite3_column_int64(st, 3);
+        unsigned flags = (unsigned)sqlite3_column_int64(st, 6);
+        struct live *a = tt__live_find(&m, addr);
+        if (sqlite3_column_type(st, 10) != SQLITE_NULL &&
+            sqlite3_column_int64(st, 10) > peak_alloc) {
+            peak_alloc = sqlite3_column_int64(st, 10);
+            sc->peak_mem_id = id;
+        }
+        if (bytes > 0) {
+            /* reallocated without a free we saw: close the old one */
+            if (a && store_cat(ins, a, nocat ? TT_CAT_UNKNOWN : categorize(a, -1, 0)) < 0)
+                goto dberr;
+            if (!(a = tt__live_put(&m, addr))) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                goto out;
+            }
+            a->bytes = bytes;
+            a->mem_id = id;
+            a->ts = ts;
+            a->op_id = sqlite3_column_int64(st, 4);
+            a->op_end = sqlite3_column_int64(st, 5);
+            a->flags = flags;
+            a->step = sqlite3_column_int64(st, 7);
+            a->etcat = sqlite3_column_int(st, 8);
+            a->rule = sqlite3_column_int(st, 9);
+        } else if (bytes < 0 && a) {
+            if (store_cat(ins, a, nocat ? TT_CAT_UNKNOWN : categorize(a, ts, flags)) < 0)
+                goto dberr;
+            tt__live_del(&m, a);
+        } else if (bytes < 0 && (rc = add_pre(sc, addr, -bytes)) < 0) {
+            goto out;
+        }
+    }
+    if (r != SQLITE_DONE)
+        goto dberr;
+    for (i = 0; i < m.cap; i++)
+        if (m.e[i].used &&
+            store_cat(ins, &m.e[i], nocat ? TT_CAT_UNKNOWN : categorize(&m.e[i], -1, 0)) < 0)
+            goto dberr;
+    goto out;
+dberr:
+    rc = tt_db_error(db, "cannot categorise memory events");
+out:
+    free(m.e);
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    *ok = 0;
+    if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int(st, 2, b);
+    sqlite3_bind_int64(st, 3, c);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        v = sqlite3_column_int64(st, 0);
+        *ok = 1;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
