@@ -86,33 +86,33 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
         g->pid = ev->pid.num;
         g->have_pid = 1;
     }
-    rb_int(st, 1, id);
-    ig_rb_event_head(st, 2, g, ph, cat, name, ev);
-    rb_opt(st, 9, ev->has_dur, ev->dur_ns);
-    rb_opt(st, 10, nested, depth);
-    rb_opt(st, 11, nested && parent, parent);
-    rb_opt(st, 12, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
-    rb_opt(st, 13, HAVE(TT_A_RF_ID), ev->rf_id);
-    rb_opt(st, 14, HAVE(TT_A_SEQ_NR), ev->seq_nr);
-    rb_opt(st, 15, HAVE(TT_A_FWD_TID), ev->fwd_tid);
-    rb_opt(st, 16, HAVE(TT_A_EV_IDX), ev->ev_idx);
+    rb_int(st, TT_C_SL_ID, id);
+    ig_rb_event_head(st, TT_C_SL_TRACE_ID, g, ph, cat, name, ev);
+    rb_opt(st, TT_C_SL_DUR, ev->has_dur, ev->dur_ns);
+    rb_opt(st, TT_C_SL_DEPTH, nested, depth);
+    rb_opt(st, TT_C_SL_PARENT_ID, nested && parent, parent);
+    rb_opt(st, TT_C_SL_EXTERNAL_ID, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+    rb_opt(st, TT_C_SL_RF_ID, HAVE(TT_A_RF_ID), ev->rf_id);
+    rb_opt(st, TT_C_SL_SEQ_NR, HAVE(TT_A_SEQ_NR), ev->seq_nr);
+    rb_opt(st, TT_C_SL_FWD_TID, HAVE(TT_A_FWD_TID), ev->fwd_tid);
+    rb_opt(st, TT_C_SL_EV_IDX, HAVE(TT_A_EV_IDX), ev->ev_idx);
     if (ev->input_dims) {
         int64_t d = ig_intern_z(g, ev->input_dims);
         if (d < 0)
             return (int)d;
-        rb_int(st, 17, d);
+        rb_int(st, TT_C_SL_INPUT_DIMS, d);
     } else {
-        rb_null(st, 17);
+        rb_null(st, TT_C_SL_INPUT_DIMS);
     }
     if (ev->input_types) {
         int64_t d = ig_intern_z(g, ev->input_types);
         if (d < 0)
             return (int)d;
-        rb_int(st, 18, d);
+        rb_int(st, TT_C_SL_INPUT_TYPES, d);
     } else {
-        rb_null(st, 18);
+        rb_null(st, TT_C_SL_INPUT_TYPES);
     }
-    rb_text(st, 19, ev->args, ev->args_len);
+    rb_text(st, TT_C_SL_ARGS, ev->args, ev->args_len);
     if ((rc = ig_rb_commit(g, st, "cannot store a slice")) < 0)
         return rc;
     if (ph[0] == 'B' && t) {
@@ -135,10 +135,10 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
         struct rowbuf *rb = &g->rbuf[R_SLICE];
         struct job *j = rb->cur;
         /* the 'B' row still waiting here (slice ids are consecutive)? */
-        int64_t first = j->n ? j->cells[0].i : 0;
+        int64_t first = j->n ? j->cells[TT_C_SL_ID].i : 0;
         if (j->n && id >= first && id - first < j->n &&
-            j->cells[(id - first) * rb->ncols].i == id) {
-            tt__cell *c = &j->cells[(id - first) * rb->ncols + 8]; /* dur */
+            j->cells[(id - first) * rb->ncols + TT_C_SL_ID].i == id) {
+            tt__cell *c = &j->cells[(id - first) * rb->ncols + TT_C_SL_DUR];
             c->type = CELL_INT;
             c->i = dur;
         } else {
@@ -169,11 +169,11 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
         g->first_unmatched_off = ev->offset;
     {
         struct rowbuf *si = &g->rbuf[R_INST];
-        ig_rb_event_head(si, 1, g, "E", cat, name, ev);
-        rb_null(si, 8);
-        rb_null(si, 9);
-        rb_null(si, 10);
-        rb_text(si, 11, ev->args, ev->args_len);
+        ig_rb_event_head(si, TT_C_IN_TRACE_ID, g, "E", cat, name, ev);
+        rb_null(si, TT_C_IN_DUR);
+        rb_null(si, TT_C_IN_SCOPE);
+        rb_null(si, TT_C_IN_EVENT_ID);
+        rb_text(si, TT_C_IN_ARGS, ev->args, ev->args_len);
         return ig_rb_commit(g, si, "cannot store an instant");
     }
 }
@@ -192,21 +192,21 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
         if (op_id < 0)
             return TT_EDB;
     }
-    rb_int(st, 1, g->trace_id);
-    rb_opt(st, 2, cat != 0, cat);
-    rb_int(st, 3, name);
-    rb_id(st, 4, &ev->pid);
-    rb_id(st, 5, &ev->tid);
-    rb_opt(st, 6, ev->has_ts, ev->ts_ns);
-    rb_opt(st, 7, ev->has_dur, ev->dur_ns);
-    rb_opt(st, 8, HAVE(TT_A_CORRELATION), ev->correlation);
-    rb_opt(st, 9, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
-    rb_opt(st, 10, HAVE(TT_A_CBID), ev->cbid);
-    rb_text(st, 11, ev->args, ev->args_len);
-    rb_opt(st, 12, op_id != 0, op_id);
+    rb_int(st, TT_C_RT_TRACE_ID, g->trace_id);
+    rb_opt(st, TT_C_RT_CAT, cat != 0, cat);
+    rb_int(st, TT_C_RT_NAME, name);
+    rb_id(st, TT_C_RT_PID, &ev->pid);
+    rb_id(st, TT_C_RT_TID, &ev->tid);
+    rb_opt(st, TT_C_RT_TS, ev->has_ts, ev->ts_ns);
+    rb_opt(st, TT_C_RT_DUR, ev->has_dur, ev->dur_ns);
+    rb_opt(st, TT_C_RT_CORRELATION, HAVE(TT_A_CORRELATION), ev->correlation);
+    rb_opt(st, TT_C_RT_EXTERNAL_ID, HAVE(TT_A_EXTERNAL_ID), ev->external_id);
+    rb_opt(st, TT_C_RT_CBID, HAVE(TT_A_CBID), ev->cbid);
+    rb_text(st, TT_C_RT_ARGS, ev->args, ev->args_len);
+    rb_opt(st, TT_C_RT_OP_ID, op_id != 0, op_id);
     rid = g->next_runtime_id++;
-    rb_int(st, 13, rid);
-    rb_null(st, 14); /* flow: set by fold_flow when the ac2g flow follows */
+    rb_int(st, TT_C_RT_ID, rid);
+    rb_null(st, TT_C_RT_FLOW); /* flow: set by fold_flow when the ac2g flow follows */
     if ((rc = ig_rb_commit(g, st, "cannot store a runtime call")) < 0)
         return rc;
     if (op_id)
@@ -245,12 +245,12 @@ static int fold_into_row(struct rowbuf *rb, const int col[5], const tt_event *ev
     if (!rb->cur->n)
         return 0;
     row = &rb->cur->cells[(rb->cur->n - 1) * rb->ncols];
-    if (!cell_is_id(rb, &row[col[0] - 1], &ev->pid) ||
-        !cell_is_id(rb, &row[col[1] - 1], &ev->tid) || !cell_is_int(&row[col[2] - 1], ev->ts_ns) ||
-        !cell_is_int(&row[col[3] - 1], ev->id.num) || row[col[4] - 1].type != CELL_NULL)
+    if (!cell_is_id(rb, &row[col[0]], &ev->pid) ||
+        !cell_is_id(rb, &row[col[1]], &ev->tid) || !cell_is_int(&row[col[2]], ev->ts_ns) ||
+        !cell_is_int(&row[col[3]], ev->id.num) || row[col[4]].type != CELL_NULL)
         return 0;
-    row[col[4] - 1].type = CELL_INT;
-    row[col[4] - 1].i = code;
+    row[col[4]].type = CELL_INT;
+    row[col[4]].i = code;
     return 1;
 }
 
@@ -264,8 +264,10 @@ static int fold_into_row(struct rowbuf *rb, const int col[5], const tt_event *ev
  */
 static int fold_flow(struct ingest *g, const tt_event *ev)
 {
-    static const int rt_cols[5] = { 4, 5, 6, 8, 14 };
-    static const int gpu_cols[5] = { 5, 6, 10, 12, 27 };
+    static const int rt_cols[5] = { TT_C_RT_PID, TT_C_RT_TID, TT_C_RT_TS,
+                                    TT_C_RT_CORRELATION, TT_C_RT_FLOW };
+    static const int gpu_cols[5] = { TT_C_GPU_PID, TT_C_GPU_TID, TT_C_GPU_TS,
+                                     TT_C_GPU_CORRELATION, TT_C_GPU_FLOW };
     int64_t ring;
     int code;
     if (!ev->cat || strcmp(ev->cat, "ac2g") || !ev->name || strcmp(ev->name, "ac2g") ||
@@ -336,15 +338,15 @@ static int on_event(void *ctx, const tt_event *ev)
     case 'I': /* instant; "[memory]" and "[OutOfMemory]" are allocator events */
         if (!strcmp(ev->name, "[memory]") || !strcmp(ev->name, "[OutOfMemory]")) {
             st = &g->rbuf[R_MEM];
-            ig_rb_event_head(st, 1, g, ph1, cat, name, ev);
-            rb_opt(st, 8, HAVE(TT_A_DEVICE_TYPE), ev->device_type);
-            rb_opt(st, 9, HAVE(TT_A_DEVICE_ID), ev->device_id);
-            rb_opt(st, 10, HAVE(TT_A_ADDR), ev->addr);
-            rb_opt(st, 11, HAVE(TT_A_BYTES), ev->bytes);
-            rb_opt(st, 12, HAVE(TT_A_TOTAL_ALLOC), ev->total_allocated);
-            rb_opt(st, 13, HAVE(TT_A_TOTAL_RESERVED), ev->total_reserved);
-            rb_opt(st, 14, HAVE(TT_A_EV_IDX), ev->ev_idx);
-            rb_text(st, 15, ev->args, ev->args_len);
+            ig_rb_event_head(st, TT_C_MEM_TRACE_ID, g, ph1, cat, name, ev);
+            rb_opt(st, TT_C_MEM_DEVICE_TYPE, HAVE(TT_A_DEVICE_TYPE), ev->device_type);
+            rb_opt(st, TT_C_MEM_DEVICE_ID, HAVE(TT_A_DEVICE_ID), ev->device_id);
+            rb_opt(st, TT_C_MEM_ADDR, HAVE(TT_A_ADDR), ev->addr);
+            rb_opt(st, TT_C_MEM_BYTES, HAVE(TT_A_BYTES), ev->bytes);
+            rb_opt(st, TT_C_MEM_TOTAL_ALLOCATED, HAVE(TT_A_TOTAL_ALLOC), ev->total_allocated);
+            rb_opt(st, TT_C_MEM_TOTAL_RESERVED, HAVE(TT_A_TOTAL_RESERVED), ev->total_reserved);
+            rb_opt(st, TT_C_MEM_EV_IDX, HAVE(TT_A_EV_IDX), ev->ev_idx);
+            rb_text(st, TT_C_MEM_ARGS, ev->args, ev->args_len);
             return ig_rb_commit(g, st, "cannot store a memory event");
         }
         break;
@@ -354,28 +356,28 @@ static int on_event(void *ctx, const tt_event *ev)
         if (fold_flow(g, ev))
             return 0;
         st = &g->rbuf[R_FLOW];
-        rb_int(st, 1, g->trace_id);
-        rb_text(st, 2, ph1, 1);
-        rb_opt(st, 3, cat != 0, cat);
-        rb_int(st, 4, name);
-        rb_id(st, 5, &ev->id);
-        rb_id(st, 6, &ev->pid);
-        rb_id(st, 7, &ev->tid);
-        rb_opt(st, 8, ev->has_ts, ev->ts_ns);
-        rb_text(st, 9, ev->bp, ev->bp ? strlen(ev->bp) : 0);
-        rb_text(st, 10, ev->args, ev->args_len);
+        rb_int(st, TT_C_FL_TRACE_ID, g->trace_id);
+        rb_text(st, TT_C_FL_PH, ph1, 1);
+        rb_opt(st, TT_C_FL_CAT, cat != 0, cat);
+        rb_int(st, TT_C_FL_NAME, name);
+        rb_id(st, TT_C_FL_FLOW_ID, &ev->id);
+        rb_id(st, TT_C_FL_PID, &ev->pid);
+        rb_id(st, TT_C_FL_TID, &ev->tid);
+        rb_opt(st, TT_C_FL_TS, ev->has_ts, ev->ts_ns);
+        rb_text(st, TT_C_FL_BP, ev->bp, ev->bp ? strlen(ev->bp) : 0);
+        rb_text(st, TT_C_FL_ARGS, ev->args, ev->args_len);
         return ig_rb_commit(g, st, "cannot store a flow event");
     case 'M': /* metadata: process/thread names, labels, sort indexes */
         st = &g->rbuf[R_META];
-        ig_rb_event_head(st, 1, g, ph1, cat, name, ev);
+        ig_rb_event_head(st, TT_C_MD_TRACE_ID, g, ph1, cat, name, ev);
         if (ev->arg_name)
-            rb_textz(st, 8, ev->arg_name);
+            rb_textz(st, TT_C_MD_VALUE, ev->arg_name);
         else if (ev->arg_labels)
-            rb_textz(st, 8, ev->arg_labels);
+            rb_textz(st, TT_C_MD_VALUE, ev->arg_labels);
         else
-            rb_null(st, 8);
-        rb_opt(st, 9, HAVE(TT_A_SORT_INDEX), ev->sort_index);
-        rb_text(st, 10, ev->args, ev->args_len);
+            rb_null(st, TT_C_MD_VALUE);
+        rb_opt(st, TT_C_MD_SORT_INDEX, HAVE(TT_A_SORT_INDEX), ev->sort_index);
+        rb_text(st, TT_C_MD_ARGS, ev->args, ev->args_len);
         if (ev->arg_labels && !strcmp(ev->arg_labels, "CPU") && !ev->pid.is_str &&
             ev->pid.present) {
             g->pid = ev->pid.num;
@@ -387,11 +389,11 @@ static int on_event(void *ctx, const tt_event *ev)
     }
     /* everything else (counters 'C', async 'b'/'e'/'n', other instants) */
     st = &g->rbuf[R_INST];
-    ig_rb_event_head(st, 1, g, ph1, cat, name, ev);
-    rb_opt(st, 8, ev->has_dur, ev->dur_ns);
-    rb_text(st, 9, ev->s, ev->s ? strlen(ev->s) : 0);
-    rb_id(st, 10, &ev->id);
-    rb_text(st, 11, ev->args, ev->args_len);
+    ig_rb_event_head(st, TT_C_IN_TRACE_ID, g, ph1, cat, name, ev);
+    rb_opt(st, TT_C_IN_DUR, ev->has_dur, ev->dur_ns);
+    rb_text(st, TT_C_IN_SCOPE, ev->s, ev->s ? strlen(ev->s) : 0);
+    rb_id(st, TT_C_IN_EVENT_ID, &ev->id);
+    rb_text(st, TT_C_IN_ARGS, ev->args, ev->args_len);
     return ig_rb_commit(g, st, "cannot store an instant event");
 }
 
@@ -404,27 +406,27 @@ static int on_et_node(void *ctx, const tt_et_node *n)
         return (int)name;
     if (n->op_schema && (schema = ig_intern_z(g, n->op_schema)) < 0)
         return (int)schema;
-    rb_int(st, 1, g->trace_id);
-    rb_int(st, 2, n->id);
-    rb_int(st, 3, name);
-    rb_opt(st, 4, n->has_parent, n->parent);
-    rb_opt(st, 5, n->have & TT_ET_RF_ID, n->rf_id);
-    rb_opt(st, 6, n->have & TT_ET_FW_PARENT, n->fw_parent);
-    rb_opt(st, 7, n->have & TT_ET_SEQ_ID, n->seq_id);
-    rb_opt(st, 8, n->have & TT_ET_SCOPE, n->scope);
-    rb_opt(st, 9, n->have & TT_ET_TID, n->tid);
-    rb_opt(st, 10, n->have & TT_ET_FW_TID, n->fw_tid);
-    rb_opt(st, 11, n->op_schema != NULL, schema);
-    rb_text(st, 12, n->inputs, n->inputs ? strlen(n->inputs) : 0);
-    rb_text(st, 13, n->input_shapes, n->input_shapes ? strlen(n->input_shapes) : 0);
-    rb_text(st, 14, n->input_types, n->input_types ? strlen(n->input_types) : 0);
-    rb_text(st, 15, n->input_strides, n->input_strides ? strlen(n->input_strides) : 0);
-    rb_text(st, 16, n->outputs, n->outputs ? strlen(n->outputs) : 0);
-    rb_text(st, 17, n->output_shapes, n->output_shapes ? strlen(n->output_shapes) : 0);
-    rb_text(st, 18, n->output_types, n->output_types ? strlen(n->output_types) : 0);
-    rb_text(st, 19, n->output_strides, n->output_strides ? strlen(n->output_strides) : 0);
-    rb_text(st, 20, n->attrs, n->attrs ? strlen(n->attrs) : 0);
-    rb_text(st, 21, n->extra, n->extra ? strlen(n->extra) : 0);
+    rb_int(st, TT_C_ET_TRACE_ID, g->trace_id);
+    rb_int(st, TT_C_ET_NODE_ID, n->id);
+    rb_int(st, TT_C_ET_NAME, name);
+    rb_opt(st, TT_C_ET_PARENT, n->has_parent, n->parent);
+    rb_opt(st, TT_C_ET_RF_ID, n->have & TT_ET_RF_ID, n->rf_id);
+    rb_opt(st, TT_C_ET_FW_PARENT, n->have & TT_ET_FW_PARENT, n->fw_parent);
+    rb_opt(st, TT_C_ET_SEQ_ID, n->have & TT_ET_SEQ_ID, n->seq_id);
+    rb_opt(st, TT_C_ET_SCOPE, n->have & TT_ET_SCOPE, n->scope);
+    rb_opt(st, TT_C_ET_TID, n->have & TT_ET_TID, n->tid);
+    rb_opt(st, TT_C_ET_FW_TID, n->have & TT_ET_FW_TID, n->fw_tid);
+    rb_opt(st, TT_C_ET_OP_SCHEMA, n->op_schema != NULL, schema);
+    rb_text(st, TT_C_ET_INPUTS, n->inputs, n->inputs ? strlen(n->inputs) : 0);
+    rb_text(st, TT_C_ET_INPUT_SHAPES, n->input_shapes, n->input_shapes ? strlen(n->input_shapes) : 0);
+    rb_text(st, TT_C_ET_INPUT_TYPES, n->input_types, n->input_types ? strlen(n->input_types) : 0);
+    rb_text(st, TT_C_ET_INPUT_STRIDES, n->input_strides, n->input_strides ? strlen(n->input_strides) : 0);
+    rb_text(st, TT_C_ET_OUTPUTS, n->outputs, n->outputs ? strlen(n->outputs) : 0);
+    rb_text(st, TT_C_ET_OUTPUT_SHAPES, n->output_shapes, n->output_shapes ? strlen(n->output_shapes) : 0);
+    rb_text(st, TT_C_ET_OUTPUT_TYPES, n->output_types, n->output_types ? strlen(n->output_types) : 0);
+    rb_text(st, TT_C_ET_OUTPUT_STRIDES, n->output_strides, n->output_strides ? strlen(n->output_strides) : 0);
+    rb_text(st, TT_C_ET_ATTRS, n->attrs, n->attrs ? strlen(n->attrs) : 0);
+    rb_text(st, TT_C_ET_EXTRA, n->extra, n->extra ? strlen(n->extra) : 0);
     return ig_rb_commit(g, st, "cannot store an execution-trace node");
 }
 
@@ -432,11 +434,11 @@ static int on_memrow(void *ctx, const tt_memrow *m)
 {
     struct ingest *g = ctx;
     struct rowbuf *st = &g->rbuf[R_MEMTL];
-    rb_int(st, 1, g->trace_id);
-    rb_int(st, 2, m->ts);
-    rb_int(st, 3, m->action);
-    rb_int(st, 4, m->bytes);
-    rb_opt(st, 5, m->has_category, m->category);
+    rb_int(st, TT_C_MT_TRACE_ID, g->trace_id);
+    rb_int(st, TT_C_MT_TS, m->ts);
+    rb_int(st, TT_C_MT_ACTION, m->action);
+    rb_int(st, TT_C_MT_BYTES, m->bytes);
+    rb_opt(st, TT_C_MT_CATEGORY, m->has_category, m->category);
     if (!g->have_span) {
         g->start_ns = g->end_ns = m->ts;
         g->have_span = 1;

@@ -6,7 +6,7 @@
  * linking as tt_ingest_file(), on the same worker thread, but gives each
  * batch of rows to a callback on the calling thread instead of inserting it.
  * Tables and columns are those of docs/SCHEMA.md, cells in the order of the
- * INSERT column lists in ingest.c (the TT_C_* indexes below). A string is
+ * record declarations of analyze/records.h (the TT_C_* indexes). A string is
  * always delivered (table TT_ROWS_STR) before any row that uses its id.
  * What only the SQL passes after a load can do (relinking threads whose ops
  * came out of order, linking GPU activities to runtime calls far away,
@@ -16,6 +16,7 @@
 #ifndef TT_ANALYZE_INGEST_ROWS_H
 #define TT_ANALYZE_INGEST_ROWS_H
 
+#include "analyze/records.h"
 #include "tracetool/formats.h"
 
 #include <stddef.h>
@@ -29,19 +30,7 @@ typedef struct tt__cell {
     size_t len; /* TT_CELL_TEXT: bytes (no NUL) */
 } tt__cell;
 
-/* tables (the order of ingest.c's enum row_id) */
-enum { TT_ROWS_SLICE, TT_ROWS_RUNTIME, TT_ROWS_GPU, TT_ROWS_MEMORY, TT_ROWS_FLOW,
-       TT_ROWS_INSTANT, TT_ROWS_META, TT_ROWS_ET, TT_ROWS_MEMTL, TT_ROWS_STR };
-
-/* cells read by consumers */
-enum { TT_C_SL_ID = 0, TT_C_SL_CAT = 3, TT_C_SL_NAME = 4, TT_C_SL_PID = 5, TT_C_SL_TID = 6,
-       TT_C_SL_TS = 7, TT_C_SL_DUR = 8, TT_C_SL_DIMS = 16 };
-enum { TT_C_RT_NAME = 2, TT_C_RT_PID = 3, TT_C_RT_TID = 4, TT_C_RT_TS = 5, TT_C_RT_DUR = 6,
-       TT_C_RT_ID = 12 };
-enum { TT_C_GPU_KIND = 1, TT_C_GPU_NAME = 3, TT_C_GPU_TS = 9, TT_C_GPU_DUR = 10,
-       TT_C_GPU_OP = 25 };
-enum { TT_C_MEM_NAME = 3, TT_C_MEM_TS = 6, TT_C_MEM_DEVTYPE = 7, TT_C_MEM_BYTES = 10 };
-enum { TT_C_STR_ID = 0, TT_C_STR_S = 1 };
+/* tables TT_ROWS_*, cells TT_C_<REC>_<COLUMN>: analyze/records.h */
 
 typedef struct tt__rowsink {
     void *ctx;

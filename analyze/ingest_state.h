@@ -88,7 +88,10 @@ struct pending {
 
 enum { CELL_NULL = TT_CELL_NULL, CELL_INT = TT_CELL_INT, CELL_TEXT = TT_CELL_TEXT };
 
-#define RB_MAXC 27 /* columns of the widest row (gpu_ops) */
+#define RB_MAXC TT_NC_GPU /* columns of the widest row */
+#define RB_FITS_(ID, REC, TABLE) && (int)TT_NC_##REC <= (int)RB_MAXC
+_Static_assert(1 TT_RECORDS(RB_FITS_), "RB_MAXC holds every record type");
+#undef RB_FITS_
 
 /*
  * A job for the writer: up to RB_K rows of one table, or one update. The
@@ -107,7 +110,8 @@ struct job {
 };
 
 struct rowbuf {
-    const char *head;  /* "INSERT INTO t(a, b) VALUES " */
+    const char *table;       /* the record type's table and columns */
+    const char *const *cols; /* (analyze/records.h) */
     int ncols;
     struct job *cur;   /* worker side: the rows being filled */
     /* writer side */
@@ -145,13 +149,6 @@ struct jobq {
 enum stmt_id { S_END_B, S_COUNT };
 
 
-/*
- * OR FAIL, not the default ABORT: an aborting multi-row INSERT must be able
- * to undo its own earlier rows, so SQLite copies every page it touches into
- * a statement journal first (measured: 1.9 bytes of temporary file written
- * per byte of trace). A failed INSERT fails the whole ingest, which rolls
- * the transaction back anyway.
- */
 enum row_id { R_SLICE, R_RT, R_GPU, R_MEM, R_FLOW, R_INST, R_META, R_ET, R_MEMTL, R_STR,
               R_COUNT };
 _Static_assert((int)R_SLICE == (int)TT_ROWS_SLICE && (int)R_RT == (int)TT_ROWS_RUNTIME &&
@@ -213,7 +210,7 @@ struct ingest {
 
 static inline tt__cell *rb_cell(struct rowbuf *rb, int col)
 {
-    return &rb->cur->cells[rb->cur->n * rb->ncols + col - 1];
+    return &rb->cur->cells[rb->cur->n * rb->ncols + col];
 }
 
 static inline void rb_null(struct rowbuf *rb, int col)

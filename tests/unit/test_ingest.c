@@ -1285,3 +1285,46 @@ Test(ingest, base_time_and_relative_ts)
     q_expect("2413669096100149|500|1699999999000000000\n",
              "SELECT s.ts, s.dur, t.base_time_ns FROM slices s, traces t");
 }
+
+/* analyze/records.h declares each record type's columns once; every list
+ * must name exactly the columns of its table in the schema (in any order:
+ * the tables keep the order of the schema's first version), less an `id`
+ * that SQLite assigns (INTEGER PRIMARY KEY) */
+#include "analyze/records.h"
+
+#define REC_COLS_(P, NAME, SQL) SQL,
+#define REC_CHECK_(ID, REC, TABLE)                                                  \
+    {                                                                               \
+        static const char *const cols[] = { TT_REC_##REC(REC_COLS_) };              \
+        check_record_columns(TABLE, cols, sizeof(cols) / sizeof(cols[0]), TT_NC_##REC); \
+    }
+
+static void check_record_columns(const char *table, const char *const *cols, size_t n,
+                                 int ncells)
+{
+    sqlite3_stmt *st;
+    char sql[128];
+    size_t found = 0, i, in_table = 0, auto_id = 0;
+    cr_assert_eq((size_t)ncells, n, "%s: TT_NC", table);
+    snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", table);
+    cr_assert_eq(sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(st, 0);
+        size_t had = found;
+        in_table++;
+        for (i = 0; i < n; i++)
+            found += strcmp(c, cols[i]) == 0;
+        auto_id += found == had && strcmp(c, "id") == 0;
+    }
+    sqlite3_finalize(st);
+    cr_assert_eq(found, n, "%s: every declared column is in the table", table);
+    cr_assert_eq(in_table - auto_id, n, "%s: every column of the table is declared", table);
+}
+
+Test(ingest, record_declarations_match_the_schema, .init = setup, .fini = teardown)
+{
+    TT_RECORDS(REC_CHECK_)
+    cr_assert_eq(TT_C_SL_TS, 7);
+    cr_assert_eq(TT_C_GPU_OP, 25);
+    cr_assert_eq(TT_C_RT_ID, 12);
+}
