@@ -1321,7 +1321,7 @@ static void check_record_columns(const char *table, const char *const *cols, siz
     cr_assert_eq(in_table - auto_id, n, "%s: every column of the table is declared", table);
 }
 
-Test(ingest, record_declarations_match_the_schema, .init = setup, .fini = teardown)
+Test(ingest, record_declarations_match_the_schema)
 {
     TT_RECORDS(REC_CHECK_)
     cr_assert_eq(TT_C_SL_TS, 7);
