@@ -119,10 +119,46 @@ typedef struct tt_kern_options {
     int by;            /* TT_KERN_BY_*: kernel name, name + grid/block, device + stream, CPU op */
     int what;          /* TT_KERN_*: kernels, memcpy/memset, or both */
     int64_t row_limit; /* -1 = all */
-    int format;        /* TT_AVG_TABLE, TT_AVG_CSV or TT_AVG_JSON */
+    int format;        /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON or TT_AVG_MARKDOWN */
 } tt_kern_options;
 #define TT_KERN_OPTIONS_INIT { 1, 0, -1, TT_KERN_BY_NAME, TT_KERN_BOTH, -1, TT_AVG_TABLE }
 
+/* One group of a summary (durations in ns, from gpu_ops.dur). */
+typedef struct tt_kern_row {
+    char *name;         /* the group: kernel name, name + launch, "device D stream S",
+                           CPU op, or "memcpy HtoD" etc. for memory operations */
+    int64_t instances, total_ns, min_ns, max_ns;
+    int64_t bytes;      /* sum of args bytes (memory operations; else 0) */
+    double avg_ns, med_ns, stddev_ns; /* stddev: sample (n - 1); 0 for one instance */
+    double time_pct;    /* share of the summary's total_ns */
+    double gb_per_s;    /* bytes / total_ns */
+} tt_kern_row;
+
+typedef struct tt_kern_summary {
+    int64_t trace_id;
+    char *path;
+    int memory;         /* 0: kernels, 1: memcpy/memset */
+    int by;             /* TT_KERN_BY_* (kernels) */
+    int64_t total_ns;   /* over all groups */
+    int64_t ngroups;    /* groups, also those past row_limit */
+    tt_kern_row *rows;  /* largest total first (then name), at most row_limit */
+    size_t nrows;
+} tt_kern_summary;
+
+typedef struct tt_kern_result {
+    tt_kern_summary *summaries; /* per trace (rank, id order): kernels, then memory */
+    size_t nsummaries;
+} tt_kern_result;
+
+/* Compute the summaries without printing; free with tt_kern_result_free. */
+TT_EXTERN(int) tt_kernels_db_result(tt_db *db, const tt_kern_options *opts,
+                                    tt_kern_result *res);
+TT_EXTERN(int) tt_kernels_file_result(const char *path, const tt_kern_options *opts,
+                                      tt_kern_result *res);
+/* NULL-safe; leaves *res empty. */
+TT_EXTERN(void) tt_kern_result_free(tt_kern_result *res);
+
+/* Compute and print (opts->format). */
 TT_EXTERN(int) tt_kernels_db(tt_db *db, const tt_kern_options *opts, FILE *out);
 TT_EXTERN(int) tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out);
 
