@@ -332,10 +332,11 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
 
 typedef int (*summary_fn)(void *ctx, tt_kern_summary *s); /* takes s over */
 
-static int each_summary(tt_db *db, const tt_kern_options *o, summary_fn fn, void *ctx)
+/* Calls fn on each summary; *any: whether a trace matched. */
+static int each_summary(tt_db *db, const tt_kern_options *o, summary_fn fn, void *ctx, int *any)
 {
     sqlite3_stmt *tr;
-    int rc = 0, any = 0, m;
+    int rc = 0, m;
     if (tt_db_prepare(db, &tr,
                       "SELECT id, path FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
                       " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2) ORDER BY rank, id") < 0)
@@ -345,7 +346,7 @@ static int each_summary(tt_db *db, const tt_kern_options *o, summary_fn fn, void
     while (rc == 0 && sqlite3_step(tr) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(tr, 0);
         const char *p = (const char *)sqlite3_column_text(tr, 1);
-        any = 1;
+        *any = 1;
         for (m = 0; rc == 0 && m < 2; m++) {
             tt_kern_summary s;
             if (o->what == (m ? TT_KERN_KERNELS : TT_KERN_MEMORY))
@@ -355,9 +356,12 @@ static int each_summary(tt_db *db, const tt_kern_options *o, summary_fn fn, void
         }
     }
     sqlite3_finalize(tr);
-    if (rc == 0 && !any)
-        return tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
     return rc;
+}
+
+static int none_found(tt_db *db, const tt_kern_options *o)
+{
+    return tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
 }
 
 struct printer {
@@ -401,9 +405,11 @@ void tt_kern_result_free(tt_kern_result *res)
 
 int tt_kernels_db_result(tt_db *db, const tt_kern_options *o, tt_kern_result *res)
 {
-    int rc;
+    int rc, any = 0;
     memset(res, 0, sizeof(*res));
-    rc = each_summary(db, o, collect_one, res);
+    rc = each_summary(db, o, collect_one, res, &any);
+    if (rc == 0 && !any)
+        rc = none_found(db, o);
     if (rc < 0)
         tt_kern_result_free(res);
     return rc;
@@ -424,15 +430,17 @@ int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_ker
 int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
 {
     struct printer p;
-    int rc;
+    int rc, any = 0;
     p.o = o;
     p.out = out;
     p.first = 1;
     if (o->format == TT_AVG_JSON)
         fputs("{\"summaries\": [", out);
-    rc = each_summary(db, o, print_one, &p);
+    rc = each_summary(db, o, print_one, &p, &any);
     if (o->format == TT_AVG_JSON && rc == 0)
         fputs("\n]}\n", out);
+    if (rc == 0 && !any)
+        return none_found(db, o);
     return rc;
 }
 

@@ -74,6 +74,55 @@ typedef struct tt_info_options {
 } tt_info_options;
 #define TT_INFO_OPTIONS_INIT { 1, 0, 0 }
 
+/* Events of one phase and category. */
+typedef struct tt_info_category {
+    char ph;
+    char *cat;          /* NULL when the events have none */
+    int64_t count;
+} tt_info_category;
+
+/* GPU activities on one device and stream. */
+typedef struct tt_info_stream {
+    int64_t device, stream, activities;
+} tt_info_stream;
+
+/* What `tracetool info` shows for one trace. */
+typedef struct tt_info_summary {
+    char *path;
+    int64_t trace_id;       /* 0 when read straight from a file */
+    char *format;           /* tt_format_name(); NULL if unknown */
+    char *schema_version;   /* NULL when absent */
+    int gzip, truncated;
+    int64_t bytes;          /* file size */
+    int have_rank, have_world_size, have_pid, have_span;
+    int64_t rank, world_size, pid;
+    int64_t base_time_ns, start_ns, end_ns; /* span: events' ts .. ts + dur, as written */
+    int64_t events;
+    tt_info_category *categories; /* most events first, then ph, then cat */
+    size_t ncategories;
+    tt_info_stream *streams;      /* by device, then stream */
+    size_t nstreams;
+    int64_t devices;              /* distinct devices among streams */
+    int64_t cpu_threads;          /* distinct (pid, tid) of CPU slices */
+    /* features: how many of each */
+    int64_t shapes, memory_events, rf_ids, flows, gpu_kernels, python_functions, et_nodes,
+        memtl_rows;
+    int64_t repaired, skipped;    /* values repaired / elements skipped by the reader */
+} tt_info_summary;
+
+typedef struct tt_info_result {
+    tt_info_summary *traces;
+    size_t ntraces;
+} tt_info_result;
+
+/* The summaries of an ingested database (opts->trace_id or every trace, by id)
+ * and of a trace file (one); free with tt_info_result_free. */
+TT_EXTERN(int) tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *res);
+TT_EXTERN(int) tt_info_file_result(const char *path, const tt_info_options *opts,
+                                   tt_info_result *res);
+/* NULL-safe; leaves *res empty. */
+TT_EXTERN(void) tt_info_result_free(tt_info_result *res);
+
 /* Print a per-trace summary of an ingested database to `out`. */
 TT_EXTERN(int) tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out);
 /* Read a trace file (streaming, no database) and print the same summary. */
