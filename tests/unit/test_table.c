@@ -164,8 +164,12 @@ Test(table, quoting_helpers)
     fputc(';', f);
     tt_table_csv_text(f, "a\rb", 0);
     fputc(';', f);
+    tt_table_csv_text(f, "a\nb", 0);
+    fputc(';', f);
+    tt_table_csv_text(f, "say \"hi\"", 0);
+    fputc(';', f);
     tt_table_markdown_text(f, "*a_b* `c` <d> & e\\f\r\ng\x7f");
     fclose(f);
-    cr_expect_str_eq(buf, "x;\"x\";\"a\rb\";\\*a\\_b\\* \\`c\\` \\<d\\> \\& e\\\\f<br>g\xe2\x90\xa1");
+    cr_expect_str_eq(buf, "x;\"x\";\"a\rb\";\"a\nb\";\"say \"\"hi\"\"\";\\*a\\_b\\* \\`c\\` \\<d\\> \\& e\\\\f<br>g\xe2\x90\xa1");
     free(buf);
 }
