@@ -14,9 +14,15 @@
 
 #include <inttypes.h>
 
-/* open addressing: slot = index + 1 into the summary's array, 0 = empty */
+/* open addressing: i = index + 1 into the summary's array (0 = empty), h =
+ * the key's hash, so probes and rehashing touch no key */
+struct slot {
+    size_t i;
+    uint64_t h;
+};
+
 struct slots {
-    size_t *v;
+    struct slot *v;
     size_t cap; /* 0 or a power of two */
 };
 
@@ -58,21 +64,11 @@ static uint64_t hash_id(uint64_t h, const tt_id *id)
     return id->is_str ? hash_str(h ^ 0x52, id->str) : mix64(h ^ (uint64_t)id->num ^ 0x53);
 }
 
-static uint64_t hash_at(const struct info *in, const struct slots *t, size_t i)
-{
-    if (t == &in->cat_ix)
-        return hash_cat(in->s.categories[i].ph, in->s.categories[i].cat);
-    if (t == &in->ds_ix)
-        return mix64((uint64_t)in->s.streams[i].device * 0x9e3779b97f4a7c15ULL ^
-                     (uint64_t)in->s.streams[i].stream);
-    return hash_id(hash_id(7, &in->thr[2 * i]), &in->thr[2 * i + 1]);
-}
-
 /* Make room for n entries (load <= 1/2), rehashing the n - 1 already in. */
-static int slots_reserve(struct info *in, struct slots *t, size_t n)
+static int slots_reserve(struct slots *t, size_t n)
 {
     size_t cap = t->cap ? t->cap : 16, i, j;
-    size_t *v;
+    struct slot *v;
     if (2 * n <= t->cap)
         return 0;
     while (2 * n > cap)
@@ -80,9 +76,9 @@ static int slots_reserve(struct info *in, struct slots *t, size_t n)
     if (!(v = calloc(cap, sizeof(*v))))
         return TT_ENOMEM;
     for (i = 0; i < t->cap; i++) {
-        if (!t->v[i])
+        if (!t->v[i].i)
             continue;
-        for (j = hash_at(in, t, t->v[i] - 1) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
+        for (j = t->v[i].h & (cap - 1); v[j].i; j = (j + 1) & (cap - 1))
             ;
         v[j] = t->v[i];
     }
@@ -121,11 +117,13 @@ static int add_cat(struct info *in, char ph, const char *cat, int64_t n)
     tt_info_summary *s = &in->s;
     size_t j;
     tt_info_category *c;
-    if (slots_reserve(in, &in->cat_ix, s->ncategories + 1) < 0)
+    uint64_t h = hash_cat(ph, cat);
+    if (slots_reserve(&in->cat_ix, s->ncategories + 1) < 0)
         return TT_ENOMEM;
-    for (j = hash_cat(ph, cat) & (in->cat_ix.cap - 1); in->cat_ix.v[j];
-         j = (j + 1) & (in->cat_ix.cap - 1)) {
-        c = &s->categories[in->cat_ix.v[j] - 1];
+    for (j = h & (in->cat_ix.cap - 1); in->cat_ix.v[j].i; j = (j + 1) & (in->cat_ix.cap - 1)) {
+        if (in->cat_ix.v[j].h != h)
+            continue;
+        c = &s->categories[in->cat_ix.v[j].i - 1];
         if (c->ph == ph && ((!c->cat && !cat) || (c->cat && cat && !strcmp(c->cat, cat)))) {
             c->count += n;
             return 0;
@@ -139,7 +137,8 @@ static int add_cat(struct info *in, char ph, const char *cat, int64_t n)
     c->count = n;
     if (cat && !c->cat)
         return TT_ENOMEM;
-    in->cat_ix.v[j] = ++s->ncategories;
+    in->cat_ix.v[j].h = h;
+    in->cat_ix.v[j].i = ++s->ncategories;
     return 0;
 }
 
@@ -148,10 +147,10 @@ static int add_ds(struct info *in, int64_t dev, int64_t stream, int64_t n)
     tt_info_summary *s = &in->s;
     size_t j;
     uint64_t h = mix64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)stream);
-    if (slots_reserve(in, &in->ds_ix, s->nstreams + 1) < 0)
+    if (slots_reserve(&in->ds_ix, s->nstreams + 1) < 0)
         return TT_ENOMEM;
-    for (j = h & (in->ds_ix.cap - 1); in->ds_ix.v[j]; j = (j + 1) & (in->ds_ix.cap - 1)) {
-        tt_info_stream *d = &s->streams[in->ds_ix.v[j] - 1];
+    for (j = h & (in->ds_ix.cap - 1); in->ds_ix.v[j].i; j = (j + 1) & (in->ds_ix.cap - 1)) {
+        tt_info_stream *d = &s->streams[in->ds_ix.v[j].i - 1];
         if (d->device == dev && d->stream == stream) {
             d->activities += n;
             return 0;
@@ -162,7 +161,8 @@ static int add_ds(struct info *in, int64_t dev, int64_t stream, int64_t n)
     s->streams[s->nstreams].device = dev;
     s->streams[s->nstreams].stream = stream;
     s->streams[s->nstreams].activities = n;
-    in->ds_ix.v[j] = ++s->nstreams;
+    in->ds_ix.v[j].h = h;
+    in->ds_ix.v[j].i = ++s->nstreams;
     return 0;
 }
 
@@ -591,12 +591,12 @@ static int id_same(const tt_id *a, const tt_id *b)
 static int add_thread(struct info *in, const tt_id *pid, const tt_id *tid)
 {
     size_t j, n = in->nthr;
-    if (slots_reserve(in, &in->thr_ix, n + 1) < 0)
+    uint64_t h = hash_id(hash_id(7, pid), tid);
+    if (slots_reserve(&in->thr_ix, n + 1) < 0)
         return TT_ENOMEM;
-    for (j = hash_id(hash_id(7, pid), tid) & (in->thr_ix.cap - 1); in->thr_ix.v[j];
-         j = (j + 1) & (in->thr_ix.cap - 1)) {
-        size_t i = in->thr_ix.v[j] - 1;
-        if (id_same(&in->thr[2 * i], pid) && id_same(&in->thr[2 * i + 1], tid))
+    for (j = h & (in->thr_ix.cap - 1); in->thr_ix.v[j].i; j = (j + 1) & (in->thr_ix.cap - 1)) {
+        size_t i = in->thr_ix.v[j].i - 1;
+        if (in->thr_ix.v[j].h == h && id_same(&in->thr[2 * i], pid) && id_same(&in->thr[2 * i + 1], tid))
             return 0;
     }
     if (TT_ALLOC_GROW(in->thr, 2 * (n + 1), in->athr) < 0)
@@ -609,7 +609,8 @@ static int add_thread(struct info *in, const tt_id *pid, const tt_id *tid)
         return TT_ENOMEM;
     if (tid->is_str && !(in->thr[2 * n + 1].str = strdup(tid->str)))
         return TT_ENOMEM;
-    in->thr_ix.v[j] = n + 1;
+    in->thr_ix.v[j].h = h;
+    in->thr_ix.v[j].i = n + 1;
     in->s.cpu_threads++;
     return 0;
 }
