@@ -1,9 +1,12 @@
 /*
  * analyze/info.c - `tracetool info`: a per-trace summary, computed either
  * from an ingested database (SQL over the stored rows) or straight from a
- * trace file (streaming, nothing stored). Both paths fill the same struct
- * and share one printer, so the two outputs agree by construction of the
- * format, and tests compare them against an independent count.
+ * trace file (streaming, nothing stored). Both paths fill the same
+ * tt_info_summary (tt_info_db_result / tt_info_file_result return them) and
+ * share one printer, so the two outputs agree by construction of the format,
+ * and tests compare them against an independent count. The file path keeps
+ * its categories, streams and threads in hash indexes: linear in the events
+ * whatever their number of distinct values.
  */
 #include "common/compat.h"
 #include "common/buf.h"
@@ -11,46 +14,91 @@
 
 #include <inttypes.h>
 
-struct catcount {
-    char ph;
-    char *cat; /* NULL when absent */
-    int64_t n;
+/* open addressing: i = index + 1 into the summary's array (0 = empty), h =
+ * the key's hash, so probes and rehashing touch no key */
+struct slot {
+    size_t i;
+    uint64_t h;
 };
 
-struct devstream {
-    int64_t device, stream, n;
+struct slots {
+    struct slot *v;
+    size_t cap; /* 0 or a power of two */
 };
 
 struct info {
-    char *label;
-    int64_t trace_id;
-    char *format;
-    char *schema_version;
-    int gzip, truncated;
-    int64_t bytes;
-    int have_rank, have_world, have_pid, have_span;
-    int64_t rank, world, pid, base_time_ns, start_ns, end_ns, events;
-    struct catcount *cats;
-    size_t ncats, acats;
-    struct devstream *ds;
-    size_t nds, ads;
-    int64_t cpu_threads, shapes, memory, rf_ids, flows, et_nodes, memtl_rows,
-        kernels, python, repaired, skipped;
-    /* file mode: thread set */
+    tt_info_summary s;
+    size_t acats, ads;
+    struct slots cat_ix, ds_ix, thr_ix;
+    /* file mode: thread set, pairs (pid, tid) */
     tt_id *thr;
     size_t nthr, athr;
 };
 
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    h ^= 0xcbf29ce484222325ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return mix64(h);
+}
+
+static uint64_t hash_cat(char ph, const char *cat)
+{
+    return cat ? hash_str((unsigned char)ph, cat) : mix64((unsigned char)ph + 0x9e37ULL);
+}
+
+static uint64_t hash_id(uint64_t h, const tt_id *id)
+{
+    if (!id->present)
+        return mix64(h ^ 0x51);
+    return id->is_str ? hash_str(h ^ 0x52, id->str) : mix64(h ^ (uint64_t)id->num ^ 0x53);
+}
+
+/* Make room for n entries (load <= 1/2), rehashing the n - 1 already in. */
+static int slots_reserve(struct slots *t, size_t n)
+{
+    size_t cap = t->cap ? t->cap : 16, i, j;
+    struct slot *v;
+    if (2 * n <= t->cap)
+        return 0;
+    while (2 * n > cap)
+        cap *= 2;
+    if (!(v = calloc(cap, sizeof(*v))))
+        return TT_ENOMEM;
+    for (i = 0; i < t->cap; i++) {
+        if (!t->v[i].i)
+            continue;
+        for (j = t->v[i].h & (cap - 1); v[j].i; j = (j + 1) & (cap - 1))
+            ;
+        v[j] = t->v[i];
+    }
+    free(t->v);
+    t->v = v;
+    t->cap = cap;
+    return 0;
+}
+
 static void info_release(struct info *in)
 {
     size_t i;
-    free(in->label);
-    free(in->format);
-    free(in->schema_version);
-    for (i = 0; i < in->ncats; i++)
-        free(in->cats[i].cat);
-    free(in->cats);
-    free(in->ds);
+    tt_info_summary *s = &in->s;
+    free(s->path);
+    free(s->format);
+    free(s->schema_version);
+    for (i = 0; i < s->ncategories; i++)
+        free(s->categories[i].cat);
+    free(s->categories);
+    free(s->streams);
     for (i = 0; i < in->nthr; i++) {
         if (in->thr[2 * i].is_str)
             free((char *)in->thr[2 * i].str);
@@ -58,53 +106,71 @@ static void info_release(struct info *in)
             free((char *)in->thr[2 * i + 1].str);
     }
     free(in->thr);
+    free(in->cat_ix.v);
+    free(in->ds_ix.v);
+    free(in->thr_ix.v);
     memset(in, 0, sizeof(*in));
 }
 
 static int add_cat(struct info *in, char ph, const char *cat, int64_t n)
 {
-    size_t i;
-    for (i = 0; i < in->ncats; i++) {
-        struct catcount *c = &in->cats[i];
+    tt_info_summary *s = &in->s;
+    size_t j;
+    tt_info_category *c;
+    uint64_t h = hash_cat(ph, cat);
+    if (slots_reserve(&in->cat_ix, s->ncategories + 1) < 0)
+        return TT_ENOMEM;
+    for (j = h & (in->cat_ix.cap - 1); in->cat_ix.v[j].i; j = (j + 1) & (in->cat_ix.cap - 1)) {
+        if (in->cat_ix.v[j].h != h)
+            continue;
+        c = &s->categories[in->cat_ix.v[j].i - 1];
         if (c->ph == ph && ((!c->cat && !cat) || (c->cat && cat && !strcmp(c->cat, cat)))) {
-            c->n += n;
+            c->count += n;
             return 0;
         }
     }
-    if (TT_ALLOC_GROW(in->cats, in->ncats + 1, in->acats) < 0)
+    if (TT_ALLOC_GROW(s->categories, s->ncategories + 1, in->acats) < 0)
         return TT_ENOMEM;
-    in->cats[in->ncats].ph = ph;
-    in->cats[in->ncats].cat = cat ? strdup(cat) : NULL;
-    in->cats[in->ncats].n = n;
-    if (cat && !in->cats[in->ncats].cat)
+    c = &s->categories[s->ncategories];
+    c->ph = ph;
+    c->cat = cat ? strdup(cat) : NULL;
+    c->count = n;
+    if (cat && !c->cat)
         return TT_ENOMEM;
-    in->ncats++;
+    in->cat_ix.v[j].h = h;
+    in->cat_ix.v[j].i = ++s->ncategories;
     return 0;
 }
 
 static int add_ds(struct info *in, int64_t dev, int64_t stream, int64_t n)
 {
-    size_t i;
-    for (i = 0; i < in->nds; i++) {
-        if (in->ds[i].device == dev && in->ds[i].stream == stream) {
-            in->ds[i].n += n;
+    tt_info_summary *s = &in->s;
+    size_t j;
+    uint64_t h = mix64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)stream);
+    if (slots_reserve(&in->ds_ix, s->nstreams + 1) < 0)
+        return TT_ENOMEM;
+    for (j = h & (in->ds_ix.cap - 1); in->ds_ix.v[j].i; j = (j + 1) & (in->ds_ix.cap - 1)) {
+        tt_info_stream *d = &s->streams[in->ds_ix.v[j].i - 1];
+        if (d->device == dev && d->stream == stream) {
+            d->activities += n;
             return 0;
         }
     }
-    if (TT_ALLOC_GROW(in->ds, in->nds + 1, in->ads) < 0)
+    if (TT_ALLOC_GROW(s->streams, s->nstreams + 1, in->ads) < 0)
         return TT_ENOMEM;
-    in->ds[in->nds].device = dev;
-    in->ds[in->nds].stream = stream;
-    in->ds[in->nds].n = n;
-    in->nds++;
+    s->streams[s->nstreams].device = dev;
+    s->streams[s->nstreams].stream = stream;
+    s->streams[s->nstreams].activities = n;
+    in->ds_ix.v[j].h = h;
+    in->ds_ix.v[j].i = ++s->nstreams;
     return 0;
 }
 
 static int cmp_cat(const void *a, const void *b)
 {
-    const struct catcount *x = a, *y = b;
-    if (x->n != y->n)
-        return x->n < y->n ? 1 : -1;
+    const tt_info_category *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
     if (x->ph != y->ph)
         return x->ph < y->ph ? -1 : 1;
     return strcmp(x->cat ? x->cat : "", y->cat ? y->cat : "");
@@ -112,7 +178,7 @@ static int cmp_cat(const void *a, const void *b)
 
 static int cmp_ds(const void *a, const void *b)
 {
-    const struct devstream *x = a, *y = b;
+    const tt_info_stream *x = a, *y = b;
     if (x->device != y->device)
         return x->device < y->device ? -1 : 1;
     return x->stream < y->stream ? -1 : x->stream > y->stream;
@@ -130,13 +196,13 @@ static void json_str(FILE *out, const char *s)
     tt_buf_release(&b);
 }
 
-static void print_json(const struct info *in, FILE *out, int first)
+static void print_json(const tt_info_summary *in, FILE *out, int first)
 {
     size_t i;
     if (!first)
         fputs(",\n", out);
     fputs("  {\"trace\": ", out);
-    json_str(out, in->label);
+    json_str(out, in->path);
     if (in->trace_id)
         fprintf(out, ", \"id\": %" PRId64, in->trace_id);
     fputs(", \"format\": ", out);
@@ -149,8 +215,8 @@ static void print_json(const struct info *in, FILE *out, int first)
         fprintf(out, ", \"rank\": %" PRId64, in->rank);
     else
         fputs(", \"rank\": null", out);
-    if (in->have_world)
-        fprintf(out, ", \"world_size\": %" PRId64, in->world);
+    if (in->have_world_size)
+        fprintf(out, ", \"world_size\": %" PRId64, in->world_size);
     else
         fputs(", \"world_size\": null", out);
     if (in->have_pid)
@@ -163,27 +229,27 @@ static void print_json(const struct info *in, FILE *out, int first)
                      ", \"duration_ns\": %" PRId64,
                 in->start_ns, in->end_ns, in->end_ns - in->start_ns);
     fprintf(out, ", \"events\": %" PRId64 ",\n   \"categories\": [", in->events);
-    for (i = 0; i < in->ncats; i++) {
-        char ph[2] = { in->cats[i].ph, 0 };
+    for (i = 0; i < in->ncategories; i++) {
+        char ph[2] = { in->categories[i].ph, 0 };
         fprintf(out, "%s{\"ph\": ", i ? ", " : "");
         json_str(out, ph);
         fputs(", \"cat\": ", out);
-        json_str(out, in->cats[i].cat);
-        fprintf(out, ", \"count\": %" PRId64 "}", in->cats[i].n);
+        json_str(out, in->categories[i].cat);
+        fprintf(out, ", \"count\": %" PRId64 "}", in->categories[i].count);
     }
     fputs("],\n   \"gpu_streams\": [", out);
-    for (i = 0; i < in->nds; i++)
+    for (i = 0; i < in->nstreams; i++)
         fprintf(out, "%s{\"device\": %" PRId64 ", \"stream\": %" PRId64
                      ", \"activities\": %" PRId64 "}",
-                i ? ", " : "", in->ds[i].device, in->ds[i].stream, in->ds[i].n);
+                i ? ", " : "", in->streams[i].device, in->streams[i].stream, in->streams[i].activities);
     fprintf(out, "],\n   \"cpu_threads\": %" PRId64 ", \"features\": {\"shapes\": %" PRId64
                  ", \"memory_events\": %" PRId64 ", \"record_function_ids\": %" PRId64
                  ", \"flows\": %" PRId64 ", \"gpu_kernels\": %" PRId64
                  ", \"python_functions\": %" PRId64 ", \"et_nodes\": %" PRId64
                  ", \"memory_timeline_rows\": %" PRId64 "}, \"repaired\": %" PRId64
                  ", \"skipped\": %" PRId64 "}",
-            in->cpu_threads, in->shapes, in->memory, in->rf_ids, in->flows, in->kernels,
-            in->python, in->et_nodes, in->memtl_rows, in->repaired, in->skipped);
+            in->cpu_threads, in->shapes, in->memory_events, in->rf_ids, in->flows, in->gpu_kernels,
+            in->python_functions, in->et_nodes, in->memtl_rows, in->repaired, in->skipped);
 }
 
 static void human_bytes(char *buf, size_t n, int64_t b)
@@ -206,15 +272,15 @@ static void feature(FILE *out, int *first, const char *name, int64_t n)
     *first = 0;
 }
 
-static void print_text(const struct info *in, FILE *out)
+static void print_text(const tt_info_summary *in, FILE *out)
 {
     size_t i;
     char b[32];
     int first = 1;
     if (in->trace_id)
-        fprintf(out, "trace %" PRId64 ": %s\n", in->trace_id, in->label);
+        fprintf(out, "trace %" PRId64 ": %s\n", in->trace_id, in->path);
     else
-        fprintf(out, "trace: %s\n", in->label);
+        fprintf(out, "trace: %s\n", in->path);
     human_bytes(b, sizeof(b), in->bytes);
     fprintf(out, "  format:       %s", in->format ? in->format : "unknown");
     if (in->schema_version)
@@ -226,8 +292,8 @@ static void print_text(const struct info *in, FILE *out)
         fprintf(out, "%" PRId64, in->rank);
     else
         fputs("unknown", out);
-    if (in->have_world)
-        fprintf(out, " of %" PRId64, in->world);
+    if (in->have_world_size)
+        fprintf(out, " of %" PRId64, in->world_size);
     if (in->have_pid)
         fprintf(out, ", pid %" PRId64, in->pid);
     fputc('\n', out);
@@ -241,29 +307,22 @@ static void print_text(const struct info *in, FILE *out)
     }
     fprintf(out, "  events:       %" PRId64 "\n", in->events);
     fprintf(out, "  cpu threads:  %" PRId64 "\n", in->cpu_threads);
-    if (in->nds) {
-        int64_t last = INT64_MIN;
-        size_t ndev = 0;
-        for (i = 0; i < in->nds; i++) {
-            if (in->ds[i].device != last)
-                ndev++;
-            last = in->ds[i].device;
-        }
-        fprintf(out, "  gpu devices:  %zu\n", ndev);
-        for (i = 0; i < in->nds; i++)
+    if (in->nstreams) {
+        fprintf(out, "  gpu devices:  %" PRId64 "\n", in->devices);
+        for (i = 0; i < in->nstreams; i++)
             fprintf(out, "    device %" PRId64 " stream %" PRId64 ": %" PRId64
                          " activities\n",
-                    in->ds[i].device, in->ds[i].stream, in->ds[i].n);
+                    in->streams[i].device, in->streams[i].stream, in->streams[i].activities);
     } else {
         fputs("  gpu devices:  none\n", out);
     }
     fputs("  features:     ", out);
     feature(out, &first, "shapes", in->shapes);
-    feature(out, &first, "memory events", in->memory);
+    feature(out, &first, "memory events", in->memory_events);
     feature(out, &first, "record-function ids", in->rf_ids);
     feature(out, &first, "flows", in->flows);
-    feature(out, &first, "kernels", in->kernels);
-    feature(out, &first, "python stacks", in->python);
+    feature(out, &first, "kernels", in->gpu_kernels);
+    feature(out, &first, "python stacks", in->python_functions);
     feature(out, &first, "ET", in->et_nodes);
     if (in->memtl_rows)
         feature(out, &first, "memory timeline", in->memtl_rows);
@@ -271,27 +330,66 @@ static void print_text(const struct info *in, FILE *out)
     if (in->repaired || in->skipped)
         fprintf(out, "  repaired:     %" PRId64 " values, skipped: %" PRId64 " elements\n",
                 in->repaired, in->skipped);
-    if (in->ncats) {
+    if (in->ncategories) {
         fprintf(out, "  %10s  %-2s  %s\n", "count", "ph", "category");
-        for (i = 0; i < in->ncats; i++)
-            fprintf(out, "  %10" PRId64 "  %-2c  %s\n", in->cats[i].n, in->cats[i].ph,
-                    in->cats[i].cat ? in->cats[i].cat : "(none)");
+        for (i = 0; i < in->ncategories; i++)
+            fprintf(out, "  %10" PRId64 "  %-2c  %s\n", in->categories[i].count, in->categories[i].ph,
+                    in->categories[i].cat ? in->categories[i].cat : "(none)");
     }
 }
 
-static void emit(struct info *in, const tt_info_options *opts, FILE *out, int first)
+/* Sort categories and streams, count the devices. */
+static void finish(tt_info_summary *s)
 {
-    if (in->ncats)
-        qsort(in->cats, in->ncats, sizeof(*in->cats), cmp_cat);
-    if (in->nds)
-        qsort(in->ds, in->nds, sizeof(*in->ds), cmp_ds);
+    size_t i;
+    if (s->ncategories)
+        qsort(s->categories, s->ncategories, sizeof(*s->categories), cmp_cat);
+    if (s->nstreams)
+        qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_ds);
+    s->devices = 0;
+    for (i = 0; i < s->nstreams; i++)
+        if (i == 0 || s->streams[i].device != s->streams[i - 1].device)
+            s->devices++;
+}
+
+static void emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out, int first)
+{
     if (opts->json)
-        print_json(in, out, first);
+        print_json(s, out, first);
     else {
         if (!first)
             fputc('\n', out);
-        print_text(in, out);
+        print_text(s, out);
     }
+}
+
+/* Move a finished summary out of `in` (whose indexes are released). */
+static void take_summary(struct info *in, tt_info_summary *dst)
+{
+    *dst = in->s;
+    memset(&in->s, 0, sizeof(in->s));
+    info_release(in);
+}
+
+static void summary_release(tt_info_summary *s)
+{
+    struct info in;
+    memset(&in, 0, sizeof(in));
+    in.s = *s;
+    info_release(&in);
+    memset(s, 0, sizeof(*s));
+}
+
+void tt_info_result_free(tt_info_result *res)
+{
+    size_t i;
+    if (!res)
+        return;
+    for (i = 0; i < res->ntraces; i++)
+        summary_release(&res->traces[i]);
+    free(res->traces);
+    res->traces = NULL;
+    res->ntraces = 0;
 }
 
 /* ---- database ---- */
@@ -319,31 +417,31 @@ static int info_from_db(tt_db *db, sqlite3_stmt *tr, struct info *in)
 {
     sqlite3_stmt *st;
     int rc;
-    in->trace_id = sqlite3_column_int64(tr, 0);
-    in->label = col_strdup(tr, 1);
-    in->format = col_strdup(tr, 2);
-    in->schema_version = col_strdup(tr, 3);
-    in->gzip = sqlite3_column_int(tr, 4);
-    in->bytes = sqlite3_column_int64(tr, 5);
-    if ((in->have_rank = sqlite3_column_type(tr, 6) != SQLITE_NULL))
-        in->rank = sqlite3_column_int64(tr, 6);
-    if ((in->have_world = sqlite3_column_type(tr, 7) != SQLITE_NULL))
-        in->world = sqlite3_column_int64(tr, 7);
-    if ((in->have_pid = sqlite3_column_type(tr, 8) != SQLITE_NULL))
-        in->pid = sqlite3_column_int64(tr, 8);
-    in->base_time_ns = sqlite3_column_int64(tr, 9);
-    if ((in->have_span = sqlite3_column_type(tr, 10) != SQLITE_NULL)) {
-        in->start_ns = sqlite3_column_int64(tr, 10);
-        in->end_ns = sqlite3_column_int64(tr, 11);
+    in->s.trace_id = sqlite3_column_int64(tr, 0);
+    in->s.path = col_strdup(tr, 1);
+    in->s.format = col_strdup(tr, 2);
+    in->s.schema_version = col_strdup(tr, 3);
+    in->s.gzip = sqlite3_column_int(tr, 4);
+    in->s.bytes = sqlite3_column_int64(tr, 5);
+    if ((in->s.have_rank = sqlite3_column_type(tr, 6) != SQLITE_NULL))
+        in->s.rank = sqlite3_column_int64(tr, 6);
+    if ((in->s.have_world_size = sqlite3_column_type(tr, 7) != SQLITE_NULL))
+        in->s.world_size = sqlite3_column_int64(tr, 7);
+    if ((in->s.have_pid = sqlite3_column_type(tr, 8) != SQLITE_NULL))
+        in->s.pid = sqlite3_column_int64(tr, 8);
+    in->s.base_time_ns = sqlite3_column_int64(tr, 9);
+    if ((in->s.have_span = sqlite3_column_type(tr, 10) != SQLITE_NULL)) {
+        in->s.start_ns = sqlite3_column_int64(tr, 10);
+        in->s.end_ns = sqlite3_column_int64(tr, 11);
     }
-    in->events = sqlite3_column_int64(tr, 12);
-    in->truncated = sqlite3_column_int(tr, 13);
+    in->s.events = sqlite3_column_int64(tr, 12);
+    in->s.truncated = sqlite3_column_int(tr, 13);
 
     if (tt_db_prepare(db, &st,
                       "SELECT e.ph, c.s, count(*) FROM events AS e LEFT JOIN strings AS c"
                       " ON c.id = e.cat WHERE e.trace_id = ?1 GROUP BY e.ph, e.cat") < 0)
         return TT_EDB;
-    sqlite3_bind_int64(st, 1, in->trace_id);
+    sqlite3_bind_int64(st, 1, in->s.trace_id);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *ph = (const char *)sqlite3_column_text(st, 0);
         if (add_cat(in, ph ? ph[0] : '?', (const char *)sqlite3_column_text(st, 1),
@@ -359,71 +457,126 @@ static int info_from_db(tt_db *db, sqlite3_stmt *tr, struct info *in)
                       "SELECT device, stream, count(*) FROM gpu_ops WHERE trace_id = ?1"
                       " AND device IS NOT NULL AND stream IS NOT NULL GROUP BY 1, 2") < 0)
         return TT_EDB;
-    sqlite3_bind_int64(st, 1, in->trace_id);
+    sqlite3_bind_int64(st, 1, in->s.trace_id);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         add_ds(in, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                sqlite3_column_int64(st, 2));
     sqlite3_finalize(st);
-    in->cpu_threads = q1(db, "SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM slices"
-                             " WHERE trace_id = ?1)", in->trace_id);
-    in->shapes = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND"
-                        " input_dims IS NOT NULL", in->trace_id);
-    in->memory = q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1", in->trace_id);
-    in->rf_ids = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND rf_id <> 0",
-                    in->trace_id);
-    in->flows = q1(db, "SELECT count(*) FROM flows WHERE trace_id = ?1", in->trace_id);
-    in->kernels = q1(db, "SELECT count(*) FROM gpu_ops WHERE trace_id = ?1 AND"
-                         " kind = 'kernel'", in->trace_id);
-    in->python = q1(db, "SELECT count(*) FROM slices AS s JOIN strings AS c ON c.id = s.cat"
-                        " WHERE s.trace_id = ?1 AND c.s = 'python_function'", in->trace_id);
-    in->et_nodes = q1(db, "SELECT count(*) FROM et_nodes WHERE trace_id = ?1", in->trace_id);
-    in->memtl_rows = q1(db, "SELECT count(*) FROM memory_timeline WHERE trace_id = ?1",
-                        in->trace_id);
-    in->repaired = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
-                          " trace_id = ?1 AND kind = 'repaired'", in->trace_id);
-    in->skipped = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
-                         " trace_id = ?1 AND kind LIKE 'skipped%'", in->trace_id);
+    in->s.cpu_threads = q1(db, "SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM slices"
+                             " WHERE trace_id = ?1)", in->s.trace_id);
+    in->s.shapes = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND"
+                        " input_dims IS NOT NULL", in->s.trace_id);
+    in->s.memory_events = q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1", in->s.trace_id);
+    in->s.rf_ids = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND rf_id <> 0",
+                    in->s.trace_id);
+    in->s.flows = q1(db, "SELECT count(*) FROM flows WHERE trace_id = ?1", in->s.trace_id);
+    in->s.gpu_kernels = q1(db, "SELECT count(*) FROM gpu_ops WHERE trace_id = ?1 AND"
+                         " kind = 'kernel'", in->s.trace_id);
+    in->s.python_functions = q1(db, "SELECT count(*) FROM slices AS s JOIN strings AS c ON c.id = s.cat"
+                        " WHERE s.trace_id = ?1 AND c.s = 'python_function'", in->s.trace_id);
+    in->s.et_nodes = q1(db, "SELECT count(*) FROM et_nodes WHERE trace_id = ?1", in->s.trace_id);
+    in->s.memtl_rows = q1(db, "SELECT count(*) FROM memory_timeline WHERE trace_id = ?1",
+                        in->s.trace_id);
+    in->s.repaired = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
+                          " trace_id = ?1 AND kind = 'repaired'", in->s.trace_id);
+    in->s.skipped = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
+                         " trace_id = ?1 AND kind LIKE 'skipped%'", in->s.trace_id);
     return 0;
 }
 
-int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
+typedef int (*summary_fn)(void *ctx, struct info *in); /* takes in->s over */
+
+static int each_db_trace(tt_db *db, const tt_info_options *opts, summary_fn fn, void *ctx,
+                         int *n)
 {
     sqlite3_stmt *tr;
-    tt_info_options def = TT_INFO_OPTIONS_INIT;
-    int rc, n = 0;
-    if (!opts)
-        opts = &def;
+    int rc;
     if (tt_db_prepare(db, &tr,
                       "SELECT id, path, format, schema_version, gzip, bytes, rank,"
                       " world_size, pid, base_time_ns, start_ns, end_ns, events, truncated"
                       " FROM traces WHERE ?1 = 0 OR id = ?1 ORDER BY id") < 0)
         return TT_EDB;
     sqlite3_bind_int64(tr, 1, opts->trace_id);
-    if (opts->json)
-        fputs("{\"traces\": [\n", out);
     while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
         struct info in;
         memset(&in, 0, sizeof(in));
-        if ((rc = info_from_db(db, tr, &in)) < 0) {
+        if ((rc = info_from_db(db, tr, &in)) < 0 || (finish(&in.s), rc = fn(ctx, &in)) < 0) {
             info_release(&in);
             sqlite3_finalize(tr);
             return rc;
         }
-        emit(&in, opts, out, n == 0);
         info_release(&in);
-        n++;
+        (*n)++;
     }
     sqlite3_finalize(tr);
     if (rc != SQLITE_DONE)
         return tt_db_error(db, "cannot read traces");
-    if (opts->json)
-        fputs("\n]}\n", out);
-    else if (n == 0)
-        fputs("no traces\n", out);
+    return 0;
+}
+
+struct printer {
+    const tt_info_options *opts;
+    FILE *out;
+    int n;
+};
+
+static int print_one(void *ctx, struct info *in)
+{
+    struct printer *p = ctx;
+    emit(&in->s, p->opts, p->out, p->n++ == 0);
+    return 0;
+}
+
+static int collect_one(void *ctx, struct info *in)
+{
+    tt_info_result *res = ctx;
+    size_t alloc = res->ntraces; /* grows one by one: few traces */
+    if (TT_ALLOC_GROW(res->traces, res->ntraces + 1, alloc) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    take_summary(in, &res->traces[res->ntraces++]);
+    return 0;
+}
+
+static int none_found(tt_db *db, const tt_info_options *opts, int n)
+{
     if (opts->trace_id && n == 0)
         return tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no trace with id %" PRId64,
                                opts->trace_id);
     return 0;
+}
+
+int tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *res)
+{
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    int rc, n = 0;
+    memset(res, 0, sizeof(*res));
+    rc = each_db_trace(db, opts ? opts : &def, collect_one, res, &n);
+    if (rc == 0)
+        rc = none_found(db, opts ? opts : &def, n);
+    if (rc < 0)
+        tt_info_result_free(res);
+    return rc;
+}
+
+int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
+{
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    struct printer p;
+    int rc, n = 0;
+    if (!opts)
+        opts = &def;
+    p.opts = opts;
+    p.out = out;
+    p.n = 0;
+    if (opts->json)
+        fputs("{\"traces\": [\n", out);
+    if ((rc = each_db_trace(db, opts, print_one, &p, &n)) < 0)
+        return rc;
+    if (opts->json)
+        fputs("\n]}\n", out);
+    else if (n == 0)
+        fputs("no traces\n", out);
+    return none_found(db, opts, n);
 }
 
 /* ---- straight from a file ---- */
@@ -437,21 +590,28 @@ static int id_same(const tt_id *a, const tt_id *b)
 
 static int add_thread(struct info *in, const tt_id *pid, const tt_id *tid)
 {
-    size_t i;
-    for (i = in->nthr; i > 0; i--) {
-        if (id_same(&in->thr[2 * (i - 1)], pid) && id_same(&in->thr[2 * (i - 1) + 1], tid))
+    size_t j, n = in->nthr;
+    uint64_t h = hash_id(hash_id(7, pid), tid);
+    if (slots_reserve(&in->thr_ix, n + 1) < 0)
+        return TT_ENOMEM;
+    for (j = h & (in->thr_ix.cap - 1); in->thr_ix.v[j].i; j = (j + 1) & (in->thr_ix.cap - 1)) {
+        size_t i = in->thr_ix.v[j].i - 1;
+        if (in->thr_ix.v[j].h == h && id_same(&in->thr[2 * i], pid) && id_same(&in->thr[2 * i + 1], tid))
             return 0;
     }
-    if (TT_ALLOC_GROW(in->thr, 2 * (in->nthr + 1), in->athr) < 0)
+    if (TT_ALLOC_GROW(in->thr, 2 * (n + 1), in->athr) < 0)
         return TT_ENOMEM;
-    in->thr[2 * in->nthr] = *pid;
-    in->thr[2 * in->nthr + 1] = *tid;
-    if (pid->is_str && !(in->thr[2 * in->nthr].str = strdup(pid->str)))
+    in->thr[2 * n] = *pid;
+    in->thr[2 * n + 1] = *tid;
+    in->thr[2 * n].str = in->thr[2 * n + 1].str = NULL;
+    in->nthr++; /* from here info_release frees the copies */
+    if (pid->is_str && !(in->thr[2 * n].str = strdup(pid->str)))
         return TT_ENOMEM;
-    if (tid->is_str && !(in->thr[2 * in->nthr + 1].str = strdup(tid->str)))
+    if (tid->is_str && !(in->thr[2 * n + 1].str = strdup(tid->str)))
         return TT_ENOMEM;
-    in->nthr++;
-    in->cpu_threads++;
+    in->thr_ix.v[j].h = h;
+    in->thr_ix.v[j].i = n + 1;
+    in->s.cpu_threads++;
     return 0;
 }
 
@@ -464,15 +624,15 @@ static int f_event(void *ctx, const tt_event *ev)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (ev->has_ts && ev->ph != 'M') {
         int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
-        if (!in->have_span) {
-            in->start_ns = ev->ts_ns;
-            in->end_ns = end;
-            in->have_span = 1;
+        if (!in->s.have_span) {
+            in->s.start_ns = ev->ts_ns;
+            in->s.end_ns = end;
+            in->s.have_span = 1;
         }
-        if (ev->ts_ns < in->start_ns)
-            in->start_ns = ev->ts_ns;
-        if (end > in->end_ns)
-            in->end_ns = end;
+        if (ev->ts_ns < in->s.start_ns)
+            in->s.start_ns = ev->ts_ns;
+        if (end > in->s.end_ns)
+            in->s.end_ns = end;
     }
     switch (ev->ph) {
     case 'X':
@@ -482,15 +642,15 @@ static int f_event(void *ctx, const tt_event *ev)
             if (add_thread(in, &ev->pid, &ev->tid) < 0)
                 return tt_error_set(TT_ENOMEM, "out of memory");
             if (ev->input_dims)
-                in->shapes++;
+                in->s.shapes++;
             if ((ev->have & TT_A_RF_ID) && ev->rf_id != 0)
-                in->rf_ids++;
+                in->s.rf_ids++;
             if (ev->cat && !strcmp(ev->cat, "python_function"))
-                in->python++;
-            if (!in->have_pid && ev->cat && !ev->pid.is_str && ev->pid.present &&
+                in->s.python_functions++;
+            if (!in->s.have_pid && ev->cat && !ev->pid.is_str && ev->pid.present &&
                 (!strcmp(ev->cat, "cpu_op") || !strcmp(ev->cat, "Operator"))) {
-                in->pid = ev->pid.num;
-                in->have_pid = 1;
+                in->s.pid = ev->pid.num;
+                in->s.have_pid = 1;
             }
         } else if (c != TT_XC_RUNTIME) {
             int64_t dev = (ev->have & TT_A_DEVICE) ? ev->device : ev->pid.num;
@@ -499,25 +659,25 @@ static int f_event(void *ctx, const tt_event *ev)
                 ((ev->have & TT_A_STREAM) || (ev->tid.present && !ev->tid.is_str)))
                 add_ds(in, dev, str, 1);
             if (c == TT_XC_KERNEL)
-                in->kernels++;
+                in->s.gpu_kernels++;
         }
         break;
     }
     case 'i':
     case 'I':
         if (!strcmp(ev->name, "[memory]") || !strcmp(ev->name, "[OutOfMemory]"))
-            in->memory++;
+            in->s.memory_events++;
         break;
     case 's':
     case 'f':
     case 't':
-        in->flows++;
+        in->s.flows++;
         break;
     case 'M':
         if (ev->arg_labels && !strcmp(ev->arg_labels, "CPU") && ev->pid.present &&
             !ev->pid.is_str) {
-            in->pid = ev->pid.num;
-            in->have_pid = 1;
+            in->s.pid = ev->pid.num;
+            in->s.have_pid = 1;
         }
         break;
     default:
@@ -530,19 +690,19 @@ static int f_node(void *ctx, const tt_et_node *n)
 {
     struct info *in = ctx;
     (void)n;
-    in->et_nodes++;
+    in->s.et_nodes++;
     return 0;
 }
 
 static int f_memrow(void *ctx, const tt_memrow *m)
 {
     struct info *in = ctx;
-    if (!in->have_span || m->ts < in->start_ns)
-        in->start_ns = m->ts;
-    if (!in->have_span || m->ts > in->end_ns)
-        in->end_ns = m->ts;
-    in->have_span = 1;
-    in->memtl_rows++;
+    if (!in->s.have_span || m->ts < in->s.start_ns)
+        in->s.start_ns = m->ts;
+    if (!in->s.have_span || m->ts > in->s.end_ns)
+        in->s.end_ns = m->ts;
+    in->s.have_span = 1;
+    in->s.memtl_rows++;
     return 0;
 }
 
@@ -551,16 +711,16 @@ static int f_meta(void *ctx, const char *key, const char *json, size_t len)
     struct info *in = ctx;
     int64_t v;
     if (!strcmp(key, "baseTimeNanoseconds") && tt_parse_i64_public(json, len, &v) == 0)
-        in->base_time_ns = v;
+        in->s.base_time_ns = v;
     else if (!strcmp(key, "schemaVersion") || !strcmp(key, "schema")) {
-        free(in->schema_version);
+        free(in->s.schema_version);
         if (len >= 2 && json[0] == '"')
-            in->schema_version = strndup(json + 1, len - 2);
+            in->s.schema_version = strndup(json + 1, len - 2);
         else
-            in->schema_version = strndup(json, len);
+            in->s.schema_version = strndup(json, len);
     } else if (!strcmp(key, "pid") && tt_parse_i64_public(json, len, &v) == 0) {
-        in->pid = v;
-        in->have_pid = 1;
+        in->s.pid = v;
+        in->s.have_pid = 1;
     } else if (!strcmp(key, "distributedInfo")) {
         const char *r = strstr(json, "\"rank\":");
         const char *w = strstr(json, "\"world_size\":");
@@ -568,58 +728,88 @@ static int f_meta(void *ctx, const char *key, const char *json, size_t len)
             char *e;
             long long x = strtoll(r + 7, &e, 10);
             if (e != r + 7) {
-                in->rank = x;
-                in->have_rank = 1;
+                in->s.rank = x;
+                in->s.have_rank = 1;
             }
         }
         if (w) {
             char *e;
             long long x = strtoll(w + 13, &e, 10);
             if (e != w + 13) {
-                in->world = x;
-                in->have_world = 1;
+                in->s.world_size = x;
+                in->s.have_world_size = 1;
             }
         }
     }
     return 0;
 }
 
-int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
+static int file_summary(const char *path, struct info *in)
 {
-    struct info in;
     tt_trace_sink sink;
     tt_read_stats st;
-    tt_info_options def = TT_INFO_OPTIONS_INIT;
     int rc;
     int64_t r;
-    if (!opts)
-        opts = &def;
-    memset(&in, 0, sizeof(in));
+    memset(in, 0, sizeof(*in));
     memset(&sink, 0, sizeof(sink));
-    sink.ctx = &in;
+    sink.ctx = in;
     sink.on_event = f_event;
     sink.on_et_node = f_node;
     sink.on_memrow = f_memrow;
     sink.on_meta = f_meta;
     rc = tt_read_trace(path, &sink, NULL, &st);
     if (rc < 0) {
-        info_release(&in);
+        info_release(in);
         return rc;
     }
-    in.label = strdup(path);
-    in.format = strdup(tt_format_name(st.format));
-    in.gzip = st.gzip;
-    in.bytes = st.bytes;
-    in.events = st.events;
-    in.repaired = st.repaired;
-    in.skipped = st.skipped;
-    if (!in.have_rank && tt_rank_from_name(path, &r)) {
-        in.rank = r;
-        in.have_rank = 1;
+    in->s.path = strdup(path);
+    in->s.format = strdup(tt_format_name(st.format));
+    if (!in->s.path || !in->s.format) {
+        info_release(in);
+        return tt_error_set(TT_ENOMEM, "out of memory");
     }
+    in->s.gzip = st.gzip;
+    in->s.bytes = st.bytes;
+    in->s.events = st.events;
+    in->s.repaired = st.repaired;
+    in->s.skipped = st.skipped;
+    if (!in->s.have_rank && tt_rank_from_name(path, &r)) {
+        in->s.rank = r;
+        in->s.have_rank = 1;
+    }
+    finish(&in->s);
+    return 0;
+}
+
+int tt_info_file_result(const char *path, const tt_info_options *opts, tt_info_result *res)
+{
+    struct info in;
+    int rc;
+    (void)opts;
+    memset(res, 0, sizeof(*res));
+    if ((rc = file_summary(path, &in)) < 0)
+        return rc;
+    if (!(res->traces = calloc(1, sizeof(*res->traces)))) {
+        info_release(&in);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    take_summary(&in, &res->traces[0]);
+    res->ntraces = 1;
+    return 0;
+}
+
+int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
+{
+    struct info in;
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    int rc;
+    if (!opts)
+        opts = &def;
+    if ((rc = file_summary(path, &in)) < 0)
+        return rc;
     if (opts->json)
         fputs("{\"traces\": [\n", out);
-    emit(&in, opts, out, 1);
+    emit(&in.s, opts, out, 1);
     if (opts->json)
         fputs("\n]}\n", out);
     info_release(&in);

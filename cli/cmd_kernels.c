@@ -11,7 +11,7 @@
 
 static const char usage_line[] =
     "tracetool kernels [--by name|launch|stream|op] [--only kernels|memory]"
-    " [--row-limit N] [--trace ID] [--rank R] [--format table|csv|json] INPUT|DB";
+    " [--row-limit N] [--trace ID] [--rank R] [--format table|csv|json|markdown] INPUT|DB";
 
 static const char help_text[] =
     "usage: tracetool kernels [options] INPUT|DB\n"
@@ -28,7 +28,8 @@ static const char help_text[] =
     "  --only kernels|memory       print only one of the two summaries\n"
     "  --row-limit N               rows per summary (default -1 = all)\n"
     "  --trace ID, --rank R        only that trace / rank of a database\n"
-    "  --format table|csv|json     output format (default table)\n"
+    "  --format table|csv|json|markdown\n"
+    "                              output format (default table)\n"
     "  -h, --help                  this text\n"
     "\n"
     "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error.\n";
@@ -84,6 +85,7 @@ int cmd_kernels(int argc, char **argv)
             if (!strcmp(optarg, "table")) o.format = TT_AVG_TABLE;
             else if (!strcmp(optarg, "csv")) o.format = TT_AVG_CSV;
             else if (!strcmp(optarg, "json")) o.format = TT_AVG_JSON;
+            else if (!strcmp(optarg, "markdown")) o.format = TT_AVG_MARKDOWN;
             else die_usage("kernels", usage_line, "unknown format '%s'", optarg);
             break;
         case 'h':

@@ -74,6 +74,55 @@ typedef struct tt_info_options {
 } tt_info_options;
 #define TT_INFO_OPTIONS_INIT { 1, 0, 0 }
 
+/* Events of one phase and category. */
+typedef struct tt_info_category {
+    char ph;
+    char *cat;          /* NULL when the events have none */
+    int64_t count;
+} tt_info_category;
+
+/* GPU activities on one device and stream. */
+typedef struct tt_info_stream {
+    int64_t device, stream, activities;
+} tt_info_stream;
+
+/* What `tracetool info` shows for one trace. */
+typedef struct tt_info_summary {
+    char *path;
+    int64_t trace_id;       /* 0 when read straight from a file */
+    char *format;           /* tt_format_name(); NULL if unknown */
+    char *schema_version;   /* NULL when absent */
+    int gzip, truncated;
+    int64_t bytes;          /* file size */
+    int have_rank, have_world_size, have_pid, have_span;
+    int64_t rank, world_size, pid;
+    int64_t base_time_ns, start_ns, end_ns; /* span: events' ts .. ts + dur, as written */
+    int64_t events;
+    tt_info_category *categories; /* most events first, then ph, then cat */
+    size_t ncategories;
+    tt_info_stream *streams;      /* by device, then stream */
+    size_t nstreams;
+    int64_t devices;              /* distinct devices among streams */
+    int64_t cpu_threads;          /* distinct (pid, tid) of CPU slices */
+    /* features: how many of each */
+    int64_t shapes, memory_events, rf_ids, flows, gpu_kernels, python_functions, et_nodes,
+        memtl_rows;
+    int64_t repaired, skipped;    /* values repaired / elements skipped by the reader */
+} tt_info_summary;
+
+typedef struct tt_info_result {
+    tt_info_summary *traces;
+    size_t ntraces;
+} tt_info_result;
+
+/* The summaries of an ingested database (opts->trace_id or every trace, by id)
+ * and of a trace file (one); free with tt_info_result_free. */
+TT_EXTERN(int) tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *res);
+TT_EXTERN(int) tt_info_file_result(const char *path, const tt_info_options *opts,
+                                   tt_info_result *res);
+/* NULL-safe; leaves *res empty. */
+TT_EXTERN(void) tt_info_result_free(tt_info_result *res);
+
 /* Print a per-trace summary of an ingested database to `out`. */
 TT_EXTERN(int) tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out);
 /* Read a trace file (streaming, no database) and print the same summary. */
@@ -119,10 +168,46 @@ typedef struct tt_kern_options {
     int by;            /* TT_KERN_BY_*: kernel name, name + grid/block, device + stream, CPU op */
     int what;          /* TT_KERN_*: kernels, memcpy/memset, or both */
     int64_t row_limit; /* -1 = all */
-    int format;        /* TT_AVG_TABLE, TT_AVG_CSV or TT_AVG_JSON */
+    int format;        /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON or TT_AVG_MARKDOWN */
 } tt_kern_options;
 #define TT_KERN_OPTIONS_INIT { 1, 0, -1, TT_KERN_BY_NAME, TT_KERN_BOTH, -1, TT_AVG_TABLE }
 
+/* One group of a summary (durations in ns, from gpu_ops.dur). */
+typedef struct tt_kern_row {
+    char *name;         /* the group: kernel name, name + launch, "device D stream S",
+                           CPU op, or "memcpy HtoD" etc. for memory operations */
+    int64_t instances, total_ns, min_ns, max_ns;
+    int64_t bytes;      /* sum of args bytes (memory operations; else 0) */
+    double avg_ns, med_ns, stddev_ns; /* stddev: sample (n - 1); 0 for one instance */
+    double time_pct;    /* share of the summary's total_ns */
+    double gb_per_s;    /* bytes / total_ns */
+} tt_kern_row;
+
+typedef struct tt_kern_summary {
+    int64_t trace_id;
+    char *path;
+    int memory;         /* 0: kernels, 1: memcpy/memset */
+    int by;             /* TT_KERN_BY_* (kernels) */
+    int64_t total_ns;   /* over all groups */
+    int64_t ngroups;    /* groups, also those past row_limit */
+    tt_kern_row *rows;  /* largest total first (then name), at most row_limit */
+    size_t nrows;
+} tt_kern_summary;
+
+typedef struct tt_kern_result {
+    tt_kern_summary *summaries; /* per trace (rank, id order): kernels, then memory */
+    size_t nsummaries;
+} tt_kern_result;
+
+/* Compute the summaries without printing; free with tt_kern_result_free. */
+TT_EXTERN(int) tt_kernels_db_result(tt_db *db, const tt_kern_options *opts,
+                                    tt_kern_result *res);
+TT_EXTERN(int) tt_kernels_file_result(const char *path, const tt_kern_options *opts,
+                                      tt_kern_result *res);
+/* NULL-safe; leaves *res empty. */
+TT_EXTERN(void) tt_kern_result_free(tt_kern_result *res);
+
+/* Compute and print (opts->format). */
 TT_EXTERN(int) tt_kernels_db(tt_db *db, const tt_kern_options *opts, FILE *out);
 TT_EXTERN(int) tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out);
 

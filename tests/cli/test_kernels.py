@@ -84,6 +84,19 @@ def check_trace(rel):
     # rows sorted by total, descending
     totals = [r["total_ns"] for r in s["rows"]]
     check(totals == sorted(totals, reverse=True), f"{rel}: rows sorted by total time")
+    # markdown: one table row per kernel name; Instances and Total Time columns
+    # sum to the file's kernel count and total
+    rc, out, _ = run("kernels", "--format", "markdown", "--only", "kernels", path)
+    lines = [ln for ln in out.splitlines() if ln.startswith("| ")]
+    rows_md = lines[1:]  # after the title row (the |---| row does not start with "| ")
+    check(rc == 0 and out.startswith("### GPU kernel summary, trace ") and
+          lines[0].startswith("| Time (%) | Total Time (ns) | Instances |"),
+          f"{rel}: markdown heading and header")
+    check(len(rows_md) == len(by), f"{rel}: markdown rows {len(rows_md)} == {len(by)} names")
+    cells = [r.split(" | ") for r in rows_md]
+    check(sum(int(c[1]) for c in cells) == total and
+          sum(int(c[2]) for c in cells) == sum(len(v) for v in by.values()),
+          f"{rel}: markdown Total Time / Instances columns sum to the file's")
     # by stream
     streams = {}
     for e in evs:

@@ -1,0 +1,90 @@
+/*
+ * tracetool/table.h - one writer for result tables.
+ *
+ * A table is a list of named, typed columns and rows of cells (null, integer,
+ * float or text). tt_table_write() prints it as aligned text, CSV (RFC 4180
+ * quoting, "\n" line ends), JSON (an array of objects) or Markdown, showing
+ * the columns a caller picks in the order it picks them, so one table can
+ * feed layouts that order their columns differently.
+ */
+#ifndef TRACETOOL_TABLE_H
+#define TRACETOOL_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tracetool/common.h"
+
+TT_BEGIN_DECL
+
+enum { TT_COL_TEXT = 0, TT_COL_INT, TT_COL_NS, TT_COL_BYTES, TT_COL_PCT, TT_COL_FLOAT };
+enum { TT_ALIGN_AUTO = 0, TT_ALIGN_LEFT, TT_ALIGN_RIGHT, TT_ALIGN_CENTER };
+enum { TT_TABLE_TEXT = 0, TT_TABLE_CSV, TT_TABLE_JSON, TT_TABLE_MARKDOWN };
+
+/* TT_COL_QUOTE: CSV always quotes this column's text cells (otherwise only
+ * cells holding a comma, a quote, CR or LF are quoted). */
+enum { TT_COL_QUOTE = 1u };
+
+typedef struct tt_table_col {
+    const char *title;  /* header in text and Markdown output */
+    const char *key;    /* CSV header and JSON key; NULL = title */
+    int type;           /* TT_COL_*: text left-aligned, the others numbers */
+    int align;          /* TT_ALIGN_* of cells in text output; AUTO: by type */
+    int header_align;   /* of the title in text output; AUTO = align */
+    int width;          /* text: column width; 0 = widest of title and cells */
+    int prec;           /* digits after the point of float cells in CSV/JSON */
+    int text_prec;      /* the same in text/Markdown */
+    double text_scale;  /* text/Markdown show value / text_scale (0: as is);
+                           an integer cell so scaled prints with text_prec */
+    unsigned flags;     /* TT_COL_QUOTE */
+} tt_table_col;
+
+typedef struct tt_table tt_table;
+
+/* A table over `cols` (not copied: it must outlive the table). NULL when out
+ * of memory. */
+TT_EXTERN(tt_table *) tt_table_new(const tt_table_col *cols, size_t ncols);
+/* NULL is a no-op. */
+TT_EXTERN(void) tt_table_free(tt_table *t);
+/* Append a row of null cells; the setters fill the last row. 0 or TT_ENOMEM. */
+TT_EXTERN(int) tt_table_add_row(tt_table *t);
+TT_EXTERN(void) tt_table_set_int(tt_table *t, size_t col, int64_t v);
+TT_EXTERN(void) tt_table_set_float(tt_table *t, size_t col, double v);
+/* Copies s (NULL: a null cell). 0 or TT_ENOMEM. */
+TT_EXTERN(int) tt_table_set_text(tt_table *t, size_t col, const char *s);
+TT_EXTERN(size_t) tt_table_nrows(const tt_table *t);
+
+typedef struct tt_table_write_options {
+    unsigned int version;
+    int format;          /* TT_TABLE_* */
+    const size_t *cols;  /* the columns to write, in this order; NULL = all */
+    size_t ncols;
+    int no_header;       /* text/CSV/Markdown: rows only */
+    const char *indent;  /* text: before every line; JSON: before every object */
+    const char *sep;     /* text: between columns; NULL = two spaces */
+} tt_table_write_options;
+#define TT_TABLE_WRITE_OPTIONS_INIT { 1, TT_TABLE_TEXT, NULL, 0, 0, NULL, NULL }
+
+/*
+ * Write the table. Text: a title line, a line of dashes as wide as each
+ * column, then the rows; the last column is not padded when left-aligned.
+ * CSV: a header of keys, then the rows. JSON: "[" then "\n" indent "{...}"
+ * per row separated by ",", then "\n]" (no final newline); floats that are
+ * not finite are null. Markdown: "| title |" header, alignment row, rows,
+ * with cells escaped by tt_table_markdown_text(). Returns 0, TT_EINVALID
+ * (a column that does not exist) or TT_ENOMEM; write errors are left to the
+ * caller (ferror).
+ */
+TT_EXTERN(int) tt_table_write(const tt_table *t, const tt_table_write_options *opts, FILE *out);
+
+/* Write s as one CSV field: quoted (quotes doubled) when `always` or when it
+ * holds a comma, a quote, CR or LF. */
+TT_EXTERN(void) tt_table_csv_text(FILE *out, const char *s, int always);
+/* Write s for a Markdown table cell or heading: Markdown punctuation
+ * (\ ` * _ [ ] < > | &) backslash-escaped, CR LF / CR / LF as <br>, other
+ * control characters as their Unicode control pictures (U+2400 + c, U+2421). */
+TT_EXTERN(void) tt_table_markdown_text(FILE *out, const char *s);
+
+TT_END_DECL
+
+#endif

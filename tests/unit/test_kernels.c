@@ -1,0 +1,203 @@
+/*
+ * tests/unit/test_kernels.c - tt_kernels_file_result / tt_kernels_db_result
+ * on real traces, checked against tests/fixtures/kernels_info_expect.py
+ * (Python standard library, straight from the JSON):
+ *
+ *   python3 tests/fixtures/kernels_info_expect.py \
+ *       testdata/kineto/simple_add_trace.json.gz \
+ *       testdata/kineto/resnet50_2021-06_trace.json.gz \
+ *       ../shared/testdata/hta/trace_diff/control/control.json.gz
+ *
+ * Every expected number below is copied from that script's output.
+ */
+#include "common/compat.h"
+#include "tracetool/analyze.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(kernels, .timeout = 120);
+
+struct krow {
+    int64_t n, total, min, max;
+    const char *prefix; /* the name starts with this */
+};
+
+struct mrow {
+    int64_t n, total, bytes;
+    const char *name;
+};
+
+struct kexp {
+    size_t names;
+    int64_t instances, total;
+    struct krow top[3];
+    struct mrow mem[4];
+};
+
+static const char *shared_path(const char *rel)
+{
+    static char p[512];
+    snprintf(p, sizeof(p), "%s/testdata/%s", TT_SHARED, rel);
+    if (access(p, R_OK) != 0)
+        cr_skip_test("shared trace %s missing", p);
+    return p;
+}
+
+static void check_summaries(const tt_kern_result *r, const struct kexp *e)
+{
+    const tt_kern_summary *k, *m;
+    int64_t inst = 0, tot = 0;
+    size_t i;
+    cr_assert_eq(r->nsummaries, 2);
+    k = &r->summaries[0];
+    m = &r->summaries[1];
+    cr_assert_eq(k->memory, 0);
+    cr_assert_eq(m->memory, 1);
+    cr_expect_eq(k->nrows, e->names, "kernel names %zu, want %zu", k->nrows, e->names);
+    cr_expect_eq(k->ngroups, (int64_t)e->names);
+    cr_expect_eq(k->total_ns, e->total, "total %ld, want %ld", (long)k->total_ns, (long)e->total);
+    for (i = 0; i < k->nrows; i++) {
+        inst += k->rows[i].instances;
+        tot += k->rows[i].total_ns;
+        if (i)
+            cr_expect(k->rows[i - 1].total_ns >= k->rows[i].total_ns, "sorted by total");
+    }
+    cr_expect_eq(inst, e->instances);
+    cr_expect_eq(tot, e->total);
+    for (i = 0; i < 3 && e->top[i].prefix; i++) {
+        const tt_kern_row *x = &k->rows[i];
+        const struct krow *w = &e->top[i];
+        cr_expect_eq(strncmp(x->name, w->prefix, strlen(w->prefix)), 0, "row %zu: %.60s", i,
+                     x->name);
+        cr_expect_eq(x->instances, w->n, "row %zu instances %ld", i, (long)x->instances);
+        cr_expect_eq(x->total_ns, w->total, "row %zu total %ld", i, (long)x->total_ns);
+        cr_expect_eq(x->min_ns, w->min);
+        cr_expect_eq(x->max_ns, w->max);
+        cr_expect_float_eq(x->avg_ns, (double)w->total / (double)w->n, 1e-6);
+        cr_expect_float_eq(x->time_pct, 100.0 * (double)w->total / (double)e->total, 1e-9);
+    }
+    for (i = 0; i < 4 && e->mem[i].name; i++) {
+        const struct mrow *w = &e->mem[i];
+        cr_assert(i < m->nrows, "memory row %zu missing", i);
+        cr_expect_str_eq(m->rows[i].name, w->name);
+        cr_expect_eq(m->rows[i].instances, w->n);
+        cr_expect_eq(m->rows[i].total_ns, w->total);
+        cr_expect_eq(m->rows[i].bytes, w->bytes);
+    }
+    cr_expect_eq(m->nrows, i, "memory rows %zu, want %zu", m->nrows, i);
+}
+
+static void check_file(const char *path, const struct kexp *e)
+{
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    tt_kern_result r;
+    cr_assert_eq(tt_kernels_file_result(path, &o, &r), 0, "%s", tt_error_last()->message);
+    check_summaries(&r, e);
+    tt_kern_result_free(&r);
+    cr_expect_eq(r.nsummaries, 0);
+}
+
+Test(kernels, simple_add)
+{
+    static const struct kexp e = {
+        2, 4, 16000,
+        { { 2, 10000, 5000, 5000,
+            "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<" },
+          { 2, 6000, 3000, 3000,
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+            "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+            "at::detail::Array<char*, 3>)" } },
+        { { 0, 0, 0, NULL } },
+    };
+    check_file(TT_TESTDATA "/kineto/simple_add_trace.json.gz", &e);
+}
+
+Test(kernels, resnet50)
+{
+    static const struct kexp e = {
+        67, 8772, 591532000,
+        { { 162, 80756000, 323000, 1017000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5," },
+          { 156, 66472000, 345000, 745000, "void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7," },
+          { 264, 59642000, 45000, 915000, "void cudnn::bn_bw_1C11_kernel_new<float, float, float2," } },
+        { { 12, 11492000, 115607040, "memcpy HtoD" }, { 312, 534000, 366475920, "memset Device" } },
+    };
+    check_file(TT_TESTDATA "/kineto/resnet50_2021-06_trace.json.gz", &e);
+}
+
+Test(kernels, hta_control)
+{
+    static const struct kexp e = {
+        170, 8568, 446813000,
+        { { 42, 130655000, 17000, 12621000, "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)" },
+          { 6, 36180000, 5679000, 6513000,
+            "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<" },
+          { 18, 32880000, 65000, 4796000, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)" } },
+        { { 150, 50656000, 423923260, "memcpy HtoD" },
+          { 18, 2735000, 1821299360, "memcpy DtoD" },
+          { 654, 1256000, 76353248, "memset Device" },
+          { 60, 107000, 100896, "memcpy DtoH" } },
+    };
+    check_file(shared_path("hta/trace_diff/control/control.json.gz"), &e);
+}
+
+/* row_limit keeps the largest groups and the grand total; by stream sums per
+ * (device, stream): script output "streams: [((3, 7), ...)...]" counts all GPU
+ * activities, so only the kernel total is compared here. */
+Test(kernels, row_limit_and_by_stream)
+{
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    tt_kern_result r;
+    o.row_limit = 2;
+    o.what = TT_KERN_KERNELS;
+    cr_assert_eq(tt_kernels_file_result(TT_TESTDATA "/kineto/resnet50_2021-06_trace.json.gz", &o,
+                                        &r), 0);
+    cr_assert_eq(r.nsummaries, 1);
+    cr_expect_eq(r.summaries[0].nrows, 2);
+    cr_expect_eq(r.summaries[0].ngroups, 67);
+    cr_expect_eq(r.summaries[0].total_ns, 591532000);
+    cr_expect_eq(r.summaries[0].rows[1].total_ns, 66472000);
+    tt_kern_result_free(&r);
+    o.row_limit = -1;
+    o.by = TT_KERN_BY_STREAM;
+    cr_assert_eq(tt_kernels_file_result(TT_TESTDATA "/kineto/resnet50_2021-06_trace.json.gz", &o,
+                                        &r), 0);
+    cr_assert_eq(r.nsummaries, 1);
+    cr_assert_eq(r.summaries[0].nrows, 1);
+    cr_expect_str_eq(r.summaries[0].rows[0].name, "device 0 stream 7");
+    cr_expect_eq(r.summaries[0].rows[0].instances, 8772);
+    cr_expect_eq(r.summaries[0].rows[0].total_ns, 591532000);
+    cr_expect_float_eq(r.summaries[0].rows[0].time_pct, 100.0, 1e-12);
+    tt_kern_result_free(&r);
+}
+
+/* A database with two traces: one summary pair per trace. */
+Test(kernels, database)
+{
+    char dir[] = "/tmp/tt_kern_XXXXXX", db_path[64], cmd[96];
+    tt_db *db = NULL;
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    tt_kern_result r;
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(db_path, sizeof(db_path), "%s/t.db", dir);
+    cr_assert_eq(tt_db_open(&db, db_path, TT_DB_CREATE), 0);
+    cr_assert_eq(tt_ingest_file(db, TT_TESTDATA "/kineto/simple_add_trace.json.gz", NULL, NULL), 0);
+    cr_assert_eq(tt_ingest_file(db, TT_TESTDATA "/kineto/resnet50_2021-06_trace.json.gz", NULL,
+                                NULL), 0);
+    cr_assert_eq(tt_kernels_db_result(db, &o, &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.nsummaries, 4);
+    /* by rank then id: resnet50 has no rank (NULL sorts first), simple_add rank 0 */
+    cr_expect_eq(r.summaries[0].total_ns, 591532000);
+    cr_expect_eq(r.summaries[1].total_ns, 11492000 + 534000);
+    cr_expect_eq(r.summaries[2].total_ns, 16000);
+    cr_expect_eq(r.summaries[3].ngroups, 0);
+    tt_kern_result_free(&r);
+    o.trace_id = 99;
+    cr_expect_lt(tt_kernels_db_result(db, &o, &r), 0);
+    cr_expect_eq(r.nsummaries, 0);
+    tt_db_free(db);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
