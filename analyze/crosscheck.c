@@ -119,6 +119,8 @@ struct result {
     struct match *m;
     struct kthr *kt;
     size_t nkt, akt;
+    int *kth;      /* open-addressing hash of kt: index + 1, 0 = empty */
+    size_t kthcap; /* a power of two, > 2 * nkt */
     int64_t matched, et_only, k_only, name_diff, dup_k, k_inwin;
     struct koff *konly;
     size_t nkonly;
@@ -251,10 +253,12 @@ static size_t lower_i64(const int64_t *a, size_t n, int64_t v)
 
 static size_t count_sorted(const int64_t *a, size_t n, int64_t v)
 {
-    size_t lo = lower_i64(a, n, v), hi = lo;
-    while (hi < n && a[hi] == v)
-        hi++;
-    return hi - lo;
+    size_t lo = lower_i64(a, n, v);
+    if (lo == n || a[lo] != v)
+        return 0;
+    if (v == INT64_MAX)
+        return n - lo;
+    return lower_i64(a + lo, n - lo, v + 1);
 }
 
 /* The string of an interned id, malloc'd ("" when unknown); NULL on OOM. */
@@ -299,6 +303,7 @@ static void result_free(struct result *r)
         return;
     free(r->m);
     free(r->kt);
+    free(r->kth);
     free(r->konly);
     free(r->kdups);
     free(r->rows);
@@ -324,19 +329,53 @@ static struct result *result_new(struct xc *x, const struct pair *p, int key)
     return r;
 }
 
+static uint64_t val_hash(const struct val *v, uint64_t h)
+{
+    const unsigned char *c = (const unsigned char *)v->s;
+    h = (h ^ (uint64_t)v->type) * 0x100000001b3ull;
+    if (v->type == SQLITE_INTEGER)
+        return (h ^ (uint64_t)v->i) * 0x100000001b3ull;
+    for (; *c; c++)
+        h = (h ^ *c) * 0x100000001b3ull;
+    return h;
+}
+
+static size_t kt_slot(const struct result *r, const struct val *pid, const struct val *tid)
+{
+    uint64_t h = val_hash(tid, val_hash(pid, 0xcbf29ce484222325ull));
+    size_t i = (size_t)(h ^ (h >> 29)) & (r->kthcap - 1);
+    while (r->kth[i]) {
+        const struct kthr *k = &r->kt[r->kth[i] - 1];
+        if (val_eq(&k->tid, tid) && val_eq(&k->pid, pid))
+            break;
+        i = (i + 1) & (r->kthcap - 1);
+    }
+    return i;
+}
+
 /* index of Kineto thread (pid, tid), added when new; -1 on OOM */
 static int kt_index(struct result *r, const struct val *pid, const struct val *tid)
 {
     size_t i;
-    for (i = r->nkt; i-- > 0;) {
-        if (val_eq(&r->kt[i].tid, tid) && val_eq(&r->kt[i].pid, pid))
-            return (int)i;
-    }
+    if (r->kthcap && r->kth[i = kt_slot(r, pid, tid)])
+        return r->kth[i] - 1;
     if (TT_ALLOC_GROW(r->kt, r->nkt + 1, r->akt) < 0)
         return -1;
+    if (2 * (r->nkt + 1) >= r->kthcap) { /* rehash */
+        size_t cap = r->kthcap ? 2 * r->kthcap : 64, k;
+        int *h = calloc(cap, sizeof(*h));
+        if (!h)
+            return -1;
+        free(r->kth);
+        r->kth = h;
+        r->kthcap = cap;
+        for (k = 0; k < r->nkt; k++)
+            r->kth[kt_slot(r, &r->kt[k].pid, &r->kt[k].tid)] = (int)k + 1;
+    }
     memset(&r->kt[r->nkt], 0, sizeof(r->kt[0]));
     r->kt[r->nkt].pid = *pid;
     r->kt[r->nkt].tid = *tid;
+    r->kth[kt_slot(r, pid, tid)] = (int)r->nkt + 1;
     return (int)r->nkt++;
 }
 
@@ -504,8 +543,66 @@ struct grow {
     int kt, used;
 };
 
-static void join_group(struct xc *x, struct pair *p, struct result *r, struct grow *g, size_t ng,
-                       int64_t off, size_t *e, int defer)
+struct nmidx {
+    int64_t name;
+    size_t j;
+};
+
+static int cmp_nmidx(const void *pa, const void *pb)
+{
+    const struct nmidx *a = pa, *b = pb;
+    if (a->name != b->name)
+        return a->name < b->name ? -1 : 1;
+    return a->j < b->j ? -1 : a->j > b->j;
+}
+
+/* Each Kineto op of the group, in order, takes the first ET op of [a, b)
+ * not taken yet with the same name: one queue per name, O(n log n). */
+static int match_names(struct pair *p, struct result *r, struct grow *g, size_t ng, size_t a,
+                       size_t b)
+{
+    struct nmidx *q = malloc((b - a) * sizeof(*q));
+    size_t *next, i, j;
+    if (!q)
+        return -1;
+    if (!(next = malloc((b - a) * sizeof(*next)))) {
+        free(q);
+        return -1;
+    }
+    for (j = a; j < b; j++) {
+        q[j - a].name = p->ops[j].name;
+        q[j - a].j = j;
+    }
+    qsort(q, b - a, sizeof(*q), cmp_nmidx);
+    /* next[s]: the next unused entry of the run of names starting at s */
+    for (j = 0; j < b - a; j++)
+        next[j] = j;
+    for (i = 0; i < ng; i++) {
+        size_t lo = 0, hi = b - a, s;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (q[mid].name < g[i].name)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        s = lo;
+        if (s == b - a || q[s].name != g[i].name)
+            continue;
+        j = next[s];
+        if (j == b - a || q[j].name != g[i].name)
+            continue;
+        next[s] = j + 1;
+        r->m[q[j].j].state = M_OK;
+        g[i].used = (int)(q[j].j - a) + 1;
+    }
+    free(q);
+    free(next);
+    return 0;
+}
+
+static int join_group(struct xc *x, struct pair *p, struct result *r, struct grow *g, size_t ng,
+                      int64_t off, size_t *e, int defer)
 {
     int64_t target = g[0].key - off;
     size_t a, b, i, j;
@@ -519,28 +616,31 @@ static void join_group(struct xc *x, struct pair *p, struct result *r, struct gr
         if (ng > 1)
             kdup_add(x, r, g[0].key, (int64_t)ng, g[0].name, g[1].name);
     }
-    for (i = 0; i < ng; i++) {
-        for (j = a; j < b; j++) {
-            struct match *m = &r->m[j];
-            if (m->state == M_NONE && p->ops[j].name == g[i].name) {
-                m->state = M_OK;
-                break;
+    if ((b - a) * ng <= 64) {
+        for (i = 0; i < ng; i++) {
+            for (j = a; j < b; j++) {
+                struct match *m = &r->m[j];
+                if (m->state == M_NONE && p->ops[j].name == g[i].name) {
+                    m->state = M_OK;
+                    break;
+                }
             }
+            if (j < b)
+                g[i].used = (int)(j - a) + 1;
         }
-        if (j < b)
-            g[i].used = (int)(j - a) + 1;
+    } else if (match_names(p, r, g, ng, a, b) < 0) {
+        return oom();
     }
-    for (i = 0; i < ng; i++) {
+    /* the Kineto ops left take the first ET ops left, in order */
+    for (i = 0, j = a; i < ng; i++) {
         if (g[i].used)
             continue;
-        for (j = a; j < b; j++) {
-            if (r->m[j].state == M_NONE) {
-                r->m[j].state = M_NAME;
-                break;
-            }
-        }
-        if (j < b)
-            g[i].used = (int)(j - a) + 1;
+        while (j < b && r->m[j].state != M_NONE)
+            j++;
+        if (j == b)
+            break;
+        r->m[j].state = M_NAME;
+        g[i].used = (int)(j - a) + 1;
     }
     for (i = 0; i < ng; i++) {
         if (g[i].used) {
@@ -556,6 +656,7 @@ static void join_group(struct xc *x, struct pair *p, struct result *r, struct gr
             konly_add(x, r, &k);
         }
     }
+    return 0;
 }
 
 /* External-id window: from the smallest to the largest External id paired
@@ -665,7 +766,8 @@ static int join_key(struct xc *x, struct pair *p, struct result *r, int key, int
         struct val pid, tid;
         int64_t k = sqlite3_column_int64(st, 1);
         if (ng && g[0].key != k) {
-            join_group(x, p, r, g, ng, off, &e, key != K_RF);
+            if ((rc = join_group(x, p, r, g, ng, off, &e, key != K_RF)) < 0)
+                goto out;
             ng = 0;
         }
         if (TT_ALLOC_GROW(g, ng + 1, ag) < 0) {
@@ -692,8 +794,8 @@ static int join_key(struct xc *x, struct pair *p, struct result *r, int key, int
         rc = tt_db_error(x->db, "cannot read Kineto cpu ops");
         goto out;
     }
-    if (ng)
-        join_group(x, p, r, g, ng, off, &e, key != K_RF);
+    if (ng && (rc = join_group(x, p, r, g, ng, off, &e, key != K_RF)) < 0)
+        goto out;
     sqlite3_finalize(st);
     st = NULL;
     if (key != K_RF)
@@ -718,41 +820,53 @@ static int cmp_anch(const void *a, const void *b)
     return x->rf < y->rf ? -1 : x->rf > y->rf;
 }
 
-/* name-agreeing pairs at External id = rf_id + off */
-static int count_offset(struct xc *x, struct pair *p, int64_t off, int64_t *count)
+static int cmp_rfname(const void *a, const void *b)
+{
+    const struct anch *x = a, *y = b;
+    if (x->rf != y->rf)
+        return x->rf < y->rf ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* is (rf, name) among the sorted pairs rn[0..n)? */
+static int has_rfname(const struct anch *rn, size_t n, int64_t rf, int64_t name)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rn[mid].rf < rf || (rn[mid].rf == rf && rn[mid].name < name))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && rn[lo].rf == rf && rn[lo].name == name;
+}
+
+/* name-agreeing pairs at External id = rf_id + off (rn: the ET ops' (rf_id,
+ * name) sorted, from the smallest rf_id rf0 to the largest rf1) */
+static int count_offset(struct xc *x, struct pair *p, const struct anch *rn, int64_t off,
+                        int64_t *count)
 {
     sqlite3_stmt *st;
     int s;
-    int64_t *rfs = NULL;
-    size_t i;
     *count = 0;
     if (!p->nrf)
         return 0;
-    if (!(rfs = malloc(p->nrf * sizeof(*rfs))))
-        return oom();
-    for (i = 0; i < p->nrf; i++)
-        rfs[i] = p->ops[i].rf;
     if (tt_db_prepare(x->db, &st,
                       "SELECT s.external_id, s.name FROM slices AS s WHERE s.trace_id = ?1"
                       " AND s.cat IN (?2, ?3) AND s.external_id BETWEEN ?4 AND ?5") < 0) {
-        free(rfs);
         return TT_EDB;
     }
     sqlite3_bind_int64(st, 1, p->k->id);
     bind_cats(x, st);
-    sqlite3_bind_int64(st, 4, rfs[0] + off);
-    sqlite3_bind_int64(st, 5, rfs[p->nrf - 1] + off);
+    sqlite3_bind_int64(st, 4, rn[0].rf + off);
+    sqlite3_bind_int64(st, 5, rn[p->nrf - 1].rf + off);
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t t = sqlite3_column_int64(st, 0) - off, nm = sqlite3_column_int64(st, 1);
-        for (i = lower_i64(rfs, p->nrf, t); i < p->nrf && rfs[i] == t; i++) {
-            if (p->ops[i].name == nm) {
-                (*count)++;
-                break;
-            }
-        }
+        if (has_rfname(rn, p->nrf, t, nm))
+            (*count)++;
     }
     sqlite3_finalize(st);
-    free(rfs);
     return s == SQLITE_DONE ? 0 : tt_db_error(x->db, "cannot read Kineto cpu ops");
 }
 
@@ -762,7 +876,7 @@ static int count_offset(struct xc *x, struct pair *p, int64_t off, int64_t *coun
 static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *best_n)
 {
     int64_t *names = NULL, *votes = NULL, cand[N_OFFSETS + 1], cnt[N_OFFSETS + 1];
-    struct anch *an = NULL;
+    struct anch *an = NULL, *rn = NULL;
     size_t nan = 0, nv = 0, i, j, ncand = 0, maxc;
     sqlite3_stmt *st = NULL;
     int rc = 0, s;
@@ -773,7 +887,8 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
     names = malloc(p->nrf * sizeof(*names));
     an = malloc(p->nrf * sizeof(*an));
     votes = malloc(sizeof(*votes) * 1024);
-    if (!names || !an || !votes) {
+    rn = malloc(p->nrf * sizeof(*rn));
+    if (!names || !an || !votes || !rn) {
         rc = oom();
         goto out;
     }
@@ -855,9 +970,14 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
         ;
     if (i == ncand)
         cand[ncand++] = 0;
+    for (i = 0; i < p->nrf; i++) {
+        rn[i].rf = p->ops[i].rf;
+        rn[i].name = p->ops[i].name;
+    }
+    qsort(rn, p->nrf, sizeof(*rn), cmp_rfname);
     for (i = 0; i < ncand; i++) {
         int64_t n;
-        if ((rc = count_offset(x, p, cand[i], &n)) < 0)
+        if ((rc = count_offset(x, p, rn, cand[i], &n)) < 0)
             goto out;
         if (n > *best_n || (n == *best_n && n > 0 &&
                             (cand[i] < 0 ? -cand[i] : cand[i]) < (*best < 0 ? -*best : *best))) {
@@ -869,6 +989,7 @@ out:
     sqlite3_finalize(st);
     free(names);
     free(an);
+    free(rn);
     free(votes);
     return rc;
 }
@@ -1264,13 +1385,12 @@ static int order_thread(struct xc *x, struct pair *p, struct result *r, const si
         for (i = best.qlo; i <= best.qhi; i++) {
             const struct krow *kr = &best.rows[i];
             r->k_inwin++;
-            if (i > best.qlo && kr->key == best.rows[i - 1].key) {
+            if (i > best.qlo && kr->key == best.rows[i - 1].key &&
+                (i == best.qlo + 1 || best.rows[i - 2].key != kr->key)) {
                 size_t j = i;
                 while (j + 1 <= best.qhi && best.rows[j + 1].key == kr->key)
                     j++;
-                if (i == best.qlo + 1 || best.rows[i - 2].key != kr->key)
-                    kdup_add(x, r, kr->key, (int64_t)(j - i + 2), best.rows[i - 1].name,
-                             kr->name);
+                kdup_add(x, r, kr->key, (int64_t)(j - i + 2), best.rows[i - 1].name, kr->name);
             }
             if (!best.pb[i]) {
                 struct koff k = { kr->id, kr->key, kr->name, kr->ts, tr->kt };
@@ -1356,22 +1476,64 @@ out:
 
 /* ---------------------------------------------------------------- tallies */
 
+static const struct trow *g_rows; /* for cmp_row_idx */
+
+static int cmp_trow(int has_a, int64_t ta, size_t ia, int has_b, int64_t tb, size_t ib)
+{
+    if (has_a != has_b)
+        return has_a < has_b ? -1 : 1;
+    if (has_a && ta != tb)
+        return ta < tb ? -1 : 1;
+    return ia < ib ? -1 : ia > ib;
+}
+
+static int cmp_row_idx(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return cmp_trow(g_rows[a].has_et, g_rows[a].et_tid, a, g_rows[b].has_et, g_rows[b].et_tid, b);
+}
+
+/* the first of rows[0..n) (rowidx: their indices sorted by ET thread) of
+ * o's ET thread, or NULL */
+static struct trow *find_row(struct result *r, const size_t *rowidx, size_t n,
+                             const struct etop *o)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_trow(r->rows[rowidx[mid]].has_et, r->rows[rowidx[mid]].et_tid, rowidx[mid],
+                     o->has_tid, o->tid, 0) < 0 &&
+            !(r->rows[rowidx[mid]].has_et == o->has_tid &&
+              (!o->has_tid || r->rows[rowidx[mid]].et_tid == o->tid)))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n && r->rows[rowidx[lo]].has_et == o->has_tid &&
+        (!o->has_tid || r->rows[rowidx[lo]].et_tid == o->tid))
+        return &r->rows[rowidx[lo]];
+    return NULL;
+}
+
 /* Per-thread rows (key modes: ET tid -> the Kineto thread most of its ops
  * went to), per-row counts, offsets, ranges; totals of the result. */
 static int tally(struct xc *x, struct pair *p, struct result *r)
 {
-    size_t *idx = NULL, i, j, nrows0 = r->nrows;
+    size_t *idx = NULL, *rowidx = NULL, i, j, nrows0 = r->nrows;
     int64_t *votes = NULL;
     int rc = 0;
     TT_UNUSED(x);
-    if (p->n) {
-        idx = malloc(p->n * sizeof(*idx));
-        votes = calloc(r->nkt + 1, sizeof(*votes));
-        if (!idx || !votes) {
-            rc = oom();
-            goto out;
-        }
+    votes = calloc(r->nkt + 1, sizeof(*votes));
+    rowidx = malloc((nrows0 + 1) * sizeof(*rowidx));
+    if (!votes || !rowidx || (p->n && !(idx = malloc(p->n * sizeof(*idx))))) {
+        rc = oom();
+        goto out;
     }
+    for (i = 0; i < nrows0; i++)
+        rowidx[i] = i;
+    g_rows = r->rows;
+    if (nrows0)
+        qsort(rowidx, nrows0, sizeof(*rowidx), cmp_row_idx);
     for (i = 0; i < p->n; i++)
         idx[i] = i;
     g_ops = p->ops;
@@ -1387,12 +1549,8 @@ static int tally(struct xc *x, struct pair *p, struct result *r)
                     (!o->has_tid || p->ops[idx[j]].tid == o->tid);
              j++)
             ;
-        for (k = 0; k < nrows0; k++) {
-            if (r->rows[k].has_et == o->has_tid && (!o->has_tid || r->rows[k].et_tid == o->tid)) {
-                tr = &r->rows[k];
-                break;
-            }
-        }
+        if (nrows0)
+            tr = find_row(r, rowidx, nrows0, o);
         if (!tr) {
             if (TT_ALLOC_GROW(r->rows, r->nrows + 1, r->arows) < 0) {
                 rc = oom();
@@ -1403,16 +1561,21 @@ static int tally(struct xc *x, struct pair *p, struct result *r)
             tr->has_et = o->has_tid;
             tr->et_tid = o->tid;
             tr->kt = -1;
-            /* the Kineto thread most ops went to */
-            memset(votes, 0, (r->nkt + 1) * sizeof(*votes));
+            /* the Kineto thread most ops went to (ties: the first) */
             for (k = i; k < j; k++) {
                 int kt = r->m[idx[k]].kt;
                 if (kt >= 0)
                     votes[kt]++;
             }
-            for (k = 0; k < r->nkt; k++) {
-                if (votes[k] && (tr->kt < 0 || votes[k] > votes[tr->kt]))
-                    tr->kt = (int)k;
+            for (k = i; k < j; k++) {
+                int kt = r->m[idx[k]].kt;
+                if (kt >= 0 && (tr->kt < 0 || votes[kt] > votes[tr->kt] ||
+                                (votes[kt] == votes[tr->kt] && kt < tr->kt)))
+                    tr->kt = kt;
+            }
+            for (k = i; k < j; k++) {
+                if (r->m[idx[k]].kt >= 0)
+                    votes[r->m[idx[k]].kt] = 0;
             }
         }
         tr->et_ops = (int64_t)(j - i);
@@ -1452,16 +1615,19 @@ static int tally(struct xc *x, struct pair *p, struct result *r)
     }
     /* Kineto-only ops: key modes count them per Kineto thread */
     if (r->key != K_EXT_ORDER) {
+        size_t nrows1 = r->nrows;
+        for (i = 0; i < r->nkt; i++)
+            votes[i] = -1;
+        for (j = nrows1; j-- > 0;) { /* the first row of each Kineto thread */
+            if (r->rows[j].kt >= 0)
+                votes[r->rows[j].kt] = (int64_t)j;
+        }
         for (i = 0; i < r->nkt; i++) {
             struct trow *tr = NULL;
             if (!r->kt[i].k_only)
                 continue;
-            for (j = 0; j < r->nrows; j++) {
-                if (r->rows[j].kt == (int)i) {
-                    tr = &r->rows[j];
-                    break;
-                }
-            }
+            if (votes[i] >= 0)
+                tr = &r->rows[votes[i]];
             if (!tr) {
                 if (TT_ALLOC_GROW(r->rows, r->nrows + 1, r->arows) < 0) {
                     rc = oom();
@@ -1485,6 +1651,7 @@ static int tally(struct xc *x, struct pair *p, struct result *r)
     }
 out:
     free(idx);
+    free(rowidx);
     free(votes);
     return rc;
 }
