@@ -77,13 +77,14 @@ def best_time(tool, db, reps=3):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tracetool", default=os.environ.get("TRACETOOL", "build/tracetool"))
-    ap.add_argument("--n", type=int, default=100000)
+    ap.add_argument("--n", type=int, default=0, help="default: 200000 (threads: 20000)")
     ap.add_argument("--shape", default="rf", choices=["rf", "external", "threads"])
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         res = []
-        for n in (a.n, 4 * a.n):
+        n0 = a.n or (20000 if a.shape == "threads" else 200000)
+        for n in (n0, 4 * n0):
             pe, pk = make(n, a.shape, d)
             size = os.path.getsize(pe) + os.path.getsize(pk)
             db = os.path.join(d, "t_%d.db" % n)
