@@ -51,6 +51,123 @@ typedef struct tt_xc_summary {
     int64_t links;           /* rows written to et_links */
 } tt_xc_summary;
 
+/* a Kineto pid or tid as stored: an integer, a text or none (the codes are
+ * SQLite's column types) */
+enum { TT_XC_ID_INT = 1, TT_XC_ID_TEXT = 3, TT_XC_ID_NULL = 5 };
+typedef struct tt_xc_id {
+    int type; /* TT_XC_ID_* */
+    int64_t i;
+    char s[48];
+} tt_xc_id;
+
+/* the join used for a pair */
+enum { TT_XC_JOIN_NONE = 0, TT_XC_JOIN_RF, TT_XC_JOIN_EXT_OFFSET, TT_XC_JOIN_EXT_ORDER };
+
+typedef struct tt_xc_trace {
+    int64_t id;
+    char *path;
+    int has_pid, has_rank;
+    int64_t pid, rank;
+} tt_xc_trace;
+
+/* a run of matched ops of one thread at one offset (key - rf_id) */
+typedef struct tt_xc_segment {
+    int64_t rf_from, offset, count;
+} tt_xc_segment;
+#define TT_XC_MAX_SEGMENTS 8
+
+/* one row of the per-thread breakdown */
+typedef struct tt_xc_thread {
+    int has_et_tid;
+    int64_t et_tid;
+    int has_kineto; /* kineto_pid / kineto_tid are set */
+    tt_xc_id kineto_pid, kineto_tid;
+    int64_t et_ops, matched, et_only, kineto_only, name_mismatch;
+    int has_key, has_ts;
+    int64_t key_lo, key_hi, ts_lo, ts_hi;
+    tt_xc_segment segments[TT_XC_MAX_SEGMENTS]; /* the first ones */
+    size_t nsegments;
+    int64_t segments_total;
+} tt_xc_thread;
+
+/* samples (the first `limit` of each kind) */
+typedef struct tt_xc_et_op {
+    int has_rf_id, has_tid;
+    int64_t rf_id, node_id, tid;
+    char *name;
+} tt_xc_et_op;
+
+typedef struct tt_xc_kineto_op {
+    int64_t slice_id, key, ts;
+    int has_tid;
+    tt_xc_id tid;
+    char *name;
+} tt_xc_kineto_op;
+
+typedef struct tt_xc_mismatch {
+    int has_rf_id;
+    int64_t rf_id, node_id, kineto_key, slice_id;
+    char *et_name, *kineto_name;
+} tt_xc_mismatch;
+
+typedef struct tt_xc_duplicate {
+    int et_side; /* 1: ET rf_id, 0: Kineto key */
+    int64_t id, count;
+    char *name1, *name2; /* the first two names */
+} tt_xc_duplicate;
+
+/* One checked ET: paired with a Kineto trace, or (paired == 0) not. */
+typedef struct tt_xc_pair {
+    int paired;
+    tt_xc_trace et, kineto;
+    char paired_by[200];
+    int64_t et_nodes, et_roots, et_ops;
+    int64_t kineto_ops, kineto_with_rf_id, kineto_with_external_id;
+    /* PyTorch's rule: sorted ET rf_id == sorted Kineto "Record function id" */
+    int rule_applies, rule_holds;
+    int64_t rule_et_ids, rule_et_only, rule_kineto_only;
+    int key; /* TT_XC_JOIN_* */
+    int64_t offset; /* TT_XC_JOIN_EXT_OFFSET: External id - rf_id */
+    int has_constant; /* TT_XC_JOIN_EXT_ORDER: the constant offset tried first */
+    int64_t constant_offset, constant_matched;
+    int has_key, has_ts; /* the window */
+    int64_t key_lo, key_hi, ts_lo, ts_hi;
+    int64_t matched, et_only, kineto_only, name_mismatch, duplicate_et, duplicate_kineto;
+    int64_t kineto_outside; /* Kineto ops outside the window */
+    int consistent;
+    tt_xc_thread *threads;
+    size_t nthreads;
+    tt_xc_et_op *et_only_ops;
+    size_t net_only_ops;
+    tt_xc_kineto_op *kineto_only_ops; /* the smallest keys */
+    size_t nkineto_only_ops;
+    tt_xc_mismatch *mismatches;
+    size_t nmismatches;
+    tt_xc_duplicate *duplicates; /* ET ones first, `limit` in all */
+    size_t nduplicates;
+} tt_xc_pair;
+
+typedef struct tt_xcheck_result {
+    tt_xc_pair *pairs; /* every ET checked, in trace-id order */
+    size_t npairs;
+    tt_xc_trace *unpaired_kineto;
+    size_t nunpaired_kineto;
+    tt_xc_summary summary;
+} tt_xcheck_result;
+
+/*
+ * The analysis of tt_crosscheck_db without the report: every ET of the
+ * database joined to its Kineto trace (with opts->store, et_links written).
+ * *res is NULL on error. A --trace/--rank that selects nothing is not an
+ * error here (the result has no pairs).
+ */
+TT_EXTERN(int) tt_crosscheck_run(tt_db *db, const tt_xc_options *opts, tt_xcheck_result **res);
+TT_EXTERN(void) tt_xcheck_result_free(tt_xcheck_result *res);
+
+/* The report of a result (text or json per opts->format, as tt_crosscheck_db). */
+TT_EXTERN(int) tt_xcheck_result_print(const tt_xcheck_result *res, const tt_xc_options *opts,
+                                      FILE *out);
+
 /*
  * Check every ET of an ingested database against its Kineto trace and print
  * the report to `out` (NULL: no report, e.g. to store the links only). With opts->store, the matched pairs replace the rows of

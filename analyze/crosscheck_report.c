@@ -1,0 +1,699 @@
+/*
+ * analyze/crosscheck_report.c - the result of `tracetool crosscheck` and its
+ * report: a checked pair's working structures are turned into the public
+ * tt_xc_pair (counts, per-thread rows, samples with their names), then the
+ * text or json report is printed from the result alone.
+ */
+#include "analyze/crosscheck_internal.h"
+
+/* ---------------------------------------------------------------- result */
+
+const char *xc_key_name(int key)
+{
+    switch (key) {
+    case K_RF: return "rf_id";
+    case K_EXT_OFFSET: return "external_id";
+    case K_EXT_ORDER: return "external_id_order";
+    default: return "none";
+    }
+}
+
+static const char *key_label(int key)
+{
+    return key == K_RF ? "Record function id" : "External id";
+}
+
+void xc_trace_export(const struct tinfo *t, tt_xc_trace *out)
+{
+    out->id = t->id;
+    out->path = t->path;
+    out->has_pid = t->has_pid;
+    out->pid = t->pid;
+    out->has_rank = t->has_rank;
+    out->rank = t->rank;
+}
+
+void xc_pair_clear(tt_xc_pair *p)
+{
+    size_t i;
+    free(p->et.path);
+    free(p->kineto.path);
+    free(p->threads);
+    for (i = 0; i < p->net_only_ops; i++)
+        free(p->et_only_ops[i].name);
+    free(p->et_only_ops);
+    for (i = 0; i < p->nkineto_only_ops; i++)
+        free(p->kineto_only_ops[i].name);
+    free(p->kineto_only_ops);
+    for (i = 0; i < p->nmismatches; i++) {
+        free(p->mismatches[i].et_name);
+        free(p->mismatches[i].kineto_name);
+    }
+    free(p->mismatches);
+    for (i = 0; i < p->nduplicates; i++) {
+        free(p->duplicates[i].name1);
+        free(p->duplicates[i].name2);
+    }
+    free(p->duplicates);
+    memset(p, 0, sizeof(*p));
+}
+
+static void export_thread(const struct result *r, const struct trow *t, tt_xc_thread *o)
+{
+    size_t k;
+    o->has_et_tid = t->has_et;
+    o->et_tid = t->et_tid;
+    o->has_kineto = t->kt >= 0;
+    if (t->kt >= 0) {
+        o->kineto_pid = r->kt[t->kt].pid;
+        o->kineto_tid = r->kt[t->kt].tid;
+    }
+    o->et_ops = t->et_ops;
+    o->matched = t->matched;
+    o->et_only = t->et_only;
+    o->kineto_only = t->k_only;
+    o->name_mismatch = t->name_diff;
+    o->has_key = t->has_key;
+    o->key_lo = t->key_lo;
+    o->key_hi = t->key_hi;
+    o->has_ts = t->has_ts;
+    o->ts_lo = t->ts_lo;
+    o->ts_hi = t->ts_hi;
+    for (k = 0; k < t->nsegs && k < TT_XC_MAX_SEGMENTS; k++) {
+        o->segments[k].rf_from = t->segs[k].rf_from;
+        o->segments[k].offset = t->segs[k].off;
+        o->segments[k].count = t->segs[k].n;
+    }
+    o->nsegments = k;
+    o->segments_total = t->segs_total;
+}
+
+/* the ET-side duplicate runs, then the Kineto ones, `limit` in all */
+static int export_dups(struct xc *x, const struct pair *p, tt_xc_pair *o)
+{
+    const struct result *r = p->r;
+    size_t i, k = 0;
+    if (!(o->duplicates = calloc(x->limit ? x->limit : 1, sizeof(*o->duplicates))))
+        return xc_oom();
+    for (i = 1; i < p->nrf && k < x->limit; i++) {
+        tt_xc_duplicate *d;
+        size_t j;
+        if (p->ops[i].rf != p->ops[i - 1].rf || (i >= 2 && p->ops[i - 2].rf == p->ops[i].rf))
+            continue;
+        for (j = i; j + 1 < p->nrf && p->ops[j + 1].rf == p->ops[i].rf; j++)
+            ;
+        d = &o->duplicates[o->nduplicates++];
+        k++;
+        d->et_side = 1;
+        d->id = p->ops[i].rf;
+        d->count = (int64_t)(j - i + 2);
+        if (!(d->name1 = xc_str_dup(x, p->ops[i - 1].name)) ||
+            !(d->name2 = xc_str_dup(x, p->ops[i].name)))
+            return xc_oom();
+    }
+    for (i = 0; i < r->nkdups && k < x->limit; i++, k++) {
+        tt_xc_duplicate *d = &o->duplicates[o->nduplicates++];
+        d->et_side = 0;
+        d->id = r->kdups[i].id;
+        d->count = r->kdups[i].count;
+        if (!(d->name1 = xc_str_dup(x, r->kdups[i].name1)) ||
+            !(d->name2 = xc_str_dup(x, r->kdups[i].name2)))
+            return xc_oom();
+    }
+    return 0;
+}
+
+/* the first `limit` ET-only ops, Kineto-only ops and name mismatches */
+static int export_samples(struct xc *x, const struct pair *p, tt_xc_pair *o)
+{
+    const struct result *r = p->r;
+    size_t n = x->limit ? x->limit : 1, i;
+    o->et_only_ops = calloc(n, sizeof(*o->et_only_ops));
+    o->kineto_only_ops = calloc(n, sizeof(*o->kineto_only_ops));
+    o->mismatches = calloc(n, sizeof(*o->mismatches));
+    if (!o->et_only_ops || !o->kineto_only_ops || !o->mismatches)
+        return xc_oom();
+    for (i = 0; i < p->n && (o->net_only_ops < x->limit || o->nmismatches < x->limit); i++) {
+        const struct etop *op = &p->ops[i];
+        const struct match *m = &r->m[i];
+        if (m->state == M_NONE && o->net_only_ops < x->limit) {
+            tt_xc_et_op *e = &o->et_only_ops[o->net_only_ops++];
+            e->has_rf_id = op->has_rf;
+            e->rf_id = op->rf;
+            e->node_id = op->node_id;
+            e->has_tid = op->has_tid;
+            e->tid = op->tid;
+            if (!(e->name = xc_str_dup(x, op->name)))
+                return xc_oom();
+        } else if (m->state == M_NAME && o->nmismatches < x->limit) {
+            tt_xc_mismatch *e = &o->mismatches[o->nmismatches++];
+            e->has_rf_id = op->has_rf;
+            e->rf_id = op->rf;
+            e->node_id = op->node_id;
+            e->kineto_key = m->kkey;
+            e->slice_id = m->slice;
+            if (!(e->et_name = xc_str_dup(x, op->name)) ||
+                !(e->kineto_name = xc_str_dup(x, m->kname)))
+                return xc_oom();
+        }
+    }
+    for (i = 0; i < r->nkonly; i++) {
+        const struct koff *ko = &r->konly[i];
+        tt_xc_kineto_op *e = &o->kineto_only_ops[o->nkineto_only_ops++];
+        e->slice_id = ko->slice;
+        e->key = ko->key;
+        e->ts = ko->ts;
+        e->has_tid = ko->kt >= 0;
+        if (ko->kt >= 0)
+            e->tid = r->kt[ko->kt].tid;
+        if (!(e->name = xc_str_dup(x, ko->name)))
+            return xc_oom();
+    }
+    return export_dups(x, p, o);
+}
+
+/* The public result of a checked pair (paths copied; free with xc_pair_clear). */
+int xc_export_pair(struct xc *x, const struct pair *p, tt_xc_pair *o)
+{
+    const struct result *r = p->r;
+    size_t i;
+    int64_t outside = p->k_total - (r->key == K_RF ? p->k_rf_nonzero : r->k_inwin);
+    memset(o, 0, sizeof(*o));
+    o->paired = 1;
+    xc_trace_export(p->et, &o->et);
+    xc_trace_export(p->k, &o->kineto);
+    o->et.path = o->kineto.path = NULL;
+    if (!(o->et.path = strdup(p->et->path)) || !(o->kineto.path = strdup(p->k->path)))
+        return xc_oom();
+    memcpy(o->paired_by, p->how, sizeof(o->paired_by));
+    o->et_nodes = p->et_nodes;
+    o->et_roots = p->et_roots;
+    o->et_ops = (int64_t)p->n;
+    o->kineto_ops = p->k_total;
+    o->kineto_with_rf_id = p->k_rf_nonzero;
+    o->kineto_with_external_id = p->k_ext;
+    o->rule_applies = p->k_rf_nonzero > 0;
+    o->rule_holds = p->rule_equal;
+    o->rule_et_ids = p->rule_et_n;
+    o->rule_et_only = p->rule_et_only;
+    o->rule_kineto_only = p->rule_k_only;
+    o->key = r->key;
+    o->offset = r->offset;
+    o->has_constant = r->has_const;
+    o->constant_offset = r->const_off;
+    o->constant_matched = r->const_matched;
+    o->has_key = r->has_key;
+    o->key_lo = r->key_lo;
+    o->key_hi = r->key_hi;
+    o->has_ts = r->has_ts;
+    o->ts_lo = r->ts_lo;
+    o->ts_hi = r->ts_hi;
+    o->matched = r->matched;
+    o->et_only = r->et_only;
+    o->kineto_only = r->k_only;
+    o->name_mismatch = r->name_diff;
+    o->duplicate_et = p->dup_et;
+    o->duplicate_kineto = r->dup_k;
+    o->kineto_outside = outside < 0 ? 0 : outside;
+    o->consistent = p->consistent;
+    if (r->nrows && !(o->threads = calloc(r->nrows, sizeof(*o->threads))))
+        return xc_oom();
+    for (i = 0; i < r->nrows; i++)
+        export_thread(r, &r->rows[i], &o->threads[o->nthreads++]);
+    return export_samples(x, p, o);
+}
+
+/* ---------------------------------------------------------------- json */
+
+static void jstr(tt_buf *b, const char *s)
+{
+    tt_buf_add_json_string(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void jopt(tt_buf *b, int has, int64_t v)
+{
+    if (has)
+        tt_buf_addf(b, "%" PRId64, v);
+    else
+        tt_buf_addstr(b, "null");
+}
+
+static void jtrace(tt_buf *b, const tt_xc_trace *t)
+{
+    tt_buf_addf(b, "{\"trace_id\": %" PRId64 ", \"path\": ", t->id);
+    jstr(b, t->path);
+    tt_buf_addstr(b, ", \"pid\": ");
+    jopt(b, t->has_pid, t->pid);
+    tt_buf_addstr(b, ", \"rank\": ");
+    jopt(b, t->has_rank, t->rank);
+}
+
+static void json_threads(const tt_xc_pair *p, tt_buf *b)
+{
+    size_t i, k;
+    tt_xc_id none = { TT_XC_ID_NULL, 0, "" };
+    tt_buf_addstr(b, "   \"threads\": [");
+    for (i = 0; i < p->nthreads; i++) {
+        const tt_xc_thread *t = &p->threads[i];
+        tt_buf_addf(b, "%s\n    {\"et_tid\": ", i ? "," : "");
+        jopt(b, t->has_et_tid, t->et_tid);
+        tt_buf_addstr(b, ", \"kineto_pid\": ");
+        xc_val_json(b, t->has_kineto ? &t->kineto_pid : &none);
+        tt_buf_addstr(b, ", \"kineto_tid\": ");
+        xc_val_json(b, t->has_kineto ? &t->kineto_tid : &none);
+        tt_buf_addf(b, ", \"et_ops\": %" PRId64 ", \"matched\": %" PRId64 ", \"et_only\": %" PRId64
+                       ", \"kineto_only\": %" PRId64 ", \"name_mismatch\": %" PRId64 ", \"key_lo\": ",
+                    t->et_ops, t->matched, t->et_only, t->kineto_only, t->name_mismatch);
+        jopt(b, t->has_key, t->key_lo);
+        tt_buf_addstr(b, ", \"key_hi\": ");
+        jopt(b, t->has_key, t->key_hi);
+        tt_buf_addstr(b, ", \"ts_lo_ns\": ");
+        jopt(b, t->has_ts, t->ts_lo);
+        tt_buf_addstr(b, ", \"ts_hi_ns\": ");
+        jopt(b, t->has_ts, t->ts_hi);
+        tt_buf_addf(b, ", \"offset_segments\": %" PRId64 ", \"offsets\": [", t->segments_total);
+        for (k = 0; k < t->nsegments; k++)
+            tt_buf_addf(b, "%s{\"rf_from\": %" PRId64 ", \"offset\": %" PRId64 ", \"count\": %" PRId64
+                           "}",
+                        k ? ", " : "", t->segments[k].rf_from, t->segments[k].offset,
+                        t->segments[k].count);
+        tt_buf_addstr(b, "]}");
+    }
+}
+
+static void json_offenders(const tt_xc_pair *p, tt_buf *b)
+{
+    size_t i;
+    tt_buf_addstr(b, "],\n   \"offenders\": {\"et_only\": [");
+    for (i = 0; i < p->net_only_ops; i++) {
+        const tt_xc_et_op *o = &p->et_only_ops[i];
+        tt_buf_addf(b, "%s{\"rf_id\": ", i ? ", " : "");
+        jopt(b, o->has_rf_id, o->rf_id);
+        tt_buf_addf(b, ", \"node_id\": %" PRId64 ", \"name\": ", o->node_id);
+        jstr(b, o->name);
+        tt_buf_addstr(b, ", \"tid\": ");
+        jopt(b, o->has_tid, o->tid);
+        tt_buf_addstr(b, "}");
+    }
+    tt_buf_addstr(b, "], \"kineto_only\": [");
+    for (i = 0; i < p->nkineto_only_ops; i++) {
+        const tt_xc_kineto_op *ko = &p->kineto_only_ops[i];
+        tt_buf_addf(b, "%s{\"slice_id\": %" PRId64 ", \"key\": %" PRId64 ", \"name\": ",
+                    i ? ", " : "", ko->slice_id, ko->key);
+        jstr(b, ko->name);
+        tt_buf_addstr(b, ", \"tid\": ");
+        if (ko->has_tid)
+            xc_val_json(b, &ko->tid);
+        else
+            tt_buf_addstr(b, "null");
+        tt_buf_addf(b, ", \"ts_ns\": %" PRId64 "}", ko->ts);
+    }
+    tt_buf_addstr(b, "], \"name_mismatch\": [");
+    for (i = 0; i < p->nmismatches; i++) {
+        const tt_xc_mismatch *m = &p->mismatches[i];
+        tt_buf_addf(b, "%s{\"rf_id\": ", i ? ", " : "");
+        jopt(b, m->has_rf_id, m->rf_id);
+        tt_buf_addf(b, ", \"node_id\": %" PRId64 ", \"et_name\": ", m->node_id);
+        jstr(b, m->et_name);
+        tt_buf_addf(b, ", \"kineto_key\": %" PRId64 ", \"slice_id\": %" PRId64 ", \"kineto_name\": ",
+                    m->kineto_key, m->slice_id);
+        jstr(b, m->kineto_name);
+        tt_buf_addstr(b, "}");
+    }
+    tt_buf_addstr(b, "], \"duplicates\": [");
+    for (i = 0; i < p->nduplicates; i++) {
+        const tt_xc_duplicate *d = &p->duplicates[i];
+        tt_buf_addf(b, "%s{\"side\": \"%s\", \"id\": %" PRId64 ", \"count\": %" PRId64
+                       ", \"names\": [",
+                    i ? ", " : "", d->et_side ? "et" : "kineto", d->id, d->count);
+        jstr(b, d->name1);
+        tt_buf_addstr(b, ", ");
+        jstr(b, d->name2);
+        tt_buf_addstr(b, "]}");
+    }
+    tt_buf_addstr(b, "]}}");
+}
+
+static void print_json_pair(const tt_xc_pair *p, int first, tt_buf *b)
+{
+    tt_buf_addf(b, "%s\n  {\"et\": ", first ? "" : ",");
+    jtrace(b, &p->et);
+    tt_buf_addf(b, ", \"nodes\": %" PRId64 ", \"roots\": %" PRId64 ", \"ops\": %" PRId64 "},\n",
+                p->et_nodes, p->et_roots, p->et_ops);
+    tt_buf_addstr(b, "   \"kineto\": ");
+    jtrace(b, &p->kineto);
+    tt_buf_addf(b, ", \"ops\": %" PRId64 ", \"with_record_function_id\": %" PRId64
+                   ", \"with_external_id\": %" PRId64 "},\n",
+                p->kineto_ops, p->kineto_with_rf_id, p->kineto_with_external_id);
+    tt_buf_addstr(b, "   \"paired_by\": ");
+    jstr(b, p->paired_by);
+    tt_buf_addf(b, ",\n   \"pytorch_rule\": {\"applies\": %s, \"equal\": %s, \"et_ids\": %" PRId64
+                   ", \"kineto_ids\": %" PRId64 ", \"et_only\": %" PRId64 ", \"kineto_only\": %" PRId64
+                   "},\n",
+                p->rule_applies ? "true" : "false", p->rule_holds ? "true" : "false",
+                p->rule_et_ids, p->kineto_ops, p->rule_et_only, p->rule_kineto_only);
+    tt_buf_addf(b, "   \"key\": \"%s\", \"offset\": ", xc_key_name(p->key));
+    jopt(b, p->key != K_EXT_ORDER, p->offset);
+    tt_buf_addstr(b, ", \"constant_offset_tried\": ");
+    if (p->has_constant)
+        tt_buf_addf(b, "{\"offset\": %" PRId64 ", \"matched\": %" PRId64 "}", p->constant_offset,
+                    p->constant_matched);
+    else
+        tt_buf_addstr(b, "null");
+    tt_buf_addstr(b, ",\n   \"window\": {\"key_lo\": ");
+    jopt(b, p->has_key, p->key_lo);
+    tt_buf_addstr(b, ", \"key_hi\": ");
+    jopt(b, p->has_key, p->key_hi);
+    tt_buf_addstr(b, ", \"ts_lo_ns\": ");
+    jopt(b, p->has_ts, p->ts_lo);
+    tt_buf_addstr(b, ", \"ts_hi_ns\": ");
+    jopt(b, p->has_ts, p->ts_hi);
+    tt_buf_addf(b, "},\n   \"et_ops\": %" PRId64 ", \"matched\": %" PRId64 ", \"et_only\": %" PRId64
+                   ", \"kineto_only\": %" PRId64 ", \"name_mismatch\": %" PRId64
+                   ", \"duplicate_et\": %" PRId64 ", \"duplicate_kineto\": %" PRId64
+                   ", \"kineto_outside_window\": %" PRId64 ", \"consistent\": %s,\n",
+                p->et_ops, p->matched, p->et_only, p->kineto_only, p->name_mismatch,
+                p->duplicate_et, p->duplicate_kineto, p->kineto_outside,
+                p->consistent ? "true" : "false");
+    json_threads(p, b);
+    json_offenders(p, b);
+}
+
+static int print_json(const tt_xcheck_result *res, const tt_xc_options *o, FILE *out)
+{
+    tt_buf jb = TT_BUF_INIT;
+    const tt_xc_summary *sum = &res->summary;
+    size_t i, k = 0;
+    int rc = 0;
+    TT_UNUSED(o);
+    tt_buf_addstr(&jb, "{\"pairs\": [");
+    for (i = 0; i < res->npairs; i++) {
+        if (!res->pairs[i].paired)
+            continue;
+        print_json_pair(&res->pairs[i], k++ == 0, &jb);
+        if (jb.len > (1u << 16)) {
+            fwrite(jb.buf, 1, jb.len, out);
+            tt_buf_reset(&jb);
+        }
+    }
+    tt_buf_addstr(&jb, "\n ],\n \"unpaired_et\": [");
+    for (i = 0, k = 0; i < res->npairs; i++) {
+        if (res->pairs[i].paired)
+            continue;
+        tt_buf_addf(&jb, "%s{\"trace_id\": %" PRId64 ", \"path\": ", k++ ? ", " : "",
+                    res->pairs[i].et.id);
+        jstr(&jb, res->pairs[i].et.path);
+        tt_buf_addstr(&jb, "}");
+    }
+    tt_buf_addstr(&jb, "],\n \"unpaired_kineto\": [");
+    for (i = 0; i < res->nunpaired_kineto; i++) {
+        tt_buf_addf(&jb, "%s{\"trace_id\": %" PRId64 ", \"path\": ", i ? ", " : "",
+                    res->unpaired_kineto[i].id);
+        jstr(&jb, res->unpaired_kineto[i].path);
+        tt_buf_addstr(&jb, "}");
+    }
+    tt_buf_addf(&jb, "],\n \"summary\": {\"pairs\": %" PRId64 ", \"consistent\": %" PRId64
+                     ", \"inconsistent\": %" PRId64 ", \"unpaired_et\": %" PRId64
+                     ", \"unpaired_kineto\": %" PRId64 ", \"links_stored\": %" PRId64
+                     "},\n \"consistent\": %s}\n",
+                sum->pairs, sum->consistent, sum->inconsistent, sum->unpaired_et,
+                sum->unpaired_kineto, sum->links,
+                sum->pairs && !sum->inconsistent && !sum->unpaired_et ? "true" : "false");
+    if (jb.oom)
+        rc = xc_oom();
+    else
+        fwrite(jb.buf, 1, jb.len, out);
+    tt_buf_release(&jb);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void text_header(FILE *out, const tt_xc_pair *p, int first)
+{
+    fprintf(out, "%sET trace %" PRId64 ": %s (", first ? "" : "\n", p->et.id, p->et.path);
+    if (p->et.has_rank)
+        fprintf(out, "rank %" PRId64 ", ", p->et.rank);
+    if (p->et.has_pid)
+        fprintf(out, "pid %" PRId64 ", ", p->et.pid);
+    fprintf(out, "%" PRId64 " ops + %" PRId64 " root nodes)\n", p->et_ops, p->et_roots);
+    fprintf(out, "Kineto trace %" PRId64 ": %s (", p->kineto.id, p->kineto.path);
+    if (p->kineto.has_rank)
+        fprintf(out, "rank %" PRId64 ", ", p->kineto.rank);
+    if (p->kineto.has_pid)
+        fprintf(out, "pid %" PRId64 ", ", p->kineto.pid);
+    fprintf(out, "%" PRId64 " cpu_op/user_annotation events)\n", p->kineto_ops);
+    fprintf(out, "  paired by %s\n", p->paired_by);
+    if (p->rule_applies)
+        fprintf(out, "  PyTorch rule (sorted ET rf_id == sorted Kineto \"Record function id\"): %s"
+                     " (%" PRId64 " ET ids, %" PRId64 " Kineto events; %" PRId64
+                     " only in ET, %" PRId64 " only in Kineto)\n",
+                p->rule_holds ? "holds" : "FAILS", p->rule_et_ids, p->kineto_ops,
+                p->rule_et_only, p->rule_kineto_only);
+    else
+        fprintf(out, "  PyTorch rule (sorted ET rf_id == sorted Kineto \"Record function id\"):"
+                     " not applicable, the Kineto trace has no non-zero \"Record function id\"\n");
+    if (p->key == K_RF)
+        fprintf(out, "  key: Record function id == rf_id\n");
+    else if (p->key == K_EXT_OFFSET)
+        fprintf(out, "  key: External id == rf_id %c %" PRId64 " (constant offset)\n",
+                p->offset < 0 ? '-' : '+', p->offset < 0 ? -p->offset : p->offset);
+    else
+        fprintf(out, "  key: External id in per-thread order (the ET thread's ops in rf_id order"
+                     " against a window of one Kineto thread's ops in External-id order;"
+                     " best constant offset %" PRId64 " matched only %" PRId64 ")\n",
+                p->constant_offset, p->constant_matched);
+}
+
+static void text_window(FILE *out, const tt_xc_pair *p)
+{
+    char b1[64];
+    size_t i;
+    fprintf(out, "  window: ");
+    if (p->key == K_EXT_ORDER) {
+        int any = 0;
+        for (i = 0; i < p->nthreads; i++) {
+            const tt_xc_thread *t = &p->threads[i];
+            if (!t->has_kineto || !t->has_key)
+                continue;
+            fprintf(out, "%sExternal id %" PRId64 "..%" PRId64 " on tid %s", any++ ? ", " : "",
+                    t->key_lo, t->key_hi, xc_val_fmt(&t->kineto_tid, b1, sizeof(b1)));
+        }
+        if (!any)
+            fprintf(out, "none");
+    } else if (p->has_key) {
+        fprintf(out, "%s %" PRId64 "..%" PRId64, key_label(p->key), p->key_lo, p->key_hi);
+    } else {
+        fprintf(out, "none");
+    }
+    if (p->has_ts)
+        fprintf(out, "; time %" PRId64 "..%" PRId64 " ns (%.3f ms)", p->ts_lo, p->ts_hi,
+                (double)(p->ts_hi - p->ts_lo) / 1e6);
+    fprintf(out, "; %" PRId64 " Kineto op%s outside\n", p->kineto_outside,
+            p->kineto_outside == 1 ? "" : "s");
+    fprintf(out, "  result: %s: %" PRId64 " of %" PRId64 " ET ops matched%s\n",
+            p->consistent ? "consistent" : "DIFFERENCES", p->matched, p->et_ops,
+            p->name_mismatch ? "" : ", names agree");
+    fprintf(out, "    ET-only %" PRId64 ", Kineto-only %" PRId64 ", names differ %" PRId64
+                 ", duplicate ids %" PRId64 " in ET, %" PRId64 " in Kineto\n",
+            p->et_only, p->kineto_only, p->name_mismatch, p->duplicate_et, p->duplicate_kineto);
+}
+
+static void text_threads(FILE *out, const tt_xc_pair *p)
+{
+    char b1[64], b2[64];
+    size_t i, k;
+    fprintf(out, "  threads:\n    %8s  %12s  %7s  %7s  %7s  %11s  %12s  %-21s  %s\n", "ET tid",
+            "Kineto tid", "ET ops", "matched", "ET-only", "Kineto-only", "names differ",
+            p->key == K_RF ? "rf_id range" : "External id range",
+            p->key == K_RF ? "offset" : "offset (External id - rf_id) from rf_id");
+    for (i = 0; i < p->nthreads; i++) {
+        const tt_xc_thread *t = &p->threads[i];
+        char range[48];
+        if (t->has_et_tid)
+            snprintf(b1, sizeof(b1), "%" PRId64, t->et_tid);
+        else
+            snprintf(b1, sizeof(b1), "-");
+        if (t->has_kineto)
+            xc_val_fmt(&t->kineto_tid, b2, sizeof(b2));
+        else
+            snprintf(b2, sizeof(b2), "-");
+        if (t->has_key)
+            snprintf(range, sizeof(range), "%" PRId64 "..%" PRId64, t->key_lo, t->key_hi);
+        else
+            snprintf(range, sizeof(range), "-");
+        fprintf(out, "    %8s  %12s  %7" PRId64 "  %7" PRId64 "  %7" PRId64 "  %11" PRId64
+                     "  %12" PRId64 "  %-21s  ",
+                b1, b2, t->et_ops, t->matched, t->et_only, t->kineto_only, t->name_mismatch,
+                range);
+        for (k = 0; k < t->nsegments; k++)
+            fprintf(out, "%s%" PRId64 " from %" PRId64 " (%" PRId64 ")", k ? ", " : "",
+                    t->segments[k].offset, t->segments[k].rf_from, t->segments[k].count);
+        if ((int64_t)t->nsegments < t->segments_total)
+            fprintf(out, ", ... (%" PRId64 " segments)", t->segments_total);
+        if (!t->nsegments)
+            fprintf(out, "-");
+        fputc('\n', out);
+    }
+}
+
+static void text_offenders(FILE *out, const tt_xc_pair *p)
+{
+    char b1[64], b2[64];
+    size_t i;
+    if (p->et_only) {
+        fprintf(out, "  ET-only (first %zu of %" PRId64 "):\n", p->net_only_ops, p->et_only);
+        for (i = 0; i < p->net_only_ops; i++) {
+            const tt_xc_et_op *o = &p->et_only_ops[i];
+            fprintf(out, "    rf_id %s, node %" PRId64 ", tid %s: '%s'\n",
+                    o->has_rf_id ? (snprintf(b1, sizeof(b1), "%" PRId64, o->rf_id), b1) : "none",
+                    o->node_id,
+                    o->has_tid ? (snprintf(b2, sizeof(b2), "%" PRId64, o->tid), b2) : "-",
+                    o->name);
+        }
+    }
+    if (p->kineto_only) {
+        fprintf(out, "  Kineto-only (first %zu of %" PRId64 "):\n", p->nkineto_only_ops,
+                p->kineto_only);
+        for (i = 0; i < p->nkineto_only_ops; i++) {
+            const tt_xc_kineto_op *ko = &p->kineto_only_ops[i];
+            fprintf(out, "    %s %" PRId64 ", slice %" PRId64 ", tid %s, ts %" PRId64 ": '%s'\n",
+                    key_label(p->key), ko->key, ko->slice_id,
+                    ko->has_tid ? xc_val_fmt(&ko->tid, b1, sizeof(b1)) : "-", ko->ts, ko->name);
+        }
+    }
+    if (p->name_mismatch) {
+        fprintf(out, "  names differ (first %zu of %" PRId64 "):\n", p->nmismatches,
+                p->name_mismatch);
+        for (i = 0; i < p->nmismatches; i++) {
+            const tt_xc_mismatch *m = &p->mismatches[i];
+            fprintf(out, "    rf_id %" PRId64 ", node %" PRId64 ": ET '%s' vs Kineto '%s'"
+                         " (%s %" PRId64 ", slice %" PRId64 ")\n",
+                    m->rf_id, m->node_id, m->et_name, m->kineto_name, key_label(p->key),
+                    m->kineto_key, m->slice_id);
+        }
+    }
+    if (p->duplicate_et || p->duplicate_kineto) {
+        fprintf(out, "  duplicate ids:\n");
+        for (i = 0; i < p->nduplicates; i++) {
+            const tt_xc_duplicate *d = &p->duplicates[i];
+            if (d->et_side)
+                fprintf(out, "    ET rf_id %" PRId64 " on %" PRId64 " nodes: '%s', '%s'\n", d->id,
+                        d->count, d->name1, d->name2);
+            else
+                fprintf(out, "    Kineto %s %" PRId64 " on %" PRId64 " events: '%s', '%s'\n",
+                        key_label(p->key), d->id, d->count, d->name1, d->name2);
+        }
+    }
+}
+
+static void text_unpaired(FILE *out, const tt_xc_pair *p, int first)
+{
+    fprintf(out, "%sET trace %" PRId64 ": %s: no Kineto trace with the same pid",
+            first ? "" : "\n", p->et.id, p->et.path);
+    if (p->et.has_pid)
+        fprintf(out, " (%" PRId64 ")", p->et.pid);
+    if (p->et.has_rank)
+        fprintf(out, " or rank (%" PRId64 ")", p->et.rank);
+    fputs("\n", out);
+}
+
+/* the per-thread offsets column of the closing table */
+static void summary_offset(const tt_xc_pair *p, char *off, size_t n)
+{
+    size_t i, len = 0;
+    off[0] = 0;
+    if (p->key != K_EXT_ORDER) {
+        snprintf(off, n, "%" PRId64, p->offset);
+        return;
+    }
+    /* per thread: the offset of its first matched op */
+    for (i = 0; i < p->nthreads && len + 1 < n; i++) {
+        int w;
+        if (!p->threads[i].nsegments)
+            continue;
+        w = snprintf(off + len, n - len, "%s%" PRId64, len ? "," : "",
+                     p->threads[i].segments[0].offset);
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+    if (!len)
+        snprintf(off, n, "-");
+}
+
+static void print_summary_rows(FILE *out, const tt_xcheck_result *res)
+{
+    size_t i;
+    fprintf(out, "\n%6s  %6s  %4s  %-18s  %-17s  %-14s  %11s  %7s  %11s  %12s  %10s  %s\n", "ET",
+            "Kineto", "rank", "paired by", "key", "offset", "matched", "ET-only", "Kineto-only",
+            "names differ", "duplicates", "verdict");
+    for (i = 0; i < res->npairs; i++) {
+        const tt_xc_pair *p = &res->pairs[i];
+        char rank[24], matched[48], how[40], off[40];
+        if (!p->paired)
+            continue;
+        if (p->kineto.has_rank || p->et.has_rank)
+            snprintf(rank, sizeof(rank), "%" PRId64,
+                     p->kineto.has_rank ? p->kineto.rank : p->et.rank);
+        else
+            snprintf(rank, sizeof(rank), "-");
+        snprintf(matched, sizeof(matched), "%" PRId64 "/%" PRId64, p->matched, p->et_ops);
+        memcpy(how, p->paired_by, sizeof(how) - 1);
+        how[sizeof(how) - 1] = 0;
+        summary_offset(p, off, sizeof(off));
+        fprintf(out, "%6" PRId64 "  %6" PRId64 "  %4s  %-18.18s  %-17s  %-14.14s  %11s  %7" PRId64
+                     "  %11" PRId64 "  %12" PRId64 "  %10" PRId64 "  %s\n",
+                p->et.id, p->kineto.id, rank, how,
+                p->key == K_RF ? "Record function id"
+                : p->key == K_EXT_OFFSET ? "External id" : "External id order",
+                off, matched, p->et_only, p->kineto_only, p->name_mismatch,
+                p->duplicate_et + p->duplicate_kineto,
+                p->consistent ? "consistent" : "DIFFERENCES");
+    }
+}
+
+static void print_text(const tt_xcheck_result *res, const tt_xc_options *o, FILE *out)
+{
+    const tt_xc_summary *sum = &res->summary;
+    size_t i, npaired = 0;
+    for (i = 0; i < res->npairs; i++) {
+        const tt_xc_pair *p = &res->pairs[i];
+        if (!p->paired) {
+            text_unpaired(out, p, i == 0);
+            continue;
+        }
+        npaired++;
+        text_header(out, p, i == 0);
+        text_window(out, p);
+        text_threads(out, p);
+        text_offenders(out, p);
+    }
+    if (npaired > 1)
+        print_summary_rows(out, res);
+    fprintf(out, "\ncrosscheck: %" PRId64 " pair%s, %" PRId64 " consistent, %" PRId64
+                 " with differences",
+            sum->pairs, sum->pairs == 1 ? "" : "s", sum->consistent, sum->inconsistent);
+    if (sum->unpaired_et)
+        fprintf(out, ", %" PRId64 " ET trace%s without a Kineto trace", sum->unpaired_et,
+                sum->unpaired_et == 1 ? "" : "s");
+    if (sum->unpaired_kineto)
+        fprintf(out, ", %" PRId64 " Kineto trace%s without an ET", sum->unpaired_kineto,
+                sum->unpaired_kineto == 1 ? "" : "s");
+    if (o->store)
+        fprintf(out, "; %" PRId64 " links stored in et_links", sum->links);
+    fputc('\n', out);
+}
+
+int tt_xcheck_result_print(const tt_xcheck_result *res, const tt_xc_options *opts, FILE *out)
+{
+    tt_xc_options defo = TT_XC_OPTIONS_INIT;
+    if (!opts)
+        opts = &defo;
+    if (!res || !out)
+        return tt_error_set(TT_EINVALID, "crosscheck: no result or no output");
+    if (opts->format == TT_XC_JSON)
+        return print_json(res, opts, out);
+    print_text(res, opts, out);
+    return 0;
+}
