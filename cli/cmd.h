@@ -3,7 +3,8 @@
  *
  * Adding a command:
  *   1. write cli/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)`
- *      returning an exit code from the table below;
+ *      returning an exit code from the table below; its options are one
+ *      table (cli/opts.h) that drives parsing, --help and the usage line;
  *   2. declare it here and add it to cmds[] in cli/main.c with its help line;
  *   3. document it in README.md (usage, options, exit codes);
  *   4. add a golden test under tests/cli/.
@@ -33,8 +34,7 @@ int cmd_memtimeline(int argc, char **argv);
 int cmd_crosscheck(int argc, char **argv);
 
 /* util.c */
-void die_usage(const char *cmd, const char *usage, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4), noreturn));
+struct cli_cmd;
 /* Print the library's last error as "tracetool: FILE: byte N: message";
  * returns the exit code that matches it. */
 int report_error(int code);
@@ -44,9 +44,11 @@ int parse_i64(const char *s, int64_t *out);
 /* flush stdout and fail (EXIT_IO) if writing failed */
 int finish_stdout(int rc);
 
-/* --trace ID (> 0) and --rank R (>= 0): parsed or a usage error */
-int64_t opt_trace_id(const char *cmd, const char *usage, const char *arg);
-int64_t opt_rank(const char *cmd, const char *usage, const char *arg);
+/* --trace ID (> 0), --rank R (>= 0), --row-limit N (>= -1): parsed or a
+ * usage error */
+int64_t opt_trace_id(const struct cli_cmd *c, const char *arg);
+int64_t opt_rank(const struct cli_cmd *c, const char *arg);
+int64_t opt_row_limit(const struct cli_cmd *c, const char *arg);
 
 /*
  * Run a command on INPUT: a database (opened read-only) through on_db, a
@@ -54,7 +56,7 @@ int64_t opt_rank(const char *cmd, const char *usage, const char *arg);
  * need a database. Returns the exit code.
  */
 struct tt_db;
-int run_on_input(const char *cmd, const char *usage, const char *in, int64_t trace_id,
+int run_on_input(const struct cli_cmd *c, const char *in, int64_t trace_id,
                  int64_t rank, int (*on_db)(struct tt_db *db, void *ctx),
                  int (*on_file)(const char *path, void *ctx), void *ctx);
 

@@ -2,21 +2,28 @@
  * cli/cmd_crosscheck.c - `tracetool crosscheck ET KINETO | DB`
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "opts.h"
 #include "tracetool/crosscheck.h"
 
-static const char usage_line[] =
-    "tracetool crosscheck [--format text|json] [--key auto|rf|external] [--limit N]"
-    " [--strict] [--no-store] [--trace ID] [--rank R] ET KINETO | DB";
+enum { O_FORMAT, O_KEY, O_LIMIT, O_STRICT, O_NOSTORE, O_TRACE, O_RANK };
 
-static const char help_text[] =
-    "usage: tracetool crosscheck [options] ET KINETO\n"
-    "       tracetool crosscheck [options] DB\n"
-    "\n"
+static const struct cli_opt opts[] = {
+    { "format", O_FORMAT, "text|json", "output format (default text)", 0 },
+    { "key", O_KEY, "auto|rf|external", "join key (default auto)", 0 },
+    { "limit", O_LIMIT, "N", "offenders named per kind (default 5)", 0 },
+    { "strict", O_STRICT, NULL, "a pair is consistent only if PyTorch's rule holds", 0 },
+    { "no-store", O_NOSTORE, NULL, "DB: report only, do not write table et_links", 0 },
+    { "trace", O_TRACE, "ID", "only the pair with this ET or Kineto trace id", 0 },
+    { "rank", O_RANK, "R", "only the pair(s) of this rank", 0 },
+    { NULL, 0, NULL, NULL, 0 },
+};
+
+static const struct cli_cmd cmd = {
+    "crosscheck", "ET KINETO | DB",
     "Check that a PyTorch Execution Trace (ET) and the Kineto trace taken beside it\n"
     "agree: every ET op node must have a Kineto cpu_op/user_annotation event with\n"
     "the same id and the same name. ET and KINETO are files or directories (one\n"
@@ -30,92 +37,63 @@ static const char help_text[] =
     "PyTorch 2.0/2.1 traces whose External ids are per-thread counters, in\n"
     "per-thread order, with the ET as a window of a longer Kineto trace if need be.\n"
     "The report gives matched, ET-only, Kineto-only, names that differ, duplicate\n"
-    "ids, a per-thread breakdown and the first offenders (docs/CROSSCHECK.md).\n"
-    "\n"
-    "options:\n"
-    "  --format text|json        output format (default text)\n"
-    "  --key auto|rf|external    join key (default auto)\n"
-    "  --limit N                 offenders named per kind (default 5)\n"
-    "  --strict                  a pair is consistent only if PyTorch's rule holds\n"
-    "  --no-store                DB: report only, do not write table et_links\n"
-    "  --trace ID                only the pair with this ET or Kineto trace id\n"
-    "  --rank R                  only the pair(s) of this rank\n"
-    "  -h, --help                this text\n"
-    "\n"
+    "ids, a per-thread breakdown and the first offenders (docs/CROSSCHECK.md).",
+    opts,
     "exit codes: 0 consistent; 1 differences found; 2 usage; 3 bad input;\n"
-    "4 I/O or database error.\n";
+    "4 I/O or database error.",
+    1, 2, "need ET and KINETO, or a database",
+};
+
+static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
+{
+    tt_xc_options *o = ctx;
+    int k;
+    switch (key) {
+    case O_FORMAT:
+        if ((k = cli_choice(opts[O_FORMAT].arg, arg)) < 0)
+            cli_usage_error(c, "unknown format '%s'", arg);
+        o->format = k ? TT_XC_JSON : TT_XC_TEXT;
+        break;
+    case O_KEY:
+        if (!strcmp(arg, "auto")) o->key = TT_XC_KEY_AUTO;
+        else if (!strcmp(arg, "rf") || !strcmp(arg, "rf_id")) o->key = TT_XC_KEY_RF;
+        else if (!strcmp(arg, "external") || !strcmp(arg, "external_id"))
+            o->key = TT_XC_KEY_EXTERNAL;
+        else cli_usage_error(c, "unknown key '%s'", arg);
+        break;
+    case O_LIMIT:
+        if (parse_i64(arg, &o->limit) < 0 || o->limit < 0)
+            cli_usage_error(c, "bad limit '%s'", arg);
+        break;
+    case O_STRICT: o->strict = 1; break;
+    case O_NOSTORE: o->store = 0; break;
+    case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
+    default: o->rank = opt_rank(c, arg); break;
+    }
+}
 
 int cmd_crosscheck(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "format", required_argument, NULL, 'f' },
-        { "key", required_argument, NULL, 'k' },
-        { "limit", required_argument, NULL, 'l' },
-        { "strict", no_argument, NULL, 's' },
-        { "no-store", no_argument, NULL, 'n' },
-        { "trace", required_argument, NULL, 't' },
-        { "rank", required_argument, NULL, 'r' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     tt_xc_options o = TT_XC_OPTIONS_INIT;
     tt_xc_summary sum;
-    int opt, rc, nin;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'f':
-            if (!strcmp(optarg, "text")) o.format = TT_XC_TEXT;
-            else if (!strcmp(optarg, "json")) o.format = TT_XC_JSON;
-            else die_usage("crosscheck", usage_line, "unknown format '%s'", optarg);
-            break;
-        case 'k':
-            if (!strcmp(optarg, "auto")) o.key = TT_XC_KEY_AUTO;
-            else if (!strcmp(optarg, "rf") || !strcmp(optarg, "rf_id")) o.key = TT_XC_KEY_RF;
-            else if (!strcmp(optarg, "external") || !strcmp(optarg, "external_id"))
-                o.key = TT_XC_KEY_EXTERNAL;
-            else die_usage("crosscheck", usage_line, "unknown key '%s'", optarg);
-            break;
-        case 'l':
-            if (parse_i64(optarg, &o.limit) < 0 || o.limit < 0)
-                die_usage("crosscheck", usage_line, "bad limit '%s'", optarg);
-            break;
-        case 's':
-            o.strict = 1;
-            break;
-        case 'n':
-            o.store = 0;
-            break;
-        case 't': o.trace_id = opt_trace_id("crosscheck", usage_line, optarg); break;
-        case 'r': o.rank = opt_rank("crosscheck", usage_line, optarg); break;
-        case 'h':
-            fputs(help_text, stdout);
-            return 0;
-        default:
-            die_usage("crosscheck", usage_line, "unknown or incomplete option '%s'",
-                      argv[optind - 1]);
-        }
-    }
-    nin = argc - optind;
-    if (nin < 1)
-        die_usage("crosscheck", usage_line, "need ET and KINETO, or a database");
-    if (nin == 1 && strcmp(argv[optind], "-") && tt_is_sqlite_file(argv[optind])) {
+    int rc, nin, first = cli_parse(&cmd, argc, argv, set, &o);
+    if (!first)
+        return 0;
+    nin = argc - first;
+    if (nin == 1 && strcmp(argv[first], "-") && tt_is_sqlite_file(argv[first])) {
         tt_db *db;
-        if ((rc = tt_db_open(&db, argv[optind], o.store ? 0 : TT_DB_READONLY)) < 0)
+        if ((rc = tt_db_open(&db, argv[first], o.store ? 0 : TT_DB_READONLY)) < 0)
             return report_error(rc);
         rc = tt_crosscheck_db(db, &o, stdout, &sum);
         tt_db_free(db);
     } else {
         int i;
-        if (nin > 2)
-            die_usage("crosscheck", usage_line, "need ET and KINETO (files or directories)");
-        for (i = optind; i < argc; i++) {
+        for (i = first; i < argc; i++) {
             if (tt_is_sqlite_file(argv[i]))
-                die_usage("crosscheck", usage_line, "a database is checked on its own: "
-                          "tracetool crosscheck DB");
+                cli_usage_error(&cmd, "a database is checked on its own: "
+                                "tracetool crosscheck DB");
         }
-        rc = tt_crosscheck_files((const char *const *)(argv + optind), (size_t)nin, &o, stdout,
+        rc = tt_crosscheck_files((const char *const *)(argv + first), (size_t)nin, &o, stdout,
                                  &sum);
     }
     if (rc < 0)

@@ -3,7 +3,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,32 +12,34 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "opts.h"
 #include "tracetool/analyze.h"
 #include "tracetool/crosscheck.h"
 
-static const char usage_line[] =
-    "tracetool ingest [--replace] [--salvage] [--quiet] DB INPUT...";
+enum { O_REPLACE, O_SALVAGE, O_QUIET };
 
-static const char help_text[] =
-    "usage: tracetool ingest [options] DB INPUT...\n"
-    "\n"
+static const struct cli_opt opts[] = {
+    { "replace", O_REPLACE, NULL, "replace a trace whose content is already in the database\n"
+      "(default: refuse it, exit code 5)", 0 },
+    { "salvage", O_SALVAGE, NULL, "keep every complete event of a truncated file and mark the\n"
+      "trace truncated (default: refuse it, exit code 3)", 0 },
+    { "quiet", O_QUIET, NULL, "no per-file summary and no progress display", 'q' },
+    { NULL, 0, NULL, NULL, 0 },
+};
+
+static const struct cli_cmd cmd = {
+    "ingest", "DB INPUT...",
     "Read Kineto/Chrome traces, PyTorch Execution Traces and torch memory-timeline\n"
     "exports into the SQLite database DB (created if missing). INPUT is a file\n"
     "(plain or gzip, detected by content), '-' for standard input, or a directory,\n"
     "read recursively for *.json, *.json.gz and *.gz files in name order.\n"
     "Each file is one transaction: a failure leaves the database as it was, and\n"
-    "the remaining inputs are still ingested.\n"
-    "\n"
-    "options:\n"
-    "  --replace   replace a trace whose content is already in the database\n"
-    "              (default: refuse it, exit code 5)\n"
-    "  --salvage   keep every complete event of a truncated file and mark the\n"
-    "              trace truncated (default: refuse it, exit code 3)\n"
-    "  -q, --quiet no per-file summary and no progress display\n"
-    "  -h, --help  this text\n"
-    "\n"
+    "the remaining inputs are still ingested.",
+    opts,
     "exit codes: 0 all inputs ingested; 2 usage; 3 bad input; 4 I/O or database\n"
-    "error; 5 already ingested. With several inputs, the first failure's code.\n";
+    "error; 5 already ingested. With several inputs, the first failure's code.",
+    2, -1, "need a database and at least one input",
+};
 
 struct progress {
     const char *name;
@@ -160,42 +161,36 @@ static void walk(struct ctx *c, const char *dir)
     free(ents);
 }
 
+static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
+{
+    struct ctx *x = ctx;
+    (void)c;
+    (void)arg;
+    if (key == O_REPLACE)
+        x->flags |= TT_INGEST_REPLACE;
+    else if (key == O_SALVAGE)
+        x->flags |= TT_INGEST_SALVAGE;
+    else
+        x->quiet = 1;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "replace", no_argument, NULL, 'r' },
-        { "salvage", no_argument, NULL, 's' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     struct ctx c = { NULL, 0, 0, 0, 0, 0 };
     int before;
-    int opt, i, rc;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'r': c.flags |= TT_INGEST_REPLACE; break;
-        case 's': c.flags |= TT_INGEST_SALVAGE; break;
-        case 'q': c.quiet = 1; break;
-        case 'h': fputs(help_text, stdout); return 0;
-        default:
-            die_usage("ingest", usage_line, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (argc - optind < 2)
-        die_usage("ingest", usage_line, "need a database and at least one input");
-    for (i = optind + 1; i < argc; i++) {
+    int i, rc, first = cli_parse(&cmd, argc, argv, set, &c);
+    if (!first)
+        return 0;
+    for (i = first + 1; i < argc; i++) {
         struct stat st;
         if (strcmp(argv[i], "-") && stat(argv[i], &st) != 0) {
             fprintf(stderr, "tracetool: %s: no such file or directory\n", argv[i]);
             return EXIT_IO;
         }
     }
-    if ((rc = tt_db_open(&c.db, argv[optind], TT_DB_CREATE)) < 0)
+    if ((rc = tt_db_open(&c.db, argv[first], TT_DB_CREATE)) < 0)
         return report_error(rc);
-    for (i = optind + 1; i < argc; i++) {
+    for (i = first + 1; i < argc; i++) {
         struct stat st;
         if (strcmp(argv[i], "-") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             before = c.nfiles;
@@ -218,7 +213,7 @@ int cmd_ingest(int argc, char **argv)
         if (tt_crosscheck_db(c.db, &xo, NULL, &sum) >= 0 && !c.quiet && sum.pairs)
             printf("linked %" PRId64 " ET nodes to Kineto ops in %" PRId64
                    " pair(s) (%" PRId64 " consistent); see 'tracetool crosscheck %s'\n",
-                   sum.links, sum.pairs, sum.consistent, argv[optind]);
+                   sum.links, sum.pairs, sum.consistent, argv[first]);
     }
     tt_db_free(c.db);
     return c.rc;

@@ -2,20 +2,28 @@
  * cli/cmd_memtimeline.c - `tracetool memtimeline INPUT|DB OUTPUT`
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "opts.h"
 #include "tracetool/analyze.h"
 
-static const char usage_line[] =
-    "tracetool memtimeline [--device cuda:N|cpu] [--no-categories] [--et ET] [--trace ID] [--rank R]"
-    " INPUT|DB OUTPUT";
+enum { O_DEVICE, O_NOCAT, O_ET, O_TRACE, O_RANK };
 
-static const char help_text[] =
-    "usage: tracetool memtimeline [options] INPUT|DB OUTPUT\n"
-    "\n"
+static const struct cli_opt opts[] = {
+    { "device", O_DEVICE, "cuda:N|cpu", "cuda:N (or cuda = cuda:0) or cpu; default cuda:0\n"
+      "when the trace has CUDA memory events, else cpu", 0 },
+    { "no-categories", O_NOCAT, NULL, "plain per-device totals (everything Unknown)", 0 },
+    { "et", O_ET, "ET", "the Execution Trace taken with INPUT (a file INPUT\n"
+      "only; for a database, 'tracetool ingest DB ET'\njoins them)", 0 },
+    { "trace", O_TRACE, "ID", "which trace of a database (default: the first)", 0 },
+    { "rank", O_RANK, "R", "which rank of a database", 0 },
+    { NULL, 0, NULL, NULL, 0 },
+};
+
+static const struct cli_cmd cmd = {
+    "memtimeline", "INPUT|DB OUTPUT",
     "torch's memory timeline (prof.export_memory_timeline) from a trace on disk.\n"
     "INPUT is a Kineto trace taken with profile_memory=True, a database made by\n"
     "'tracetool ingest', or torch's own raw export (*.raw.json.gz) to re-render.\n"
@@ -29,19 +37,28 @@ static const char help_text[] =
     "Categories are torch's eight; from a trace alone they come from documented\n"
     "heuristics (docs/MEMTIMELINE.md), the rest is Unknown. With the trace's\n"
     "Execution Trace (--et, or ingested into the database beside it) tensor\n"
-    "identities decide GRADIENT, ACTIVATION and AUTOGRAD_DETAIL where they can.\n"
-    "\n"
-    "options:\n"
-    "  --device D        cuda:N (or cuda = cuda:0) or cpu; default cuda:0 when the\n"
-    "                    trace has CUDA memory events, else cpu\n"
-    "  --no-categories   plain per-device totals (everything Unknown)\n"
-    "  --et ET           the Execution Trace taken with INPUT (a file INPUT only;\n"
-    "                    for a database, 'tracetool ingest DB ET' joins them)\n"
-    "  --trace ID, --rank R  which trace of a database (default: the first)\n"
-    "  -h, --help        this text\n"
-    "\n"
+    "identities decide GRADIENT, ACTIVATION and AUTOGRAD_DETAIL where they can.",
+    opts,
     "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error (also: no\n"
-    "memory events for the device).\n";
+    "memory events for the device).",
+    2, 2, "need an input and an output",
+};
+
+static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
+{
+    tt_memtl_options *o = ctx;
+    switch (key) {
+    case O_DEVICE:
+        if (strcmp(arg, "cpu") && strncmp(arg, "cuda", 4))
+            cli_usage_error(c, "unknown device '%s'", arg);
+        o->device = arg;
+        break;
+    case O_NOCAT: o->no_categories = 1; break;
+    case O_ET: o->et_path = arg; break;
+    case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
+    default: o->rank = opt_rank(c, arg); break;
+    }
+}
 
 struct job {
     const tt_memtl_options *o;
@@ -62,49 +79,17 @@ static int on_file(const char *path, void *ctx)
 
 int cmd_memtimeline(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "device", required_argument, NULL, 'd' },
-        { "no-categories", no_argument, NULL, 'N' },
-        { "et", required_argument, NULL, 'e' },
-        { "trace", required_argument, NULL, 't' },
-        { "rank", required_argument, NULL, 'r' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     tt_memtl_options o = TT_MEMTL_OPTIONS_INIT;
     struct job job;
-    int opt;
-    const char *in, *outp;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'd':
-            if (strcmp(optarg, "cpu") && strncmp(optarg, "cuda", 4))
-                die_usage("memtimeline", usage_line, "unknown device '%s'", optarg);
-            o.device = optarg;
-            break;
-        case 'N': o.no_categories = 1; break;
-        case 'e': o.et_path = optarg; break;
-        case 't': o.trace_id = opt_trace_id("memtimeline", usage_line, optarg); break;
-        case 'r': o.rank = opt_rank("memtimeline", usage_line, optarg); break;
-        case 'h':
-            fputs(help_text, stdout);
-            return 0;
-        default:
-            die_usage("memtimeline", usage_line, "unknown or incomplete option '%s'",
-                      argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 2)
-        die_usage("memtimeline", usage_line, "need an input and an output");
-    in = argv[optind];
-    outp = argv[optind + 1];
+    const char *in;
+    int first = cli_parse(&cmd, argc, argv, set, &o);
+    if (!first)
+        return 0;
+    in = argv[first];
     if (o.et_path && strcmp(in, "-") && tt_is_sqlite_file(in))
-        die_usage("memtimeline", usage_line,
-                  "--et needs a trace file; for a database, 'tracetool ingest %s %s'"
-                  " joins the ET to its trace", in, o.et_path);
+        cli_usage_error(&cmd, "--et needs a trace file; for a database, 'tracetool ingest %s %s'"
+                        " joins the ET to its trace", in, o.et_path);
     job.o = &o;
-    job.output = outp;
-    return run_on_input("memtimeline", usage_line, in, o.trace_id, o.rank, on_db, on_file, &job);
+    job.output = argv[first + 1];
+    return run_on_input(&cmd, in, o.trace_id, o.rank, on_db, on_file, &job);
 }

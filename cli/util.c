@@ -9,19 +9,9 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "opts.h"
 #include "tracetool/analyze.h"
 #include "tracetool/common.h"
-
-void die_usage(const char *cmd, const char *usage, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "tracetool %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nusage: %s\n", usage);
-    exit(EXIT_USAGE);
-}
 
 int exit_code_for(int code)
 {
@@ -71,23 +61,31 @@ int finish_stdout(int rc)
     return rc;
 }
 
-int64_t opt_trace_id(const char *cmd, const char *usage, const char *arg)
+int64_t opt_trace_id(const struct cli_cmd *c, const char *arg)
 {
     int64_t v;
     if (parse_i64(arg, &v) < 0 || v <= 0)
-        die_usage(cmd, usage, "bad trace id '%s'", arg);
+        cli_usage_error(c, "bad trace id '%s'", arg);
     return v;
 }
 
-int64_t opt_rank(const char *cmd, const char *usage, const char *arg)
+int64_t opt_rank(const struct cli_cmd *c, const char *arg)
 {
     int64_t v;
     if (parse_i64(arg, &v) < 0 || v < 0)
-        die_usage(cmd, usage, "bad rank '%s'", arg);
+        cli_usage_error(c, "bad rank '%s'", arg);
     return v;
 }
 
-int run_on_input(const char *cmd, const char *usage, const char *in, int64_t trace_id,
+int64_t opt_row_limit(const struct cli_cmd *c, const char *arg)
+{
+    int64_t v;
+    if (parse_i64(arg, &v) < 0 || v < -1)
+        cli_usage_error(c, "bad row limit '%s'", arg);
+    return v;
+}
+
+int run_on_input(const struct cli_cmd *c, const char *in, int64_t trace_id,
                  int64_t rank, int (*on_db)(struct tt_db *db, void *ctx),
                  int (*on_file)(const char *path, void *ctx), void *ctx)
 {
@@ -100,9 +98,9 @@ int run_on_input(const char *cmd, const char *usage, const char *in, int64_t tra
         tt_db_free(db);
     } else {
         if (trace_id > 0)
-            die_usage(cmd, usage, "--trace needs a database");
+            cli_usage_error(c, "--trace needs a database");
         if (rank >= 0)
-            die_usage(cmd, usage, "--rank needs a database");
+            cli_usage_error(c, "--rank needs a database");
         rc = on_file(in, ctx);
     }
     return rc < 0 ? report_error(rc) : 0;
