@@ -437,9 +437,12 @@ static int compute_db(tt_db *db, const tt_avg_options *o, tt_avg_result *res)
 {
     struct tinfo *ts;
     size_t nt, k;
-    int rc;
+    int rc, txn;
     if (!tt_avg_sort_key_valid(o->sort_by))
         return tt_error_set(TT_EINVALID, "unknown sort key '%s'", o->sort_by);
+    /* one read transaction: each statement outside one takes and drops
+     * the file's locks (a string looked up per distinct name or row) */
+    txn = sqlite3_get_autocommit(db->sql) && tt_db_exec(db, "BEGIN") == 0;
     rc = select_traces(db, o, &ts, &nt);
     if (rc == 0 && nt == 0)
         rc = tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
@@ -463,6 +466,8 @@ static int compute_db(tt_db *db, const tt_avg_options *o, tt_avg_result *res)
         free(ts[k].label);
     free(ts);
     tt_db_exec(db, "DROP TABLE IF EXISTS temp.tt_avg_kernels");
+    if (txn)
+        tt_db_exec(db, "COMMIT");
     return rc;
 }
 
