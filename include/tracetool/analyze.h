@@ -156,6 +156,51 @@ TT_EXTERN(int) tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out);
 /* Key averages of a trace file (ingested into a temporary database first). */
 TT_EXTERN(int) tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out);
 
+/* The same computed without printing: one tt_avg_trace per trace. */
+enum { TT_AVG_DEV_CPU = 0, TT_AVG_DEV_CUDA = 1 };
+
+typedef struct tt_avg_row {
+    char *name;            /* after the ProfilerStep#N -> ProfilerStep* rewrite */
+    char *input_shapes;    /* with group_by_shape: Python repr "[[2, 3], []]"; else NULL */
+    char *stack;           /* with group_by_stack: the first N entries, '\n'-joined; else NULL */
+    int device;            /* TT_AVG_DEV_*: a CPU event or a GPU activity */
+    int is_user_annotation; /* of the first event (device rows: gpu_user_annotation) */
+    int has_parent;        /* the first event had a parent (top_level_only hides the row) */
+    int64_t count;
+    double self_cpu_us, cpu_total_us, self_device_us, device_total_us;
+    int64_t cpu_mem, self_cpu_mem, device_mem, self_device_mem; /* bytes */
+} tt_avg_row;
+
+typedef struct tt_avg_trace {
+    int64_t trace_id;      /* 1 for a file read without a database */
+    char *path;
+    int have_rank;
+    int64_t rank;
+    int show_memory;       /* profile_memory or [memory] events: the table's memory columns */
+    tt_avg_row *rows;      /* every row in the table's order (sort_by, else first
+                              occurrence); row_limit and top_level_only are the printer's */
+    size_t nrows;
+    double self_cpu_total_us;    /* footer: "Self CPU time total" */
+    double self_device_total_us; /* footer: "Self CUDA time total" (no GPU annotations) */
+} tt_avg_trace;
+
+typedef struct tt_avg_result {
+    tt_avg_trace *traces;  /* in the printed order (rank, id) */
+    size_t ntraces;
+    int header_per_trace;  /* the table prints "trace N (rank R): path" above each */
+} tt_avg_result;
+
+TT_EXTERN(int) tt_averages_compute_db(tt_db *db, const tt_avg_options *opts,
+                                      tt_avg_result **out);
+TT_EXTERN(int) tt_averages_compute_file(const char *path, const tt_avg_options *opts,
+                                        tt_avg_result **out);
+/* Print a result as tt_averages_db/_file do (format, row_limit, top_level_only,
+ * group_by_shape of opts; opts should be those it was computed with). */
+TT_EXTERN(int) tt_averages_print(const tt_avg_result *res, const tt_avg_options *opts,
+                                 FILE *out);
+/* NULL is a no-op. */
+TT_EXTERN(void) tt_avg_result_free(tt_avg_result *res);
+
 /* ---- GPU kernel / memory-operation summary (Nsight cuda_gpu_kern_sum shape) ---- */
 
 enum { TT_KERN_BY_NAME = 0, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM, TT_KERN_BY_OP };
