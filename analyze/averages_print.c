@@ -2,7 +2,7 @@
  * analyze/averages_print.c - printing an averages result: torch's
  * key_averages().table() character for character, or CSV, JSON, Markdown.
  */
-#include "analyze/averages_internal.h"
+#include "analyze/averages_state.h"
 #include "common/buf.h"
 
 #include <inttypes.h>

@@ -5,7 +5,7 @@
  * while the next fills) and merged: bounded memory, and about twice as fast
  * as SQLite's own sorter on the same rows.
  */
-#include "analyze/averages_internal.h"
+#include "analyze/averages_state.h"
 
 #include <errno.h>
 #include <string.h>

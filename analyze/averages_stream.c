@@ -7,22 +7,12 @@
  * that follow a load, the file goes through a temporary database instead
  * (tt__avg_stream says which, with TT_DEBUG_AVG=1).
  */
-#include "analyze/averages_internal.h"
+#include "analyze/averages_state.h"
 #include "analyze/ingest_rows.h"
 
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-
-struct fstream {
-    struct state *s;
-    struct runs runs;
-    struct memstr strs;
-    int64_t id_cpu_op, id_ua, id_operator, id_memory, id_empty; /* 0: not seen */
-    int64_t mem_rowid, gpu_rowid; /* what SQLite would number them */
-    struct steps win;             /* ProfilerStep windows, with --steps */
-    int neg_dur;                  /* an op with a negative dur (see fs_kernel) */
-};
 
 static int cell_null(const tt__cell *c)
 {
@@ -209,13 +199,6 @@ static int fs_kernel(void *ctx, int64_t op_id, int64_t op_ts, int64_t op_end, in
     e.b = dur;
     e.flags = AREC_DEVICE_WORK;
     return tt__avg_runs_add(&fs->runs, &e);
-}
-
-/* complete an op record with what the end of the file told */
-void tt__avg_fstream_fix(const struct fstream *fs, struct arec *e)
-{
-    if (e->kind == 0 && e->a < 0)
-        e->a = fs->id_empty;
 }
 
 static int has_profile_memory(const char *metadata)

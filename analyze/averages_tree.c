@@ -18,7 +18,7 @@
  * thread, name class, stack, step window) is a hash or a binary search: the
  * pass is O(n log n) in the events whatever their shape.
  */
-#include "analyze/averages_internal.h"
+#include "analyze/averages_state.h"
 #include "common/buf.h"
 
 #include <string.h>
@@ -87,7 +87,6 @@ static void agg_release(struct agg *a)
     free(a->slots);
     memset(a, 0, sizeof(*a));
 }
-
 
 /* heap helpers (min-heap on end) */
 static void heap_swap(struct state *s, size_t i, size_t j)
@@ -693,6 +692,12 @@ static int mem_class(int64_t device_type)
     }
 }
 
+/* complete an op record with what the end of the file told */
+void tt__avg_fstream_fix(const struct fstream *fs, struct arec *e)
+{
+    if (e->kind == 0 && e->a < 0)
+        e->a = fs->id_empty;
+}
 
 /*
  * The pass proper: events in order from the runs; fs (reading a file without

@@ -20,7 +20,7 @@
  * Memory is bounded by the number of ET nodes: Kineto slices are streamed
  * with SQL (index slices(trace_id, external_id)), never loaded whole.
  */
-#include "analyze/crosscheck_internal.h"
+#include "analyze/crosscheck_state.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  * one Kineto thread's ops in External-id order. Windows are found from rare
  * "anchor" ops and aligned greedily with a bounded look-ahead.
  */
-#include "analyze/crosscheck_internal.h"
+#include "analyze/crosscheck_state.h"
 
 /* ---------------------------------------------------------------- per-thread order */
 

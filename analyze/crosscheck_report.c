@@ -4,7 +4,7 @@
  * tt_xc_pair (counts, per-thread rows, samples with their names), then the
  * text or json report is printed from the result alone.
  */
-#include "analyze/crosscheck_internal.h"
+#include "analyze/crosscheck_state.h"
 
 /* ---------------------------------------------------------------- result */
 

@@ -16,7 +16,7 @@
  */
 #include "common/compat.h"
 #include "common/buf.h"
-#include "analyze/memtimeline_internal.h"
+#include "analyze/memtimeline_state.h"
 #include "tracetool/crosscheck.h"
 #include "tracetool/render.h"
 

@@ -3,7 +3,7 @@
  * identities from a linked Execution Trace name what a block is for.
  */
 #include "common/compat.h"
-#include "analyze/memtimeline_internal.h"
+#include "analyze/memtimeline_state.h"
 #include "tracetool/render.h"
 
 /* ---- pass 1b: tensor identities from a linked Execution Trace ---- */

@@ -10,7 +10,7 @@
  * Memory is bounded by the allocations live at one time.
  */
 #include "common/compat.h"
-#include "analyze/memtimeline_internal.h"
+#include "analyze/memtimeline_state.h"
 #include "tracetool/render.h"
 
 const char *const tt__memtl_cat_rule[TT_CAT_COUNT] = {

@@ -1,5 +1,5 @@
 /*
- * analyze/averages_internal.h - what the averages sources share (internal
+ * analyze/averages_state.h - what the averages sources share (internal
  * to libtracetool):
  *   averages.c         the database scan, the results, the public entry points
  *   averages_tree.c    the pass: per-thread trees, memory, the aggregate
@@ -197,6 +197,17 @@ void tt__avg_steps_normalize(struct steps *w);
 
 struct fstream;
 /* complete an op record with what the end of the file told (averages_stream.c) */
+/* a file read straight into the pass (averages_stream.c) */
+struct fstream {
+    struct state *s;
+    struct runs runs;
+    struct memstr strs;
+    int64_t id_cpu_op, id_ua, id_operator, id_memory, id_empty; /* 0: not seen */
+    int64_t mem_rowid, gpu_rowid; /* what SQLite would number them */
+    struct steps win;             /* ProfilerStep windows, with --steps */
+    int neg_dur;                  /* an op with a negative dur (see fs_kernel) */
+};
+
 void tt__avg_fstream_fix(const struct fstream *fs, struct arec *e);
 
 struct thread_stack *tt__avg_thread_for(struct state *s, const struct tkey *pid,

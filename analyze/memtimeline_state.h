@@ -1,5 +1,5 @@
 /*
- * analyze/memtimeline_internal.h - what the memory timeline's files share:
+ * analyze/memtimeline_state.h - what the memory timeline's files share:
  * the classifying passes (memtimeline_passes.c, memtimeline_et.c) and the
  * job that turns their tables into a tt_memtl_result and writes it
  * (memtimeline.c).
