@@ -3,6 +3,7 @@
  * key_averages().table() character for character, or CSV, JSON, Markdown.
  */
 #include "analyze/averages_state.h"
+#include "tracetool/table.h"
 #include "common/buf.h"
 
 #include <inttypes.h>
@@ -294,15 +295,10 @@ static void print_table(FILE *out, const tt_avg_trace *tr, const tt_avg_options 
 
 /* ---- CSV, JSON, Markdown ---- */
 
+/* averages quotes every text cell, as it always has */
 static void csv_str(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
+    tt_table_csv_text(out, s, 1);
 }
 
 static const char *dev_name(const tt_avg_row *r)

@@ -28,6 +28,7 @@ struct slots {
 
 struct info {
     tt_info_summary s;
+    tt_kineto_meta meta; /* file mode: the top-level keys */
     size_t acats, ads;
     struct slots cat_ix, ds_ix, thr_ix;
     /* file mode: thread set, pairs (pid, tid) */
@@ -709,39 +710,32 @@ static int f_memrow(void *ctx, const tt_memrow *m)
 static int f_meta(void *ctx, const char *key, const char *json, size_t len)
 {
     struct info *in = ctx;
-    int64_t v;
-    if (!strcmp(key, "baseTimeNanoseconds") && tt_parse_i64_public(json, len, &v) == 0)
-        in->s.base_time_ns = v;
-    else if (!strcmp(key, "schemaVersion") || !strcmp(key, "schema")) {
-        free(in->s.schema_version);
-        if (len >= 2 && json[0] == '"')
-            in->s.schema_version = strndup(json + 1, len - 2);
-        else
-            in->s.schema_version = strndup(json, len);
-    } else if (!strcmp(key, "pid") && tt_parse_i64_public(json, len, &v) == 0) {
-        in->s.pid = v;
+    if (tt_kineto_meta_key(&in->meta, key, json, len) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (!strcmp(key, "pid") && in->meta.have_pid) { /* in stream order, as ingest */
+        in->s.pid = in->meta.pid;
         in->s.have_pid = 1;
-    } else if (!strcmp(key, "distributedInfo")) {
-        const char *r = strstr(json, "\"rank\":");
-        const char *w = strstr(json, "\"world_size\":");
-        if (r) {
-            char *e;
-            long long x = strtoll(r + 7, &e, 10);
-            if (e != r + 7) {
-                in->s.rank = x;
-                in->s.have_rank = 1;
-            }
-        }
-        if (w) {
-            char *e;
-            long long x = strtoll(w + 13, &e, 10);
-            if (e != w + 13) {
-                in->s.world_size = x;
-                in->s.have_world_size = 1;
-            }
-        }
     }
     return 0;
+}
+
+/* the top-level keys into the summary, as the ingest stores them */
+static void take_meta(struct info *in)
+{
+    tt_kineto_meta *m = &in->meta;
+    if (m->have_base)
+        in->s.base_time_ns = m->base_time_ns;
+    in->s.schema_version = m->schema_version;
+    m->schema_version = NULL;
+    if (m->have_rank) {
+        in->s.rank = m->rank;
+        in->s.have_rank = 1;
+    }
+    if (m->have_world) {
+        in->s.world_size = m->world_size;
+        in->s.have_world_size = 1;
+    }
+    tt_kineto_meta_release(m);
 }
 
 static int file_summary(const char *path, struct info *in)
@@ -758,6 +752,7 @@ static int file_summary(const char *path, struct info *in)
     sink.on_memrow = f_memrow;
     sink.on_meta = f_meta;
     rc = tt_read_trace(path, &sink, NULL, &st);
+    take_meta(in);
     if (rc < 0) {
         info_release(in);
         return rc;

@@ -462,74 +462,17 @@ static int on_format(void *ctx, tt_trace_format f)
 static int on_meta(void *ctx, const char *key, const char *json, size_t len)
 {
     struct ingest *g = ctx;
-    tt_jp jp;
-    tt_arena a = TT_ARENA_INIT;
-    enum tt_jtype t;
-
     if (g->metadata.len > 1)
         tt_buf_addch(&g->metadata, ',');
     tt_buf_add_json_string(&g->metadata, key, strlen(key));
     tt_buf_addch(&g->metadata, ':');
     tt_buf_add(&g->metadata, json, len);
-    if (g->metadata.oom)
+    if (g->metadata.oom || tt_kineto_meta_key(&g->meta, key, json, len) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
-
-    tt_jp_init(&jp, "", json, 0, json, len);
-    t = tt_jp_peek(&jp);
-    if (!strcmp(key, "baseTimeNanoseconds") && t == TT_JT_NUMBER) {
-        tt_jnum n;
-        if (tt_jp_number(&jp, &n) == 0 && n.fits) {
-            g->base_time_ns = n.i;
-            g->have_base = 1;
-        }
-    } else if ((!strcmp(key, "schemaVersion") || !strcmp(key, "schema"))) {
-        const char *s;
-        size_t l;
-        free(g->schema_version);
-        if (t == TT_JT_STRING && tt_jp_string(&jp, &a, &s, &l) == 0)
-            g->schema_version = strdup(s);
-        else
-            g->schema_version = strndup(json, len);
-    } else if (!strcmp(key, "displayTimeUnit") || !strcmp(key, "traceName")) {
-        const char *s;
-        size_t l;
-        char **dst = key[0] == 'd' ? &g->display_time_unit : &g->trace_name;
-        if (t == TT_JT_STRING && tt_jp_string(&jp, &a, &s, &l) == 0) {
-            free(*dst);
-            *dst = strdup(s);
-        }
-    } else if (!strcmp(key, "pid") && t == TT_JT_NUMBER) {
-        tt_jnum n;
-        if (tt_jp_number(&jp, &n) == 0 && n.fits) {
-            g->pid = n.i;
-            g->have_pid = 1;
-        }
-    } else if (!strcmp(key, "distributedInfo") && t == TT_JT_OBJECT) {
-        const char *k;
-        size_t kl;
-        if (tt_jp_object_begin(&jp) == 0) {
-            while (tt_jp_object_next(&jp, &a, &k, &kl) == 1) {
-                int isrank = kl == 4 && !memcmp(k, "rank", 4);
-                int isws = kl == 10 && !memcmp(k, "world_size", 10);
-                if ((isrank || isws) && tt_jp_peek(&jp) == TT_JT_NUMBER) {
-                    tt_jnum n;
-                    if (tt_jp_number(&jp, &n) == 0 && n.fits) {
-                        if (isrank) {
-                            g->rank = n.i;
-                            g->have_rank = 1;
-                        } else {
-                            g->world_size = n.i;
-                            g->have_world = 1;
-                        }
-                    }
-                    continue;
-                }
-                if (tt_jp_skip(&jp) < 0)
-                    break;
-            }
-        }
+    if (!strcmp(key, "pid") && g->meta.have_pid) {
+        g->pid = g->meta.pid;
+        g->have_pid = 1;
     }
-    tt_arena_release(&a);
     return 0;
 }
 
@@ -706,11 +649,11 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
                         "input ends early; complete events before the cut kept")) < 0)
         return rc;
 
-    if (!g->have_rank) {
+    if (!g->meta.have_rank) {
         int64_t r;
         if (tt_rank_from_name(path, &r)) {
-            g->rank = r;
-            g->have_rank = 1;
+            g->meta.rank = r;
+            g->meta.have_rank = 1;
         }
     }
     gmtime_r(&now, &tmv);
@@ -728,14 +671,14 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
     sqlite3_bind_int64(st, 4, rs->file_bytes);
     sqlite3_bind_int(st, 5, rs->gzip);
     sqlite3_bind_text(st, 6, tt_format_name(g->format), -1, SQLITE_STATIC);
-    ig_bind_text(st, 7, g->schema_version, g->schema_version ? strlen(g->schema_version) : 0);
-    ig_bind_opt(st, 8, g->have_rank, g->rank);
-    ig_bind_opt(st, 9, g->have_world, g->world_size);
+    ig_bind_text(st, 7, g->meta.schema_version, g->meta.schema_version ? strlen(g->meta.schema_version) : 0);
+    ig_bind_opt(st, 8, g->meta.have_rank, g->meta.rank);
+    ig_bind_opt(st, 9, g->meta.have_world, g->meta.world_size);
     ig_bind_opt(st, 10, g->have_pid, g->pid);
-    sqlite3_bind_int64(st, 11, g->have_base ? g->base_time_ns : 0);
-    ig_bind_text(st, 12, g->display_time_unit,
-              g->display_time_unit ? strlen(g->display_time_unit) : 0);
-    ig_bind_text(st, 13, g->trace_name, g->trace_name ? strlen(g->trace_name) : 0);
+    sqlite3_bind_int64(st, 11, g->meta.have_base ? g->meta.base_time_ns : 0);
+    ig_bind_text(st, 12, g->meta.display_time_unit,
+              g->meta.display_time_unit ? strlen(g->meta.display_time_unit) : 0);
+    ig_bind_text(st, 13, g->meta.trace_name, g->meta.trace_name ? strlen(g->meta.trace_name) : 0);
     ig_bind_opt(st, 14, g->have_span, g->start_ns);
     ig_bind_opt(st, 15, g->have_span, g->end_ns);
     sqlite3_bind_int64(st, 16, rs->events);
@@ -903,10 +846,7 @@ static void ingest_release(struct ingest *g)
     g->spool = NULL;
     tt_strtab_release(&g->strs);
     tt_buf_release(&g->metadata);
-    free(g->display_time_unit);
-    free(g->schema_version);
-    free(g->trace_name);
-    g->display_time_unit = g->schema_version = g->trace_name = NULL;
+    tt_kineto_meta_release(&g->meta);
 }
 
 int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_flags,
@@ -952,8 +892,8 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
                   : g.unlinked_gpu ? "GPU activities whose runtime call was not near them"
                   : g.end_b_updates ? "'B' slices closed after their row was handed over"
                                     : NULL;
-    res->have_rank = g.have_rank;
-    res->rank = g.rank;
+    res->have_rank = g.meta.have_rank;
+    res->rank = g.meta.rank;
     if (!res->have_rank && tt_rank_from_name(path, &res->rank))
         res->have_rank = 1;
     tt_buf_addch(&g.metadata, '}');

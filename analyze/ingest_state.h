@@ -182,11 +182,9 @@ struct ingest {
 
     /* trace-level facts */
     tt_buf metadata; /* JSON object of top-level keys */
-    int64_t base_time_ns;
-    int have_base;
-    char *display_time_unit, *schema_version, *trace_name;
-    int64_t rank, world_size, pid;
-    int have_rank, have_world, have_pid;
+    tt_kineto_meta meta; /* baseTimeNanoseconds, schemaVersion, distributedInfo, ... */
+    int64_t pid;         /* the profiled process: top-level "pid", else the CPU */
+    int have_pid;        /* label, else the first op's */
     int64_t start_ns, end_ns;
     int have_span;
     int64_t rows;

@@ -174,6 +174,8 @@ run '`tracetool averages big.json`' 1 : "$TRACETOOL" averages "$BIG"
 run '`tracetool averages` database' 0 : "$TRACETOOL" averages "$DB"
 run '`tracetool kernels` database' 0 : "$TRACETOOL" kernels "$DB"
 run '`tracetool memtimeline` database -> .html' 0 : "$TRACETOOL" memtimeline "$DB" "$OUT/memtimeline.html"
+run '`tracetool kernels big.json`' 0 : "$TRACETOOL" kernels "$BIG"
+run '`tracetool memtimeline big.json` -> .html' 0 : "$TRACETOOL" memtimeline "$BIG" "$OUT/memtimeline.html"
 
 # ---- report ----
 RESULTS=$OUT/results.md

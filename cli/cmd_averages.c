@@ -62,7 +62,6 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_avg_options *o = ctx;
     static const int fmt[] = { TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN };
-    int k;
     switch (key) {
     case O_SHAPE: o->group_by_shape = 1; break;
     case O_STACK:
@@ -79,11 +78,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_STEPS: set_steps(o, c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    default:
-        if ((k = cli_choice(opts[O_FORMAT].arg, arg)) < 0)
-            cli_usage_error(c, "unknown format '%s'", arg);
-        o->format = fmt[k];
-        break;
+    default: o->format = fmt[cli_choose(c, &opts[O_FORMAT], arg, "format")]; break;
     }
 }
 

@@ -47,12 +47,9 @@ static const struct cli_cmd cmd = {
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_xc_options *o = ctx;
-    int k;
     switch (key) {
     case O_FORMAT:
-        if ((k = cli_choice(opts[O_FORMAT].arg, arg)) < 0)
-            cli_usage_error(c, "unknown format '%s'", arg);
-        o->format = k ? TT_XC_JSON : TT_XC_TEXT;
+        o->format = cli_choose(c, &opts[O_FORMAT], arg, "format") ? TT_XC_JSON : TT_XC_TEXT;
         break;
     case O_KEY:
         if (!strcmp(arg, "auto")) o->key = TT_XC_KEY_AUTO;

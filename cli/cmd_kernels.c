@@ -39,26 +39,13 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
                               TT_KERN_BY_OP };
     static const int only[] = { TT_KERN_KERNELS, TT_KERN_MEMORY };
     static const int fmt[] = { TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN };
-    int k;
     switch (key) {
-    case O_BY:
-        if ((k = cli_choice(opts[O_BY].arg, arg)) < 0)
-            cli_usage_error(c, "unknown grouping '%s'", arg);
-        o->by = by[k];
-        break;
-    case O_ONLY:
-        if ((k = cli_choice(opts[O_ONLY].arg, arg)) < 0)
-            cli_usage_error(c, "unknown summary '%s'", arg);
-        o->what = only[k];
-        break;
+    case O_BY: o->by = by[cli_choose(c, &opts[O_BY], arg, "grouping")]; break;
+    case O_ONLY: o->what = only[cli_choose(c, &opts[O_ONLY], arg, "summary")]; break;
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    default:
-        if ((k = cli_choice(opts[O_FORMAT].arg, arg)) < 0)
-            cli_usage_error(c, "unknown format '%s'", arg);
-        o->format = fmt[k];
-        break;
+    default: o->format = fmt[cli_choose(c, &opts[O_FORMAT], arg, "format")]; break;
     }
 }
 

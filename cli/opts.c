@@ -111,6 +111,15 @@ int cli_choice(const char *choices, const char *word)
     }
 }
 
+int cli_choose(const struct cli_cmd *c, const struct cli_opt *opt, const char *word,
+               const char *what)
+{
+    int k = cli_choice(opt->arg, word);
+    if (k < 0)
+        cli_usage_error(c, "unknown %s '%s'", what, word);
+    return k;
+}
+
 int cli_parse(const struct cli_cmd *c, int argc, char **argv,
               void (*set)(void *ctx, const struct cli_cmd *c, int key, const char *arg),
               void *ctx)

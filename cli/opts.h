@@ -48,5 +48,9 @@ void cli_help(const struct cli_cmd *c, FILE *out);
 
 /* one of the words of "a|b|c" (an option's arg); its index or -1 */
 int cli_choice(const char *choices, const char *word);
+/* the index of word among opt's choices, or the usage error
+ * "unknown WHAT 'word'" */
+int cli_choose(const struct cli_cmd *c, const struct cli_opt *opt, const char *word,
+               const char *what);
 
 #endif

@@ -9,6 +9,7 @@
 #include "formats/kineto.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 int tt_kineto_class(const char *cat)
@@ -112,4 +113,82 @@ int tt_rank_from_name(const char *path, int64_t *rank)
         }
     }
     return 0;
+}
+
+/* ---- top-level keys ---- */
+
+static int set_str(char **dst, const char *s, size_t n)
+{
+    char *c = strndup(s, n);
+    if (!c)
+        return TT_ENOMEM;
+    free(*dst);
+    *dst = c;
+    return 0;
+}
+
+static int int_value(tt_jp *jp, int64_t *out)
+{
+    tt_jnum n;
+    if (tt_jp_peek(jp) != TT_JT_NUMBER || tt_jp_number(jp, &n) != 0 || !n.fits)
+        return 0;
+    *out = n.i;
+    return 1;
+}
+
+/* "distributedInfo": {"rank": R, "world_size": W, ...} */
+static void distributed_info(tt_kineto_meta *m, tt_jp *jp, tt_arena *a)
+{
+    const char *k;
+    size_t kl;
+    if (tt_jp_peek(jp) != TT_JT_OBJECT || tt_jp_object_begin(jp) != 0)
+        return;
+    while (tt_jp_object_next(jp, a, &k, &kl) == 1) {
+        if (kl == 4 && !memcmp(k, "rank", 4) && tt_jp_peek(jp) == TT_JT_NUMBER) {
+            m->have_rank |= int_value(jp, &m->rank);
+            continue;
+        }
+        if (kl == 10 && !memcmp(k, "world_size", 10) && tt_jp_peek(jp) == TT_JT_NUMBER) {
+            m->have_world |= int_value(jp, &m->world_size);
+            continue;
+        }
+        if (tt_jp_skip(jp) < 0)
+            break;
+    }
+}
+
+int tt_kineto_meta_key(tt_kineto_meta *m, const char *key, const char *json, size_t len)
+{
+    tt_jp jp;
+    tt_arena a = TT_ARENA_INIT;
+    const char *s;
+    size_t l;
+    int rc = 0, str;
+    tt_jp_init(&jp, "", json, 0, json, len);
+    str = tt_jp_peek(&jp) == TT_JT_STRING;
+    if (!strcmp(key, "baseTimeNanoseconds")) {
+        m->have_base |= int_value(&jp, &m->base_time_ns);
+    } else if (!strcmp(key, "schemaVersion") || !strcmp(key, "schema")) {
+        if (str && tt_jp_string(&jp, &a, &s, &l) == 0)
+            rc = set_str(&m->schema_version, s, strlen(s));
+        else
+            rc = set_str(&m->schema_version, json, len);
+    } else if (!strcmp(key, "displayTimeUnit") || !strcmp(key, "traceName")) {
+        if (str && tt_jp_string(&jp, &a, &s, &l) == 0)
+            rc = set_str(key[0] == 'd' ? &m->display_time_unit : &m->trace_name, s, strlen(s));
+    } else if (!strcmp(key, "pid")) {
+        m->have_pid |= int_value(&jp, &m->pid);
+    } else if (!strcmp(key, "distributedInfo")) {
+        distributed_info(m, &jp, &a);
+    }
+    tt_arena_release(&a);
+    return rc;
+}
+
+void tt_kineto_meta_release(tt_kineto_meta *m)
+{
+    free(m->schema_version);
+    free(m->display_time_unit);
+    free(m->trace_name);
+    memset(m, 0, sizeof(*m));
 }

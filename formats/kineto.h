@@ -20,6 +20,21 @@ size_t tt_kineto_copy_kind(const char *name, const char **start);
 int tt_classify_cat(const char *cat);
 /* Rank from a file name ("rank-70", "rank_3", "worker5_..."); 1 if found. */
 int tt_rank_from_name(const char *path, int64_t *rank);
+/* The trace-level facts among a Kineto trace's top-level keys, decoded in
+ * one place for every reader of them (ingest, info) */
+typedef struct tt_kineto_meta {
+    int64_t base_time_ns, pid, rank, world_size;
+    int have_base, have_pid, have_rank, have_world;
+    char *schema_version;    /* "schemaVersion" / "schema" (a non-string: its JSON) */
+    char *display_time_unit; /* "displayTimeUnit" */
+    char *trace_name;        /* "traceName" */
+} tt_kineto_meta;
+
+/* Decode one top-level key, json its raw value (as tt_trace_sink.on_meta
+ * gives it); keys that carry none of the facts are ignored. 0 or TT_ENOMEM. */
+int tt_kineto_meta_key(tt_kineto_meta *m, const char *key, const char *json, size_t len);
+void tt_kineto_meta_release(tt_kineto_meta *m);
+
 /* Whole text as an int64. */
 int tt_parse_i64_public(const char *text, size_t len, int64_t *out);
 
