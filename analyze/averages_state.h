@@ -11,7 +11,7 @@
 #define TT_ANALYZE_AVERAGES_INTERNAL_H
 
 #include "common/compat.h"
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 
 #include <pthread.h>
 #include <stdio.h>

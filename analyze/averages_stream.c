@@ -8,7 +8,7 @@
  * (tt__avg_stream says which, with TT_DEBUG_AVG=1).
  */
 #include "analyze/averages_state.h"
-#include "analyze/ingest_rows.h"
+#include "store/ingest_rows.h"
 
 #include <string.h>
 #include <strings.h>

@@ -9,7 +9,7 @@
 
 #include "common/compat.h"
 #include "common/buf.h"
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 #include "tracetool/crosscheck.h"
 
 #include <inttypes.h>

@@ -10,7 +10,7 @@
  */
 #include "common/compat.h"
 #include "common/buf.h"
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 
 #include <inttypes.h>
 

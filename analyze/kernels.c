@@ -12,7 +12,7 @@
  */
 #include "common/compat.h"
 #include "common/buf.h"
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>

@@ -7,7 +7,7 @@
 #ifndef TT_MEMTIMELINE_INTERNAL_H
 #define TT_MEMTIMELINE_INTERNAL_H
 
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 #include "tracetool/analyze.h"
 
 #include <stddef.h>

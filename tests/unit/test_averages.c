@@ -14,7 +14,7 @@
  *   - the many-threads trace: arithmetic on the generator below.
  */
 #include "common/compat.h"
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 #include "tracetool/analyze.h"
 
 #include <criterion/criterion.h>

@@ -4,7 +4,7 @@
  */
 #include "common/compat.h"
 #include "common/buf.h"
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 #include "tracetool/analyze.h"
 #include "tracetool/formats.h"
 
@@ -1286,11 +1286,11 @@ Test(ingest, base_time_and_relative_ts)
              "SELECT s.ts, s.dur, t.base_time_ns FROM slices s, traces t");
 }
 
-/* analyze/records.h declares each record type's columns once; every list
+/* store/records.h declares each record type's columns once; every list
  * must name exactly the columns of its table in the schema (in any order:
  * the tables keep the order of the schema's first version), less an `id`
  * that SQLite assigns (INTEGER PRIMARY KEY) */
-#include "analyze/records.h"
+#include "store/records.h"
 
 #define REC_COLS_(P, NAME, SQL) SQL,
 #define REC_CHECK_(ID, REC, TABLE)                                                  \

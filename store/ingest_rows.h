@@ -1,22 +1,22 @@
 /*
- * analyze/ingest_rows.h - the ingest's rows handed to a consumer other than
+ * store/ingest_rows.h - the ingest's rows handed to a consumer other than
  * SQLite (internal to libtracetool).
  *
  * tt__ingest_rows() runs the same reader, decoding, interning and in-stream
  * linking as tt_ingest_file(), on the same worker thread, but gives each
  * batch of rows to a callback on the calling thread instead of inserting it.
  * Tables and columns are those of docs/SCHEMA.md, cells in the order of the
- * record declarations of analyze/records.h (the TT_C_* indexes). A string is
+ * record declarations of store/records.h (the TT_C_* indexes). A string is
  * always delivered (table TT_ROWS_STR) before any row that uses its id.
  * What only the SQL passes after a load can do (relinking threads whose ops
  * came out of order, linking GPU activities to runtime calls far away,
  * closing 'B' slices already handed over) is not done: needs_db says so,
  * and the caller should use tt_ingest_file() on a database instead.
  */
-#ifndef TT_ANALYZE_INGEST_ROWS_H
-#define TT_ANALYZE_INGEST_ROWS_H
+#ifndef TT_STORE_INGEST_ROWS_H
+#define TT_STORE_INGEST_ROWS_H
 
-#include "analyze/records.h"
+#include "store/records.h"
 #include "tracetool/formats.h"
 
 #include <stddef.h>
@@ -30,7 +30,7 @@ typedef struct tt__cell {
     size_t len; /* TT_CELL_TEXT: bytes (no NUL) */
 } tt__cell;
 
-/* tables TT_ROWS_*, cells TT_C_<REC>_<COLUMN>: analyze/records.h */
+/* tables TT_ROWS_*, cells TT_C_<REC>_<COLUMN>: store/records.h */
 
 typedef struct tt__rowsink {
     void *ctx;

@@ -1,20 +1,20 @@
 /*
- * analyze/ingest_state.h - what the three parts of the ingest share:
+ * store/ingest_state.h - what the three parts of the ingest share:
  * ingest.c (the event sink and the transaction), ingest_write.c (rows
  * batched into SQLite on the calling thread) and ingest_link.c (nesting,
  * runtime -> op and GPU -> runtime links, in-stream and in the post passes).
  * Internal.
  */
-#ifndef TT_ANALYZE_INGEST_STATE_H
-#define TT_ANALYZE_INGEST_STATE_H
+#ifndef TT_STORE_INGEST_STATE_H
+#define TT_STORE_INGEST_STATE_H
 
 #include <pthread.h>
 #include <stdio.h>
 
 #include "common/buf.h"
 #include "common/strtab.h"
-#include "analyze/db_internal.h"
-#include "analyze/ingest_rows.h"
+#include "store/db_internal.h"
+#include "store/ingest_rows.h"
 #include "formats/kineto.h"
 #include "tracetool/formats.h"
 
@@ -111,7 +111,7 @@ struct job {
 
 struct rowbuf {
     const char *table;       /* the record type's table and columns */
-    const char *const *cols; /* (analyze/records.h) */
+    const char *const *cols; /* (store/records.h) */
     int ncols;
     struct job *cur;   /* worker side: the rows being filled */
     /* writer side */

@@ -1,9 +1,9 @@
 /*
- * analyze/db_internal.h - the tt_db handle and SQL helpers shared by the
+ * store/db_internal.h - the tt_db handle and SQL helpers shared by the
  * analyze/ sources. Internal.
  */
-#ifndef TT_ANALYZE_DB_INTERNAL_H
-#define TT_ANALYZE_DB_INTERNAL_H
+#ifndef TT_STORE_DB_INTERNAL_H
+#define TT_STORE_DB_INTERNAL_H
 
 #include <sqlite3.h>
 

@@ -1,5 +1,5 @@
 /*
- * analyze/ingest_link.c - the links of an ingest: slice nesting per thread,
+ * store/ingest_link.c - the links of an ingest: slice nesting per thread,
  * runtime call -> innermost enclosing cpu_op (walked in step with a
  * per-thread spool of ops while streaming), GPU activity -> runtime call by
  * correlation (held back in a ring until the call arrives), and the post
@@ -7,7 +7,7 @@
  * merge joins of sorted scans: O(n log n) on any trace).
  */
 #include "common/compat.h"
-#include "analyze/ingest_state.h"
+#include "store/ingest_state.h"
 #include "formats/reader_internal.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * analyze/ingest.c - the ingest sink: trace events -> SQLite rows.
+ * store/ingest.c - the ingest sink: trace events -> SQLite rows.
  *
  * One file is one transaction. Rows are written as the reader streams them;
  * memory holds only the string-intern table (distinct names), one stack of
@@ -19,7 +19,7 @@
 #include "common/compat.h"
 #include "common/arena.h"
 #include "common/buf.h"
-#include "analyze/ingest_state.h"
+#include "store/ingest_state.h"
 #include "formats/json.h"
 #include "formats/reader_internal.h"
 

@@ -1,16 +1,16 @@
 /*
- * analyze/records.h - the rows the ingest produces, declared once: for each
+ * store/records.h - the rows the ingest produces, declared once: for each
  * record type (one table of docs/SCHEMA.md) its columns in the order the
  * ingest fills them. From these lists come the INSERT statements
- * (analyze/ingest_write.c), the cell indexes TT_C_<REC>_<COLUMN> that the
- * ingest writes and the row consumers read (analyze/ingest_rows.h), and the
+ * (store/ingest_write.c), the cell indexes TT_C_<REC>_<COLUMN> that the
+ * ingest writes and the row consumers read (store/ingest_rows.h), and the
  * column counts; tests/unit/test_ingest.c checks every list against the
  * schema's tables. Adding a column: the CREATE TABLE (and a migration) in
- * analyze/db.c, its place in the list here, the cell the ingest fills.
+ * store/db.c, its place in the list here, the cell the ingest fills.
  * Internal.
  */
-#ifndef TT_ANALYZE_RECORDS_H
-#define TT_ANALYZE_RECORDS_H
+#ifndef TT_STORE_RECORDS_H
+#define TT_STORE_RECORDS_H
 
 /* X(REC, COLUMN, "sql column") for each column, in row order */
 #define TT_REC_SLICE(X)  \

@@ -1,8 +1,8 @@
 /*
- * analyze/db.c - opening the trace store and its schema (docs/SCHEMA.md).
+ * store/db.c - opening the trace store and its schema (docs/SCHEMA.md).
  */
 #include "common/compat.h"
-#include "analyze/db_internal.h"
+#include "store/db_internal.h"
 
 #include <errno.h>
 #include <pthread.h>

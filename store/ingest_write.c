@@ -1,11 +1,11 @@
 /*
- * analyze/ingest_write.c - the ingest's rows into SQLite: rows are batched
+ * store/ingest_write.c - the ingest's rows into SQLite: rows are batched
  * per table and written RB_K at a time with one multi-row INSERT; with two
  * threads the worker fills jobs and queues them, and the calling thread
- * binds and steps them (analyze/ingest.c, read_threaded).
+ * binds and steps them (store/ingest.c, read_threaded).
  */
 #include "common/compat.h"
-#include "analyze/ingest_state.h"
+#include "store/ingest_state.h"
 
 #include <errno.h>
 
@@ -13,7 +13,7 @@ static const char *const stmt_sql[S_COUNT] = {
     "UPDATE slices SET dur = ? WHERE id = ?",
 };
 
-/* the columns of each record type (analyze/records.h), and its table */
+/* the columns of each record type (store/records.h), and its table */
 #define COLNAME_(P, NAME, SQL) SQL,
 #define COLS_(ID, REC, TABLE) static const char *const cols_##REC[] = { TT_REC_##REC(COLNAME_) };
 TT_RECORDS(COLS_)
