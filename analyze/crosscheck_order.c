@@ -453,10 +453,15 @@ int xc_join_order(struct xc *x, struct pair *p, struct result *r)
     size_t *idx = NULL, i, ng = 0;
     struct tgroup *g = NULL;
     struct wspan span = { 0, 0, 0 };
-    int rc = 0;
+    int rc = 0, txn;
     r->key = K_EXT_ORDER;
     if (!p->nrf)
         return 0;
+    /* the window search looks Kineto ops up by thread and by name (a
+     * read-only database without these indexes still works, by scanning) */
+    if (!x->db->readonly && (tt_db_ensure_index(x->db, TT_IDX_SLICES_THREAD_EXT) < 0 ||
+                             tt_db_ensure_index(x->db, TT_IDX_SLICES_NAME_EXT) < 0))
+        return TT_EDB;
     idx = malloc(p->nrf * sizeof(*idx));
     g = malloc(p->nrf * sizeof(*g));
     if (!idx || !g) {
@@ -475,12 +480,17 @@ int xc_join_order(struct xc *x, struct pair *p, struct result *r)
         }
         g[ng - 1].m++;
     }
-    /* largest thread first: its window decides the time span the others prefer */
+    /* largest thread first: its window decides the time span the others prefer;
+     * the lookups of all threads in one read transaction (one lock, not one
+     * per statement: with many threads the locking syscalls dominated) */
     qsort(g, ng, sizeof(*g), cmp_tgroup);
+    txn = sqlite3_get_autocommit(x->db->sql) && tt_db_exec(x->db, "BEGIN") == 0;
     for (i = 0; i < ng; i++) {
         if ((rc = order_thread(x, p, r, idx + g[i].from, g[i].m, &span)) < 0)
-            goto out;
+            break;
     }
+    if (txn)
+        sqlite3_exec(x->db->sql, "COMMIT", NULL, NULL, NULL);
 out:
     free(idx);
     free(g);

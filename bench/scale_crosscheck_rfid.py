@@ -14,7 +14,11 @@ Shapes (--shape):
   external  no "Record function id"; every Kineto op has External id 7 and
             every ET op rf_id 7 (constant-offset search and join);
   threads   N ops spread over N/2 ET threads / Kineto threads, ids repeated
-            (thread bookkeeping).
+            (thread bookkeeping);
+  order     N ops over N/2 threads, no "Record function id", and External ids
+            from per-thread counters (PyTorch 2.0/2.1: blocks of 1024 per
+            thread): the join in per-thread order, one window search per
+            thread.
 
 usage: scale_crosscheck_rfid.py [--tracetool PATH] [--n N] [--shape rf|external|threads]
 """
@@ -40,12 +44,15 @@ def make(n, shape, d):
     evs = []
     for i in range(n):
         name = NAMES[i % len(NAMES)]
-        tid = 1 + (i % max(1, n // 2)) if shape == "threads" else 1
-        nodes.append({"name": name, "id": i + 2, "rf_id": 7, "parent": 1, "seq_id": -1,
+        tid = 1 + (i % max(1, n // 2)) if shape in ("threads", "order") else 1
+        nodes.append({"name": name, "id": i + 2, "rf_id": 7 if shape != "order" else i + 1,
+                      "parent": 1, "seq_id": -1,
                       "tid": tid, "op_schema": "", "inputs": [], "input_shapes": [],
                       "input_types": [], "outputs": [], "output_shapes": [],
                       "output_types": []})
-        args = {"External id": 7 if shape != "threads" else 7 + i}
+        args = {"External id": 7 if shape not in ("threads", "order") else 7 + i}
+        if shape == "order":
+            args["External id"] = 1024 * tid + i // max(1, n // 2)
         if shape in ("rf", "threads"):
             args["Record function id"] = 7
         evs.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": pid,
@@ -78,12 +85,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tracetool", default=os.environ.get("TRACETOOL", "build/tracetool"))
     ap.add_argument("--n", type=int, default=0, help="default: 200000 (threads: 20000)")
-    ap.add_argument("--shape", default="rf", choices=["rf", "external", "threads"])
+    ap.add_argument("--shape", default="rf", choices=["rf", "external", "threads", "order"])
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         res = []
-        n0 = a.n or (20000 if a.shape == "threads" else 200000)
+        n0 = a.n or {"threads": 20000, "order": 500}.get(a.shape, 200000)
         for n in (n0, 4 * n0):
             pe, pk = make(n, a.shape, d)
             size = os.path.getsize(pe) + os.path.getsize(pk)

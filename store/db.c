@@ -142,6 +142,14 @@ static const char *const lazy_index_sql[] = {
      * land all over the tree); no reader needs it.
      */
     "CREATE INDEX IF NOT EXISTS slices_thread ON slices(trace_id, pid, tid, ts)",
+    /*
+     * TT_IDX_SLICES_THREAD_EXT, TT_IDX_SLICES_NAME_EXT: crosscheck's join in
+     * per-thread order (External ids from per-thread counters) looks ops up
+     * by thread and by name around an External id, once per ET thread;
+     * without them each lookup scans the trace (500 ET threads: 6 s -> 0.3 s).
+     */
+    "CREATE INDEX IF NOT EXISTS slices_thread_ext ON slices(trace_id, pid, tid, external_id)",
+    "CREATE INDEX IF NOT EXISTS slices_name_ext ON slices(trace_id, name, external_id)",
 };
 
 int tt_db_error(tt_db *db, const char *what)

@@ -39,7 +39,8 @@ int tt__open_ingested_temp(tt_db **out, const char *trace);
 /* Create the indexes the readers need (idempotent). */
 int tt_db_create_indexes(tt_db *db);
 /* an index made only when the data needs it; no-op when it exists */
-enum { TT_IDX_SLICES_EXT = 0, TT_IDX_RUNTIME_CORR, TT_IDX_SLICES_THREAD };
+enum { TT_IDX_SLICES_EXT = 0, TT_IDX_RUNTIME_CORR, TT_IDX_SLICES_THREAD,
+       TT_IDX_SLICES_THREAD_EXT, TT_IDX_SLICES_NAME_EXT };
 int tt_db_ensure_index(tt_db *db, int which);
 
 #endif
