@@ -810,13 +810,34 @@ out:
     return w.rc;
 }
 
+/* the rows of tt__ingest_rows could not be linked without the SQL passes */
+static int needs_db(const struct ingest *g)
+{
+    return g->any_rt_dirty || g->unlinked_gpu > 0 || g->end_b_updates > 0;
+}
+
+/*
+ * tt__ingest_rows: once the rows need a database, the consumer will read
+ * the file into one instead, so stop here rather than read the rest twice.
+ */
+static int on_event_rows(void *ctx, const tt_event *ev)
+{
+    struct ingest *g = ctx;
+    int rc = on_event(ctx, ev);
+    if (rc == 0 && needs_db(g)) {
+        g->stopped_for_db = 1;
+        return TT_ECANCELED;
+    }
+    return rc;
+}
+
 static void set_sink(tt_trace_sink *sink, struct ingest *g)
 {
     memset(sink, 0, sizeof(*sink));
     sink->ctx = g;
     sink->on_format = on_format;
     sink->on_meta = on_meta;
-    sink->on_event = on_event;
+    sink->on_event = g->rowsink ? on_event_rows : on_event;
     sink->on_et_node = on_et_node;
     sink->on_memrow = on_memrow;
 }
@@ -881,13 +902,17 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
      * balances the two cores better than tt_ingest_file's split.
      */
     ropts.flags = read_flags | TT_READ_THREADED;
-    if ((rc = tt_read_trace(path, &sink, &ropts, &res->stats)) < 0)
+    rc = tt_read_trace(path, &sink, &ropts, &res->stats);
+    if (rc < 0 && g.stopped_for_db) {
+        rc = 0; /* the rest is not read: the caller goes through a database */
+        tt_error_clear();
+    } else if (rc < 0 ||
+               /* the last rows, here (no worker any more) */
+               (rc = ig_pend_flush(&g, 0)) < 0 || (rc = ig_flush_all(&g)) < 0) {
         goto out;
-    /* the last rows, here (no worker any more) */
-    if ((rc = ig_pend_flush(&g, 0)) < 0 || (rc = ig_flush_all(&g)) < 0)
-        goto out;
+    }
     res->format = g.format;
-    res->needs_db = g.any_rt_dirty || g.unlinked_gpu > 0 || g.end_b_updates > 0;
+    res->needs_db = needs_db(&g);
     res->why_db = g.any_rt_dirty ? "runtime calls to relink (ops out of order on a thread)"
                   : g.unlinked_gpu ? "GPU activities whose runtime call was not near them"
                   : g.end_b_updates ? "'B' slices closed after their row was handed over"

@@ -11,7 +11,9 @@
  * What only the SQL passes after a load can do (relinking threads whose ops
  * came out of order, linking GPU activities to runtime calls far away,
  * closing 'B' slices already handed over) is not done: needs_db says so,
- * and the caller should use tt_ingest_file() on a database instead.
+ * and the caller should use tt_ingest_file() on a database instead; reading
+ * stops as soon as that is known (the rows so far are handed over, the rest
+ * of the file is not read).
  */
 #ifndef TT_STORE_INGEST_ROWS_H
 #define TT_STORE_INGEST_ROWS_H

@@ -199,6 +199,7 @@ struct ingest {
     int64_t *pend_slot;         /* hash: correlation -> ring index + 1 */
     int64_t unlinked_gpu;       /* GPU rows stored without their runtime link */
     int any_rt_dirty;
+    int stopped_for_db;         /* tt__ingest_rows stopped reading: needs_db */
     int64_t n_annot;            /* gpu_user_annotation rows */
 };
 

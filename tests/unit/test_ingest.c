@@ -1328,3 +1328,47 @@ Test(ingest, record_declarations_match_the_schema)
     cr_assert_eq(TT_C_GPU_OP, 25);
     cr_assert_eq(TT_C_RT_ID, 12);
 }
+
+/* tt__ingest_rows stops reading once the rows need the SQL passes (here: a
+ * thread's op arrives after a runtime call it encloses), instead of reading
+ * the rest of the file that the caller will read into a database anyway */
+#include "store/ingest_rows.h"
+
+static int count_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                      const char *text)
+{
+    (void)ncols;
+    (void)cells;
+    (void)text;
+    if (table == TT_ROWS_SLICE)
+        *(int64_t *)ctx += nrows;
+    return 0;
+}
+
+Test(ingest, rows_stop_when_a_database_is_needed)
+{
+    tt_buf b = TT_BUF_INIT;
+    tt__rowsink sink = { NULL, count_rows, NULL };
+    tt__rows_result res;
+    int64_t slices = 0;
+    int i;
+    char *path;
+    sink.ctx = &slices;
+    tt_buf_addstr(&b, "{\"traceEvents\": [\n"
+                      "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\","
+                      " \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 1, \"args\": {\"correlation\": 1}},\n"
+                      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1,"
+                      " \"tid\": 1, \"ts\": 1, \"dur\": 10}");
+    for (i = 0; i < 20000; i++)
+        tt_buf_addf(&b, ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\","
+                          " \"pid\": 1, \"tid\": 2, \"ts\": %d, \"dur\": 1}", 100 + 2 * i);
+    tt_buf_addstr(&b, "\n]}\n");
+    path = write_file("rows.json", b.buf, b.len);
+    cr_assert_eq(tt__ingest_rows(path, &sink, 0, 0, &res), 0, "%s", tt_error_last()->message);
+    cr_assert(res.needs_db);
+    cr_assert_str_eq(res.why_db, "runtime calls to relink (ops out of order on a thread)");
+    cr_assert_lt(res.stats.events, 20002, "read %lld events", (long long)res.stats.events);
+    cr_assert_lt(slices, 20001);
+    free(res.metadata);
+    tt_buf_release(&b);
+}
