@@ -15,6 +15,8 @@
 #include "tracetool/analyze.h"
 
 #include <criterion/criterion.h>
+
+#include "tests/unit/shared_data.h"
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,15 +38,6 @@ struct iexp {
     struct cexp cats[12];
     struct sexp streams[5];
 };
-
-static const char *shared_path(const char *rel)
-{
-    static char p[512];
-    snprintf(p, sizeof(p), "%s/testdata/%s", TT_SHARED, rel);
-    if (access(p, R_OK) != 0)
-        cr_skip_test("shared trace %s missing", p);
-    return p;
-}
 
 static void check_summary(const tt_info_summary *s, const struct iexp *e)
 {

@@ -14,6 +14,8 @@
 #include "tracetool/analyze.h"
 
 #include <criterion/criterion.h>
+
+#include "tests/unit/shared_data.h"
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,15 +38,6 @@ struct kexp {
     struct krow top[3];
     struct mrow mem[4];
 };
-
-static const char *shared_path(const char *rel)
-{
-    static char p[512];
-    snprintf(p, sizeof(p), "%s/testdata/%s", TT_SHARED, rel);
-    if (access(p, R_OK) != 0)
-        cr_skip_test("shared trace %s missing", p);
-    return p;
-}
 
 static void check_summaries(const tt_kern_result *r, const struct kexp *e)
 {
