@@ -638,7 +638,7 @@ static int f_event(void *ctx, const tt_event *ev)
     switch (ev->ph) {
     case 'X':
     case 'B': {
-        int c = tt_classify_cat(ev->cat);
+        int c = tt_kineto_class(ev->cat);
         if (c == TT_XC_SLICE) {
             if (add_thread(in, &ev->pid, &ev->tid) < 0)
                 return tt_error_set(TT_ENOMEM, "out of memory");

@@ -61,16 +61,6 @@ int tt_kineto_class(const char *cat)
     return TT_XC_SLICE;
 }
 
-int tt_classify_cat(const char *cat)
-{
-    return (int)tt_kineto_class(cat);
-}
-
-int tt_parse_i64_public(const char *text, size_t len, int64_t *out)
-{
-    return tt_parse_i64(text, len, out);
-}
-
 const char *const tt_kineto_kind_name[] = { "slice", "runtime", "kernel", "memcpy",
                                            "memset", "annotation", "sync" };
 
@@ -90,6 +80,7 @@ size_t tt_kineto_copy_kind(const char *name, const char **start)
     return (size_t)(e - p);
 }
 
+/* rank from a file name: "rank-70", "rank_3", "rank3", "worker5_..." */
 int tt_rank_from_name(const char *path, int64_t *rank)
 {
     const char *base = strrchr(path, '/');

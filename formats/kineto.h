@@ -16,8 +16,6 @@ extern const char *const tt_kineto_kind_name[];
 /* "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; "Memset (Device)" -> "Device";
  * the length (0: none) and *start */
 size_t tt_kineto_copy_kind(const char *name, const char **start);
-/* tt_kineto_class, under its older name */
-int tt_classify_cat(const char *cat);
 /* Rank from a file name ("rank-70", "rank_3", "worker5_..."); 1 if found. */
 int tt_rank_from_name(const char *path, int64_t *rank);
 /* The trace-level facts among a Kineto trace's top-level keys, decoded in
@@ -35,7 +33,5 @@ typedef struct tt_kineto_meta {
 int tt_kineto_meta_key(tt_kineto_meta *m, const char *key, const char *json, size_t len);
 void tt_kineto_meta_release(tt_kineto_meta *m);
 
-/* Whole text as an int64. */
-int tt_parse_i64_public(const char *text, size_t len, int64_t *out);
 
 #endif

@@ -6,8 +6,9 @@
  * open slices per thread, a bounded queue of row batches and the prepared
  * statements. Two threads share the work (read_threaded): a worker reads,
  * decodes, interns and links, and fills batches of rows; the calling thread
- * only binds and steps them into SQLite, in queue order. After the last event
- * the links are resolved in SQL over the indexed tables:
+ * only binds and steps them into SQLite, in queue order. The links are made
+ * while streaming where the file's order allows (store/ingest_link.c), and
+ * after the last event for the rest, in O(n log n) passes over the tables:
  *   - slice depth/parent: computed while streaming from a per-thread stack
  *     (Kineto writes CPU ops sorted by start per thread); threads whose
  *     events arrive out of order are recomputed from an ordered scan;
@@ -476,7 +477,6 @@ static int on_meta(void *ctx, const char *key, const char *json, size_t len)
     return 0;
 }
 
-/* rank from a file name: "rank-70", "rank_3", "rank3", "worker5_..." */
 static int add_issue(struct ingest *g, const char *kind, int64_t count,
                      int64_t off, const char *detail)
 {

@@ -273,17 +273,12 @@ static inline int id_eq(const tt_id *a, const tt_id *b)
 
 int ig_sqlerr(struct ingest *g, const char *what);
 int ig_load_strings(struct ingest *g);
-int ig_rb_prepare(tt_db *db, struct rowbuf *rb, int n);
-int ig_write_rows(tt_db *db, struct rowbuf *rb, const struct job *j);
 int ig_run_job(struct ingest *g, const struct job *j);
-struct job *ig_job_new(void);
 void ig_job_free_list(struct job *j);
 struct job *ig_job_get(struct ingest *g);
 int ig_job_put(struct ingest *g, struct job *j);
-int ig_rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last);
 int ig_rb_flush(struct ingest *g, struct rowbuf *rb);
 void ig_rb_release(struct rowbuf *rb);
-int64_t ig_intern(struct ingest *g, const char *s, size_t len);
 int64_t ig_intern_z(struct ingest *g, const char *s);
 void ig_bind_id(sqlite3_stmt *st, int i, const tt_id *id);
 void ig_bind_opt(sqlite3_stmt *st, int i, int have, int64_t v);

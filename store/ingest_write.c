@@ -58,7 +58,7 @@ int ig_load_strings(struct ingest *g)
     return rc == SQLITE_DONE ? 0 : ig_sqlerr(g, "cannot read strings");
 }
 
-int ig_rb_prepare(tt_db *db, struct rowbuf *rb, int n)
+static int rb_prepare(tt_db *db, struct rowbuf *rb, int n)
 {
     tt_buf sql = TT_BUF_INIT;
     int r, c, rc;
@@ -93,7 +93,7 @@ int ig_rb_prepare(tt_db *db, struct rowbuf *rb, int n)
 
 /* ---- the writer's side: one job into SQLite ---- */
 
-int ig_write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
+static int write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
 {
     sqlite3_stmt *st;
     int k, rc, total;
@@ -101,7 +101,7 @@ int ig_write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
         return 0;
     if (j->text.oom)
         return tt_error_set(TT_ENOMEM, "out of memory");
-    if (!rb->st[j->n] && (rc = ig_rb_prepare(db, rb, j->n)) < 0)
+    if (!rb->st[j->n] && (rc = rb_prepare(db, rb, j->n)) < 0)
         return rc;
     st = rb->st[j->n];
     total = j->n * rb->ncols;
@@ -154,7 +154,7 @@ int ig_run_job(struct ingest *g, const struct job *j)
         return rc < 0 ? rc : rc ? TT_ECANCELED : 0;
     }
     if (j->kind == JOB_ROWS)
-        return ig_write_rows(g->db, &g->rbuf[j->table], j);
+        return write_rows(g->db, &g->rbuf[j->table], j);
     /* JOB_END_B: an 'E' closes a 'B' whose row is already written */
     st = g->st[S_END_B];
     sqlite3_bind_int64(st, 1, j->dur);
@@ -164,7 +164,7 @@ int ig_run_job(struct ingest *g, const struct job *j)
     return rc == SQLITE_DONE ? 0 : tt_db_error(g->db, "cannot close a slice");
 }
 
-struct job *ig_job_new(void)
+static struct job *job_new(void)
 {
     struct job *j = calloc(1, sizeof(*j));
     if (!j)
@@ -219,7 +219,7 @@ struct job *ig_job_get(struct ingest *g)
         j = q->free;
         q->free = j->next;
     }
-    if (!j && !(j = ig_job_new())) {
+    if (!j && !(j = job_new())) {
         if (g->threaded) {
             pthread_mutex_lock(&q->mu);
             q->njobs--;
@@ -271,7 +271,7 @@ int ig_job_put(struct ingest *g, struct job *j)
  * boundaries fall. Anything that reads a table back (after the worker is
  * done) must ig_rb_flush() it first.
  */
-int ig_rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
+static int rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
 {
     struct job *j = rb->cur, *fresh;
     if (j->n <= keep_last)
@@ -301,7 +301,7 @@ int ig_rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
 
 int ig_rb_flush(struct ingest *g, struct rowbuf *rb)
 {
-    return ig_rb_flush_keep(g, rb, 0);
+    return rb_flush_keep(g, rb, 0);
 }
 
 void ig_rb_release(struct rowbuf *rb)
@@ -320,7 +320,7 @@ void ig_rb_release(struct rowbuf *rb)
 
 int ig_rb_commit(struct ingest *g, struct rowbuf *rb, const char *what);
 
-int64_t ig_intern(struct ingest *g, const char *s, size_t len)
+static int64_t intern(struct ingest *g, const char *s, size_t len)
 {
     uint64_t h = tt_strhash(s, len);
     size_t slot = 0;
@@ -347,7 +347,7 @@ int64_t ig_intern(struct ingest *g, const char *s, size_t len)
 
 int64_t ig_intern_z(struct ingest *g, const char *s)
 {
-    return ig_intern(g, s, strlen(s));
+    return intern(g, s, strlen(s));
 }
 
 /* ---- binding helpers ---- */
@@ -383,7 +383,7 @@ int ig_rb_commit(struct ingest *g, struct rowbuf *rb, const char *what)
     (void)what;
     g->rows++;
     if (++rb->cur->n == RB_K + 1)
-        return ig_rb_flush_keep(g, rb, 1);
+        return rb_flush_keep(g, rb, 1);
     return 0;
 }
 
@@ -420,7 +420,7 @@ int ig_rbufs_init(struct ingest *g)
         g->rbuf[i].cols = row_sql[i].cols;
         g->rbuf[i].ncols = row_sql[i].ncols;
         g->rbuf[i].bound = calloc(RB_K * (size_t)row_sql[i].ncols, sizeof(tt__cell));
-        g->rbuf[i].cur = ig_job_new();
+        g->rbuf[i].cur = job_new();
         if (!g->rbuf[i].bound || !g->rbuf[i].cur)
             return tt_error_set(TT_ENOMEM, "out of memory");
     }
