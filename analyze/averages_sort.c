@@ -50,8 +50,8 @@ static int spill_run(struct runs *r, struct arec *a, size_t n)
 {
     if (!is_sorted(a, n)) /* traces are mostly in time order already */
         qsort(a, n, sizeof(*a), arec_cmp);
-    if (!r->spill && !(r->spill = tmpfile()))
-        return tt_error_set(TT_EIO, "cannot create a temporary file: %s", strerror(errno));
+    if (!r->spill && !(r->spill = tt__tmpfile()))
+        return TT_EIO; /* said which directory, and why */
     if (TT_ALLOC_GROW(r->run_len, r->nruns + 1, r->arun) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (fwrite(a, sizeof(*a), n, r->spill) != n)

@@ -22,7 +22,6 @@
  */
 #include "analyze/crosscheck_state.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -479,14 +478,6 @@ int tt_crosscheck_db(tt_db *db, const tt_xc_options *opts, FILE *out, tt_xc_summ
 
 /* ---------------------------------------------------------------- files */
 
-static int wanted(const char *name)
-{
-    size_t n = strlen(name);
-    if (name[0] == '.')
-        return 0;
-    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 3 && !strcmp(name + n - 3, ".gz"));
-}
-
 static int ingest_one(tt_db *db, const char *path, int *nfiles)
 {
     int rc = tt_ingest_file(db, path, NULL, NULL);
@@ -498,39 +489,24 @@ static int ingest_one(tt_db *db, const char *path, int *nfiles)
     return rc;
 }
 
+/* the trace files under dir, each once (tt_walk_traces: loops not followed) */
 static int walk(tt_db *db, const char *dir, int *nfiles)
 {
-    struct dirent **ents;
-    int n = scandir(dir, &ents, NULL, alphasort), i, rc = 0;
-    if (n < 0)
-        return tt_error_set_at(TT_EIO, dir, -1, "cannot read directory");
-    for (i = 0; i < n; i++) {
-        const char *nm = ents[i]->d_name;
-        char *path = NULL;
-        struct stat st;
-        size_t dl = strlen(dir);
-        while (dl > 1 && dir[dl - 1] == '/')
-            dl--;
-        if (rc == 0 && nm[0] != '.' && asprintf(&path, "%.*s/%s", (int)dl, dir, nm) >= 0) {
-            if (stat(path, &st) == 0) {
-                if (S_ISDIR(st.st_mode))
-                    rc = walk(db, path, nfiles);
-                else if (S_ISREG(st.st_mode) && wanted(nm))
-                    rc = ingest_one(db, path, nfiles);
-            }
-            free(path);
-        }
-        free(ents[i]);
-    }
-    free(ents);
+    tt_dir_walk w;
+    size_t i;
+    int rc = tt_walk_traces(dir, &w);
+    if (rc == 0 && w.nunreadable)
+        rc = tt_error_set_at(TT_EIO, w.unreadable[0], -1, "cannot read directory");
+    for (i = 0; rc == 0 && i < w.nfiles; i++)
+        rc = ingest_one(db, w.files[i], nfiles);
+    tt_dir_walk_free(&w);
     return rc;
 }
 
 int tt_crosscheck_files(const char *const *inputs, size_t n, const tt_xc_options *opts, FILE *out,
                         tt_xc_summary *sum)
 {
-    char tmpl[] = "/tmp/tracetool-crosscheck-XXXXXX";
-    int fd, rc = 0, nfiles;
+    int rc = 0, nfiles;
     size_t i;
     tt_db *db = NULL;
     tt_xc_options o = TT_XC_OPTIONS_INIT;
@@ -542,13 +518,8 @@ int tt_crosscheck_files(const char *const *inputs, size_t n, const tt_xc_options
         if (strcmp(inputs[i], "-") && stat(inputs[i], &st) != 0)
             return tt_error_set_at(TT_EIO, inputs[i], -1, "no such file or directory");
     }
-    if ((fd = mkstemp(tmpl)) < 0)
-        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
-    close(fd);
-    unlink(tmpl);
-    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0)
+    if ((rc = tt__open_temp_db(&db, "crosscheck")) < 0)
         goto out;
-    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
     for (i = 0; i < n; i++) {
         struct stat st;
         nfiles = 0;
@@ -589,6 +560,5 @@ int tt_crosscheck_files(const char *const *inputs, size_t n, const tt_xc_options
     rc = tt_crosscheck_db(db, &o, out, sum);
 out:
     tt_db_free(db);
-    unlink(tmpl);
     return rc;
 }

@@ -41,6 +41,8 @@ int report_error(int code);
 int exit_code_for(int code);
 /* Checked integer parse: 0 ok, -1 bad. */
 int parse_i64(const char *s, int64_t *out);
+/* 1 if both paths exist and are the same file (symlinks followed) */
+int same_file(const char *a, const char *b);
 /* flush stdout and fail (EXIT_IO) if writing failed */
 int finish_stdout(int rc);
 
@@ -49,6 +51,11 @@ int finish_stdout(int rc);
 int64_t opt_trace_id(const struct cli_cmd *c, const char *arg);
 int64_t opt_rank(const struct cli_cmd *c, const char *arg);
 int64_t opt_row_limit(const struct cli_cmd *c, const char *arg);
+
+/* --format: one of the command's formats (opt->arg, words of
+ * "table|csv|json|markdown"; "text" is "table"): a TT_AVG_* format */
+struct cli_opt;
+int opt_format(const struct cli_cmd *c, const struct cli_opt *o, const char *arg);
 
 /*
  * Run a command on INPUT: a database (opened read-only) through on_db, a

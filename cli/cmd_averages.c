@@ -2,6 +2,7 @@
  * cli/cmd_averages.c - `tracetool averages INPUT|DB`
  */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static const struct cli_opt opts[] = {
       "first-occurrence\norder, as torch's table(sort_by=None)", 0 },
     { "row-limit", O_ROWS, "N", "rows to print (default 100, -1 = all)", 0 },
     { "top-level-only", O_TOP, NULL, "only ops without a parent (top_level_events_only)", 0 },
-    { "steps", O_STEPS, "A-B", "only events starting inside ProfilerStep#A..#B", 0 },
+    { "steps", O_STEPS, "N|A-B", "only events starting inside ProfilerStep#N\n"
+      "(or #A..#B); a warning when that leaves nothing", 0 },
     { "trace", O_TRACE, "ID", "only that trace of a database", 0 },
     { "rank", O_RANK, "R", "only that rank of a database", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown",
@@ -44,24 +46,31 @@ static const struct cli_cmd cmd = {
     1, 1, "need exactly one input",
 };
 
+/* --steps N or A-B (A <= B) */
 static void set_steps(tt_avg_options *o, const struct cli_cmd *c, const char *arg)
 {
-    const char *dash = strchr(arg, '-');
+    const char *dash = strchr(arg + (arg[0] == '-'), '-');
     char a[32];
-    if (!dash || dash - arg >= (long)sizeof(a))
-        cli_usage_error(c, "bad step range '%s' (want A-B)", arg);
+    if (!dash) {
+        if (parse_i64(arg, &o->step_from) < 0 || o->step_from < 0)
+            cli_usage_error(c, "bad step '%s' (want N or A-B)", arg);
+        o->step_to = o->step_from;
+        o->steps_set = 1;
+        return;
+    }
+    if (dash - arg >= (long)sizeof(a))
+        cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
     memcpy(a, arg, (size_t)(dash - arg));
     a[dash - arg] = '\0';
     if (parse_i64(a, &o->step_from) < 0 || parse_i64(dash + 1, &o->step_to) < 0 ||
-        o->step_from > o->step_to)
-        cli_usage_error(c, "bad step range '%s' (want A-B)", arg);
+        o->step_from < 0 || o->step_from > o->step_to)
+        cli_usage_error(c, "bad step range '%s' (want N or A-B, A <= B)", arg);
     o->steps_set = 1;
 }
 
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_avg_options *o = ctx;
-    static const int fmt[] = { TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN };
     switch (key) {
     case O_SHAPE: o->group_by_shape = 1; break;
     case O_STACK:
@@ -78,18 +87,46 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_STEPS: set_steps(o, c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    default: o->format = fmt[cli_choose(c, &opts[O_FORMAT], arg, "format")]; break;
+    default: o->format = opt_format(c, &opts[O_FORMAT], arg); break;
     }
+}
+
+/* a filter that leaves nothing is said on stderr (the run still succeeds) */
+static int print_result(tt_avg_result *res, const tt_avg_options *o)
+{
+    size_t i, rows = 0;
+    int rc;
+    for (i = 0; i < res->ntraces; i++)
+        rows += res->traces[i].nrows;
+    rc = tt_averages_print(res, o, stdout);
+    if (rc == 0 && rows == 0 && o->steps_set) {
+        fflush(stdout);
+        if (o->step_from == o->step_to)
+            fprintf(stderr, "tracetool averages: warning: --steps %" PRId64 " selects no event"
+                            " (no ProfilerStep#%" PRId64 " in the trace?)\n", o->step_from,
+                    o->step_from);
+        else
+            fprintf(stderr, "tracetool averages: warning: --steps %" PRId64 "-%" PRId64
+                            " selects no event (no ProfilerStep#%" PRId64 "..#%" PRId64
+                            " in the trace?)\n", o->step_from, o->step_to, o->step_from,
+                    o->step_to);
+    }
+    tt_avg_result_free(res);
+    return rc;
 }
 
 static int on_db(struct tt_db *db, void *o)
 {
-    return tt_averages_db(db, o, stdout);
+    tt_avg_result *res;
+    int rc = tt_averages_compute_db(db, o, &res);
+    return rc < 0 ? rc : print_result(res, o);
 }
 
 static int on_file(const char *path, void *o)
 {
-    return tt_averages_file(path, o, stdout);
+    tt_avg_result *res;
+    int rc = tt_averages_compute_file(path, o, &res);
+    return rc < 0 ? rc : print_result(res, o);
 }
 
 int cmd_averages(int argc, char **argv)

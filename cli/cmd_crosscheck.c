@@ -12,9 +12,10 @@
 enum { O_FORMAT, O_KEY, O_LIMIT, O_STRICT, O_NOSTORE, O_TRACE, O_RANK };
 
 static const struct cli_opt opts[] = {
-    { "format", O_FORMAT, "text|json", "output format (default text)", 0 },
+    { "format", O_FORMAT, "table|json", "output format (default table; text = table)", 0 },
     { "key", O_KEY, "auto|rf|external", "join key (default auto)", 0 },
-    { "limit", O_LIMIT, "N", "offenders named per kind (default 5)", 0 },
+    { "row-limit", O_LIMIT, "N", "offenders named per kind (default 5)", 0 },
+    { "limit", O_LIMIT, "N", NULL, 0 }, /* before 0.2: --row-limit */
     { "strict", O_STRICT, NULL, "a pair is consistent only if PyTorch's rule holds", 0 },
     { "no-store", O_NOSTORE, NULL, "DB: report only, do not write table et_links", 0 },
     { "trace", O_TRACE, "ID", "only the pair with this ET or Kineto trace id", 0 },
@@ -49,7 +50,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     tt_xc_options *o = ctx;
     switch (key) {
     case O_FORMAT:
-        o->format = cli_choose(c, &opts[O_FORMAT], arg, "format") ? TT_XC_JSON : TT_XC_TEXT;
+        o->format = opt_format(c, &opts[O_FORMAT], arg) == TT_AVG_JSON ? TT_XC_JSON : TT_XC_TEXT;
         break;
     case O_KEY:
         if (!strcmp(arg, "auto")) o->key = TT_XC_KEY_AUTO;

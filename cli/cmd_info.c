@@ -12,7 +12,7 @@
 enum { O_FORMAT, O_TRACE };
 
 static const struct cli_opt opts[] = {
-    { "format", O_FORMAT, "text|json", "output format (default text)", 0 },
+    { "format", O_FORMAT, "table|json", "output format (default table; text = table)", 0 },
     { "trace", O_TRACE, "ID", "only this trace of a database", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
@@ -31,14 +31,11 @@ static const struct cli_cmd cmd = {
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_info_options *o = ctx;
-    int k;
     if (key == O_TRACE) {
         o->trace_id = opt_trace_id(c, arg);
         return;
     }
-    if ((k = cli_choice(opts[O_FORMAT].arg, arg)) < 0)
-        cli_usage_error(c, "unknown format '%s' (text or json)", arg);
-    o->json = k == 1;
+    o->json = opt_format(c, &opts[O_FORMAT], arg) == TT_AVG_JSON;
 }
 
 static int on_db(struct tt_db *db, void *o)

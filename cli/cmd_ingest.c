@@ -2,7 +2,6 @@
  * cli/cmd_ingest.c - `tracetool ingest DB INPUT...`
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +15,13 @@
 #include "tracetool/analyze.h"
 #include "tracetool/crosscheck.h"
 
-enum { O_REPLACE, O_SALVAGE, O_QUIET };
+enum { O_REPLACE, O_SKIP, O_SALVAGE, O_QUIET };
 
 static const struct cli_opt opts[] = {
     { "replace", O_REPLACE, NULL, "replace a trace whose content is already in the database\n"
       "(default: refuse it, exit code 5)", 0 },
+    { "skip-existing", O_SKIP, NULL, "skip a trace whose content is already in the database\n"
+      "(a re-run over the same directory succeeds)", 0 },
     { "salvage", O_SALVAGE, NULL, "keep every complete event of a truncated file and mark the\n"
       "trace truncated (default: refuse it, exit code 3)", 0 },
     { "quiet", O_QUIET, NULL, "no per-file summary and no progress display", 'q' },
@@ -28,17 +29,21 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_cmd cmd = {
-    "ingest", "DB INPUT...",
+    "ingest", "DB [INPUT...]",
     "Read Kineto/Chrome traces, PyTorch Execution Traces and torch memory-timeline\n"
     "exports into the SQLite database DB (created if missing). INPUT is a file\n"
     "(plain or gzip, detected by content), '-' for standard input, or a directory,\n"
     "read recursively for *.json, *.json.gz and *.gz files in name order.\n"
     "Each file is one transaction: a failure leaves the database as it was, and\n"
-    "the remaining inputs are still ingested.",
+    "the remaining inputs are still ingested. In a directory, a file that is not\n"
+    "a trace (a stray config.json) is skipped with a warning. With no INPUT, DB is\n"
+    "only opened for writing: that recovers a database an interrupted ingest left\n"
+    "with a hot journal.",
     opts,
     "exit codes: 0 all inputs ingested; 2 usage; 3 bad input; 4 I/O or database\n"
-    "error; 5 already ingested. With several inputs, the first failure's code.",
-    2, -1, "need a database and at least one input",
+    "error; 5 already ingested (unless --skip-existing). With several inputs, the\n"
+    "first failure's code.",
+    1, -1, "need a database (and inputs)",
 };
 
 struct progress {
@@ -46,6 +51,17 @@ struct progress {
     double t0, last;
     int shown;
 };
+
+/* the phases after the read: one line, rewritten in place */
+static void on_phase(void *payload, const char *what)
+{
+    struct progress *p = payload;
+    if (!*what)
+        return;
+    p->shown = 1;
+    fprintf(stderr, "\r\033[K%s: %s ...", p->name, what);
+    fflush(stderr);
+}
 
 static double now_s(void)
 {
@@ -78,11 +94,15 @@ struct ctx {
     unsigned flags;
     int quiet;
     int rc; /* first failure */
-    int nfiles;
+    int nfiles; /* traces read (or already there) */
+    int skip_existing;
     int n_et; /* execution traces ingested by this run */
 };
 
-static void ingest_one(struct ctx *c, const char *path)
+/* a file given in a directory that turns out not to be a trace (a stray
+ * config.json) is skipped with a warning; one named on the command line is
+ * an error */
+static void ingest_one(struct ctx *c, const char *path, int in_dir)
 {
     tt_ingest_options o = TT_INGEST_OPTIONS_INIT;
     tt_ingest_result r;
@@ -91,12 +111,24 @@ static void ingest_one(struct ctx *c, const char *path)
     o.flags = c->flags;
     if (!c->quiet && isatty(2)) {
         o.progress = on_progress;
+        o.phase = on_phase;
         o.progress_payload = &p;
     }
-    c->nfiles++;
     rc = tt_ingest_file(c->db, path, &o, &r);
     if (p.shown)
         fputs("\r\033[K", stderr);
+    if (rc == TT_EUNSUPPORTED && in_dir) {
+        char line[2048];
+        tt_error_format(tt_error_last(), line, sizeof(line));
+        fprintf(stderr, "tracetool: warning: skipped, not a trace: %s\n", line);
+        return;
+    }
+    c->nfiles++;
+    if (rc == TT_EEXISTS && c->skip_existing) {
+        if (!c->quiet)
+            printf("%s: already in the database, skipped\n", path);
+        return;
+    }
     if (rc < 0) {
         int code = report_error(rc);
         if (!c->rc)
@@ -123,42 +155,27 @@ static void ingest_one(struct ctx *c, const char *path)
     }
 }
 
-static int wanted(const char *name)
-{
-    size_t n = strlen(name);
-    if (name[0] == '.')
-        return 0;
-    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 3 && !strcmp(name + n - 3, ".gz"));
-}
-
+/* the trace files under a directory, each once (tt_walk_traces) */
 static void walk(struct ctx *c, const char *dir)
 {
-    struct dirent **ents;
-    int n = scandir(dir, &ents, NULL, alphasort), i;
-    if (n < 0) {
-        fprintf(stderr, "tracetool: %s: cannot read directory\n", dir);
+    tt_dir_walk w;
+    size_t i;
+    if (tt_walk_traces(dir, &w) < 0) {
+        int code = report_error(TT_ENOMEM);
+        if (!c->rc)
+            c->rc = code;
+    }
+    for (i = 0; i < w.nunreadable; i++) {
+        fprintf(stderr, "tracetool: %s: cannot read directory\n", w.unreadable[i]);
         if (!c->rc)
             c->rc = EXIT_IO;
-        return;
     }
-    for (i = 0; i < n; i++) {
-        const char *nm = ents[i]->d_name;
-        char *path;
-        struct stat st;
-        if (nm[0] == '.' || asprintf(&path, "%s/%s", dir, nm) < 0) {
-            free(ents[i]);
-            continue;
-        }
-        if (stat(path, &st) == 0) {
-            if (S_ISDIR(st.st_mode))
-                walk(c, path);
-            else if (S_ISREG(st.st_mode) && wanted(nm))
-                ingest_one(c, path);
-        }
-        free(path);
-        free(ents[i]);
-    }
-    free(ents);
+    for (i = 0; i < w.nloops; i++)
+        fprintf(stderr, "tracetool: %s: warning: leads to a directory already read"
+                        " (a symbolic link loop?): skipped\n", w.loops[i]);
+    for (i = 0; i < w.nfiles; i++)
+        ingest_one(c, w.files[i], 1);
+    tt_dir_walk_free(&w);
 }
 
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
@@ -168,6 +185,8 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     (void)arg;
     if (key == O_REPLACE)
         x->flags |= TT_INGEST_REPLACE;
+    else if (key == O_SKIP)
+        x->skip_existing = 1;
     else if (key == O_SALVAGE)
         x->flags |= TT_INGEST_SALVAGE;
     else
@@ -176,17 +195,28 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 
 int cmd_ingest(int argc, char **argv)
 {
-    struct ctx c = { NULL, 0, 0, 0, 0, 0 };
+    struct ctx c = { NULL, 0, 0, 0, 0, 0, 0 };
     int before;
     int i, rc, first = cli_parse(&cmd, argc, argv, set, &c);
     if (!first)
         return 0;
+    if (c.skip_existing && (c.flags & TT_INGEST_REPLACE))
+        cli_usage_error(&cmd, "--replace and --skip-existing contradict each other");
     for (i = first + 1; i < argc; i++) {
         struct stat st;
         if (strcmp(argv[i], "-") && stat(argv[i], &st) != 0) {
             fprintf(stderr, "tracetool: %s: no such file or directory\n", argv[i]);
             return EXIT_IO;
         }
+    }
+    if (first + 1 == argc) {
+        /* no inputs: opening DB for writing rolls back a hot journal */
+        if ((rc = tt_db_open(&c.db, argv[first], 0)) < 0)
+            return report_error(rc);
+        tt_db_free(c.db);
+        if (!c.quiet)
+            printf("%s: database ready\n", argv[first]);
+        return 0;
     }
     if ((rc = tt_db_open(&c.db, argv[first], TT_DB_CREATE)) < 0)
         return report_error(rc);
@@ -202,7 +232,7 @@ int cmd_ingest(int argc, char **argv)
                     c.rc = EXIT_BADINPUT;
             }
         } else
-            ingest_one(&c, argv[i]);
+            ingest_one(&c, argv[i], 0);
     }
     if (c.n_et) {
         /* join the ETs to their Kineto traces now, so every CPU op row can be

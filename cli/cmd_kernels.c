@@ -38,14 +38,13 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     static const int by[] = { TT_KERN_BY_NAME, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM,
                               TT_KERN_BY_OP };
     static const int only[] = { TT_KERN_KERNELS, TT_KERN_MEMORY };
-    static const int fmt[] = { TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN };
     switch (key) {
     case O_BY: o->by = by[cli_choose(c, &opts[O_BY], arg, "grouping")]; break;
     case O_ONLY: o->what = only[cli_choose(c, &opts[O_ONLY], arg, "summary")]; break;
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    default: o->format = fmt[cli_choose(c, &opts[O_FORMAT], arg, "format")]; break;
+    default: o->format = opt_format(c, &opts[O_FORMAT], arg); break;
     }
 }
 

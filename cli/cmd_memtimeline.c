@@ -91,5 +91,9 @@ int cmd_memtimeline(int argc, char **argv)
                         " joins the ET to its trace", in, o.et_path);
     job.o = &o;
     job.output = argv[first + 1];
+    /* the output must never replace an input (nor a file a symlink leads to) */
+    if (same_file(in, job.output) || (o.et_path && same_file(o.et_path, job.output)))
+        cli_usage_error(&cmd, "the output '%s' is the input '%s': refusing to overwrite it",
+                        job.output, same_file(in, job.output) ? in : o.et_path);
     return run_on_input(&cmd, in, o.trace_id, o.rank, on_db, on_file, &job);
 }

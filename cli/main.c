@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "opts.h"
 #include "tracetool/common.h"
 
 struct tt_cmd {
@@ -13,6 +14,8 @@ struct tt_cmd {
     const char *help;
 };
 
+static int cmd_version(int argc, char **argv);
+
 static const struct tt_cmd cmds[] = {
     { "ingest", cmd_ingest, "read traces / execution traces into a SQLite database" },
     { "info", cmd_info, "summarise a trace file or an ingested database" },
@@ -20,13 +23,44 @@ static const struct tt_cmd cmds[] = {
     { "kernels", cmd_kernels, "GPU kernel and memcpy/memset summary (Nsight-style)" },
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
+    { "version", cmd_version, "print tracetool's version" },
 };
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1) {
+        fputs("tracetool version: takes no arguments (see 'tracetool --help')\n", stderr);
+        return EXIT_USAGE;
+    }
+    printf("tracetool %s\n", TT_VERSION);
+    return 0;
+}
+
+/* "'x' is not a tracetool command", with the nearest command; exit 2 */
+static int unknown_command(const char *word)
+{
+    const char *names[NCMDS + 1], *hit;
+    size_t i;
+    for (i = 0; i < NCMDS; i++)
+        names[i] = cmds[i].name;
+    names[NCMDS] = "help";
+    hit = cli_suggest(word, names, NCMDS + 1);
+    if (hit)
+        fprintf(stderr, "tracetool: '%s' is not a tracetool command; did you mean '%s'?"
+                        " (see 'tracetool --help')\n", word, hit);
+    else
+        fprintf(stderr, "tracetool: '%s' is not a tracetool command (see 'tracetool --help')\n",
+                word);
+    return EXIT_USAGE;
+}
 
 static void usage(FILE *out)
 {
     size_t i;
     fputs("usage: tracetool <command> [options] [args]\n\ncommands:\n", out);
-    for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+    for (i = 0; i < NCMDS; i++)
         fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].help);
     fputs("\n'tracetool <command> --help' describes a command.\n"
           "exit codes: 0 ok, 1 differences found, 2 usage, 3 bad input,\n"
@@ -43,12 +77,13 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         if (argc > 2 && strcmp(argv[1], "help") == 0) {
-            for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+            for (i = 0; i < NCMDS; i++) {
                 if (!strcmp(argv[2], cmds[i].name)) {
                     char *sub[] = { argv[2], (char *)"--help", NULL };
                     return cmds[i].fn(2, sub);
                 }
             }
+            return unknown_command(argv[2]);
         }
         usage(stdout);
         return 0;
@@ -57,11 +92,13 @@ int main(int argc, char **argv)
         printf("tracetool %s\n", TT_VERSION);
         return 0;
     }
-    for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+    for (i = 0; i < NCMDS; i++) {
         if (!strcmp(argv[1], cmds[i].name))
             return finish_stdout(cmds[i].fn(argc - 1, argv + 1));
     }
-    fprintf(stderr, "tracetool: '%s' is not a tracetool command. See 'tracetool --help'.\n",
-            argv[1]);
-    return EXIT_USAGE;
+    if (argv[1][0] == '-') {
+        fprintf(stderr, "tracetool: unknown option '%s' (see 'tracetool --help')\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    return unknown_command(argv[1]);
 }

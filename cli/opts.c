@@ -25,6 +25,8 @@ void cli_usage_line(const struct cli_cmd *c, FILE *out)
     size_t i, n = nopts(c);
     fprintf(out, "tracetool %s", c->name);
     for (i = 0; i < n; i++) {
+        if (!c->opts[i].help)
+            continue; /* a deprecated alias */
         if (c->opts[i].arg)
             fprintf(out, " [--%s %s]", c->opts[i].name, c->opts[i].arg);
         else
@@ -42,9 +44,75 @@ void cli_usage_error(const struct cli_cmd *c, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\nusage: ", stderr);
-    cli_usage_line(c, stderr);
+    fprintf(stderr, " (see 'tracetool %s --help')\n", c->name);
     exit(EXIT_USAGE);
+}
+
+/* Damerau-Levenshtein distance (optimal string alignment) of two short words,
+ * or a large number when one is too long to matter */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), i, j;
+    size_t d[34][34];
+    if (la > 32 || lb > 32)
+        return (size_t)-1;
+    for (i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            size_t cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    }
+    return d[la][lb];
+}
+
+const char *cli_suggest(const char *word, const char *const *cands, size_t n)
+{
+    size_t i, best = (size_t)-1, wl = strlen(word);
+    const char *pick = NULL;
+    for (i = 0; i < n; i++) {
+        size_t dist = edit_distance(word, cands[i]);
+        /* a typo: at most 2 edits, and fewer than half the word */
+        if (dist < best && dist <= 2 && dist * 2 < (wl > 2 ? wl : 2)) {
+            best = dist;
+            pick = cands[i];
+        } else if (pick == NULL && wl >= 3 && !strncmp(cands[i], word, wl)) {
+            pick = cands[i]; /* a prefix of one option */
+        }
+    }
+    return pick;
+}
+
+/* the usage error of an unknown option, with the nearest one */
+static void unknown_option(const struct cli_cmd *c, const char *arg, size_t n)
+{
+    const char *names[64];
+    char word[64];
+    const char *p = arg, *hit;
+    size_t i, k = 0;
+    while (*p == '-')
+        p++;
+    snprintf(word, sizeof(word), "%.*s", (int)strcspn(p, "="), p);
+    for (i = 0; i < n && k < 63; i++)
+        names[k++] = c->opts[i].name;
+    names[k++] = "help";
+    for (i = 0; i < n; i++) {
+        if (!strcmp(word, c->opts[i].name) && c->opts[i].arg)
+            cli_usage_error(c, "option '--%s' needs an argument (%s)", word, c->opts[i].arg);
+    }
+    if (arg[0] == '-' && arg[1] == '-' && (hit = cli_suggest(word, names, k)) != NULL)
+        cli_usage_error(c, "unknown option '%s'; did you mean '--%s'?", arg, hit);
+    cli_usage_error(c, "unknown option '%s'", arg);
 }
 
 /* "  --name ARG" as --help shows it; its length */
@@ -73,15 +141,18 @@ void cli_help(const struct cli_cmd *c, FILE *out)
 {
     size_t i, n = nopts(c), col = 12;
     char label[160];
-    fprintf(out, "usage: tracetool %s [options]%s%s\n\n%s\n\noptions:\n", c->name,
-            c->operands && *c->operands ? " " : "", c->operands ? c->operands : "", c->about);
+    fputs("usage: ", out);
+    cli_usage_line(c, out);
+    fprintf(out, "\n%s\n\noptions:\n", c->about);
     for (i = 0; i < n; i++) {
         size_t w = opt_label(&c->opts[i], label, sizeof(label)) + 2;
-        if (w > col && w <= HELP_COL_MAX)
+        if (c->opts[i].help && w > col && w <= HELP_COL_MAX)
             col = w;
     }
     for (i = 0; i < n; i++) {
         size_t w = opt_label(&c->opts[i], label, sizeof(label));
+        if (!c->opts[i].help)
+            continue;
         fputs(label, out);
         if (w + 2 > col) /* too long: the text goes on the next line */
             fprintf(out, "\n%*s", (int)col, "");
@@ -115,8 +186,23 @@ int cli_choose(const struct cli_cmd *c, const struct cli_opt *opt, const char *w
                const char *what)
 {
     int k = cli_choice(opt->arg, word);
-    if (k < 0)
-        cli_usage_error(c, "unknown %s '%s'", what, word);
+    if (k < 0) {
+        const char *words[16], *hit;
+        char buf[256];
+        size_t n = 0;
+        char *p = buf, *bar;
+        snprintf(buf, sizeof(buf), "%s", opt->arg);
+        while (n < 16) {
+            words[n++] = p;
+            if (!(bar = strchr(p, '|')))
+                break;
+            *bar = '\0';
+            p = bar + 1;
+        }
+        if ((hit = cli_suggest(word, words, n)) != NULL)
+            cli_usage_error(c, "unknown %s '%s'; did you mean '%s'?", what, word, hit);
+        cli_usage_error(c, "unknown %s '%s' (one of %s)", what, word, opt->arg);
+    }
     return k;
 }
 
@@ -156,7 +242,7 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv,
         }
         if (opt == '?' || opt == ':') {
             free(lo);
-            cli_usage_error(c, "unknown or incomplete option '%s'", argv[optind - 1]);
+            unknown_option(c, argv[optind - 1], n);
         }
         for (i = 0; i < n; i++) {
             if (opt == (c->opts[i].short_name ? c->opts[i].short_name : 256 + (int)i))

@@ -13,7 +13,8 @@ struct cli_opt {
     int key;          /* handed to the command's set() */
     const char *arg;  /* the argument's name in usage and help ("N", "table|csv");
                          NULL: a flag */
-    const char *help; /* --help text; "\n" continues it on the next line */
+    const char *help; /* --help text; "\n" continues it on the next line; NULL:
+                         a deprecated alias, parsed but not shown */
     char short_name;  /* also -<short_name> (0: none) */
 };
 
@@ -37,14 +38,19 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv,
               void (*set)(void *ctx, const struct cli_cmd *c, int key, const char *arg),
               void *ctx);
 
-/* "tracetool CMD: <message>" and the usage line on stderr; exits 2 */
+/* "tracetool CMD: <message> (see 'tracetool CMD --help')", one line on
+ * stderr; exits 2 */
 void cli_usage_error(const struct cli_cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
-/* the usage line: "tracetool CMD [--opt ARG] ... OPERANDS" */
+/* the usage line: "tracetool CMD [--opt ARG] ... OPERANDS" (--help's first) */
 void cli_usage_line(const struct cli_cmd *c, FILE *out);
 /* the --help text */
 void cli_help(const struct cli_cmd *c, FILE *out);
+
+/* the candidate nearest to a mistyped word (a typo of at most two edits, or
+ * a prefix of one), or NULL */
+const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 
 /* one of the words of "a|b|c" (an option's arg); its index or -1 */
 int cli_choice(const char *choices, const char *word);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "opts.h"
@@ -51,6 +52,14 @@ int parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
+int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int finish_stdout(int rc)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -75,6 +84,17 @@ int64_t opt_rank(const struct cli_cmd *c, const char *arg)
     if (parse_i64(arg, &v) < 0 || v < 0)
         cli_usage_error(c, "bad rank '%s'", arg);
     return v;
+}
+
+int opt_format(const struct cli_cmd *c, const struct cli_opt *o, const char *arg)
+{
+    static const int fmt[] = { TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN };
+    int k;
+    if (!strcmp(arg, "text"))
+        arg = "table"; /* what info and crosscheck used to call it */
+    cli_choose(c, o, arg, "format"); /* a usage error unless the command has it */
+    k = cli_choice("table|csv|json|markdown", arg);
+    return k < 0 ? TT_AVG_TABLE : fmt[k];
 }
 
 int64_t opt_row_limit(const struct cli_cmd *c, const char *arg)

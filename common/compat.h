@@ -77,4 +77,15 @@ int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem);
 enum { TT_PATH_REGULAR, TT_PATH_MISSING, TT_PATH_OTHER };
 int tt__path_kind(const char *path);
 
+/*
+ * Temporary files go to $TMPDIR (when it names a directory), else /tmp.
+ * tt__mkstemp creates "<dir>/tracetool-<what>-XXXXXX" with mode 0600 and
+ * returns its fd (the name in buf), or sets the error (which directory, why)
+ * and returns -1. tt__tmpfile is an anonymous one: removed as soon as it is
+ * created, so nothing stays behind whatever ends the process.
+ */
+const char *tt__tmpdir(void);
+int tt__mkstemp(char *buf, size_t cap, const char *what);
+FILE *tt__tmpfile(void);
+
 #endif

@@ -919,7 +919,7 @@ static int walk_object(struct reader *r)
             return rc;
     }
     if (!found)
-        return tt_error_set_at(TT_EINVALID, r->js.name, 0,
+        return tt_error_set_at(TT_EUNSUPPORTED, r->js.name, 0,
                                "not a trace: the top-level object has no "
                                "'traceEvents' or 'nodes' array");
     return 0;
@@ -947,9 +947,9 @@ static int walk(struct reader *r)
         rc = stream_array(r, c2 == '[' ? ELEM_MEMROW : ELEM_EVENT, "the event array", 1);
     } else {
         if (c >= 0x20 && c < 0x7f)
-            return tt_error_set_at(TT_EINVALID, r->js.name, tt_js_offset(&r->js),
+            return tt_error_set_at(TT_EUNSUPPORTED, r->js.name, tt_js_offset(&r->js),
                                    "not JSON: expected '{' or '[' at the start, found '%c'", c);
-        return tt_error_set_at(TT_EINVALID, r->js.name, tt_js_offset(&r->js),
+        return tt_error_set_at(TT_EUNSUPPORTED, r->js.name, tt_js_offset(&r->js),
                                "not JSON: expected '{' or '[' at the start, found byte 0x%02x", c);
     }
     if (rc != 0)

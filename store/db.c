@@ -4,6 +4,8 @@
 #include "common/compat.h"
 #include "store/db_internal.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -190,12 +192,18 @@ int tt_db_ensure_index(tt_db *db, int which)
     return tt_db_exec(db, lazy_index_sql[which]);
 }
 
+/*
+ * Only a regular file can be a database. Anything else (a FIFO, /dev/stdin,
+ * a process substitution) is not opened here: it can be read once only, and
+ * the reader that follows must get all of it.
+ */
 int tt_is_sqlite_file(const char *path)
 {
     char head[16];
-    FILE *f = fopen(path, "rb");
+    struct stat sb;
+    FILE *f;
     size_t n;
-    if (!f)
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || !(f = fopen(path, "rb")))
         return 0;
     n = fread(head, 1, sizeof(head), f);
     fclose(f);
@@ -225,6 +233,30 @@ static int table_count(tt_db *db, int *n)
     *n = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
     return rc == SQLITE_ROW ? 0 : tt_db_error(db, "not a tracetool database");
+}
+
+/*
+ * Why the first read of a database failed. A database being written (an
+ * ingest holds its lock past the busy timeout) or left with a hot journal
+ * by a killed ingest is intact: say so, never "not a tracetool database",
+ * which invites deleting it.
+ */
+static int first_read_error(tt_db *db, const char *path)
+{
+    int ext = sqlite3_extended_errcode(db->sql);
+    if ((ext & 0xff) == SQLITE_BUSY || (ext & 0xff) == SQLITE_LOCKED)
+        return tt_error_set_at(TT_EIO, path, -1,
+                               "database is busy: another process (an ingest?) is writing it;"
+                               " try again when it is done");
+    if (ext == SQLITE_READONLY_ROLLBACK || ext == SQLITE_READONLY_RECOVERY)
+        return tt_error_set_at(TT_EIO, path, -1,
+                               "interrupted ingest: the database has a hot journal (it is"
+                               " intact); run 'tracetool ingest %s' to recover it", path);
+    if ((ext & 0xff) == SQLITE_NOTADB)
+        return tt_error_set_at(TT_EINVALID, path, -1,
+                               "not a tracetool database (cannot read it as SQLite)");
+    return tt_error_set_at(TT_EIO, path, -1, "cannot read the database: %s",
+                           sqlite3_errmsg(db->sql));
 }
 
 /*
@@ -261,10 +293,9 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
     sqlite3_extended_result_codes(db->sql, 1);
     sqlite3_busy_timeout(db->sql, 5000);
     if ((rc = table_count(db, &ntables)) < 0 || (rc = user_version(db, &v)) < 0) {
-        tt_error_set_at(TT_EINVALID, path, -1,
-                        "not a tracetool database (cannot read it as SQLite)");
+        rc = first_read_error(db, path);
         tt_db_free(db);
-        return TT_EINVALID;
+        return rc;
     }
     if (v == 0 && ntables > 0) {
         tt_db_free(db);
@@ -322,14 +353,34 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
     return 0;
 }
 
+/* db_internal.h: a database of this process alone, gone when it is closed */
+int tt__open_temp_db(tt_db **out, const char *what)
+{
+    char path[4096];
+    int fd = tt__mkstemp(path, sizeof(path), what), rc;
+    *out = NULL;
+    if (fd < 0)
+        return TT_EIO;
+    close(fd);
+    rc = tt_db_open(out, path, TT_DB_CREATE);
+    /*
+     * The name goes at once: SQLite keeps its descriptor, and with no journal
+     * it never needs the name again, so nothing stays behind after Ctrl-C or
+     * a crash, and no other user ever sees it (it was 0600 meanwhile).
+     */
+    unlink(path);
+    if (rc < 0)
+        return rc;
+    tt_db_exec(*out, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+    return 0;
+}
+
 void tt_db_free(tt_db *db)
 {
     if (!db)
         return;
     if (db->sql)
         sqlite3_close_v2(db->sql);
-    if (db->unlink_on_free && db->path)
-        unlink(db->path);
     free(db->path);
     free(db->source);
     free(db);
@@ -349,6 +400,7 @@ int tt__db_none(tt_db *db, int filtered, const char *what)
             snprintf(fmt, sizeof(fmt), "%s", (const char *)sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
     }
-    return tt_error_set_at(TT_ENOTFOUND, db->source, -1, "no %s in this file%s%s%s", what,
+    /* a file of another kind (an ET given to averages): bad input, not I/O */
+    return tt_error_set_at(TT_EUNSUPPORTED, db->source, -1, "no %s in this file%s%s%s", what,
                            fmt[0] ? " (read as " : "", fmt, fmt[0] ? ")" : "");
 }

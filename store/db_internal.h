@@ -14,7 +14,6 @@ struct tt_db {
     sqlite3 *sql;
     char *path;
     int readonly;
-    int unlink_on_free; /* a temporary database: removed by tt_db_free */
     char *source;       /* the trace file a temporary database was made from */
 };
 
@@ -35,6 +34,9 @@ int tt_db_prepare(tt_db *db, sqlite3_stmt **st, const char *sql);
  * tt_db_free), for the commands that accept a trace file as well as a DB.
  * The database is tuned for one analysis pass: no journal, small cache. */
 int tt__open_ingested_temp(tt_db **out, const char *trace);
+/* an empty database in $TMPDIR (mode 0600), removed from the directory at
+ * once: it lives as long as *out is open, whatever ends the process */
+int tt__open_temp_db(tt_db **out, const char *what);
 
 /* Create the indexes the readers need (idempotent). */
 int tt_db_create_indexes(tt_db *db);

@@ -560,6 +560,13 @@ static double timing_t0;
         }                                                                      \
     } while (0)
 
+/* a phase after the read begins, for the caller's progress display */
+static void phase(const struct ingest *g, const char *what)
+{
+    if (g->opts && g->opts->version >= 2 && g->opts->phase)
+        g->opts->phase(g->opts->progress_payload, what);
+}
+
 static int finish_trace(struct ingest *g, const char *path, const tt_read_stats *rs)
 {
     sqlite3_stmt *st;
@@ -593,6 +600,7 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
         g->res->replaced_id = dup;
     }
 
+    phase(g, "writing the last rows");
     if ((rc = ig_pend_flush(g, 0)) < 0 || (rc = ig_flush_all(g)) < 0)
         return rc;
     if (g->spool) {
@@ -603,6 +611,7 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
     /* the ordered per-thread passes below read slices by thread and time */
     for (i = 0; i < g->nthreads; i++) {
         if (g->threads[i].disordered || g->threads[i].rt_dirty) {
+            phase(g, "nesting ops that came out of order");
             if ((rc = tt_db_ensure_index(g->db, TT_IDX_SLICES_THREAD)) < 0)
                 return rc;
             break;
@@ -615,6 +624,8 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
     }
     if (g->format == TT_FMT_CHROME || g->format == TT_FMT_CHROME_ARRAY) {
         TIMING("renest");
+        if (g->any_rt_dirty)
+            phase(g, "linking runtime calls to their ops");
         for (i = 0; i < g->nthreads; i++) {
             if (g->threads[i].rt_dirty && (rc = ig_link_runtime(g, &g->threads[i])) < 0)
                 return rc;
@@ -627,6 +638,7 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
                                                 g->trace_id, &ok);
         }
         TIMING("link runtime");
+        phase(g, "linking GPU activities to their runtime calls");
         if ((rc = ig_link_gpu(g)) < 0)
             return rc;
         TIMING("link gpu");
@@ -1010,9 +1022,11 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     if ((rc = finish_trace(&g, path, &res->stats)) < 0)
         goto fail;
     release_statements(&g);
+    phase(&g, "committing");
     if ((rc = tt_db_exec(db, "COMMIT")) < 0)
         goto fail;
     TIMING("commit");
+    phase(&g, "");
     res->rows = g.rows;
     res->unmatched_end = g.unmatched_end;
     res->no_phase = g.no_phase;
@@ -1039,24 +1053,15 @@ out:
 /* db_internal.h: a file ingested into a temporary database */
 int tt__open_ingested_temp(tt_db **out, const char *trace)
 {
-    char tmpl[] = "/tmp/tracetool-XXXXXX";
-    int fd = mkstemp(tmpl), rc;
     tt_db *db = NULL;
+    int rc;
     *out = NULL;
-    if (fd < 0)
-        return tt_error_set(TT_EIO, "cannot create a temporary database in /tmp");
-    close(fd);
-    unlink(tmpl);
-    if ((rc = tt_db_open(&db, tmpl, TT_DB_CREATE)) < 0) {
-        unlink(tmpl);
+    if ((rc = tt__open_temp_db(&db, "db")) < 0)
         return rc;
-    }
-    db->unlink_on_free = 1;
     if (!(db->source = strdup(trace))) {
         tt_db_free(db);
         return tt_error_set(TT_ENOMEM, "out of memory");
     }
-    tt_db_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
     if ((rc = tt_ingest_file(db, trace, NULL, NULL)) < 0) {
         tt_db_free(db);
         return rc;

@@ -177,8 +177,8 @@ int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts,
     sp->nrec++;
     if (k == OPS_BLK - 1) {
         size_t bytes = OPS_BLK * sizeof(*sp->wbuf);
-        if (!g->spool && !(g->spool = tmpfile()))
-            return spool_io_error();
+        if (!g->spool && !(g->spool = tt__tmpfile()))
+            return TT_EIO; /* said which directory, and why */
         if (TT_ALLOC_GROW(sp->boff, sp->nblk + 1, sp->aoff) < 0 ||
             TT_ALLOC_GROW(sp->bts, sp->nblk + 1, sp->ats) < 0)
             return tt_error_set(TT_ENOMEM, "out of memory");

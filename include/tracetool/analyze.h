@@ -26,7 +26,8 @@ enum { TT_DB_READONLY = 1, TT_DB_CREATE = 2 };
 TT_EXTERN(int) tt_db_open(tt_db **out, const char *path, unsigned flags);
 /* NULL is a no-op. */
 TT_EXTERN(void) tt_db_free(tt_db *db);
-/* 1 if `path` starts with the SQLite file header, 0 otherwise. */
+/* 1 if `path` is a regular file that starts with the SQLite file header, 0
+ * otherwise; never opens anything but a regular file (a FIFO is read once). */
 TT_EXTERN(int) tt_is_sqlite_file(const char *path);
 
 enum {
@@ -39,9 +40,12 @@ typedef struct tt_ingest_options {
     unsigned int flags;
     tt_progress_fn progress; /* may be NULL */
     void *progress_payload;
+    /* version >= 2, may be NULL: called with progress_payload as each phase
+     * after the read begins ("linking GPU activities", ...; "" when done) */
+    void (*phase)(void *payload, const char *what);
 } tt_ingest_options;
-#define TT_INGEST_OPTIONS_VERSION 1
-#define TT_INGEST_OPTIONS_INIT { TT_INGEST_OPTIONS_VERSION, 0, NULL, NULL }
+#define TT_INGEST_OPTIONS_VERSION 2
+#define TT_INGEST_OPTIONS_INIT { TT_INGEST_OPTIONS_VERSION, 0, NULL, NULL, NULL }
 
 typedef struct tt_ingest_result {
     int64_t trace_id;       /* id in table traces */

@@ -41,7 +41,8 @@ typedef enum tt_error_code {
     TT_EIO = -3,         /* read/write error, missing file */
     TT_EINVALID = -4,    /* malformed input (syntax, wrong shape) */
     TT_ENOTFOUND = -5,   /* no such trace, file or key */
-    TT_EUNSUPPORTED = -6, /* input of a kind we do not read */
+    TT_EUNSUPPORTED = -6, /* input of a kind we do not read (not JSON, not a
+                             trace, the wrong kind of trace for an analysis) */
     TT_ITEROVER = -7,    /* end of iteration, not an error */
     TT_ETRUNCATED = -8,  /* input ends before the document is complete */
     TT_EEXISTS = -9,     /* already present (e.g. trace already ingested) */
@@ -67,6 +68,28 @@ TT_EXTERN(const char *) tt_strerror(int code);
 
 /* Formats "SOURCE: byte N: MESSAGE" (parts omitted when unknown) into buf. */
 TT_EXTERN(void) tt_error_format(const tt_error *e, char *buf, size_t size);
+
+/*
+ * The trace files under a directory: regular files named *.json or *.gz
+ * (hidden ones and hidden directories left out), in sorted order, found
+ * through sub-directories and symbolic links. Each directory and each file
+ * is taken once however many links lead to it: a link to a directory
+ * already walked (a loop, or a second way into it) is listed in `loops` and
+ * not followed.
+ */
+typedef struct tt_dir_walk {
+    char **files;
+    size_t nfiles;
+    char **loops;   /* links to a directory already walked */
+    size_t nloops;
+    char **unreadable; /* directories that could not be read */
+    size_t nunreadable;
+} tt_dir_walk;
+
+/* 0 (even when nothing is found), or TT_ENOMEM; *w is filled either way and
+ * must be freed. */
+TT_EXTERN(int) tt_walk_traces(const char *dir, tt_dir_walk *w);
+TT_EXTERN(void) tt_dir_walk_free(tt_dir_walk *w);
 
 TT_END_DECL
 

@@ -450,7 +450,7 @@ def check_exit_codes(tmp):
     et = os.path.normpath(os.path.join(HERE, "..", "..", "testdata", "et", "simple_add_et.json.gz"))
     for cmd in (["averages"], ["kernels"]):
         cp = te.run_tool(cmd + [et])
-        C.eq(cp.returncode, 4, "%s on an ET: exit code 4" % cmd[0])
+        C.eq(cp.returncode, 3, "%s on an ET (the wrong kind of input): exit code 3" % cmd[0])
         lines = te.stderr_lines(cp)
         C.check(len(lines) == 1 and lines[0] == "tracetool: %s: no Chrome/Kineto trace in this"
                 " file (read as execution-trace)" % et, "%s on an ET: the message" % cmd[0],

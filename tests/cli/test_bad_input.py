@@ -446,7 +446,7 @@ def check_cli(tmp):
         ("unknown command", ["frobnicate"]),
         ("unknown ingest option", ["ingest", "--frobnicate", db, trace]),
         ("unknown info option", ["info", "--frobnicate", trace]),
-        ("ingest without input", ["ingest", db]),
+        ("ingest without a database", ["ingest"]),
         ("info with two inputs", ["info", trace, trace]),
         ("info bad format", ["info", "--format", "xml", trace]),
         ("info bad trace id", ["info", "--trace", "zero", trace]),
@@ -458,6 +458,10 @@ def check_cli(tmp):
                 "usage error (%s): message on stderr, nothing on stdout" % label,
                 (cp.stdout[:100], cp.stderr[:200]))
     C.check(not os.path.exists(db), "usage errors create no database")
+    # ingest DB alone only opens an existing database (to recover it)
+    cp = te.run_tool(["ingest", db])
+    C.check(cp.returncode == 4 and not os.path.exists(db),
+            "ingest of a missing DB with no input: exit 4, nothing created", cp.returncode)
 
 
 def main():

@@ -3,10 +3,12 @@
 --help and the usage line: check that the three agree, and that the
 README's Commands block lists the same options for every command.
 
-For each command: the usage line printed with a usage error names the same
-options as --help; every option of the usage line is accepted by the parser
-(given a value, it never fails as "unknown or incomplete option"); an
-unknown option and a missing operand exit 2 with the usage line.
+For each command: the usage line (the first line of --help) names the same
+options as the option list of --help; every option of the usage line is
+accepted by the parser (given a value, it never fails as "unknown option");
+a usage error (an unknown option, a missing operand) is one line on stderr,
+exit 2, pointing to --help; a mistyped option or command gets a
+suggestion; `help CMD` for a command that does not exist exits 2.
 Python standard library only.
 """
 
@@ -24,13 +26,15 @@ COMMANDS = ["ingest", "info", "averages", "kernels", "memtimeline", "crosscheck"
 OPT = re.compile(r"--([a-z][a-z-]*)")
 
 
-def usage_line(cmd):
-    p = te.run_tool([cmd, "--no-such-option"])
-    C.eq(p.returncode, 2, "%s: unknown option exits 2" % cmd)
+def usage_error(args, cmd, label):
+    p = te.run_tool(args)
+    C.eq(p.returncode, 2, "%s: %s exits 2" % (cmd, label))
     lines = te.stderr_lines(p)
-    C.check(len(lines) == 2 and lines[1].startswith("usage: tracetool %s " % cmd),
-            "%s: one error line and the usage line" % cmd, lines)
-    return lines[1] if len(lines) > 1 else ""
+    C.check(len(lines) == 1 and lines[0].startswith("tracetool %s: " % cmd)
+            and lines[0].endswith("(see 'tracetool %s --help')" % cmd),
+            "%s: %s is one line pointing to --help" % (cmd, label), lines)
+    C.eq(p.stdout, b"", "%s: %s prints nothing on stdout" % (cmd, label))
+    return lines[0] if lines else ""
 
 
 def readme_options():
@@ -51,13 +55,15 @@ def readme_options():
 
 
 def check_command(cmd, readme):
-    usage = usage_line(cmd)
-    in_usage = set(OPT.findall(usage))
+    usage_error([cmd, "--no-such-option"], cmd, "an unknown option")
     p = te.run_tool([cmd, "--help"])
     C.eq(p.returncode, 0, "%s --help exits 0" % cmd)
     helptext = p.stdout.decode()
-    in_help = set(OPT.findall(helptext)) - {"help"}
-    C.check(helptext.startswith("usage: tracetool %s [options]" % cmd), "%s --help usage" % cmd)
+    usage = helptext.split("\n", 1)[0]
+    C.check(usage.startswith("usage: tracetool %s " % cmd), "%s --help: the usage line first" % cmd,
+            usage)
+    in_usage = set(OPT.findall(usage))
+    in_help = set(OPT.findall(helptext.split("\n", 1)[1])) - {"help"}
     # --help text may name options of other commands in prose; every option
     # of the table is in both, and --help names no option the parser lacks
     C.eq(in_usage, {o for o in in_help if o in in_usage or
@@ -67,19 +73,50 @@ def check_command(cmd, readme):
         args = ["--" + m.group(1)] + (["x"] if m.group(2) else [])
         p = te.run_tool([cmd] + args)
         err = p.stderr.decode()
-        C.check("unknown or incomplete option" not in err,
-                "%s: --%s is parsed" % (cmd, m.group(1)), err)
-    p = te.run_tool([cmd])
-    C.eq(p.returncode, 2, "%s without operands exits 2" % cmd)
-    C.check(te.stderr_lines(p)[-1:] == [usage], "%s: missing operand shows the usage line" % cmd)
+        C.check("unknown option" not in err, "%s: --%s is parsed" % (cmd, m.group(1)), err)
+        # one letter dropped from a long option: the error names the option
+        name = m.group(1)
+        if len(name) >= 5:
+            typo = "--" + name[:2] + name[3:]
+            line = usage_error([cmd, typo, "x"], cmd, "a mistyped option")
+            C.check("did you mean '--%s'?" % name in line, "%s %s: suggests --%s" % (cmd, typo, name),
+                    line)
+    usage_error([cmd], cmd, "no operands")
     p = te.run_tool(["help", cmd])
     C.eq(p.stdout.decode(), helptext, "help %s == %s --help" % (cmd, cmd))
+    typo = cmd[:-1]
+    for args in ([typo], ["help", typo]):
+        p = te.run_tool(args)
+        err = p.stderr.decode()
+        C.check(p.returncode == 2 and "did you mean '%s'?" % cmd in err and err.count("\n") == 1,
+                "tracetool %s: exit 2, suggests %s" % (" ".join(args), cmd), (p.returncode, err))
+
+
+def check_version():
+    p = te.run_tool(["version"])
+    C.check(p.returncode == 0 and re.match(rb"tracetool \d+\.\d+\.\d+\n$", p.stdout),
+            "tracetool version", p.stdout)
+    C.eq(te.run_tool(["--version"]).stdout, p.stdout, "--version == version")
+
+
+def check_formats():
+    """one --format vocabulary: text is table everywhere; a typo is suggested"""
+    trace = os.path.join(ROOT, "testdata", "kineto", "simple_add_trace.json.gz")
+    for cmd in ("info", "averages", "kernels"):
+        a = te.run_tool([cmd, "--format", "text", trace])
+        b = te.run_tool([cmd, "--format", "table", trace])
+        C.check(a.returncode == b.returncode and a.stdout == b.stdout,
+                "%s --format text == --format table" % cmd, (a.returncode, b.returncode))
+        line = usage_error([cmd, "--format", "jsn", trace], cmd, "a mistyped format")
+        C.check("did you mean 'json'?" in line, "%s --format jsn: suggests json" % cmd, line)
 
 
 def main():
     readme = readme_options()
     for cmd in COMMANDS:
         C.section(cmd, check_command, cmd, readme)
+    C.section("version", check_version)
+    C.section("formats", check_formats)
     return C.finish()
 
 

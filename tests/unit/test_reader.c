@@ -1249,11 +1249,11 @@ Test(invalid, empty_and_not_json)
 {
     read_fails("", 0, TT_EEMPTY);
     read_fails(" \n\t ", 4, TT_EEMPTY);
-    read_fails("hello", 5, TT_EINVALID);
-    read_fails("{}", 2, TT_EINVALID);
-    read_fails("{\"foo\": 1}", 10, TT_EINVALID);
+    read_fails("hello", 5, TT_EUNSUPPORTED);
+    read_fails("{}", 2, TT_EUNSUPPORTED);
+    read_fails("{\"foo\": 1}", 10, TT_EUNSUPPORTED);
     read_fails("{\"traceEvents\": 5}", 18, TT_EINVALID);
-    read_fails("\x01\x02", 2, TT_EINVALID);
+    read_fails("\x01\x02", 2, TT_EUNSUPPORTED);
 }
 
 Test(invalid, error_offsets)
