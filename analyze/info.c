@@ -698,12 +698,14 @@ static int f_node(void *ctx, const tt_et_node *n)
 static int f_memrow(void *ctx, const tt_memrow *m)
 {
     struct info *in = ctx;
+    in->s.memtl_rows++;
+    if (m->ts < 0) /* torch's -1: live before the profile, not a time */
+        return 0;
     if (!in->s.have_span || m->ts < in->s.start_ns)
         in->s.start_ns = m->ts;
     if (!in->s.have_span || m->ts > in->s.end_ns)
         in->s.end_ns = m->ts;
     in->s.have_span = 1;
-    in->s.memtl_rows++;
     return 0;
 }
 

@@ -139,11 +139,14 @@ static void ingest_one(struct ctx *c, const char *path, int in_dir)
         c->n_et++;
     if (!c->quiet) {
         double mb = (double)r.stats.bytes / 1e6;
+        char gz[48] = "";
+        if (r.stats.gzip) /* the size is the decompressed one: say the file's too */
+            snprintf(gz, sizeof(gz), " (%.1f MB gzip)", (double)r.stats.file_bytes / 1e6);
         printf("%s: trace %" PRId64 ", %s, %" PRId64 " %s, %.1f MB%s in %.2f s (%.0f MB/s)%s\n",
                path, r.trace_id, tt_format_name(r.stats.format), r.stats.events,
                r.stats.format == TT_FMT_ET ? "nodes"
                : r.stats.format == TT_FMT_MEMTL_RAW ? "rows" : "events",
-               mb, r.stats.gzip ? " (gzip)" : "", r.seconds,
+               mb, gz, r.seconds,
                r.seconds > 0 ? mb / r.seconds : 0.0,
                r.stats.truncated ? " [TRUNCATED: salvaged]" : "");
         if (r.replaced_id)
@@ -152,6 +155,10 @@ static void ingest_one(struct ctx *c, const char *path, int in_dir)
             printf("  repaired %" PRId64 " values, skipped %" PRId64
                    " elements (see table import_issues)\n",
                    r.stats.repaired, r.stats.skipped);
+        if (r.stats.bad_times || r.stats.dup_keys)
+            printf("  %" PRId64 " ts/dur values that are not a time, %" PRId64
+                   " duplicate top-level keys (see table import_issues)\n",
+                   r.stats.bad_times, r.stats.dup_keys);
     }
 }
 

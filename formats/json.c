@@ -76,8 +76,15 @@ static int js_fill(tt_jstream *js)
     if (js->end == js->cap) {
         size_t ncap;
         char *nb;
+        if (js->cap >= TT_JS_MAX_VALUE)
+            return tt_error_set_at(TT_EINVALID, js->name, tt_js_offset(js),
+                                   "a single JSON value (one event, node or key) larger than"
+                                   " %d MiB starts here: not a trace tracetool reads",
+                                   TT_JS_MAX_VALUE >> 20);
         if (tt_st_mult(&ncap, js->cap, 2))
             return tt_error_set(TT_ENOMEM, "out of memory");
+        if (ncap > TT_JS_MAX_VALUE)
+            ncap = TT_JS_MAX_VALUE;
         nb = realloc(js->buf, ncap);
         if (!nb)
             return tt_error_set_at(TT_ENOMEM, js->name, tt_js_offset(js),

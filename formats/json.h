@@ -28,6 +28,14 @@
 
 /* ---- streaming window ---- */
 
+/*
+ * The largest single value the window holds (one event, one ET node, one
+ * top-level key's value): 256 MiB. Real events are under a megabyte; a file
+ * with a larger one (a 20 GB string in a 94 MB gzip) fails with TT_EINVALID
+ * at the value's first byte instead of taking the machine's memory.
+ */
+#define TT_JS_MAX_VALUE (256 << 20)
+
 typedef struct tt_jstream {
     tt_source *src;
     const char *name; /* for messages */

@@ -390,12 +390,15 @@ static int decode_event(struct reader *r, tt_jp *jp, tt_event *ev)
                 continue;
         } else if (KEY("ts") || KEY("dur")) {
             int isdur = k[0] == 'd';
+            int64_t at = tt_jp_offset(jp);
             rc = read_time(jp, &r->arena, isdur ? &ev->dur_ns : &ev->ts_ns,
                            isdur ? &ev->has_dur : &ev->has_ts);
             if (rc < 0)
                 return rc;
             if (rc == 0)
                 continue;
+            if (r->st->bad_times++ == 0) /* kept below as "@ts" / "@dur" */
+                r->st->first_bad_time_offset = at;
         } else if ((KEY("bp") || KEY("s")) && t == TT_JT_STRING) {
             size_t l;
             if ((rc = tt_jp_string(jp, &r->arena, k[0] == 'b' ? &ev->bp : &ev->s, &l)) < 0)
@@ -836,13 +839,54 @@ static int set_format(struct reader *r, tt_trace_format f)
     return 0;
 }
 
+/*
+ * A top-level key seen before is counted (stats.dup_keys). The first 256
+ * distinct keys are remembered (length-prefixed in *seen): real traces have
+ * a dozen, and a hostile file with millions stays linear.
+ */
+static int note_key(struct reader *r, tt_buf *seen, const char *key, size_t klen, int64_t at)
+{
+    size_t off = 0, n = 0;
+    while (off < seen->len) {
+        size_t l;
+        memcpy(&l, seen->buf + off, sizeof(l));
+        if (l == klen && !memcmp(seen->buf + off + sizeof(l), key, klen)) {
+            if (r->st->dup_keys++ == 0)
+                r->st->first_dup_key_offset = at;
+            return 0;
+        }
+        off += sizeof(l) + l;
+        n++;
+    }
+    if (n < 256) {
+        tt_buf_add(seen, (const char *)&klen, sizeof(klen));
+        tt_buf_add(seen, key, klen);
+        if (seen->oom)
+            return oom();
+    }
+    return 0;
+}
+
+static int walk_object_keys(struct reader *r, tt_buf *seen);
+
 static int walk_object(struct reader *r)
+{
+    tt_buf seen;
+    int rc;
+    tt_buf_init(&seen);
+    rc = walk_object_keys(r, &seen);
+    tt_buf_release(&seen);
+    return rc;
+}
+
+static int walk_object_keys(struct reader *r, tt_buf *seen)
 {
     int c, first = 1, rc, found = 0;
     tt_js_advance(&r->js, 1); /* '{' */
     for (;;) {
         const char *start, *key;
         size_t len, klen;
+        int64_t key_at;
         tt_jp jp;
         if ((c = peek_or_trunc(r, "the top-level object")) < 0)
             return c;
@@ -867,6 +911,7 @@ static int walk_object(struct reader *r)
         if (c != '"')
             return tt_error_set_at(TT_EINVALID, r->js.name, tt_js_offset(&r->js),
                                    "expected a key in the top-level object");
+        key_at = tt_js_offset(&r->js);
         if ((rc = tt_js_scan_value(&r->js, &start, &len)) < 0)
             return stream_err(r, rc, "the top-level object");
         tt_arena_reset(&r->arena);
@@ -885,8 +930,10 @@ static int walk_object(struct reader *r)
         tt_js_advance(&r->js, 1);
         if ((c = peek_or_trunc(r, "the top-level object")) < 0)
             return c;
+        if ((rc = note_key(r, seen, key, klen, key_at)) < 0)
+            return rc;
         if ((keyeq(key, klen, "traceEvents", 11) || keyeq(key, klen, "nodes", 5)) &&
-            !found) {
+            (!found || found == (key[0] == 'n' ? 2 : 1))) {
             int is_et = key[0] == 'n';
             char *where;
             if (c != '[')
@@ -895,11 +942,11 @@ static int walk_object(struct reader *r)
             where = strdup(is_et ? "'nodes'" : "'traceEvents'");
             if (!where)
                 return oom();
-            if ((rc = set_format(r, is_et ? TT_FMT_ET : TT_FMT_CHROME)) != 0) {
+            if (!found && (rc = set_format(r, is_et ? TT_FMT_ET : TT_FMT_CHROME)) != 0) {
                 free(where);
                 return rc;
             }
-            found = 1;
+            found = is_et ? 2 : 1; /* a second array of the same kind is read too */
             rc = stream_array(r, is_et ? ELEM_NODE : ELEM_EVENT, where, 0);
             free(where);
             if (rc != 0)
@@ -1011,6 +1058,8 @@ void tt__init_stats(tt_read_stats *st)
     memset(st, 0, sizeof(*st));
     st->first_repair_offset = -1;
     st->first_skip_offset = -1;
+    st->first_bad_time_offset = -1;
+    st->first_dup_key_offset = -1;
 }
 
 /* tt_read_trace on the calling thread (formats/pipe.c decides) */

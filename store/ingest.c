@@ -440,7 +440,9 @@ static int on_memrow(void *ctx, const tt_memrow *m)
     rb_int(st, TT_C_MT_ACTION, m->action);
     rb_int(st, TT_C_MT_BYTES, m->bytes);
     rb_opt(st, TT_C_MT_CATEGORY, m->has_category, m->category);
-    if (!g->have_span) {
+    if (m->ts < 0) {
+        /* torch's -1: live before the profile, not a time of the span */
+    } else if (!g->have_span) {
         g->start_ns = g->end_ns = m->ts;
         g->have_span = 1;
     } else {
@@ -657,6 +659,12 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
                         "'E' events without a matching 'B' (stored in instants)")) < 0 ||
         (rc = add_issue(g, "unclosed_begin", g->unclosed_b, -1,
                         "'B' events never closed (dur is NULL)")) < 0 ||
+        (rc = add_issue(g, "unstorable_time", rs->bad_times, rs->first_bad_time_offset,
+                        "\"ts\"/\"dur\" values that are not a time in int64 ns (arrays,"
+                        " 1e400, beyond int64): NULL, the value kept in args as \"@ts\"")) < 0 ||
+        (rc = add_issue(g, "duplicate_key", rs->dup_keys, rs->first_dup_key_offset,
+                        "top-level keys given twice (a second traceEvents array is read"
+                        " too)")) < 0 ||
         (rc = add_issue(g, "truncated", rs->truncated ? 1 : 0, rs->bytes,
                         "input ends early; complete events before the cut kept")) < 0)
         return rc;

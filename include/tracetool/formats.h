@@ -145,6 +145,12 @@ typedef struct tt_read_stats {
     int gzip;
     int truncated;           /* input ended early; events before the cut were delivered */
     char hash[33];           /* content hash of the decompressed bytes read */
+    int64_t bad_times;       /* "ts"/"dur" values that are not a time in int64 ns
+                                (arrays, 1e400, beyond int64): kept in args as "@ts" */
+    int64_t first_bad_time_offset; /* -1 if none */
+    int64_t dup_keys;        /* top-level keys given twice (a second traceEvents
+                                array is read too, not dropped) */
+    int64_t first_dup_key_offset;  /* -1 if none */
 } tt_read_stats;
 
 /* file_pos/file_size: bytes of the file (compressed for gzip; size -1 when

@@ -15,8 +15,10 @@ import gzip
 import json
 import os
 import re
+import resource
 import sqlite3
 import sys
+import zlib
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -132,6 +134,23 @@ def check_refused(tmp):
     for i in range(mid, mid + 16):
         gz[i] ^= 0x5A
     refused(tmp, "corrupt gzip", write(tmp, "corrupt.json.gz", bytes(gz)), 3)
+
+    # one JSON value over the 256 MiB cap (a 300 MB string in a small gzip):
+    # refused at the value's first byte, memory well under the value's size
+    head = b'{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1},\n'
+    start = len(head)
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    parts = [z.compress(head + b'{"ph": "X", "name": "')]
+    chunk = b"a" * (1 << 20)
+    for _ in range(300):
+        parts.append(z.compress(chunk))
+    parts.append(z.compress(b'", "ts": 2, "dur": 1}]}') + z.flush())
+    huge = write(tmp, "huge_value.json.gz", b"".join(parts))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    refused(tmp, "a 300 MB JSON value", huge, 3, start)
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    C.check(rss < 400 * 1024 or rss <= before, "a 300 MB JSON value: peak RSS under 400 MB",
+            rss)
 
     # a directory without trace files
     d = os.path.join(tmp, "no_traces_here")

@@ -21,6 +21,7 @@ Python standard library only.
 """
 
 import gzip
+import json
 import os
 import shutil
 import signal
@@ -219,6 +220,22 @@ def check_db_states(d):
             cp.stderr)
 
 
+def check_raw_export_span(d):
+    """torch's raw memory export writes t = -1 for memory live before the
+    profile: not a time, so not the start of the span (it said -1 .. t)"""
+    raw = os.path.join(d, "m.raw.json")
+    with open(raw, "w") as f:
+        f.write("[[-1, 1, 512, 7], [-1, 1, 128, 7], [1000, 1, 64, 1], [5000, 2, 64, 1]]")
+    db = os.path.join(d, "m.db")
+    C.eq(run(["ingest", "-q", db, raw]).returncode, 0, "ingest of a raw export")
+    for what in (raw, db):
+        cp = run(["info", "--format", "json", what])
+        doc = json.loads(cp.stdout)
+        tr = doc["traces"][0] if "traces" in doc else doc
+        C.eq((tr.get("start_ns"), tr.get("end_ns")), (1000, 5000),
+             "info %s: the span leaves out t = -1" % os.path.basename(what))
+
+
 def check_wrong_kind():
     for cmd in (["averages"], ["kernels"]):
         cp = run(cmd + [ET])
@@ -285,6 +302,7 @@ def main():
         C.section("output is not an input", check_output_not_input, d)
         C.section("directory walk", check_walk, d)
         C.section("database states", check_db_states, d)
+        C.section("raw export span", check_raw_export_span, d)
         C.section("wrong kind", check_wrong_kind)
         C.section("TMPDIR", check_tmpdir, d)
     finally:

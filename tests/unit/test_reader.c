@@ -1544,3 +1544,28 @@ Test(reader, no_args_skips_only_the_leftovers)
     }
     unlink(path);
 }
+
+/* issue 11: a second traceEvents array was dropped silently; ts values that
+ * are not a time were stored as NULL without a count */
+Test(values, duplicate_keys_and_unstorable_times_are_counted)
+{
+    const char *doc =
+        "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1}],\"x\":1,"
+        "\"traceEvents\":[{\"ph\":\"X\",\"name\":\"b\",\"ts\":[1],\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"c\",\"ts\":1e400,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"d\",\"ts\":99999999999999999999,\"dur\":[2]}],\"x\":2}";
+    int i;
+    for (i = 0; i < MODES_N; i++) {
+        struct col c;
+        tt_read_stats st;
+        cr_assert_eq(read_str(doc, modes[i], &c, &st), 0, "mode %d", modes[i]);
+        cr_assert_eq(c.nev, 4, "both arrays' events (mode %d)", modes[i]);
+        cr_assert_eq(st.dup_keys, 2, "traceEvents and x twice");
+        cr_assert_eq(st.first_dup_key_offset, (int64_t)(strstr(doc, ",\"traceEvents\"") - doc + 1));
+        cr_assert_eq(st.bad_times, 4, "[1], 1e400, beyond int64 and a dur [2]");
+        cr_assert_eq(st.first_bad_time_offset, (int64_t)(strstr(doc, "[1]") - doc));
+        cr_assert_not(c.ev[1].has_ts);
+        cr_assert_not(c.ev[2].has_ts);
+        col_free(&c);
+    }
+}
