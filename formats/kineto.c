@@ -7,6 +7,7 @@
 #include "common/compat.h"
 #include "formats/json.h"
 #include "formats/kineto.h"
+#include "tracetool/formats.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -182,4 +183,62 @@ void tt_kineto_meta_release(tt_kineto_meta *m)
     free(m->display_time_unit);
     free(m->trace_name);
     memset(m, 0, sizeof(*m));
+}
+
+/* ---- c10 devices ---- */
+
+/* c10/core/DeviceType.h, in enum order (DeviceTypeName, lower case) */
+static const char *const device_names[] = {
+    "cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip", "fpga", "maia", "xla",
+    "vulkan", "metal", "xpu", "mps", "meta", "hpu", "ve", "lazy", "ipu", "mtia",
+    "privateuseone",
+};
+#define NDEVICES ((int)(sizeof(device_names) / sizeof(device_names[0])))
+
+const char *tt_device_type_name(int type)
+{
+    return type >= 0 && type < NDEVICES ? device_names[type] : NULL;
+}
+
+int tt_device_parse(const char *s, int *type, int64_t *index)
+{
+    const char *colon = strchr(s, ':');
+    size_t tl = colon ? (size_t)(colon - s) : strlen(s);
+    int t = -1, i;
+    for (i = 0; i < NDEVICES; i++) {
+        if (strlen(device_names[i]) == tl && !strncmp(s, device_names[i], tl)) {
+            t = i;
+            break;
+        }
+    }
+    if (t < 0 && tl > 0 && tl < 4 && strspn(s, "0123456789") == tl)
+        t = atoi(s); /* a bare DeviceType value */
+    if (t < 0)
+        return tt_error_set(TT_EINVALID, "unknown device type '%.*s' (cpu, cuda, hip, xpu,"
+                                         " mps, mtia, privateuseone, ...)", (int)tl, s);
+    *type = t;
+    *index = t == 0 ? -1 : 0;
+    if (colon) {
+        const char *d = colon + 1;
+        char *end;
+        long long v;
+        if (!*d || strspn(d, "0123456789") != strlen(d) || strlen(d) > 9)
+            return tt_error_set(TT_EINVALID, "bad device index '%s' in '%s' (want %.*s:N,"
+                                             " N >= 0)", d, s, (int)tl, s);
+        v = strtoll(d, &end, 10);
+        if (t != 0) /* the CPU is one device: its events carry -1 */
+            *index = v;
+    }
+    return 0;
+}
+
+void tt_device_format(int type, int64_t index, char *buf, size_t cap)
+{
+    const char *n = tt_device_type_name(type);
+    if (type == 0)
+        snprintf(buf, cap, "cpu");
+    else if (n)
+        snprintf(buf, cap, "%s:%lld", n, (long long)(index < 0 ? 0 : index));
+    else
+        snprintf(buf, cap, "type%d:%lld", type, (long long)(index < 0 ? 0 : index));
 }

@@ -31,6 +31,20 @@ typedef enum tt_trace_format {
 
 TT_EXTERN(const char *) tt_format_name(tt_trace_format f);
 
+/*
+ * Devices as c10 names them: a [memory] event's "Device Type" is c10's
+ * DeviceType (0 cpu, 1 cuda, 6 hip, 12 xpu, 13 mps, 19 mtia, 20
+ * privateuseone, ...) and "Device Id" its index (-1 for the CPU).
+ * tt_device_type_name: the lowercase name, NULL for a value c10 does not have.
+ * tt_device_parse: "cuda:1", "cuda" (= cuda:0), "hip:0", "cpu" (index -1),
+ * "privateuseone:0", or a bare type number "6:0"; 0, or TT_EINVALID (with
+ * the error set: what is wrong) for "cuda:abc", "cuda:-2", "gpu:0".
+ * tt_device_format: "cuda:0", "cpu", "type42:3" for a value without a name.
+ */
+TT_EXTERN(const char *) tt_device_type_name(int type);
+TT_EXTERN(int) tt_device_parse(const char *s, int *type, int64_t *index);
+TT_EXTERN(void) tt_device_format(int type, int64_t index, char *buf, size_t cap);
+
 /* A pid, tid or flow id: JSON numbers and numeric strings become num;
  * other strings ("Spans", "stream 7") are kept as str. */
 typedef struct tt_id {
