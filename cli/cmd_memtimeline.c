@@ -8,12 +8,14 @@
 #include "cmd.h"
 #include "opts.h"
 #include "tracetool/analyze.h"
+#include "tracetool/formats.h"
 
 enum { O_DEVICE, O_NOCAT, O_ET, O_TRACE, O_RANK };
 
 static const struct cli_opt opts[] = {
-    { "device", O_DEVICE, "cuda:N|cpu", "cuda:N (or cuda = cuda:0) or cpu; default cuda:0\n"
-      "when the trace has CUDA memory events, else cpu", 0 },
+    { "device", O_DEVICE, "TYPE:N", "a device as c10 names it: cuda:N (cuda = cuda:0), cpu,\n"
+      "hip:N, xpu:N, mps:0, mtia:N, privateuseone:N, ...;\n"
+      "default: the device with the most memory events", 0 },
     { "no-categories", O_NOCAT, NULL, "plain per-device totals (everything Unknown)", 0 },
     { "et", O_ET, "ET", "the Execution Trace taken with INPUT (a file INPUT\n"
       "only; for a database, 'tracetool ingest DB ET'\njoins them)", 0 },
@@ -48,11 +50,14 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_memtl_options *o = ctx;
     switch (key) {
-    case O_DEVICE:
-        if (strcmp(arg, "cpu") && strncmp(arg, "cuda", 4))
-            cli_usage_error(c, "unknown device '%s'", arg);
+    case O_DEVICE: {
+        int type;
+        int64_t index;
+        if (tt_device_parse(arg, &type, &index) < 0)
+            cli_usage_error(c, "%s", tt_error_last()->message);
         o->device = arg;
         break;
+    }
     case O_NOCAT: o->no_categories = 1; break;
     case O_ET: o->et_path = arg; break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
