@@ -1,6 +1,8 @@
 /*
  * analyze/averages_print.c - printing an averages result: torch's
- * key_averages().table() character for character, or CSV, JSON, Markdown.
+ * key_averages().table() character for character, or CSV, JSON, Markdown,
+ * all through the table writer (tracetool/table.h): the torch table is a
+ * table of preformatted right-aligned cells with fixed widths.
  */
 #include "analyze/averages_state.h"
 #include "tracetool/table.h"
@@ -83,37 +85,36 @@ static void fmt_mem(char *buf, size_t n, int64_t b)
         snprintf(buf, n, "%" PRId64 " b", b);
 }
 
-struct table {
-    const char *hdr[20];
-    int width[20];
+/* Which rows the printer shows: 1 show, 0 skip, -1 stop (row_limit reached);
+ * *printed counts the shown ones. */
+static int shown(const tt_avg_options *o, const tt_avg_row *r, int64_t *printed)
+{
+    if (o->top_level_only && r->has_parent)
+        return 0;
+    if (o->row_limit >= 0 && *printed >= o->row_limit)
+        return -1;
+    (*printed)++;
+    return 1;
+}
+
+/* torch's columns: every cell preformatted text, right-aligned, in a width
+ * fixed from every row (printed or not); Source Location left-aligned */
+struct layout {
+    tt_table_col col[20];
+    char src_title[16]; /* "Source Location" cut to its width, as torch's format cuts it */
     int ncol;
-    int left_col; /* Source Location is left-aligned (-1: none) */
+    int src; /* the Source Location column (-1: none) */
     int has_dev, has_dev_mem, has_shapes, show_mem;
 };
 
-static void tcell(FILE *out, const struct table *t, int col, const char *v)
+static void tcol(struct layout *t, const char *h, size_t w, size_t max)
 {
-    if (col == t->left_col)
-        fprintf(out, "%-*.*s  ", t->width[col], t->width[col], v);
-    else
-        fprintf(out, "%*s  ", t->width[col], v);
-}
-
-static void tsep(FILE *out, const struct table *t)
-{
-    int c, i;
-    for (c = 0; c < t->ncol; c++) {
-        for (i = 0; i < t->width[c]; i++)
-            fputc('-', out);
-        fputs("  ", out);
-    }
-    fputc('\n', out);
-}
-
-static void tcol(struct table *t, const char *h, size_t w, size_t max)
-{
-    t->hdr[t->ncol] = h;
-    t->width[t->ncol++] = (int)(w < max ? w : max);
+    tt_table_col *c = &t->col[t->ncol++];
+    memset(c, 0, sizeof(*c));
+    c->title = h;
+    c->type = TT_COL_TEXT;
+    c->align = TT_ALIGN_RIGHT;
+    c->width = (int)(w < max ? w : max);
 }
 
 /* the longest entry of a '\n'-joined stack */
@@ -131,11 +132,11 @@ static size_t longest_entry(const char *p)
 }
 
 /* columns and widths, from every row (printed or not), as torch */
-static void table_layout(struct table *t, const tt_avg_trace *tr, const tt_avg_options *o)
+static void table_layout(struct layout *t, const tt_avg_trace *tr, const tt_avg_options *o)
 {
     size_t i, maxname = 0, maxshape = 0, maxsrc = 0;
     memset(t, 0, sizeof(*t));
-    t->left_col = -1;
+    t->src = -1;
     t->show_mem = tr->show_memory;
     for (i = 0; i < tr->nrows; i++) {
         const tt_avg_row *r = &tr->rows[i];
@@ -178,262 +179,307 @@ static void table_layout(struct table *t, const tt_avg_trace *tr, const tt_avg_o
     if (t->has_shapes)
         tcol(t, "Input Shapes", maxshape + 4, 80);
     if (maxsrc) {
-        t->left_col = t->ncol;
+        t->src = t->ncol;
         tcol(t, "Source Location", maxsrc + 4, 75);
+        t->col[t->src].align = TT_ALIGN_LEFT;
+        snprintf(t->src_title, sizeof(t->src_title), "%.*s", t->col[t->src].width,
+                 "Source Location");
+        t->col[t->src].title = t->src_title;
     }
 }
 
-/* a row's Source Location: first entry here; entries 2..5 on rows of
- * empty cells, then an empty row */
-static void table_stack(FILE *out, const struct table *t, const tt_avg_row *r, int c)
+/* s[0..len) cut to `width` bytes, into buf */
+static const char *cut(char *buf, size_t n, const char *s, size_t len, int width)
+{
+    snprintf(buf, n, "%.*s", (int)(len < (size_t)width ? len : (size_t)width), s);
+    return buf;
+}
+
+/* a row's Source Location: its first entry on the row; entries 2..5 on
+ * rows of empty cells, then a row of empty cells */
+static int table_stack(tt_table *t, const struct layout *l, const tt_avg_row *r)
 {
     const char *st = r->stack ? r->stack : "";
     const char *e = strchr(st, '\n');
-    char first[256];
-    int k, shown = 1;
-    snprintf(first, sizeof(first), "%.*s", (int)(e ? e - st : (long)strlen(st)), st);
-    tcell(out, t, c, first);
-    fputc('\n', out);
-    while (e && shown < 5) {
+    char entry[256];
+    int k, shown_n = 1, w = l->col[l->src].width;
+    if (tt_table_set_text(t, (size_t)l->src, cut(entry, sizeof(entry), st,
+                                                 e ? (size_t)(e - st) : strlen(st), w)) < 0)
+        return TT_ENOMEM;
+    while (e && shown_n < 5) {
         const char *q = e + 1;
         e = strchr(q, '\n');
-        snprintf(first, sizeof(first), "%.*s", (int)(e ? e - q : (long)strlen(q)), q);
-        for (k = 0; k < t->ncol; k++)
-            tcell(out, t, k, k == t->left_col ? first : "");
-        fputc('\n', out);
-        shown++;
+        if (tt_table_add_row(t) < 0 ||
+            tt_table_set_text(t, (size_t)l->src,
+                              cut(entry, sizeof(entry), q, e ? (size_t)(e - q) : strlen(q), w)) < 0)
+            return TT_ENOMEM;
+        for (k = 0; k < l->ncol; k++)
+            if (k != l->src && tt_table_set_text(t, (size_t)k, "") < 0)
+                return TT_ENOMEM;
+        shown_n++;
     }
-    for (k = 0; k < t->ncol; k++)
-        tcell(out, t, k, "");
+    if (tt_table_add_row(t) < 0)
+        return TT_ENOMEM;
+    for (k = 0; k < l->ncol; k++)
+        if (tt_table_set_text(t, (size_t)k, "") < 0)
+            return TT_ENOMEM;
+    return 0;
 }
 
-static void table_row(FILE *out, const struct table *t, const tt_avg_row *r,
-                      const tt_avg_trace *tr)
+static int table_row(tt_table *t, const struct layout *l, const tt_avg_row *r,
+                     const tt_avg_trace *tr)
 {
     char b[64], name[64];
     double cnt = (double)r->count;
-    int c = 0;
+    size_t c = 0;
+    int rc = tt_table_add_row(t);
     if ((int)strlen(r->name) >= 55 - 3)
         snprintf(name, sizeof(name), "%.52s...", r->name);
     else
         snprintf(name, sizeof(name), "%s", r->name);
-    if ((int)strlen(name) > t->width[0])
-        name[t->width[0]] = '\0';
-    tcell(out, t, c++, name);
-#define CELL(fmt, v) (fmt(b, sizeof(b), v), tcell(out, t, c++, b))
-#define SHARE(v, total) (fmt_share(b, sizeof(b), v, total), tcell(out, t, c++, b))
+    if ((int)strlen(name) > l->col[0].width)
+        name[l->col[0].width] = '\0';
+#define PUT(s) (rc = rc < 0 ? rc : tt_table_set_text(t, c++, (s)))
+#define CELL(fmt, v) (fmt(b, sizeof(b), v), PUT(b))
+#define SHARE(v, total) (fmt_share(b, sizeof(b), v, total), PUT(b))
+    PUT(name);
     SHARE(r->self_cpu_us, tr->self_cpu_total_us);
     CELL(fmt_time, r->self_cpu_us);
     SHARE(r->cpu_total_us, tr->self_cpu_total_us);
     CELL(fmt_time, r->cpu_total_us);
     CELL(fmt_time, r->cpu_total_us / cnt);
-    if (t->has_dev) {
+    if (l->has_dev) {
         CELL(fmt_time, r->self_device_us);
         SHARE(r->self_device_us, tr->self_device_total_us);
         CELL(fmt_time, r->device_total_us);
         CELL(fmt_time, r->device_total_us / cnt);
     }
-    if (t->show_mem) {
+    if (l->show_mem) {
         CELL(fmt_mem, r->cpu_mem);
         CELL(fmt_mem, r->self_cpu_mem);
-        if (t->has_dev_mem) {
+        if (l->has_dev_mem) {
             CELL(fmt_mem, r->device_mem);
             CELL(fmt_mem, r->self_device_mem);
         }
     }
+    snprintf(b, sizeof(b), "%" PRId64, r->count);
+    PUT(b);
+    if (l->has_shapes) {
+        const char *sh = r->input_shapes ? r->input_shapes : "[]";
+        char cutb[96];
+        int width = l->col[c].width;
+        PUT(cut(cutb, sizeof(cutb), sh, strlen(sh), width));
+    }
+#undef PUT
 #undef CELL
 #undef SHARE
-    snprintf(b, sizeof(b), "%" PRId64, r->count);
-    tcell(out, t, c++, b);
-    if (t->has_shapes) {
-        char sh[96];
-        snprintf(sh, sizeof(sh), "%.*s", t->width[c], r->input_shapes ? r->input_shapes : "[]");
-        tcell(out, t, c++, sh);
-    }
-    if (t->left_col >= 0)
-        table_stack(out, t, r, c++);
-    fputc('\n', out);
+    if (rc == 0 && l->src >= 0)
+        rc = table_stack(t, l, r);
+    return rc;
 }
 
-static void print_table(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o)
+static int print_table(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o)
 {
-    struct table t;
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    struct layout l;
+    tt_table *t;
     size_t i;
-    int c;
+    int c, rc = 0;
     int64_t printed = 0;
     char b[64];
-    table_layout(&t, tr, o);
+    table_layout(&l, tr, o);
+    if (!(t = tt_table_new(l.col, (size_t)l.ncol)))
+        return TT_ENOMEM;
+    for (i = 0; i < tr->nrows && rc == 0; i++) {
+        int s = shown(o, &tr->rows[i], &printed);
+        if (s < 0)
+            break;
+        if (s)
+            rc = table_row(t, &l, &tr->rows[i], tr);
+    }
+    if (rc < 0) {
+        tt_table_free(t);
+        return rc;
+    }
     if (o->top_level_only) {
         int line = -2, k;
-        for (c = 0; c < t.ncol; c++)
-            line += t.width[c] + 2;
+        for (c = 0; c < l.ncol; c++)
+            line += l.col[c].width + 2;
         for (k = 0; k < line; k++)
             fputc('=', out);
         fputs("\nThis report only display top-level ops statistics\n", out);
     }
-    tsep(out, &t);
-    for (c = 0; c < t.ncol; c++)
-        tcell(out, &t, c, t.hdr[c]);
-    fputc('\n', out);
-    tsep(out, &t);
-    for (i = 0; i < tr->nrows; i++) {
-        if (o->top_level_only && tr->rows[i].has_parent)
-            continue;
-        if (o->row_limit >= 0 && printed >= o->row_limit)
-            break;
-        printed++;
-        table_row(out, &t, &tr->rows[i], tr);
-    }
-    tsep(out, &t);
+    w.flags = TT_TABLE_RULE_ABOVE | TT_TABLE_RULE_BELOW | TT_TABLE_PAD_LAST | TT_TABLE_BYTE_WIDTH;
+    rc = tt_table_write(t, &w, out);
+    tt_table_free(t);
+    if (rc < 0)
+        return rc;
     fmt_time(b, sizeof(b), tr->self_cpu_total_us);
     fprintf(out, "Self CPU time total: %s\n", b);
-    if (t.has_dev) {
+    if (l.has_dev) {
         fmt_time(b, sizeof(b), tr->self_device_total_us);
         fprintf(out, "Self CUDA time total: %s\n", b);
     }
+    return 0;
 }
 
-/* ---- CSV, JSON, Markdown ---- */
+/* ---- CSV, JSON, Markdown: one table per trace ---- */
 
-/* averages quotes every text cell, as it always has */
-static void csv_str(FILE *out, const char *s)
-{
-    tt_table_csv_text(out, s, 1);
-}
+enum { A_TRACE, A_RANK, A_NAME, A_SHAPES, A_STACK, A_DEVICE, A_COUNT, A_SELF_CPU, A_CPU_TOTAL,
+       A_CPU_AVG, A_SELF_DEV, A_DEV_TOTAL, A_DEV_AVG, A_CPU_MEM, A_SELF_CPU_MEM, A_DEV_MEM,
+       A_SELF_DEV_MEM, A_COUNT_COLS };
 
-static const char *dev_name(const tt_avg_row *r)
-{
-    return r->device == DEV_CPU ? "CPU" : "CUDA";
-}
+/* CSV keys and Markdown titles; averages quotes every CSV text cell, as it
+ * always has (device excepted) */
+static const tt_table_col csv_cols[A_COUNT_COLS] = {
+    { "Trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Rank", "rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Name", "name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
+    { "Input Shapes", "input_shapes", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
+    { "Stack", "stack", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
+    { "Device", "device", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "# of Calls", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Self CPU (us)", "self_cpu_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CPU total (us)", "cpu_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CPU avg (us)", "cpu_avg_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "Self CUDA (us)", "self_device_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CUDA total (us)", "device_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CUDA avg (us)", "device_avg_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CPU Mem", "cpu_mem", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+    { "Self CPU Mem", "self_cpu_mem", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+    { "CUDA Mem", "device_mem", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+    { "Self CUDA Mem", "self_device_mem", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+};
 
-static void csv_row(FILE *out, const tt_avg_trace *tr, const tt_avg_row *r, int header)
+/* the same columns under their JSON keys (torch's key_averages attribute names) */
+static const tt_table_col json_cols[A_COUNT_COLS] = {
+    { "Trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Rank", "rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Name", "name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Input Shapes", "input_shapes", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Stack", "stack", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Device", "device", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "# of Calls", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Self CPU (us)", "self_cpu_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CPU total (us)", "cpu_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CPU avg (us)", "cpu_time_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "Self CUDA (us)", "self_device_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CUDA total (us)", "device_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CUDA avg (us)", "device_time_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "CPU Mem", "cpu_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+    { "Self CPU Mem", "self_cpu_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+    { "CUDA Mem", "device_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+    { "Self CUDA Mem", "self_device_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+static const size_t csv_view[] = { A_TRACE, A_RANK, A_NAME, A_SHAPES, A_DEVICE, A_COUNT,
+                                   A_SELF_CPU, A_CPU_TOTAL, A_CPU_AVG, A_SELF_DEV,
+                                   A_DEV_TOTAL, A_DEV_AVG, A_CPU_MEM, A_SELF_CPU_MEM,
+                                   A_DEV_MEM, A_SELF_DEV_MEM };
+static const size_t json_view[] = { A_NAME, A_SHAPES, A_STACK, A_DEVICE, A_COUNT, A_SELF_CPU,
+                                    A_CPU_TOTAL, A_SELF_DEV, A_DEV_TOTAL, A_CPU_MEM,
+                                    A_SELF_CPU_MEM, A_DEV_MEM, A_SELF_DEV_MEM };
+static const size_t md_view[] = { A_NAME, A_SELF_CPU, A_CPU_TOTAL, A_SELF_DEV, A_DEV_TOTAL,
+                                  A_CPU_MEM, A_SELF_CPU_MEM, A_DEV_MEM, A_SELF_DEV_MEM,
+                                  A_COUNT };
+static const size_t md_shape_view[] = { A_NAME, A_SHAPES, A_SELF_CPU, A_CPU_TOTAL,
+                                        A_SELF_DEV, A_DEV_TOTAL, A_CPU_MEM, A_SELF_CPU_MEM,
+                                        A_DEV_MEM, A_SELF_DEV_MEM, A_COUNT };
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+static int add_row(tt_table *t, const tt_avg_trace *tr, const tt_avg_row *r, int format)
 {
-    if (header)
-        fputs("trace_id,rank,name,input_shapes,device,count,self_cpu_us,cpu_total_us,"
-              "cpu_avg_us,self_device_us,device_total_us,device_avg_us,cpu_mem,"
-              "self_cpu_mem,device_mem,self_device_mem\n",
-              out);
-    fprintf(out, "%" PRId64 ",", tr->trace_id);
+    const char *shapes = r->input_shapes;
+    if (!shapes && format == TT_AVG_CSV)
+        shapes = ""; /* CSV: an empty quoted field, as before */
+    if (tt_table_add_row(t) < 0 || tt_table_set_text(t, A_NAME, r->name) < 0 ||
+        tt_table_set_text(t, A_SHAPES, shapes) < 0 || tt_table_set_text(t, A_STACK, r->stack) < 0 ||
+        tt_table_set_text(t, A_DEVICE, r->device == DEV_CPU ? "CPU" : "CUDA") < 0)
+        return TT_ENOMEM;
+    tt_table_set_int(t, A_TRACE, tr->trace_id);
     if (tr->have_rank)
-        fprintf(out, "%" PRId64, tr->rank);
-    fputc(',', out);
-    csv_str(out, r->name);
-    fputc(',', out);
-    csv_str(out, r->input_shapes ? r->input_shapes : "");
-    fprintf(out, ",%s,%" PRId64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRId64 ",%" PRId64
-                 ",%" PRId64 ",%" PRId64 "\n",
-            dev_name(r), r->count, r->self_cpu_us, r->cpu_total_us,
-            r->cpu_total_us / (double)r->count, r->self_device_us, r->device_total_us,
-            r->device_total_us / (double)r->count, r->cpu_mem, r->self_cpu_mem, r->device_mem,
-            r->self_device_mem);
+        tt_table_set_int(t, A_RANK, tr->rank);
+    tt_table_set_int(t, A_COUNT, r->count);
+    tt_table_set_float(t, A_SELF_CPU, r->self_cpu_us);
+    tt_table_set_float(t, A_CPU_TOTAL, r->cpu_total_us);
+    tt_table_set_float(t, A_CPU_AVG, r->cpu_total_us / (double)r->count);
+    tt_table_set_float(t, A_SELF_DEV, r->self_device_us);
+    tt_table_set_float(t, A_DEV_TOTAL, r->device_total_us);
+    tt_table_set_float(t, A_DEV_AVG, r->device_total_us / (double)r->count);
+    tt_table_set_int(t, A_CPU_MEM, r->cpu_mem);
+    tt_table_set_int(t, A_SELF_CPU_MEM, r->self_cpu_mem);
+    tt_table_set_int(t, A_DEV_MEM, r->device_mem);
+    tt_table_set_int(t, A_SELF_DEV_MEM, r->self_device_mem);
+    return 0;
 }
 
-static void json_str(FILE *out, const char *s)
+/* CSV: one header for the whole output; JSON: one object per trace, the
+ * rows under "rows"; Markdown: a heading and a table per trace with rows */
+static int print_rows(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o,
+                      int first_trace)
 {
-    tt_buf b = TT_BUF_INIT;
-    tt_buf_add_json_string(&b, s, strlen(s));
-    fputs(b.buf, out);
-    tt_buf_release(&b);
-}
-
-static void json_row(FILE *out, const tt_avg_trace *tr, const tt_avg_row *r, int first_row,
-                     int first_trace)
-{
-    if (first_row) {
-        fprintf(out, "%s{\"trace_id\": %" PRId64 ", \"path\": ", first_trace ? "" : ",\n",
-                tr->trace_id);
-        json_str(out, tr->path);
-        if (tr->have_rank)
-            fprintf(out, ", \"rank\": %" PRId64, tr->rank);
-        else
-            fputs(", \"rank\": null", out);
-        fputs(", \"rows\": [\n", out);
-    } else {
-        fputs(",\n", out);
-    }
-    fputs("  {\"name\": ", out);
-    json_str(out, r->name);
-    if (r->input_shapes) {
-        fputs(", \"input_shapes\": ", out);
-        json_str(out, r->input_shapes);
-    }
-    if (r->stack) {
-        fputs(", \"stack\": ", out);
-        json_str(out, r->stack);
-    }
-    fprintf(out, ", \"device\": \"%s\", \"count\": %" PRId64
-                 ", \"self_cpu_time_total_us\": %.3f, \"cpu_time_total_us\": %.3f"
-                 ", \"self_device_time_total_us\": %.3f, \"device_time_total_us\": %.3f"
-                 ", \"cpu_memory_usage\": %" PRId64 ", \"self_cpu_memory_usage\": %" PRId64
-                 ", \"device_memory_usage\": %" PRId64
-                 ", \"self_device_memory_usage\": %" PRId64 "}",
-            dev_name(r), r->count, r->self_cpu_us, r->cpu_total_us, r->self_device_us,
-            r->device_total_us, r->cpu_mem, r->self_cpu_mem, r->device_mem, r->self_device_mem);
-}
-
-static void markdown_row(FILE *out, const tt_avg_trace *tr, const tt_avg_row *r,
-                         const tt_avg_options *o, int first_row, int first_trace)
-{
-    const char *p;
-    if (first_row) {
-        fprintf(out, "%s### trace %" PRId64 ": %s\n\n", first_trace ? "" : "\n", tr->trace_id,
-                tr->path);
-        fputs("| Name |", out);
-        if (o->group_by_shape)
-            fputs(" Input Shapes |", out);
-        fputs(" Self CPU (us) | CPU total (us) | Self CUDA (us) | CUDA total (us) |"
-              " CPU Mem | Self CPU Mem | CUDA Mem | Self CUDA Mem | # of Calls |\n|---|",
-              out);
-        if (o->group_by_shape)
-            fputs("---|", out);
-        fputs("---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", out);
-    }
-    fputs("| `", out);
-    for (p = r->name; *p; p++)
-        fputc(*p == '|' || *p == '`' ? '\'' : *p, out);
-    fputs("` |", out);
-    if (o->group_by_shape)
-        fprintf(out, " %s |", r->input_shapes ? r->input_shapes : "");
-    fprintf(out, " %.3f | %.3f | %.3f | %.3f | %" PRId64 " | %" PRId64 " | %" PRId64
-                 " | %" PRId64 " | %" PRId64 " |\n",
-            r->self_cpu_us, r->cpu_total_us, r->self_device_us, r->device_total_us, r->cpu_mem,
-            r->self_cpu_mem, r->device_mem, r->self_device_mem, r->count);
-}
-
-static void print_rows(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o,
-                       int first_trace)
-{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *t = tt_table_new(o->format == TT_AVG_JSON ? json_cols : csv_cols, A_COUNT_COLS);
     size_t i;
     int64_t printed = 0;
-    for (i = 0; i < tr->nrows; i++) {
-        const tt_avg_row *r = &tr->rows[i];
-        if (o->top_level_only && r->has_parent)
-            continue;
-        if (o->row_limit >= 0 && printed >= o->row_limit)
+    int rc = 0;
+    if (!t)
+        return TT_ENOMEM;
+    for (i = 0; i < tr->nrows && rc == 0; i++) {
+        int s = shown(o, &tr->rows[i], &printed);
+        if (s < 0)
             break;
-        if (o->format == TT_AVG_CSV)
-            csv_row(out, tr, r, printed == 0 && first_trace);
-        else if (o->format == TT_AVG_JSON)
-            json_row(out, tr, r, printed == 0, first_trace);
-        else
-            markdown_row(out, tr, r, o, printed == 0, first_trace);
-        printed++;
+        if (s)
+            rc = add_row(t, tr, &tr->rows[i], o->format);
     }
-    if (o->format == TT_AVG_JSON) {
-        if (printed == 0)
-            fprintf(out, "%s{\"trace_id\": %" PRId64 ", \"rows\": [", first_trace ? "" : ",\n",
-                    tr->trace_id);
-        fputs("\n]}", out);
+    if (rc < 0)
+        goto done;
+    if (o->format == TT_AVG_CSV) {
+        w.format = TT_TABLE_CSV;
+        w.cols = csv_view;
+        w.ncols = NCOLS(csv_view);
+        w.no_header = !first_trace;
+    } else if (o->format == TT_AVG_JSON) {
+        w.format = TT_TABLE_JSON;
+        w.cols = json_view;
+        w.ncols = NCOLS(json_view);
+        w.indent = "  ";
+        w.flags = TT_TABLE_JSON_SKIP_NULL; /* input_shapes, stack: only when grouped by */
+        fprintf(out, "%s{\"trace_id\": %" PRId64, first_trace ? "" : ",\n", tr->trace_id);
+        if (printed) {
+            tt_buf b = TT_BUF_INIT;
+            tt_buf_add_json_string(&b, tr->path, strlen(tr->path));
+            fprintf(out, ", \"path\": %s", b.buf);
+            tt_buf_release(&b);
+            if (tr->have_rank)
+                fprintf(out, ", \"rank\": %" PRId64, tr->rank);
+            else
+                fputs(", \"rank\": null", out);
+        }
+        fputs(", \"rows\": ", out);
+    } else {
+        if (!printed)
+            goto done;
+        w.format = TT_TABLE_MARKDOWN;
+        w.cols = o->group_by_shape ? md_shape_view : md_view;
+        w.ncols = o->group_by_shape ? NCOLS(md_shape_view) : NCOLS(md_view);
+        fprintf(out, "%s### trace %" PRId64 ": ", first_trace ? "" : "\n", tr->trace_id);
+        tt_table_markdown_text(out, tr->path);
+        fputs("\n\n", out);
     }
+    rc = tt_table_write(t, &w, out);
+    if (o->format == TT_AVG_JSON)
+        fputc('}', out);
+done:
+    tt_table_free(t);
+    return rc;
 }
 
-static void print_trace(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o,
-                        int header_per_trace, int first)
+static int print_trace(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o,
+                       int header_per_trace, int first)
 {
-    if (o->format != TT_AVG_TABLE) {
-        print_rows(out, tr, o, first);
-        return;
-    }
+    if (o->format != TT_AVG_TABLE)
+        return print_rows(out, tr, o, first);
     if (!first)
         fputc('\n', out);
     if (header_per_trace) {
@@ -442,17 +488,19 @@ static void print_trace(FILE *out, const tt_avg_trace *tr, const tt_avg_options 
             fprintf(out, " (rank %" PRId64 ")", tr->rank);
         fprintf(out, ": %s\n", tr->path);
     }
-    if (tr->nrows)
-        print_table(out, tr, o);
+    return tr->nrows ? print_table(out, tr, o) : 0;
 }
 
 int tt_averages_print(const tt_avg_result *res, const tt_avg_options *opts, FILE *out)
 {
     size_t k;
+    int rc = 0;
     if (opts->format == TT_AVG_JSON)
         fputs("{\"traces\": [\n", out);
-    for (k = 0; k < res->ntraces; k++)
-        print_trace(out, &res->traces[k], opts, res->header_per_trace, k == 0);
+    for (k = 0; k < res->ntraces && rc == 0; k++)
+        rc = print_trace(out, &res->traces[k], opts, res->header_per_trace, k == 0);
+    if (rc < 0)
+        return tt_error_set(rc, "out of memory");
     if (opts->format == TT_AVG_JSON)
         fputs("\n]}\n", out);
     return 0;

@@ -2,9 +2,11 @@
  * analyze/crosscheck_report.c - the result of `tracetool crosscheck` and its
  * report: a checked pair's working structures are turned into the public
  * tt_xc_pair (counts, per-thread rows, samples with their names), then the
- * text or json report is printed from the result alone.
+ * text or json report is printed from the result alone, its lists through
+ * the table writer (tracetool/table.h).
  */
 #include "analyze/crosscheck_state.h"
+#include "tracetool/table.h"
 
 /* ---------------------------------------------------------------- result */
 
@@ -223,6 +225,328 @@ int xc_export_pair(struct xc *x, const struct pair *p, tt_xc_pair *o)
     return export_samples(x, p, o);
 }
 
+/* ---------------------------------------------------------------- tables */
+
+/* The report's lists are tables (tracetool/table.h): the per-thread rows
+ * (text and JSON), the closing summary (text) and the JSON lists of
+ * offenders and unpaired traces. */
+
+/* an optional integer: null when absent, or (text) "-" */
+static int set_opt(tt_table *t, size_t col, int has, int64_t v, int text)
+{
+    if (has)
+        tt_table_set_int(t, col, v);
+    else if (text)
+        return tt_table_set_text(t, col, "-");
+    return 0;
+}
+
+/* an id that may be an integer or a string (NULL, or a null id: absent) */
+static int set_id(tt_table *t, size_t col, const tt_xc_id *v, int text)
+{
+    if (v && v->type == TT_XC_ID_INT)
+        tt_table_set_int(t, col, v->i);
+    else if (v && v->type == TT_XC_ID_TEXT)
+        return tt_table_set_text(t, col, v->s);
+    else if (text)
+        return tt_table_set_text(t, col, "-");
+    return 0;
+}
+
+static int set_str(tt_table *t, size_t col, const char *s)
+{
+    return tt_table_set_text(t, col, s ? s : "");
+}
+
+static int write_table(tt_table *t, const tt_table_write_options *w, FILE *out)
+{
+    int rc;
+    if (!t)
+        return xc_oom();
+    rc = tt_table_write(t, w, out);
+    tt_table_free(t);
+    return rc < 0 ? tt_error_set(rc, "out of memory") : 0;
+}
+
+/* ---- per-thread rows ---- */
+
+enum { T_ET_TID, T_KPID, T_KTID, T_ET_OPS, T_MATCHED, T_ET_ONLY, T_K_ONLY, T_NAMES, T_KEY_LO,
+       T_KEY_HI, T_TS_LO, T_TS_HI, T_NSEGS, T_OFFSETS, T_RANGE, T_OFFTEXT, T_NCOLS };
+
+static const tt_table_col thread_cols[T_NCOLS] = {
+    { "ET tid", "et_tid", TT_COL_INT, TT_ALIGN_RIGHT, 0, 8, 0, 0, 0, 0 },
+    { "Kineto pid", "kineto_pid", TT_COL_INT, TT_ALIGN_RIGHT, 0, 12, 0, 0, 0, 0 },
+    { "Kineto tid", "kineto_tid", TT_COL_INT, TT_ALIGN_RIGHT, 0, 12, 0, 0, 0, 0 },
+    { "ET ops", "et_ops", TT_COL_INT, 0, 0, 7, 0, 0, 0, 0 },
+    { "matched", "matched", TT_COL_INT, 0, 0, 7, 0, 0, 0, 0 },
+    { "ET-only", "et_only", TT_COL_INT, 0, 0, 7, 0, 0, 0, 0 },
+    { "Kineto-only", "kineto_only", TT_COL_INT, 0, 0, 11, 0, 0, 0, 0 },
+    { "names differ", "name_mismatch", TT_COL_INT, 0, 0, 12, 0, 0, 0, 0 },
+    { "key lo", "key_lo", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "key hi", "key_hi", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ts lo (ns)", "ts_lo_ns", TT_COL_NS, 0, 0, 0, 0, 0, 0, 0 },
+    { "ts hi (ns)", "ts_hi_ns", TT_COL_NS, 0, 0, 0, 0, 0, 0, 0 },
+    { "offset segments", "offset_segments", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "offsets", "offsets", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "range", "range", TT_COL_TEXT, TT_ALIGN_LEFT, 0, 21, 0, 0, 0, 0 },
+    { "offset", "offset", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+static const size_t thread_text[] = { T_ET_TID, T_KTID, T_ET_OPS, T_MATCHED, T_ET_ONLY,
+                                      T_K_ONLY, T_NAMES, T_RANGE, T_OFFTEXT };
+static const size_t thread_json[] = { T_ET_TID, T_KPID, T_KTID, T_ET_OPS, T_MATCHED,
+                                      T_ET_ONLY, T_K_ONLY, T_NAMES, T_KEY_LO, T_KEY_HI,
+                                      T_TS_LO, T_TS_HI, T_NSEGS, T_OFFSETS };
+
+enum { S_FROM, S_OFFSET, S_COUNT, S_NCOLS };
+static const tt_table_col seg_cols[S_NCOLS] = {
+    { "rf_id from", "rf_from", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "offset", "offset", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "count", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+/* a thread's offset segments: text "OFF from RF (N), ..." or a JSON array */
+static int thread_offsets(tt_table *t, const tt_xc_thread *th, int text)
+{
+    char *buf = NULL;
+    size_t len = 0, k;
+    FILE *f = open_memstream(&buf, &len);
+    tt_table *st = NULL;
+    int rc = 0;
+    if (!f)
+        return xc_oom();
+    if (text) {
+        for (k = 0; k < th->nsegments; k++)
+            fprintf(f, "%s%" PRId64 " from %" PRId64 " (%" PRId64 ")", k ? ", " : "",
+                    th->segments[k].offset, th->segments[k].rf_from, th->segments[k].count);
+        if ((int64_t)th->nsegments < th->segments_total)
+            fprintf(f, ", ... (%" PRId64 " segments)", th->segments_total);
+        if (!th->nsegments)
+            fputc('-', f);
+    } else {
+        tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+        st = tt_table_new(seg_cols, S_NCOLS);
+        for (k = 0; st && k < th->nsegments && rc == 0; k++) {
+            rc = tt_table_add_row(st);
+            tt_table_set_int(st, S_FROM, th->segments[k].rf_from);
+            tt_table_set_int(st, S_OFFSET, th->segments[k].offset);
+            tt_table_set_int(st, S_COUNT, th->segments[k].count);
+        }
+        w.format = TT_TABLE_JSON;
+        w.flags = TT_TABLE_JSON_INLINE;
+        if (!st || rc < 0 || tt_table_write(st, &w, f) < 0)
+            rc = TT_ENOMEM;
+        tt_table_free(st);
+    }
+    if (fclose(f) != 0 || !buf)
+        rc = TT_ENOMEM;
+    if (rc == 0)
+        rc = text ? tt_table_set_text(t, T_OFFTEXT, buf) : tt_table_set_json(t, T_OFFSETS, buf);
+    free(buf);
+    return rc;
+}
+
+static int thread_row(tt_table *t, const tt_xc_thread *th, int text)
+{
+    char range[48];
+    if (tt_table_add_row(t) < 0)
+        return TT_ENOMEM;
+    if (th->has_key)
+        snprintf(range, sizeof(range), "%" PRId64 "..%" PRId64, th->key_lo, th->key_hi);
+    else
+        snprintf(range, sizeof(range), "-");
+    tt_table_set_int(t, T_ET_OPS, th->et_ops);
+    tt_table_set_int(t, T_MATCHED, th->matched);
+    tt_table_set_int(t, T_ET_ONLY, th->et_only);
+    tt_table_set_int(t, T_K_ONLY, th->kineto_only);
+    tt_table_set_int(t, T_NAMES, th->name_mismatch);
+    tt_table_set_int(t, T_NSEGS, th->segments_total);
+    set_opt(t, T_KEY_LO, th->has_key, th->key_lo, 0);
+    set_opt(t, T_KEY_HI, th->has_key, th->key_hi, 0);
+    set_opt(t, T_TS_LO, th->has_ts, th->ts_lo, 0);
+    set_opt(t, T_TS_HI, th->has_ts, th->ts_hi, 0);
+    if (set_opt(t, T_ET_TID, th->has_et_tid, th->et_tid, text) < 0 ||
+        set_id(t, T_KPID, th->has_kineto ? &th->kineto_pid : NULL, text) < 0 ||
+        set_id(t, T_KTID, th->has_kineto ? &th->kineto_tid : NULL, text) < 0 ||
+        tt_table_set_text(t, T_RANGE, range) < 0)
+        return TT_ENOMEM;
+    return thread_offsets(t, th, text);
+}
+
+/* text: the table under "  threads:"; JSON: the "threads" array */
+static int write_threads(const tt_xc_pair *p, int text, FILE *out)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table_col cols[T_NCOLS];
+    tt_table *t;
+    size_t i;
+    memcpy(cols, thread_cols, sizeof(cols));
+    cols[T_RANGE].title = p->key == K_RF ? "rf_id range" : "External id range";
+    cols[T_OFFTEXT].title = p->key == K_RF ? "offset" : "offset (External id - rf_id) from rf_id";
+    t = tt_table_new(cols, T_NCOLS);
+    for (i = 0; t && i < p->nthreads; i++)
+        if (thread_row(t, &p->threads[i], text) < 0) {
+            tt_table_free(t);
+            return xc_oom();
+        }
+    if (text) {
+        w.cols = thread_text;
+        w.ncols = TT_ARRAY_SIZE(thread_text);
+        w.indent = "    ";
+        w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
+    } else {
+        w.format = TT_TABLE_JSON;
+        w.cols = thread_json;
+        w.ncols = TT_ARRAY_SIZE(thread_json);
+        w.indent = "    ";
+        w.flags = TT_TABLE_JSON_TIGHT;
+    }
+    return write_table(t, &w, out);
+}
+
+/* ---- JSON lists ---- */
+
+enum { E_RF, E_NODE, E_NAME, E_TID, E_NCOLS };
+static const tt_table_col et_only_cols[E_NCOLS] = {
+    { "rf_id", "rf_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "node", "node_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "name", "name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "tid", "tid", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+enum { KO_SLICE, KO_KEY, KO_NAME, KO_TID, KO_TS, KO_NCOLS };
+static const tt_table_col kineto_only_cols[KO_NCOLS] = {
+    { "slice", "slice_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "key", "key", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "name", "name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "tid", "tid", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ts (ns)", "ts_ns", TT_COL_NS, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+enum { M_RF, M_NODE, M_ET_NAME, M_KEY, M_SLICE, M_K_NAME, M_NCOLS };
+static const tt_table_col mismatch_cols[M_NCOLS] = {
+    { "rf_id", "rf_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "node", "node_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ET name", "et_name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto key", "kineto_key", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "slice", "slice_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto name", "kineto_name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+enum { D_SIDE, D_ID, D_COUNT, D_NAMES, D_NCOLS };
+static const tt_table_col dup_cols[D_NCOLS] = {
+    { "side", "side", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "id", "id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "count", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "names", "names", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+enum { U_ID, U_PATH, U_NCOLS };
+static const tt_table_col trace_cols[U_NCOLS] = {
+    { "trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "path", "path", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+static tt_table *et_only_table(const tt_xc_pair *p)
+{
+    tt_table *t = tt_table_new(et_only_cols, E_NCOLS);
+    size_t i;
+    for (i = 0; t && i < p->net_only_ops; i++) {
+        const tt_xc_et_op *o = &p->et_only_ops[i];
+        if (tt_table_add_row(t) < 0 || set_str(t, E_NAME, o->name) < 0) {
+            tt_table_free(t);
+            return NULL;
+        }
+        set_opt(t, E_RF, o->has_rf_id, o->rf_id, 0);
+        tt_table_set_int(t, E_NODE, o->node_id);
+        set_opt(t, E_TID, o->has_tid, o->tid, 0);
+    }
+    return t;
+}
+
+static tt_table *kineto_only_table(const tt_xc_pair *p)
+{
+    tt_table *t = tt_table_new(kineto_only_cols, KO_NCOLS);
+    size_t i;
+    for (i = 0; t && i < p->nkineto_only_ops; i++) {
+        const tt_xc_kineto_op *ko = &p->kineto_only_ops[i];
+        if (tt_table_add_row(t) < 0 || set_str(t, KO_NAME, ko->name) < 0 ||
+            set_id(t, KO_TID, ko->has_tid ? &ko->tid : NULL, 0) < 0) {
+            tt_table_free(t);
+            return NULL;
+        }
+        tt_table_set_int(t, KO_SLICE, ko->slice_id);
+        tt_table_set_int(t, KO_KEY, ko->key);
+        tt_table_set_int(t, KO_TS, ko->ts);
+    }
+    return t;
+}
+
+static tt_table *mismatch_table(const tt_xc_pair *p)
+{
+    tt_table *t = tt_table_new(mismatch_cols, M_NCOLS);
+    size_t i;
+    for (i = 0; t && i < p->nmismatches; i++) {
+        const tt_xc_mismatch *m = &p->mismatches[i];
+        if (tt_table_add_row(t) < 0 || set_str(t, M_ET_NAME, m->et_name) < 0 ||
+            set_str(t, M_K_NAME, m->kineto_name) < 0) {
+            tt_table_free(t);
+            return NULL;
+        }
+        set_opt(t, M_RF, m->has_rf_id, m->rf_id, 0);
+        tt_table_set_int(t, M_NODE, m->node_id);
+        tt_table_set_int(t, M_KEY, m->kineto_key);
+        tt_table_set_int(t, M_SLICE, m->slice_id);
+    }
+    return t;
+}
+
+static tt_table *dup_table(const tt_xc_pair *p)
+{
+    tt_table *t = tt_table_new(dup_cols, D_NCOLS);
+    tt_buf names = TT_BUF_INIT;
+    size_t i;
+    for (i = 0; t && i < p->nduplicates; i++) {
+        const tt_xc_duplicate *d = &p->duplicates[i];
+        const char *n1 = d->name1 ? d->name1 : "", *n2 = d->name2 ? d->name2 : "";
+        tt_buf_reset(&names);
+        tt_buf_addstr(&names, "[");
+        tt_buf_add_json_string(&names, n1, strlen(n1));
+        tt_buf_addstr(&names, ", ");
+        tt_buf_add_json_string(&names, n2, strlen(n2));
+        tt_buf_addstr(&names, "]");
+        if (names.oom || tt_table_add_row(t) < 0 ||
+            tt_table_set_text(t, D_SIDE, d->et_side ? "et" : "kineto") < 0 ||
+            tt_table_set_json(t, D_NAMES, names.buf) < 0) {
+            tt_table_free(t);
+            t = NULL;
+            break;
+        }
+        tt_table_set_int(t, D_ID, d->id);
+        tt_table_set_int(t, D_COUNT, d->count);
+    }
+    tt_buf_release(&names);
+    return t;
+}
+
+/* the unpaired ET traces (paired == 0) or Kineto traces */
+static tt_table *unpaired_table(const tt_xcheck_result *res, int kineto)
+{
+    tt_table *t = tt_table_new(trace_cols, U_NCOLS);
+    size_t i, n = kineto ? res->nunpaired_kineto : res->npairs;
+    for (i = 0; t && i < n; i++) {
+        const tt_xc_trace *tr = kineto ? &res->unpaired_kineto[i] : &res->pairs[i].et;
+        if (!kineto && res->pairs[i].paired)
+            continue;
+        if (tt_table_add_row(t) < 0 || set_str(t, U_PATH, tr->path) < 0) {
+            tt_table_free(t);
+            return NULL;
+        }
+        tt_table_set_int(t, U_ID, tr->id);
+    }
+    return t;
+}
+
 /* ---------------------------------------------------------------- json */
 
 static void jstr(tt_buf *b, const char *s)
@@ -248,94 +572,52 @@ static void jtrace(tt_buf *b, const tt_xc_trace *t)
     jopt(b, t->has_rank, t->rank);
 }
 
-static void json_threads(const tt_xc_pair *p, tt_buf *b)
+/* b's text to out, then b emptied (0 or TT_ENOMEM when b ran out of memory) */
+static int flush(tt_buf *b, FILE *out)
 {
-    size_t i, k;
-    tt_xc_id none = { TT_XC_ID_NULL, 0, "" };
-    tt_buf_addstr(b, "   \"threads\": [");
-    for (i = 0; i < p->nthreads; i++) {
-        const tt_xc_thread *t = &p->threads[i];
-        tt_buf_addf(b, "%s\n    {\"et_tid\": ", i ? "," : "");
-        jopt(b, t->has_et_tid, t->et_tid);
-        tt_buf_addstr(b, ", \"kineto_pid\": ");
-        xc_val_json(b, t->has_kineto ? &t->kineto_pid : &none);
-        tt_buf_addstr(b, ", \"kineto_tid\": ");
-        xc_val_json(b, t->has_kineto ? &t->kineto_tid : &none);
-        tt_buf_addf(b, ", \"et_ops\": %" PRId64 ", \"matched\": %" PRId64 ", \"et_only\": %" PRId64
-                       ", \"kineto_only\": %" PRId64 ", \"name_mismatch\": %" PRId64 ", \"key_lo\": ",
-                    t->et_ops, t->matched, t->et_only, t->kineto_only, t->name_mismatch);
-        jopt(b, t->has_key, t->key_lo);
-        tt_buf_addstr(b, ", \"key_hi\": ");
-        jopt(b, t->has_key, t->key_hi);
-        tt_buf_addstr(b, ", \"ts_lo_ns\": ");
-        jopt(b, t->has_ts, t->ts_lo);
-        tt_buf_addstr(b, ", \"ts_hi_ns\": ");
-        jopt(b, t->has_ts, t->ts_hi);
-        tt_buf_addf(b, ", \"offset_segments\": %" PRId64 ", \"offsets\": [", t->segments_total);
-        for (k = 0; k < t->nsegments; k++)
-            tt_buf_addf(b, "%s{\"rf_from\": %" PRId64 ", \"offset\": %" PRId64 ", \"count\": %" PRId64
-                           "}",
-                        k ? ", " : "", t->segments[k].rf_from, t->segments[k].offset,
-                        t->segments[k].count);
-        tt_buf_addstr(b, "]}");
-    }
+    if (b->oom)
+        return xc_oom();
+    fwrite(b->buf, 1, b->len, out);
+    tt_buf_reset(b);
+    return 0;
 }
 
-static void json_offenders(const tt_xc_pair *p, tt_buf *b)
+/* b's text, then an inline JSON list */
+static int json_list(tt_buf *b, tt_table *t, FILE *out)
 {
-    size_t i;
-    tt_buf_addstr(b, "],\n   \"offenders\": {\"et_only\": [");
-    for (i = 0; i < p->net_only_ops; i++) {
-        const tt_xc_et_op *o = &p->et_only_ops[i];
-        tt_buf_addf(b, "%s{\"rf_id\": ", i ? ", " : "");
-        jopt(b, o->has_rf_id, o->rf_id);
-        tt_buf_addf(b, ", \"node_id\": %" PRId64 ", \"name\": ", o->node_id);
-        jstr(b, o->name);
-        tt_buf_addstr(b, ", \"tid\": ");
-        jopt(b, o->has_tid, o->tid);
-        tt_buf_addstr(b, "}");
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    int rc = flush(b, out);
+    w.format = TT_TABLE_JSON;
+    w.flags = TT_TABLE_JSON_INLINE;
+    if (rc < 0) {
+        tt_table_free(t);
+        return rc;
     }
-    tt_buf_addstr(b, "], \"kineto_only\": [");
-    for (i = 0; i < p->nkineto_only_ops; i++) {
-        const tt_xc_kineto_op *ko = &p->kineto_only_ops[i];
-        tt_buf_addf(b, "%s{\"slice_id\": %" PRId64 ", \"key\": %" PRId64 ", \"name\": ",
-                    i ? ", " : "", ko->slice_id, ko->key);
-        jstr(b, ko->name);
-        tt_buf_addstr(b, ", \"tid\": ");
-        if (ko->has_tid)
-            xc_val_json(b, &ko->tid);
-        else
-            tt_buf_addstr(b, "null");
-        tt_buf_addf(b, ", \"ts_ns\": %" PRId64 "}", ko->ts);
-    }
-    tt_buf_addstr(b, "], \"name_mismatch\": [");
-    for (i = 0; i < p->nmismatches; i++) {
-        const tt_xc_mismatch *m = &p->mismatches[i];
-        tt_buf_addf(b, "%s{\"rf_id\": ", i ? ", " : "");
-        jopt(b, m->has_rf_id, m->rf_id);
-        tt_buf_addf(b, ", \"node_id\": %" PRId64 ", \"et_name\": ", m->node_id);
-        jstr(b, m->et_name);
-        tt_buf_addf(b, ", \"kineto_key\": %" PRId64 ", \"slice_id\": %" PRId64 ", \"kineto_name\": ",
-                    m->kineto_key, m->slice_id);
-        jstr(b, m->kineto_name);
-        tt_buf_addstr(b, "}");
-    }
-    tt_buf_addstr(b, "], \"duplicates\": [");
-    for (i = 0; i < p->nduplicates; i++) {
-        const tt_xc_duplicate *d = &p->duplicates[i];
-        tt_buf_addf(b, "%s{\"side\": \"%s\", \"id\": %" PRId64 ", \"count\": %" PRId64
-                       ", \"names\": [",
-                    i ? ", " : "", d->et_side ? "et" : "kineto", d->id, d->count);
-        jstr(b, d->name1);
-        tt_buf_addstr(b, ", ");
-        jstr(b, d->name2);
-        tt_buf_addstr(b, "]}");
-    }
-    tt_buf_addstr(b, "]}}");
+    return write_table(t, &w, out);
 }
 
-static void print_json_pair(const tt_xc_pair *p, int first, tt_buf *b)
+static int json_offenders(const tt_xc_pair *p, tt_buf *b, FILE *out)
 {
+    int rc;
+    tt_buf_addstr(b, ",\n   \"offenders\": {\"et_only\": ");
+    if ((rc = json_list(b, et_only_table(p), out)) < 0)
+        return rc;
+    tt_buf_addstr(b, ", \"kineto_only\": ");
+    if ((rc = json_list(b, kineto_only_table(p), out)) < 0)
+        return rc;
+    tt_buf_addstr(b, ", \"name_mismatch\": ");
+    if ((rc = json_list(b, mismatch_table(p), out)) < 0)
+        return rc;
+    tt_buf_addstr(b, ", \"duplicates\": ");
+    if ((rc = json_list(b, dup_table(p), out)) < 0)
+        return rc;
+    tt_buf_addstr(b, "}}");
+    return 0;
+}
+
+static int print_json_pair(const tt_xc_pair *p, int first, tt_buf *b, FILE *out)
+{
+    int rc;
     tt_buf_addf(b, "%s\n  {\"et\": ", first ? "" : ",");
     jtrace(b, &p->et);
     tt_buf_addf(b, ", \"nodes\": %" PRId64 ", \"roots\": %" PRId64 ", \"ops\": %" PRId64 "},\n",
@@ -375,8 +657,10 @@ static void print_json_pair(const tt_xc_pair *p, int first, tt_buf *b)
                 p->et_ops, p->matched, p->et_only, p->kineto_only, p->name_mismatch,
                 p->duplicate_et, p->duplicate_kineto, p->kineto_outside,
                 p->consistent ? "true" : "false");
-    json_threads(p, b);
-    json_offenders(p, b);
+    tt_buf_addstr(b, "   \"threads\": ");
+    if ((rc = flush(b, out)) < 0 || (rc = write_threads(p, 0, out)) < 0)
+        return rc;
+    return json_offenders(p, b, out);
 }
 
 static int print_json(const tt_xcheck_result *res, const tt_xc_options *o, FILE *out)
@@ -387,42 +671,29 @@ static int print_json(const tt_xcheck_result *res, const tt_xc_options *o, FILE 
     int rc = 0;
     TT_UNUSED(o);
     tt_buf_addstr(&jb, "{\"pairs\": [");
-    for (i = 0; i < res->npairs; i++) {
+    for (i = 0; i < res->npairs && rc == 0; i++) {
         if (!res->pairs[i].paired)
             continue;
-        print_json_pair(&res->pairs[i], k++ == 0, &jb);
-        if (jb.len > (1u << 16)) {
-            fwrite(jb.buf, 1, jb.len, out);
-            tt_buf_reset(&jb);
-        }
+        rc = print_json_pair(&res->pairs[i], k++ == 0, &jb, out);
     }
-    tt_buf_addstr(&jb, "\n ],\n \"unpaired_et\": [");
-    for (i = 0, k = 0; i < res->npairs; i++) {
-        if (res->pairs[i].paired)
-            continue;
-        tt_buf_addf(&jb, "%s{\"trace_id\": %" PRId64 ", \"path\": ", k++ ? ", " : "",
-                    res->pairs[i].et.id);
-        jstr(&jb, res->pairs[i].et.path);
-        tt_buf_addstr(&jb, "}");
+    if (rc == 0) {
+        tt_buf_addstr(&jb, "\n ],\n \"unpaired_et\": ");
+        rc = json_list(&jb, unpaired_table(res, 0), out);
     }
-    tt_buf_addstr(&jb, "],\n \"unpaired_kineto\": [");
-    for (i = 0; i < res->nunpaired_kineto; i++) {
-        tt_buf_addf(&jb, "%s{\"trace_id\": %" PRId64 ", \"path\": ", i ? ", " : "",
-                    res->unpaired_kineto[i].id);
-        jstr(&jb, res->unpaired_kineto[i].path);
-        tt_buf_addstr(&jb, "}");
+    if (rc == 0) {
+        tt_buf_addstr(&jb, ",\n \"unpaired_kineto\": ");
+        rc = json_list(&jb, unpaired_table(res, 1), out);
     }
-    tt_buf_addf(&jb, "],\n \"summary\": {\"pairs\": %" PRId64 ", \"consistent\": %" PRId64
-                     ", \"inconsistent\": %" PRId64 ", \"unpaired_et\": %" PRId64
-                     ", \"unpaired_kineto\": %" PRId64 ", \"links_stored\": %" PRId64
-                     "},\n \"consistent\": %s}\n",
-                sum->pairs, sum->consistent, sum->inconsistent, sum->unpaired_et,
-                sum->unpaired_kineto, sum->links,
-                sum->pairs && !sum->inconsistent && !sum->unpaired_et ? "true" : "false");
-    if (jb.oom)
-        rc = xc_oom();
-    else
-        fwrite(jb.buf, 1, jb.len, out);
+    if (rc == 0) {
+        tt_buf_addf(&jb, ",\n \"summary\": {\"pairs\": %" PRId64 ", \"consistent\": %" PRId64
+                         ", \"inconsistent\": %" PRId64 ", \"unpaired_et\": %" PRId64
+                         ", \"unpaired_kineto\": %" PRId64 ", \"links_stored\": %" PRId64
+                         "},\n \"consistent\": %s}\n",
+                    sum->pairs, sum->consistent, sum->inconsistent, sum->unpaired_et,
+                    sum->unpaired_kineto, sum->links,
+                    sum->pairs && !sum->inconsistent && !sum->unpaired_et ? "true" : "false");
+        rc = flush(&jb, out);
+    }
     tt_buf_release(&jb);
     return rc;
 }
@@ -497,44 +768,6 @@ static void text_window(FILE *out, const tt_xc_pair *p)
     fprintf(out, "    ET-only %" PRId64 ", Kineto-only %" PRId64 ", names differ %" PRId64
                  ", duplicate ids %" PRId64 " in ET, %" PRId64 " in Kineto\n",
             p->et_only, p->kineto_only, p->name_mismatch, p->duplicate_et, p->duplicate_kineto);
-}
-
-static void text_threads(FILE *out, const tt_xc_pair *p)
-{
-    char b1[64], b2[64];
-    size_t i, k;
-    fprintf(out, "  threads:\n    %8s  %12s  %7s  %7s  %7s  %11s  %12s  %-21s  %s\n", "ET tid",
-            "Kineto tid", "ET ops", "matched", "ET-only", "Kineto-only", "names differ",
-            p->key == K_RF ? "rf_id range" : "External id range",
-            p->key == K_RF ? "offset" : "offset (External id - rf_id) from rf_id");
-    for (i = 0; i < p->nthreads; i++) {
-        const tt_xc_thread *t = &p->threads[i];
-        char range[48];
-        if (t->has_et_tid)
-            snprintf(b1, sizeof(b1), "%" PRId64, t->et_tid);
-        else
-            snprintf(b1, sizeof(b1), "-");
-        if (t->has_kineto)
-            xc_val_fmt(&t->kineto_tid, b2, sizeof(b2));
-        else
-            snprintf(b2, sizeof(b2), "-");
-        if (t->has_key)
-            snprintf(range, sizeof(range), "%" PRId64 "..%" PRId64, t->key_lo, t->key_hi);
-        else
-            snprintf(range, sizeof(range), "-");
-        fprintf(out, "    %8s  %12s  %7" PRId64 "  %7" PRId64 "  %7" PRId64 "  %11" PRId64
-                     "  %12" PRId64 "  %-21s  ",
-                b1, b2, t->et_ops, t->matched, t->et_only, t->kineto_only, t->name_mismatch,
-                range);
-        for (k = 0; k < t->nsegments; k++)
-            fprintf(out, "%s%" PRId64 " from %" PRId64 " (%" PRId64 ")", k ? ", " : "",
-                    t->segments[k].offset, t->segments[k].rf_from, t->segments[k].count);
-        if ((int64_t)t->nsegments < t->segments_total)
-            fprintf(out, ", ... (%" PRId64 " segments)", t->segments_total);
-        if (!t->nsegments)
-            fprintf(out, "-");
-        fputc('\n', out);
-    }
 }
 
 static void text_offenders(FILE *out, const tt_xc_pair *p)
@@ -622,41 +855,72 @@ static void summary_offset(const tt_xc_pair *p, char *off, size_t n)
         snprintf(off, n, "-");
 }
 
-static void print_summary_rows(FILE *out, const tt_xcheck_result *res)
+enum { P_ET, P_KINETO, P_RANK, P_HOW, P_KEY, P_OFFSET, P_MATCHED, P_ET_ONLY, P_K_ONLY,
+       P_NAMES, P_DUPS, P_VERDICT, P_NCOLS };
+static const tt_table_col pair_cols[P_NCOLS] = {
+    { "ET", "et_trace_id", TT_COL_INT, 0, 0, 6, 0, 0, 0, 0 },
+    { "Kineto", "kineto_trace_id", TT_COL_INT, 0, 0, 6, 0, 0, 0, 0 },
+    { "rank", "rank", TT_COL_TEXT, TT_ALIGN_RIGHT, 0, 4, 0, 0, 0, 0 },
+    { "paired by", "paired_by", TT_COL_TEXT, 0, 0, 18, 0, 0, 0, 0 },
+    { "key", "key", TT_COL_TEXT, 0, 0, 17, 0, 0, 0, 0 },
+    { "offset", "offset", TT_COL_TEXT, 0, 0, 14, 0, 0, 0, 0 },
+    { "matched", "matched", TT_COL_TEXT, TT_ALIGN_RIGHT, 0, 11, 0, 0, 0, 0 },
+    { "ET-only", "et_only", TT_COL_INT, 0, 0, 7, 0, 0, 0, 0 },
+    { "Kineto-only", "kineto_only", TT_COL_INT, 0, 0, 11, 0, 0, 0, 0 },
+    { "names differ", "name_mismatch", TT_COL_INT, 0, 0, 12, 0, 0, 0, 0 },
+    { "duplicates", "duplicates", TT_COL_INT, 0, 0, 10, 0, 0, 0, 0 },
+    { "verdict", "verdict", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+static int summary_row(tt_table *t, const tt_xc_pair *p)
 {
-    size_t i;
-    fprintf(out, "\n%6s  %6s  %4s  %-18s  %-17s  %-14s  %11s  %7s  %11s  %12s  %10s  %s\n", "ET",
-            "Kineto", "rank", "paired by", "key", "offset", "matched", "ET-only", "Kineto-only",
-            "names differ", "duplicates", "verdict");
-    for (i = 0; i < res->npairs; i++) {
-        const tt_xc_pair *p = &res->pairs[i];
-        char rank[24], matched[48], how[40], off[40];
-        if (!p->paired)
-            continue;
-        if (p->kineto.has_rank || p->et.has_rank)
-            snprintf(rank, sizeof(rank), "%" PRId64,
-                     p->kineto.has_rank ? p->kineto.rank : p->et.rank);
-        else
-            snprintf(rank, sizeof(rank), "-");
-        snprintf(matched, sizeof(matched), "%" PRId64 "/%" PRId64, p->matched, p->et_ops);
-        memcpy(how, p->paired_by, sizeof(how) - 1);
-        how[sizeof(how) - 1] = 0;
-        summary_offset(p, off, sizeof(off));
-        fprintf(out, "%6" PRId64 "  %6" PRId64 "  %4s  %-18.18s  %-17s  %-14.14s  %11s  %7" PRId64
-                     "  %11" PRId64 "  %12" PRId64 "  %10" PRId64 "  %s\n",
-                p->et.id, p->kineto.id, rank, how,
-                p->key == K_RF ? "Record function id"
-                : p->key == K_EXT_OFFSET ? "External id" : "External id order",
-                off, matched, p->et_only, p->kineto_only, p->name_mismatch,
-                p->duplicate_et + p->duplicate_kineto,
-                p->consistent ? "consistent" : "DIFFERENCES");
-    }
+    char rank[24], matched[48], how[40], off[40];
+    if (p->kineto.has_rank || p->et.has_rank)
+        snprintf(rank, sizeof(rank), "%" PRId64, p->kineto.has_rank ? p->kineto.rank : p->et.rank);
+    else
+        snprintf(rank, sizeof(rank), "-");
+    snprintf(matched, sizeof(matched), "%" PRId64 "/%" PRId64, p->matched, p->et_ops);
+    snprintf(how, sizeof(how), "%.18s", p->paired_by); /* cut to the column, as before */
+    summary_offset(p, off, sizeof(off));
+    off[14] = '\0';
+    if (tt_table_add_row(t) < 0 || tt_table_set_text(t, P_RANK, rank) < 0 ||
+        tt_table_set_text(t, P_HOW, how) < 0 ||
+        tt_table_set_text(t, P_KEY, p->key == K_RF ? "Record function id"
+                                    : p->key == K_EXT_OFFSET ? "External id"
+                                                             : "External id order") < 0 ||
+        tt_table_set_text(t, P_OFFSET, off) < 0 || tt_table_set_text(t, P_MATCHED, matched) < 0 ||
+        tt_table_set_text(t, P_VERDICT, p->consistent ? "consistent" : "DIFFERENCES") < 0)
+        return TT_ENOMEM;
+    tt_table_set_int(t, P_ET, p->et.id);
+    tt_table_set_int(t, P_KINETO, p->kineto.id);
+    tt_table_set_int(t, P_ET_ONLY, p->et_only);
+    tt_table_set_int(t, P_K_ONLY, p->kineto_only);
+    tt_table_set_int(t, P_NAMES, p->name_mismatch);
+    tt_table_set_int(t, P_DUPS, p->duplicate_et + p->duplicate_kineto);
+    return 0;
 }
 
-static void print_text(const tt_xcheck_result *res, const tt_xc_options *o, FILE *out)
+/* the closing table, one row per pair */
+static int print_summary_rows(FILE *out, const tt_xcheck_result *res)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *t = tt_table_new(pair_cols, P_NCOLS);
+    size_t i;
+    for (i = 0; t && i < res->npairs; i++)
+        if (res->pairs[i].paired && summary_row(t, &res->pairs[i]) < 0) {
+            tt_table_free(t);
+            t = NULL;
+        }
+    fputc('\n', out);
+    w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
+    return write_table(t, &w, out);
+}
+
+static int print_text(const tt_xcheck_result *res, const tt_xc_options *o, FILE *out)
 {
     const tt_xc_summary *sum = &res->summary;
     size_t i, npaired = 0;
+    int rc;
     for (i = 0; i < res->npairs; i++) {
         const tt_xc_pair *p = &res->pairs[i];
         if (!p->paired) {
@@ -666,11 +930,13 @@ static void print_text(const tt_xcheck_result *res, const tt_xc_options *o, FILE
         npaired++;
         text_header(out, p, i == 0);
         text_window(out, p);
-        text_threads(out, p);
+        fputs("  threads:\n", out);
+        if ((rc = write_threads(p, 1, out)) < 0)
+            return rc;
         text_offenders(out, p);
     }
-    if (npaired > 1)
-        print_summary_rows(out, res);
+    if (npaired > 1 && (rc = print_summary_rows(out, res)) < 0)
+        return rc;
     fprintf(out, "\ncrosscheck: %" PRId64 " pair%s, %" PRId64 " consistent, %" PRId64
                  " with differences",
             sum->pairs, sum->pairs == 1 ? "" : "s", sum->consistent, sum->inconsistent);
@@ -683,6 +949,7 @@ static void print_text(const tt_xcheck_result *res, const tt_xc_options *o, FILE
     if (o->store)
         fprintf(out, "; %" PRId64 " links stored in et_links", sum->links);
     fputc('\n', out);
+    return 0;
 }
 
 int tt_xcheck_result_print(const tt_xcheck_result *res, const tt_xc_options *opts, FILE *out)
@@ -694,6 +961,5 @@ int tt_xcheck_result_print(const tt_xcheck_result *res, const tt_xc_options *opt
         return tt_error_set(TT_EINVALID, "crosscheck: no result or no output");
     if (opts->format == TT_XC_JSON)
         return print_json(res, opts, out);
-    print_text(res, opts, out);
-    return 0;
+    return print_text(res, opts, out);
 }

@@ -3,7 +3,8 @@
  * from an ingested database (SQL over the stored rows) or straight from a
  * trace file (streaming, nothing stored). Both paths fill the same
  * tt_info_summary (tt_info_db_result / tt_info_file_result return them) and
- * share one printer, so the two outputs agree by construction of the format,
+ * share one printer (its tables through tracetool/table.h), so the two
+ * outputs agree by construction of the format,
  * and tests compare them against an independent count. The file path keeps
  * its categories, streams and threads in hash indexes: linear in the events
  * whatever their number of distinct values.
@@ -11,6 +12,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "store/db_internal.h"
+#include "tracetool/table.h"
 
 #include <inttypes.h>
 
@@ -197,9 +199,69 @@ static void json_str(FILE *out, const char *s)
     tt_buf_release(&b);
 }
 
-static void print_json(const tt_info_summary *in, FILE *out, int first)
+/* the categories and streams as tables: text shows the categories (count,
+ * ph, category), JSON both lists inline */
+enum { I_COUNT, I_PH, I_CAT, I_NCAT };
+static const tt_table_col cat_cols[I_NCAT] = {
+    { "count", "count", TT_COL_INT, 0, 0, 10, 0, 0, 0, 0 },
+    { "ph", "ph", TT_COL_TEXT, 0, 0, 2, 0, 0, 0, 0 },
+    { "category", "cat", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+static const size_t cat_json[] = { I_PH, I_CAT, I_COUNT };
+
+enum { I_DEVICE, I_STREAM, I_ACT, I_NDS };
+static const tt_table_col ds_cols[I_NDS] = {
+    { "device", "device", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "stream", "stream", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "activities", "activities", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+/* cat_null: the text of a category-less row (NULL: a null cell) */
+static int write_categories(const tt_info_summary *in, const tt_table_write_options *w,
+                            const char *cat_null, FILE *out)
 {
+    tt_table *t = tt_table_new(cat_cols, I_NCAT);
     size_t i;
+    int rc = t ? 0 : TT_ENOMEM;
+    for (i = 0; rc == 0 && i < in->ncategories; i++) {
+        char ph[2] = { in->categories[i].ph, 0 };
+        const char *cat = in->categories[i].cat ? in->categories[i].cat : cat_null;
+        if (tt_table_add_row(t) < 0 || tt_table_set_text(t, I_PH, ph) < 0 ||
+            tt_table_set_text(t, I_CAT, cat) < 0)
+            rc = TT_ENOMEM;
+        else
+            tt_table_set_int(t, I_COUNT, in->categories[i].count);
+    }
+    if (rc == 0)
+        rc = tt_table_write(t, w, out);
+    tt_table_free(t);
+    return rc;
+}
+
+static int write_streams(const tt_info_summary *in, const tt_table_write_options *w, FILE *out)
+{
+    tt_table *t = tt_table_new(ds_cols, I_NDS);
+    size_t i;
+    int rc = t ? 0 : TT_ENOMEM;
+    for (i = 0; rc == 0 && i < in->nstreams; i++) {
+        if (tt_table_add_row(t) < 0) {
+            rc = TT_ENOMEM;
+            break;
+        }
+        tt_table_set_int(t, I_DEVICE, in->streams[i].device);
+        tt_table_set_int(t, I_STREAM, in->streams[i].stream);
+        tt_table_set_int(t, I_ACT, in->streams[i].activities);
+    }
+    if (rc == 0)
+        rc = tt_table_write(t, w, out);
+    tt_table_free(t);
+    return rc;
+}
+
+static int print_json(const tt_info_summary *in, FILE *out, int first)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    int rc;
     if (!first)
         fputs(",\n", out);
     fputs("  {\"trace\": ", out);
@@ -229,21 +291,18 @@ static void print_json(const tt_info_summary *in, FILE *out, int first)
         fprintf(out, ", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64
                      ", \"duration_ns\": %" PRId64,
                 in->start_ns, in->end_ns, in->end_ns - in->start_ns);
-    fprintf(out, ", \"events\": %" PRId64 ",\n   \"categories\": [", in->events);
-    for (i = 0; i < in->ncategories; i++) {
-        char ph[2] = { in->categories[i].ph, 0 };
-        fprintf(out, "%s{\"ph\": ", i ? ", " : "");
-        json_str(out, ph);
-        fputs(", \"cat\": ", out);
-        json_str(out, in->categories[i].cat);
-        fprintf(out, ", \"count\": %" PRId64 "}", in->categories[i].count);
-    }
-    fputs("],\n   \"gpu_streams\": [", out);
-    for (i = 0; i < in->nstreams; i++)
-        fprintf(out, "%s{\"device\": %" PRId64 ", \"stream\": %" PRId64
-                     ", \"activities\": %" PRId64 "}",
-                i ? ", " : "", in->streams[i].device, in->streams[i].stream, in->streams[i].activities);
-    fprintf(out, "],\n   \"cpu_threads\": %" PRId64 ", \"features\": {\"shapes\": %" PRId64
+    fprintf(out, ", \"events\": %" PRId64 ",\n   \"categories\": ", in->events);
+    w.format = TT_TABLE_JSON;
+    w.flags = TT_TABLE_JSON_INLINE;
+    w.cols = cat_json;
+    w.ncols = TT_ARRAY_SIZE(cat_json);
+    if ((rc = write_categories(in, &w, NULL, out)) < 0)
+        return rc;
+    fputs(",\n   \"gpu_streams\": ", out);
+    w.cols = NULL;
+    if ((rc = write_streams(in, &w, out)) < 0)
+        return rc;
+    fprintf(out, ",\n   \"cpu_threads\": %" PRId64 ", \"features\": {\"shapes\": %" PRId64
                  ", \"memory_events\": %" PRId64 ", \"record_function_ids\": %" PRId64
                  ", \"flows\": %" PRId64 ", \"gpu_kernels\": %" PRId64
                  ", \"python_functions\": %" PRId64 ", \"et_nodes\": %" PRId64
@@ -251,6 +310,7 @@ static void print_json(const tt_info_summary *in, FILE *out, int first)
                  ", \"skipped\": %" PRId64 "}",
             in->cpu_threads, in->shapes, in->memory_events, in->rf_ids, in->flows, in->gpu_kernels,
             in->python_functions, in->et_nodes, in->memtl_rows, in->repaired, in->skipped);
+    return 0;
 }
 
 static void human_bytes(char *buf, size_t n, int64_t b)
@@ -273,8 +333,9 @@ static void feature(FILE *out, int *first, const char *name, int64_t n)
     *first = 0;
 }
 
-static void print_text(const tt_info_summary *in, FILE *out)
+static int print_text(const tt_info_summary *in, FILE *out)
 {
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
     size_t i;
     char b[32];
     int first = 1;
@@ -331,12 +392,11 @@ static void print_text(const tt_info_summary *in, FILE *out)
     if (in->repaired || in->skipped)
         fprintf(out, "  repaired:     %" PRId64 " values, skipped: %" PRId64 " elements\n",
                 in->repaired, in->skipped);
-    if (in->ncategories) {
-        fprintf(out, "  %10s  %-2s  %s\n", "count", "ph", "category");
-        for (i = 0; i < in->ncategories; i++)
-            fprintf(out, "  %10" PRId64 "  %-2c  %s\n", in->categories[i].count, in->categories[i].ph,
-                    in->categories[i].cat ? in->categories[i].cat : "(none)");
-    }
+    if (!in->ncategories)
+        return 0;
+    w.indent = "  ";
+    w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
+    return write_categories(in, &w, "(none)", out);
 }
 
 /* Sort categories and streams, count the devices. */
@@ -353,15 +413,17 @@ static void finish(tt_info_summary *s)
             s->devices++;
 }
 
-static void emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out, int first)
+static int emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out, int first)
 {
+    int rc;
     if (opts->json)
-        print_json(s, out, first);
+        rc = print_json(s, out, first);
     else {
         if (!first)
             fputc('\n', out);
-        print_text(s, out);
+        rc = print_text(s, out);
     }
+    return rc < 0 ? tt_error_set(rc, "out of memory") : 0;
 }
 
 /* Move a finished summary out of `in` (whose indexes are released). */
@@ -524,8 +586,7 @@ struct printer {
 static int print_one(void *ctx, struct info *in)
 {
     struct printer *p = ctx;
-    emit(&in->s, p->opts, p->out, p->n++ == 0);
-    return 0;
+    return emit(&in->s, p->opts, p->out, p->n++ == 0);
 }
 
 static int collect_one(void *ctx, struct info *in)
@@ -806,9 +867,9 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
         return rc;
     if (opts->json)
         fputs("{\"traces\": [\n", out);
-    emit(&in.s, opts, out, 1);
-    if (opts->json)
+    rc = emit(&in.s, opts, out, 1);
+    if (opts->json && rc == 0)
         fputs("\n]}\n", out);
     info_release(&in);
-    return 0;
+    return rc;
 }

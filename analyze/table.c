@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CELL_NULL = 0, CELL_INT, CELL_FLOAT, CELL_TEXT };
+enum { CELL_NULL = 0, CELL_INT, CELL_FLOAT, CELL_TEXT, CELL_JSON }; /* JSON: raw JSON text */
 
 struct cell {
     int kind;
@@ -82,7 +82,7 @@ void tt_table_set_float(tt_table *t, size_t col, double v)
     }
 }
 
-int tt_table_set_text(tt_table *t, size_t col, const char *s)
+static int set_string(tt_table *t, size_t col, const char *s, int kind)
 {
     struct cell *c = last_cell(t, col);
     char *d;
@@ -98,8 +98,18 @@ int tt_table_set_text(tt_table *t, size_t col, const char *s)
         return TT_ENOMEM;
     free(c->s);
     c->s = d;
-    c->kind = CELL_TEXT;
+    c->kind = kind;
     return 0;
+}
+
+int tt_table_set_text(tt_table *t, size_t col, const char *s)
+{
+    return set_string(t, col, s, CELL_TEXT);
+}
+
+int tt_table_set_json(tt_table *t, size_t col, const char *json)
+{
+    return set_string(t, col, json, CELL_JSON);
 }
 
 size_t tt_table_nrows(const tt_table *t)
@@ -187,15 +197,26 @@ static size_t utf8_width(const char *s)
     return n;
 }
 
+/* the width of s in text output: UTF-8 characters or (TT_TABLE_BYTE_WIDTH) bytes */
+static size_t text_width(const char *s, unsigned flags)
+{
+    return flags & TT_TABLE_BYTE_WIDTH ? strlen(s) : utf8_width(s);
+}
+
 static void pad(FILE *out, size_t n)
 {
     while (n--)
         fputc(' ', out);
 }
 
-static void put_aligned(FILE *out, const char *s, size_t width, int align, int last)
+/* s aligned in `width`; last: the last column, which left alone is not
+ * padded on its right (unless TT_TABLE_PAD_LAST) */
+static void put_aligned(FILE *out, const char *s, size_t width, int align, int last,
+                        unsigned flags)
 {
-    size_t w = utf8_width(s), room = w < width ? width - w : 0;
+    size_t w = text_width(s, flags), room = w < width ? width - w : 0;
+    if (flags & TT_TABLE_PAD_LAST)
+        last = 0;
     if (align == TT_ALIGN_RIGHT)
         pad(out, room);
     else if (align == TT_ALIGN_CENTER)
@@ -213,7 +234,7 @@ static void put_aligned(FILE *out, const char *s, size_t width, int align, int l
 static const char *human_cell(tt_buf *b, const tt_table_col *col, const struct cell *c)
 {
     tt_buf_reset(b);
-    if (c->kind == CELL_TEXT)
+    if (c->kind == CELL_TEXT || c->kind == CELL_JSON)
         return c->s;
     if (c->kind != CELL_NULL)
         fmt_num(b, col, c, 1);
@@ -231,6 +252,45 @@ static size_t view_col(const struct view *v, size_t k)
     return v->cols ? v->cols[k] : k;
 }
 
+/* a line of dashes as wide as each column */
+static void text_rule(const struct view *v, const size_t *w, const char *ind, const char *sep,
+                      unsigned flags, FILE *out)
+{
+    size_t k, i;
+    fputs(ind, out);
+    for (k = 0; k < v->n; k++) {
+        for (i = 0; i < w[k]; i++)
+            fputc('-', out);
+        if (k + 1 < v->n || (flags & TT_TABLE_PAD_LAST))
+            fputs(sep, out);
+    }
+    fputc('\n', out);
+}
+
+/* one line: the titles (row NULL) or a row's cells */
+static void text_line(const struct view *v, const size_t *w, const struct cell *row,
+                      const tt_table_write_options *o, const char *ind, const char *sep,
+                      tt_buf *b, FILE *out)
+{
+    const tt_table *t = v->t;
+    size_t k;
+    fputs(ind, out);
+    for (k = 0; k < v->n; k++) {
+        const tt_table_col *c = &t->cols[view_col(v, k)];
+        int last = k + 1 == v->n;
+        if (row) {
+            put_aligned(out, human_cell(b, c, &row[view_col(v, k)]), w[k], col_align(c), last,
+                        o->flags);
+        } else {
+            int a = c->header_align != TT_ALIGN_AUTO ? c->header_align : col_align(c);
+            put_aligned(out, c->title ? c->title : "", w[k], a, last, o->flags);
+        }
+        if (!last || (o->flags & TT_TABLE_PAD_LAST))
+            fputs(sep, out);
+    }
+    fputc('\n', out);
+}
+
 static int write_text(const struct view *v, const tt_table_write_options *o, FILE *out)
 {
     const tt_table *t = v->t;
@@ -244,38 +304,26 @@ static int write_text(const struct view *v, const tt_table_write_options *o, FIL
         w[k] = (size_t)(c->width > 0 ? c->width : 0);
         if (c->width > 0)
             continue;
-        if (c->title && utf8_width(c->title) > w[k])
-            w[k] = utf8_width(c->title);
+        if (c->title && text_width(c->title, o->flags) > w[k])
+            w[k] = text_width(c->title, o->flags);
         for (r = 0; r < t->nrows; r++) {
-            size_t x = utf8_width(human_cell(&b, c, &t->cells[r * t->ncols + view_col(v, k)]));
+            size_t x = text_width(human_cell(&b, c, &t->cells[r * t->ncols + view_col(v, k)]),
+                                  o->flags);
             if (x > w[k])
                 w[k] = x;
         }
     }
     if (!o->no_header) {
-        fputs(ind, out);
-        for (k = 0; k < v->n; k++) {
-            const tt_table_col *c = &t->cols[view_col(v, k)];
-            int a = c->header_align != TT_ALIGN_AUTO ? c->header_align : col_align(c);
-            put_aligned(out, c->title ? c->title : "", w[k], a, k + 1 == v->n);
-            fputs(k + 1 == v->n ? "\n" : sep, out);
-        }
-        fputs(ind, out);
-        for (k = 0; k < v->n; k++) {
-            for (r = 0; r < w[k]; r++)
-                fputc('-', out);
-            fputs(k + 1 == v->n ? "\n" : sep, out);
-        }
+        if (o->flags & TT_TABLE_RULE_ABOVE)
+            text_rule(v, w, ind, sep, o->flags, out);
+        text_line(v, w, NULL, o, ind, sep, &b, out);
+        if (!(o->flags & TT_TABLE_NO_RULE))
+            text_rule(v, w, ind, sep, o->flags, out);
     }
-    for (r = 0; r < t->nrows; r++) {
-        fputs(ind, out);
-        for (k = 0; k < v->n; k++) {
-            const tt_table_col *c = &t->cols[view_col(v, k)];
-            const char *s = human_cell(&b, c, &t->cells[r * t->ncols + view_col(v, k)]);
-            put_aligned(out, s, w[k], col_align(c), k + 1 == v->n);
-            fputs(k + 1 == v->n ? "\n" : sep, out);
-        }
-    }
+    for (r = 0; r < t->nrows; r++)
+        text_line(v, w, &t->cells[r * t->ncols], o, ind, sep, &b, out);
+    if (o->flags & TT_TABLE_RULE_BELOW)
+        text_rule(v, w, ind, sep, o->flags, out);
     tt_buf_release(&b);
     free(w);
     return 0;
@@ -300,7 +348,7 @@ static void write_csv(const struct view *v, const tt_table_write_options *o, FIL
             const struct cell *x = &t->cells[r * t->ncols + view_col(v, k)];
             if (k)
                 fputc(',', out);
-            if (x->kind == CELL_TEXT) {
+            if (x->kind == CELL_TEXT || x->kind == CELL_JSON) {
                 tt_table_csv_text(out, x->s, (c->flags & TT_COL_QUOTE) != 0);
             } else if (x->kind != CELL_NULL) {
                 tt_buf_reset(&b);
@@ -317,29 +365,38 @@ static void write_csv(const struct view *v, const tt_table_write_options *o, FIL
 static void write_json(const struct view *v, const tt_table_write_options *o, FILE *out)
 {
     const tt_table *t = v->t;
+    int inl = (o->flags & TT_TABLE_JSON_INLINE) != 0;
     tt_buf b = TT_BUF_INIT;
     size_t k, r;
     fputc('[', out);
     for (r = 0; r < t->nrows; r++) {
-        fprintf(out, "%s\n%s{", r ? "," : "", o->indent ? o->indent : "");
+        int any = 0;
+        if (inl)
+            fputs(r ? ", {" : "{", out);
+        else
+            fprintf(out, "%s\n%s{", r ? "," : "", o->indent ? o->indent : "");
         for (k = 0; k < v->n; k++) {
             const tt_table_col *c = &t->cols[view_col(v, k)];
             const struct cell *x = &t->cells[r * t->ncols + view_col(v, k)];
             const char *key = col_key(c);
+            if (x->kind == CELL_NULL && (o->flags & TT_TABLE_JSON_SKIP_NULL))
+                continue;
             tt_buf_reset(&b);
             tt_buf_add_json_string(&b, key, strlen(key));
             tt_buf_addstr(&b, ": ");
             if (x->kind == CELL_TEXT)
                 tt_buf_add_json_string(&b, x->s, strlen(x->s));
+            else if (x->kind == CELL_JSON)
+                tt_buf_addstr(&b, x->s);
             else if (x->kind == CELL_NULL)
                 tt_buf_addstr(&b, "null");
             else
                 fmt_num(&b, c, x, 0);
-            fprintf(out, "%s%s", k ? ", " : "", b.buf);
+            fprintf(out, "%s%s", any++ ? ", " : "", b.buf);
         }
         fputc('}', out);
     }
-    fputs("\n]", out);
+    fputs(inl || (o->flags & TT_TABLE_JSON_TIGHT) ? "]" : "\n]", out);
     tt_buf_release(&b);
 }
 

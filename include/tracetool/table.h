@@ -25,6 +25,20 @@ enum { TT_TABLE_TEXT = 0, TT_TABLE_CSV, TT_TABLE_JSON, TT_TABLE_MARKDOWN };
  * cells holding a comma, a quote, CR or LF are quoted). */
 enum { TT_COL_QUOTE = 1u };
 
+/* tt_table_write_options.flags: layout variants. */
+enum {
+    TT_TABLE_RULE_ABOVE = 1u << 0,  /* text: a line of dashes above the titles too */
+    TT_TABLE_RULE_BELOW = 1u << 1,  /* text: a line of dashes after the rows */
+    TT_TABLE_NO_RULE = 1u << 2,     /* text: no line of dashes under the titles */
+    TT_TABLE_PAD_LAST = 1u << 3,    /* text: the last column is padded and followed by
+                                       sep like the others (rules included) */
+    TT_TABLE_BYTE_WIDTH = 1u << 4,  /* text: widths count bytes, not UTF-8 characters */
+    TT_TABLE_JSON_INLINE = 1u << 5, /* JSON: "[{...}, {...}]" on one line (no indent) */
+    TT_TABLE_JSON_TIGHT = 1u << 6,  /* JSON: "]" right after the last object, not on a
+                                       line of its own */
+    TT_TABLE_JSON_SKIP_NULL = 1u << 7, /* JSON: leave out the keys of null cells */
+};
+
 typedef struct tt_table_col {
     const char *title;  /* header in text and Markdown output */
     const char *key;    /* CSV header and JSON key; NULL = title */
@@ -52,6 +66,10 @@ TT_EXTERN(void) tt_table_set_int(tt_table *t, size_t col, int64_t v);
 TT_EXTERN(void) tt_table_set_float(tt_table *t, size_t col, double v);
 /* Copies s (NULL: a null cell). 0 or TT_ENOMEM. */
 TT_EXTERN(int) tt_table_set_text(tt_table *t, size_t col, const char *s);
+/* A cell holding a JSON value written as it is in JSON output (the caller
+ * makes it valid JSON: a nested array, an object...); the other formats
+ * treat it as text. Copies json (NULL: a null cell). 0 or TT_ENOMEM. */
+TT_EXTERN(int) tt_table_set_json(tt_table *t, size_t col, const char *json);
 TT_EXTERN(size_t) tt_table_nrows(const tt_table *t);
 
 typedef struct tt_table_write_options {
@@ -62,16 +80,21 @@ typedef struct tt_table_write_options {
     int no_header;       /* text/CSV/Markdown: rows only */
     const char *indent;  /* text: before every line; JSON: before every object */
     const char *sep;     /* text: between columns; NULL = two spaces */
+    unsigned flags;      /* TT_TABLE_RULE_ABOVE ... */
 } tt_table_write_options;
-#define TT_TABLE_WRITE_OPTIONS_INIT { 1, TT_TABLE_TEXT, NULL, 0, 0, NULL, NULL }
+#define TT_TABLE_WRITE_OPTIONS_INIT { 1, TT_TABLE_TEXT, NULL, 0, 0, NULL, NULL, 0 }
 
 /*
  * Write the table. Text: a title line, a line of dashes as wide as each
- * column, then the rows; the last column is not padded when left-aligned.
- * CSV: a header of keys, then the rows. JSON: "[" then "\n" indent "{...}"
- * per row separated by ",", then "\n]" (no final newline); floats that are
- * not finite are null. Markdown: "| title |" header, alignment row, rows,
- * with cells escaped by tt_table_markdown_text(). Returns 0, TT_EINVALID
+ * column, then the rows; the last column is not padded when left-aligned
+ * (flags change this layout). Cells wider than a fixed width are not cut.
+ * CSV: a header of keys, then the rows; numbers as in JSON, null cells and
+ * floats that are not finite are empty fields. JSON: "[" then "\n" indent
+ * "{...}" per row separated by ",", then "\n]" (no final newline); keys are
+ * the column keys, floats that are not finite are null. Markdown: "| title |"
+ * header, alignment row, rows, with cells escaped by tt_table_markdown_text().
+ * Numbers: integers in decimal; floats with `prec` digits (CSV/JSON) or
+ * `text_prec` after `text_scale` (text/Markdown). Returns 0, TT_EINVALID
  * (a column that does not exist) or TT_ENOMEM; write errors are left to the
  * caller (ferror).
  */

@@ -7,6 +7,7 @@
 #include "tracetool/table.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,4 +173,125 @@ Test(table, quoting_helpers)
     fclose(f);
     cr_expect_str_eq(buf, "x;\"x\";\"a\rb\";\"a\nb\";\"say \"\"hi\"\"\";\\*a\\_b\\* \\`c\\` \\<d\\> \\& e\\\\f<br>g\xe2\x90\xa1");
     free(buf);
+}
+
+/* ---- layout flags (torch's key_averages layout and the others' lists) ---- */
+
+static const tt_table_col pre_cols[3] = {
+    { "Name", NULL, TT_COL_TEXT, TT_ALIGN_RIGHT, 0, 6, 0, 0, 0, 0 },
+    { "Time", NULL, TT_COL_TEXT, TT_ALIGN_RIGHT, 0, 8, 0, 0, 0, 0 },
+    { "Where", NULL, TT_COL_TEXT, TT_ALIGN_LEFT, 0, 5, 0, 0, 0, 0 },
+};
+
+/* preformatted right-aligned cells, rules above and below, every column
+ * padded and followed by the separator, widths in bytes */
+Test(table, torch_layout_flags)
+{
+    tt_table *t = tt_table_new(pre_cols, 3);
+    tt_table_write_options o = TT_TABLE_WRITE_OPTIONS_INIT;
+    char *got;
+    cr_assert_eq(tt_table_add_row(t), 0);
+    cr_assert_eq(tt_table_set_text(t, 0, "\xc3\xa9t"), 0); /* 2 characters, 3 bytes */
+    cr_assert_eq(tt_table_set_text(t, 1, "1.500ms"), 0);
+    cr_assert_eq(tt_table_set_text(t, 2, "a.py"), 0);
+    cr_assert_eq(tt_table_add_row(t), 0);
+    cr_assert_eq(tt_table_set_text(t, 0, ""), 0);
+    cr_assert_eq(tt_table_set_text(t, 1, ""), 0);
+    /* column 2 stays null: an empty cell */
+    o.flags = TT_TABLE_RULE_ABOVE | TT_TABLE_RULE_BELOW | TT_TABLE_PAD_LAST | TT_TABLE_BYTE_WIDTH;
+    got = render(t, &o);
+    cr_expect_str_eq(got, "------  --------  -----  \n"
+                          "  Name      Time  Where  \n"
+                          "------  --------  -----  \n"
+                          "   \xc3\xa9t   1.500ms  a.py   \n"
+                          "                         \n"
+                          "------  --------  -----  \n");
+    free(got);
+    /* without BYTE_WIDTH the name counts 2 characters; NO_RULE drops the
+     * line under the titles; the last column, left-aligned, is not padded */
+    o.flags = TT_TABLE_NO_RULE;
+    o.indent = "  ";
+    got = render(t, &o);
+    cr_expect_str_eq(got, "    Name      Time  Where\n"
+                          "      \xc3\xa9t   1.500ms  a.py\n"
+                          "                    \n");
+    free(got);
+    tt_table_free(t);
+}
+
+/* JSON layouts: inline lists, "]" right after the last row, null keys left
+ * out, raw JSON cells, control characters escaped, non-finite floats null */
+Test(table, json_layouts)
+{
+    static const tt_table_col jc[4] = {
+        { "Name", "name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+        { "V", "v", TT_COL_FLOAT, 0, 0, 0, 2, 2, 0, 0 },
+        { "Sub", "sub", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+        { "Opt", "opt", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    };
+    tt_table *t = tt_table_new(jc, 4);
+    tt_table_write_options o = TT_TABLE_WRITE_OPTIONS_INIT;
+    char *got;
+    cr_assert_eq(tt_table_add_row(t), 0);
+    cr_assert_eq(tt_table_set_text(t, 0, "tab\there\x1f\"\\"), 0);
+    tt_table_set_float(t, 1, NAN);
+    cr_assert_eq(tt_table_set_json(t, 2, "[1, {\"a\": null}]"), 0);
+    tt_table_set_int(t, 3, 7);
+    cr_assert_eq(tt_table_add_row(t), 0);
+    cr_assert_eq(tt_table_set_text(t, 0, "b"), 0);
+    tt_table_set_float(t, 1, -INFINITY);
+    o.format = TT_TABLE_JSON;
+    o.flags = TT_TABLE_JSON_INLINE;
+    got = render(t, &o);
+    cr_expect_str_eq(got, "[{\"name\": \"tab\\there\\u001f\\\"\\\\\", \"v\": null, "
+                          "\"sub\": [1, {\"a\": null}], \"opt\": 7}, "
+                          "{\"name\": \"b\", \"v\": null, \"sub\": null, \"opt\": null}]");
+    free(got);
+    o.flags = TT_TABLE_JSON_TIGHT | TT_TABLE_JSON_SKIP_NULL;
+    o.indent = "  ";
+    got = render(t, &o);
+    cr_expect_str_eq(got, "[\n  {\"name\": \"tab\\there\\u001f\\\"\\\\\", \"v\": null, "
+                          "\"sub\": [1, {\"a\": null}], \"opt\": 7},"
+                          "\n  {\"name\": \"b\", \"v\": null}]");
+    free(got);
+    tt_table_free(t);
+    /* an empty inline list */
+    t = tt_table_new(jc, 4);
+    o.flags = TT_TABLE_JSON_INLINE;
+    got = render(t, &o);
+    cr_expect_str_eq(got, "[]");
+    free(got);
+    tt_table_free(t);
+}
+
+/* CSV: non-finite floats and null cells are empty fields, a JSON cell is a
+ * text field (quoted when it holds a comma, a quote or a line end), the
+ * header quotes a key that needs it; Markdown escapes JSON cells as text
+ * and shows non-finite floats as printf does */
+Test(table, csv_markdown_special_cells)
+{
+    static const tt_table_col sc[3] = {
+        { "A|B", "a,b", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+        { "J", "j", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+        { "T", "t", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    };
+    tt_table *t = tt_table_new(sc, 3);
+    tt_table_write_options o = TT_TABLE_WRITE_OPTIONS_INIT;
+    char *got;
+    cr_assert_eq(tt_table_add_row(t), 0);
+    tt_table_set_float(t, 0, INFINITY);
+    cr_assert_eq(tt_table_set_json(t, 1, "[\"x\", 2]"), 0);
+    cr_assert_eq(tt_table_set_text(t, 2, "l1\r\nl2"), 0);
+    cr_assert_eq(tt_table_add_row(t), 0);
+    tt_table_set_float(t, 0, 2.25);
+    o.format = TT_TABLE_CSV;
+    got = render(t, &o);
+    cr_expect_str_eq(got, "\"a,b\",j,t\n,\"[\"\"x\"\", 2]\",\"l1\r\nl2\"\n2.2,,\n");
+    free(got);
+    o.format = TT_TABLE_MARKDOWN;
+    got = render(t, &o);
+    cr_expect_str_eq(got, "| A\\|B | J | T |\n|---:|---|---|\n"
+                          "| inf | \\[\"x\", 2\\] | l1<br>l2 |\n| 2.2 |  |  |\n");
+    free(got);
+    tt_table_free(t);
 }
