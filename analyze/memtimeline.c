@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -418,6 +419,21 @@ static int emit_event(struct emit *e, sqlite3_stmt *st, const struct memtl_scan 
     return 0;
 }
 
+/* TT_TIMING=1 in the environment prints the passes' times to stderr */
+static void memtl_timing(const char *what)
+{
+    static double t0;
+    struct timespec ts;
+    double t;
+    if (!getenv("TT_TIMING"))
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    if (what)
+        fprintf(stderr, "timing: %-12s %.3f s\n", what, t - t0);
+    t0 = t;
+}
+
 /* passes 1, 1b, 2, then the timeline in time order; PREEXISTING first */
 static int emit_trace(struct emit *e)
 {
@@ -426,11 +442,17 @@ static int emit_trace(struct emit *e)
     sqlite3_stmt *st = NULL;
     int rc, r;
     memset(&sc, 0, sizeof(sc));
-    if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
-        (rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0 ||
-        (rc = tt__memtl_category_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
+    memtl_timing(NULL);
+    if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc)) < 0)
+        goto out;
+    memtl_timing("context");
+    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0)
+        goto out;
+    memtl_timing("et");
+    if ((rc = tt__memtl_category_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
                                       &sc)) < 0)
         goto out;
+    memtl_timing("category");
     /* the plot's time range */
     e->plot.t0 = ((sc.have_ts ? sc.ts_min : 0) + j->base_ns) / 1000;
     e->plot.t1 = ((sc.have_ts ? sc.ts_max : 0) + j->base_ns) / 1000;
@@ -452,6 +474,7 @@ static int emit_trace(struct emit *e)
             goto out;
     if (r != SQLITE_DONE)
         rc = tt_db_error(j->db, "cannot read memory events");
+    memtl_timing("emission");
 out:
     free(sc.pre);
     sqlite3_finalize(st);

@@ -152,6 +152,203 @@ static void bind_context(sqlite3_stmt *ins, const struct walk *w)
     }
 }
 
+/* ---- context pass without a sort ---- */
+
+/*
+ * The usual trace stores each thread's ops and [memory] events in the
+ * order the walk needs (time, then the longer op first): then one scan of
+ * the slices in id order, beside one cursor per thread over its [memory]
+ * events in id order, gives the same contexts as the sorted query below
+ * without sorting the two tables. Any row out of that order, a thread that
+ * is not a pair of integers or more than FAST_THREADS threads: returns 1
+ * and the sorted query runs instead.
+ */
+#define FAST_THREADS 8
+
+struct fthread {
+    int64_t pid, tid;
+    sqlite3_stmt *mem;        /* its device's events in id order */
+    int have;                 /* mem is on a row */
+    int64_t mid, mts;         /* that row */
+    int64_t last_ts, last_dur; /* the last op pushed: the order check */
+    int any;
+    struct walk w;
+};
+
+struct fast {
+    tt_db *db;
+    sqlite3_stmt *ins;
+    struct memtl_scan *sc;
+    struct fthread th[FAST_THREADS];
+    int nth;
+};
+
+static void walk_pop(struct walk *w, int64_t ts)
+{
+    while (w->n && w->stack[w->n - 1].end < ts)
+        w->n--;
+}
+
+static int store_context(sqlite3_stmt *ins, struct memtl_scan *sc, int64_t id, int64_t ts,
+                         const struct walk *w)
+{
+    if (!sc->have_ts || ts < sc->ts_min)
+        sc->ts_min = ts;
+    if (!sc->have_ts || ts > sc->ts_max)
+        sc->ts_max = ts;
+    sc->have_ts = 1;
+    sqlite3_bind_int64(ins, 1, id);
+    bind_context(ins, w);
+    if (sqlite3_step(ins) != SQLITE_DONE)
+        return -1;
+    sqlite3_reset(ins);
+    return 0;
+}
+
+/* the thread's next event: 0, 1 out of order, <0 an error */
+static int fast_next(struct fast *f, struct fthread *t)
+{
+    int r = sqlite3_step(t->mem);
+    int64_t ts;
+    if (r == SQLITE_DONE) {
+        t->have = 0;
+        return 0;
+    }
+    if (r != SQLITE_ROW)
+        return tt_db_error(f->db, "cannot read memory events");
+    ts = sqlite3_column_int64(t->mem, 1);
+    if (t->have && ts < t->mts)
+        return 1;
+    t->mid = sqlite3_column_int64(t->mem, 0);
+    t->mts = ts;
+    t->have = 1;
+    return 0;
+}
+
+/* the thread's events before time ts (all with ts < 0 meaning none left) */
+static int fast_drain(struct fast *f, struct fthread *t, int64_t ts, int all)
+{
+    int rc;
+    while (t->have && (all || t->mts < ts)) {
+        walk_pop(&t->w, t->mts);
+        if (store_context(f->ins, f->sc, t->mid, t->mts, &t->w) < 0)
+            return tt_db_error(f->db, "cannot store memory event context");
+        if ((rc = fast_next(f, t)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* the device's threads, each with its cursor on its first event */
+static int fast_threads(struct fast *f, int64_t trace, int dtype, int64_t did)
+{
+    sqlite3_stmt *st;
+    int r, rc = 0;
+    if (tt_db_prepare(f->db, &st, "SELECT DISTINCT pid, tid FROM memory WHERE trace_id = ?1"
+                                  " AND device_type = ?2 AND coalesce(device_id, -1) = ?3"
+                                  " AND ts IS NOT NULL") < 0)
+        return TT_EDB;
+    tt__memtl_bind_device(st, trace, dtype, did);
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        struct fthread *t = &f->th[f->nth];
+        if (f->nth == FAST_THREADS || sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
+            sqlite3_column_type(st, 1) != SQLITE_INTEGER) {
+            rc = 1;
+            break;
+        }
+        t->pid = sqlite3_column_int64(st, 0);
+        t->tid = sqlite3_column_int64(st, 1);
+        f->nth++;
+        if (tt_db_prepare(f->db, &t->mem, "SELECT id, ts FROM memory WHERE trace_id = ?1"
+                                          " AND device_type = ?2 AND coalesce(device_id, -1) = ?3"
+                                          " AND ts IS NOT NULL AND pid = ?4 AND tid = ?5"
+                                          " ORDER BY id") < 0) {
+            rc = TT_EDB;
+            break;
+        }
+        tt__memtl_bind_device(t->mem, trace, dtype, did);
+        sqlite3_bind_int64(t->mem, 4, t->pid);
+        sqlite3_bind_int64(t->mem, 5, t->tid);
+        rc = fast_next(f, t);
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(f->db, "cannot read memory events");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* one op of the scan: the thread's events before it, then the op */
+static int fast_slice(struct fast *f, struct name_cache *nc, sqlite3_stmt *st)
+{
+    struct fthread *t = NULL;
+    int64_t ts = sqlite3_column_int64(st, 3), dur = sqlite3_column_int64(st, 4);
+    int i, fl, rc;
+    if (sqlite3_column_type(st, 1) != SQLITE_INTEGER || sqlite3_column_type(st, 2) != SQLITE_INTEGER)
+        return sqlite3_column_type(st, 1) == SQLITE_FLOAT ||
+               sqlite3_column_type(st, 2) == SQLITE_FLOAT; /* 5.0 would sort as 5 */
+    for (i = 0; i < f->nth && !t; i++)
+        if (f->th[i].pid == sqlite3_column_int64(st, 1) &&
+            f->th[i].tid == sqlite3_column_int64(st, 2))
+            t = &f->th[i];
+    if (!t || (fl = name_flags(nc, sqlite3_column_int64(st, 5))) < 0)
+        return 0;
+    if (t->any && (ts < t->last_ts || (ts == t->last_ts && dur > t->last_dur)))
+        return 1;
+    t->any = 1;
+    t->last_ts = ts;
+    t->last_dur = dur;
+    if ((rc = fast_drain(f, t, ts, 0)) != 0)
+        return rc;
+    walk_pop(&t->w, ts);
+    if (sqlite3_column_int(st, 6))
+        fl |= PH_BACKWARD;
+    return walk_push(&t->w, sqlite3_column_int64(st, 0), ts + dur, (unsigned)fl);
+}
+
+/* 0 done, 1 not in order (nothing kept), <0 an error */
+static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, sqlite3_stmt *ins,
+                        struct name_cache *nc, struct memtl_scan *sc)
+{
+    struct fast *f = calloc(1, sizeof(*f));
+    sqlite3_stmt *st = NULL;
+    int rc, r = SQLITE_DONE, i;
+    if (!f)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    f->db = db;
+    f->ins = ins;
+    f->sc = sc;
+    if ((rc = fast_threads(f, trace, dtype, did)) != 0)
+        goto out;
+    if (tt_db_prepare(db, &st, "SELECT id, pid, tid, ts, coalesce(dur, 0), name,"
+                               " (seq_nr IS NOT NULL AND coalesce(fwd_tid, 0) > 0) FROM slices"
+                               " WHERE trace_id = ?1 AND ts IS NOT NULL"
+                               "  AND tid IN (SELECT DISTINCT tid FROM memory WHERE trace_id = ?1)"
+                               " ORDER BY id") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, trace);
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW)
+        rc = fast_slice(f, nc, st);
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read the ops");
+    for (i = 0; rc == 0 && i < f->nth; i++)
+        rc = fast_drain(f, &f->th[i], 0, 1);
+out:
+    sqlite3_finalize(st);
+    for (i = 0; i < f->nth; i++) {
+        sqlite3_finalize(f->th[i].mem);
+        free(f->th[i].w.stack);
+    }
+    free(f);
+    if (rc == 1) { /* start again with the sorted query */
+        memset(sc, 0, sizeof(*sc));
+        if (tt_db_exec(db, "DELETE FROM temp.memctx") < 0)
+            return TT_EDB;
+    }
+    return rc;
+}
+
 /* Fill temp.memctx(mem_id, op_id, op_end, flags, step) for the device's
  * events; note their time range in sc. */
 int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
@@ -183,6 +380,9 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
         rc = TT_EDB;
         goto out;
     }
+    if ((rc = context_fast(db, trace, dtype, did, ins, nc, sc)) <= 0)
+        goto out;
+    rc = 0;
     tt__memtl_bind_device(st, trace, dtype, did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 1), ts = sqlite3_column_int64(st, 4);
@@ -198,18 +398,10 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
             continue;
         }
         walk_row(&w, st, ts);
-        if (!sc->have_ts || ts < sc->ts_min)
-            sc->ts_min = ts;
-        if (!sc->have_ts || ts > sc->ts_max)
-            sc->ts_max = ts;
-        sc->have_ts = 1;
-        sqlite3_bind_int64(ins, 1, id);
-        bind_context(ins, &w);
-        if (sqlite3_step(ins) != SQLITE_DONE) {
+        if (store_context(ins, sc, id, ts, &w) < 0) {
             rc = tt_db_error(db, "cannot store memory event context");
             goto out;
         }
-        sqlite3_reset(ins);
     }
     if (r != SQLITE_DONE)
         rc = tt_db_error(db, "cannot read memory events");
