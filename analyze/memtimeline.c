@@ -17,6 +17,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "analyze/memtimeline_state.h"
+#include "store/records.h"
 #include "tracetool/crosscheck.h"
 #include "tracetool/render.h"
 
@@ -891,7 +892,14 @@ int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *outpu
 int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const char *output)
 {
     tt_db *db;
-    int rc = tt__open_ingested_temp(&db, path);
+    /* without an ET: only the tables the passes read (no runtime calls, GPU
+     * activities, flows, instants, metadata events or args) */
+    int rc = opts && opts->et_path
+                 ? tt__open_ingested_temp(&db, path)
+                 : tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS,
+                                               1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU |
+                                                   1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT |
+                                                   1u << TT_ROWS_META);
     if (rc < 0)
         return rc;
     if (opts && opts->et_path) {

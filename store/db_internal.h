@@ -35,6 +35,12 @@ int tt_db_prepare(tt_db *db, sqlite3_stmt **st, const char *sql);
  * tt_db_free), for the commands that accept a trace file as well as a DB.
  * The database is tuned for one analysis pass: no journal, small cache. */
 int tt__open_ingested_temp(tt_db **out, const char *trace);
+/* The same with only what one analysis reads: read_flags TT_READ_* for the
+ * reader (TT_READ_NO_ARGS: args columns NULL), skip 1 << TT_ROWS_* of the
+ * tables left empty (TT_ROWS_RUNTIME and TT_ROWS_GPU together, flows,
+ * instants, metadata: store/ingest_rows.h). */
+int tt__open_ingested_temp_only(tt_db **out, const char *trace, unsigned read_flags,
+                                unsigned skip);
 
 /* Create the indexes the readers need (idempotent). */
 int tt_db_create_indexes(tt_db *db);
