@@ -409,14 +409,14 @@ static int emit_event(struct emit *e, sqlite3_stmt *st, const struct memtl_scan 
         a->ts = t_ns / 1000;
         a->op_id = sqlite3_column_int64(st, 7);
         a->mem_id = id;
-        a->rule = sqlite3_column_int(st, 9);
+        a->rule = sqlite3_column_int(st, 8);
     } else if (b < 0 && a) {
         raw_row(e, t_ns, 4, -a->bytes, a->cat);
         co_add(&e->co, t_ns, a->cat, -a->bytes);
         tt__live_del(&e->live, a);
     }
     if (id == sc->peak_mem_id)
-        return snapshot_peak(e, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8));
+        return snapshot_peak(e, sc->peak_op, sc->peak_step);
     return 0;
 }
 
@@ -459,11 +459,9 @@ static int emit_trace(struct emit *e)
     e->plot.t1 = ((sc.have_ts ? sc.ts_max : 0) + j->base_ns) / 1000;
     if (tt_db_prepare(j->db, &st,
                       "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated, m.total_reserved,"
-                      " coalesce(k.cat, 7), c.op_id, c.step, coalesce(k.rule, 0)"
+                      " coalesce(k.cat, 7), k.op_id, coalesce(k.rule, 0)"
                       " FROM memory AS m LEFT JOIN temp.memcat AS k ON k.mem_id = m.id"
-                      " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
-                      " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
-                      "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL ORDER BY m.ts, m.id") < 0) {
+                      MEM_WHERE) < 0) {
         rc = TT_EDB;
         goto out;
     }

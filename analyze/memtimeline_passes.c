@@ -534,6 +534,7 @@ static int store_cat(sqlite3_stmt *ins, const struct live *a, int cat)
     sqlite3_bind_int64(ins, 1, a->mem_id);
     sqlite3_bind_int(ins, 2, cat);
     sqlite3_bind_int(ins, 3, RULE_OF(a, cat));
+    sqlite3_bind_int64(ins, 4, a->op_id);
     if (sqlite3_step(ins) != SQLITE_DONE)
         return -1;
     sqlite3_reset(ins);
@@ -560,19 +561,24 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
     struct livemap m = { NULL, 0, 0 };
     int64_t peak_alloc = 0;
     size_t i;
-    int rc = 0, r;
+    int rc = 0, r, ok;
+    /* without an ET's verdicts, no join to the empty temp.memet */
+    int et = tt__memtl_q1(db, "SELECT count(*) FROM temp.memet WHERE ?1 = ?1 AND ?2 = ?2"
+                              " AND ?3 = ?3", 0, 0, 0, &ok) > 0;
     if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memcat;"
                              "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
-                             " rule INTEGER)")) < 0)
+                             " rule INTEGER, op_id INTEGER)")) < 0)
         return rc;
     if (tt_db_prepare(db, &st,
-                      "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
-                      " coalesce(e.cat, -1), coalesce(e.rule, 0), m.total_allocated"
-                      " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
-                      " LEFT JOIN temp.memet AS e ON e.mem_id = m.id"
-                      " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
-                      "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL ORDER BY m.ts, m.id") < 0 ||
-        tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?)") < 0) {
+                      et ? "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
+                           " coalesce(e.cat, -1), coalesce(e.rule, 0), m.total_allocated"
+                           " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
+                           " LEFT JOIN temp.memet AS e ON e.mem_id = m.id" MEM_WHERE
+                         : "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
+                           " -1, 0, m.total_allocated"
+                           " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
+                           MEM_WHERE) < 0 ||
+        tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?,?)") < 0) {
         rc = TT_EDB;
         goto out;
     }
@@ -586,6 +592,8 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
             sqlite3_column_int64(st, 10) > peak_alloc) {
             peak_alloc = sqlite3_column_int64(st, 10);
             sc->peak_mem_id = id;
+            sc->peak_op = sqlite3_column_int64(st, 4);
+            sc->peak_step = sqlite3_column_int64(st, 7);
         }
         if (bytes > 0) {
             /* reallocated without a free we saw: close the old one */

@@ -72,6 +72,7 @@ struct memtl_scan {
     int have_ts;             /* the device has [memory] events with a time */
     int64_t ts_min, ts_max;  /* their range (trace ns) */
     int64_t peak_mem_id;     /* the first event at the highest total_allocated, 0 none */
+    int64_t peak_op, peak_step; /* its context's op and ProfilerStep (0 none) */
     struct memtl_pre *pre;   /* PREEXISTING blocks in time order */
     size_t npre, apre;
 };
@@ -86,7 +87,13 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
                            struct memtl_scan *sc);
 /* 1b: temp.memet(mem_id, cat, rule) from a linked Execution Trace */
 int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat);
-/* 2: temp.memcat(mem_id, cat, rule); the PREEXISTING blocks, the peak event */
+/* the device's events in time order, after the SELECT list and FROM memory AS m */
+#define MEM_WHERE                                                                     \
+    " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3" \
+    "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL ORDER BY m.ts, m.id"
+
+/* 2: temp.memcat(mem_id, cat, rule, op_id); the PREEXISTING blocks, the peak
+ * event and its context */
 int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
                             struct memtl_scan *sc);
 
