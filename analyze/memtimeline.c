@@ -440,9 +440,10 @@ static int emit_trace(struct emit *e)
 {
     struct job *j = e->j;
     struct memtl_scan sc;
-    sqlite3_stmt *st = NULL;
+    struct memrd rd;
     int rc, r;
     memset(&sc, 0, sizeof(sc));
+    memset(&rd, 0, sizeof(rd));
     memtl_timing(NULL);
     if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc)) < 0)
         goto out;
@@ -450,6 +451,9 @@ static int emit_trace(struct emit *e)
     if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0)
         goto out;
     memtl_timing("et");
+    if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0)
+        goto out;
+    memtl_timing("runs");
     if ((rc = tt__memtl_category_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
                                       &sc)) < 0)
         goto out;
@@ -457,26 +461,23 @@ static int emit_trace(struct emit *e)
     /* the plot's time range */
     e->plot.t0 = ((sc.have_ts ? sc.ts_min : 0) + j->base_ns) / 1000;
     e->plot.t1 = ((sc.have_ts ? sc.ts_max : 0) + j->base_ns) / 1000;
-    if (tt_db_prepare(j->db, &st,
-                      "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated, m.total_reserved,"
-                      " coalesce(k.cat, 7), k.op_id, coalesce(k.rule, 0)"
-                      " FROM memory AS m LEFT JOIN temp.memcat AS k ON k.mem_id = m.id"
-                      MEM_WHERE) < 0) {
-        rc = TT_EDB;
+    if ((rc = tt__memrd_open(&rd, j->db,
+                             "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated,"
+                             " m.total_reserved, coalesce(k.cat, 7), k.op_id, coalesce(k.rule, 0)"
+                             " FROM memory AS m LEFT JOIN temp.memcat AS k ON k.mem_id = m.id",
+                             j->trace, j->dtype, j->did, &sc)) < 0)
         goto out;
-    }
     if ((rc = emit_preexisting(e, &sc)) < 0)
         goto out;
-    tt__memtl_bind_device(st, j->trace, j->dtype, j->did);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW)
-        if ((rc = emit_event(e, st, &sc)) < 0)
+    while ((r = tt__memrd_step(&rd)) == SQLITE_ROW)
+        if ((rc = emit_event(e, rd.cur, &sc)) < 0)
             goto out;
     if (r != SQLITE_DONE)
         rc = tt_db_error(j->db, "cannot read memory events");
     memtl_timing("emission");
 out:
     free(sc.pre);
-    sqlite3_finalize(st);
+    tt__memrd_close(&rd);
     return rc;
 }
 

@@ -557,7 +557,8 @@ static int add_pre(struct memtl_scan *sc, int64_t addr, int64_t bytes)
 int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
                             struct memtl_scan *sc)
 {
-    sqlite3_stmt *st = NULL, *ins = NULL;
+    sqlite3_stmt *st, *ins = NULL;
+    struct memrd rd;
     struct livemap m = { NULL, 0, 0 };
     int64_t peak_alloc = 0;
     size_t i;
@@ -569,22 +570,23 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
                              "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
                              " rule INTEGER, op_id INTEGER)")) < 0)
         return rc;
-    if (tt_db_prepare(db, &st,
-                      et ? "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
-                           " coalesce(e.cat, -1), coalesce(e.rule, 0), m.total_allocated"
-                           " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
-                           " LEFT JOIN temp.memet AS e ON e.mem_id = m.id" MEM_WHERE
-                         : "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
-                           " -1, 0, m.total_allocated"
-                           " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
-                           MEM_WHERE) < 0 ||
-        tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?,?)") < 0) {
+    if ((rc = tt__memrd_open(&rd, db,
+                             et ? "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags,"
+                                  " c.step, coalesce(e.cat, -1), coalesce(e.rule, 0),"
+                                  " m.total_allocated FROM memory AS m"
+                                  " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
+                                  " LEFT JOIN temp.memet AS e ON e.mem_id = m.id"
+                                : "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags,"
+                                  " c.step, -1, 0, m.total_allocated FROM memory AS m"
+                                  " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id",
+                             trace, dtype, did, sc)) < 0)
+        goto out;
+    if (tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?,?)") < 0) {
         rc = TT_EDB;
         goto out;
     }
-    tt__memtl_bind_device(st, trace, dtype, did);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+    while ((r = tt__memrd_step(&rd)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st = rd.cur, 0), ts = sqlite3_column_int64(st, 1);
         int64_t addr = sqlite3_column_int64(st, 2), bytes = sqlite3_column_int64(st, 3);
         unsigned flags = (unsigned)sqlite3_column_int64(st, 6);
         struct live *a = tt__live_find(&m, addr);
@@ -631,9 +633,117 @@ dberr:
     rc = tt_db_error(db, "cannot categorise memory events");
 out:
     free(m.e);
-    sqlite3_finalize(st);
+    tt__memrd_close(&rd);
     sqlite3_finalize(ins);
     return rc;
+}
+
+/* ---- the device's events in time order ---- */
+
+int tt__memtl_runs(tt_db *db, int64_t trace, int dtype, int64_t did, struct memtl_scan *sc)
+{
+    sqlite3_stmt *st;
+    int64_t last = 0;
+    int r, n = 0;
+    sc->nruns = 0;
+    if (tt_db_prepare(db, &st, "SELECT m.id, m.ts FROM memory AS m" MEM_WHERE
+                               " ORDER BY m.id") < 0)
+        return TT_EDB;
+    tt__memtl_bind_device(st, trace, dtype, did);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 1);
+        if (sqlite3_column_type(st, 1) != SQLITE_INTEGER) {
+            n = 0; /* a time that is not an integer: sort */
+            break;
+        }
+        if (!n || ts < last) {
+            if (n == MEMRD_RUNS) {
+                n = 0;
+                break;
+            }
+            sc->run_lo[n++] = sqlite3_column_int64(st, 0);
+        }
+        last = ts;
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE && r != SQLITE_ROW)
+        return tt_db_error(db, "cannot read memory events");
+    sc->nruns = n;
+    return 0;
+}
+
+int tt__memrd_open(struct memrd *r, tt_db *db, const char *select, int64_t trace, int dtype,
+                   int64_t did, const struct memtl_scan *sc)
+{
+    char *sql;
+    int k, rc = 0;
+    memset(r, 0, sizeof(*r));
+    r->n = sc->nruns ? sc->nruns : 1;
+    if (!(sql = malloc(strlen(select) + 256)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    sprintf(sql, "%s" MEM_WHERE "%s", select,
+            sc->nruns ? " AND m.id >= ?4 AND m.id < ?5 ORDER BY m.id" : " ORDER BY m.ts, m.id");
+    for (k = 0; k < r->n && rc == 0; k++) {
+        if (tt_db_prepare(db, &r->st[k], sql) < 0) {
+            rc = TT_EDB;
+            break;
+        }
+        tt__memtl_bind_device(r->st[k], trace, dtype, did);
+        if (sc->nruns) {
+            sqlite3_bind_int64(r->st[k], 4, sc->run_lo[k]);
+            sqlite3_bind_int64(r->st[k], 5, k + 1 < r->n ? sc->run_lo[k + 1] : INT64_MAX);
+        }
+    }
+    free(sql);
+    return rc;
+}
+
+/* cursor k onto its next row */
+static int memrd_advance(struct memrd *r, int k)
+{
+    int rc = sqlite3_step(r->st[k]);
+    r->have[k] = rc == SQLITE_ROW;
+    if (rc == SQLITE_ROW) {
+        r->id[k] = sqlite3_column_int64(r->st[k], 0);
+        r->ts[k] = sqlite3_column_int64(r->st[k], 1);
+    }
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rc;
+}
+
+int tt__memrd_step(struct memrd *r)
+{
+    int k, best = -1, rc;
+    if (r->n == 1) { /* one run, or the sorted query */
+        r->cur = r->st[0];
+        return sqlite3_step(r->st[0]);
+    }
+    if (!r->started) {
+        r->started = 1;
+        for (k = 0; k < r->n; k++)
+            if ((rc = memrd_advance(r, k)) != 0)
+                return rc;
+    } else if (r->cur && (rc = memrd_advance(r, r->last)) != 0) {
+        return rc;
+    }
+    for (k = 0; k < r->n; k++)
+        if (r->have[k] && (best < 0 || r->ts[k] < r->ts[best] ||
+                           (r->ts[k] == r->ts[best] && r->id[k] < r->id[best])))
+            best = k;
+    if (best < 0) {
+        r->cur = NULL;
+        return SQLITE_DONE;
+    }
+    r->last = best;
+    r->cur = r->st[best];
+    return SQLITE_ROW;
+}
+
+void tt__memrd_close(struct memrd *r)
+{
+    int k;
+    for (k = 0; k < r->n; k++)
+        sqlite3_finalize(r->st[k]);
+    memset(r, 0, sizeof(*r));
 }
 
 int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok)
