@@ -135,21 +135,76 @@ static int walk_push(struct walk *w, int64_t id, int64_t end, unsigned f)
     return 0;
 }
 
-/* the innermost op around a [memory] event, or NULLs */
-static void bind_context(sqlite3_stmt *ins, const struct walk *w)
+/* temp.memctx rows, CTX_BATCH to one INSERT */
+#define CTX_BATCH 64
+
+struct ctxbuf {
+    sqlite3_stmt *one, *many;
+    int n;
+    int64_t v[CTX_BATCH][5];
+    unsigned char has[CTX_BATCH]; /* an op around it (else NULLs, flags 0) */
+};
+
+static int ctx_flush(struct ctxbuf *cb)
 {
+    int i = 0, k, rc = 0;
+    while (i < cb->n && rc == 0) {
+        sqlite3_stmt *st = cb->n - i == CTX_BATCH ? cb->many : cb->one;
+        int rows = st == cb->many ? CTX_BATCH : 1;
+        for (k = 0; k < rows; k++, i++) {
+            int p = k * 5, c;
+            sqlite3_bind_int64(st, p + 1, cb->v[i][0]);
+            for (c = 1; c < 5; c++) {
+                if (cb->has[i])
+                    sqlite3_bind_int64(st, p + 1 + c, cb->v[i][c]);
+                else if (c == 3)
+                    sqlite3_bind_int64(st, p + 1 + c, 0);
+                else
+                    sqlite3_bind_null(st, p + 1 + c);
+            }
+        }
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = -1;
+        sqlite3_reset(st);
+    }
+    cb->n = 0;
+    return rc;
+}
+
+static int ctx_prepare(tt_db *db, struct ctxbuf *cb)
+{
+    char sql[64 + CTX_BATCH * 12];
+    size_t n;
+    int k;
+    n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO temp.memctx VALUES");
+    for (k = 0; k < CTX_BATCH; k++)
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s(?,?,?,?,?)", k ? "," : "");
+    if (tt_db_prepare(db, &cb->one, "INSERT INTO temp.memctx VALUES(?,?,?,?,?)") < 0 ||
+        tt_db_prepare(db, &cb->many, sql) < 0)
+        return TT_EDB;
+    return 0;
+}
+
+/* the event's row: the innermost op around it */
+static int store_context(struct ctxbuf *cb, struct memtl_scan *sc, int64_t id, int64_t ts,
+                         const struct walk *w)
+{
+    int64_t *v = cb->v[cb->n];
+    if (!sc->have_ts || ts < sc->ts_min)
+        sc->ts_min = ts;
+    if (!sc->have_ts || ts > sc->ts_max)
+        sc->ts_max = ts;
+    sc->have_ts = 1;
+    v[0] = id;
+    cb->has[cb->n] = w->n > 0;
     if (w->n) {
         const struct frame *f = &w->stack[w->n - 1];
-        sqlite3_bind_int64(ins, 2, f->id);
-        sqlite3_bind_int64(ins, 3, f->end);
-        sqlite3_bind_int64(ins, 4, f->flags);
-        sqlite3_bind_int64(ins, 5, f->step);
-    } else {
-        sqlite3_bind_null(ins, 2);
-        sqlite3_bind_null(ins, 3);
-        sqlite3_bind_int64(ins, 4, 0);
-        sqlite3_bind_null(ins, 5);
+        v[1] = f->id;
+        v[2] = f->end;
+        v[3] = f->flags;
+        v[4] = f->step;
     }
+    return ++cb->n == CTX_BATCH ? ctx_flush(cb) : 0;
 }
 
 /* ---- context pass without a sort ---- */
@@ -177,7 +232,7 @@ struct fthread {
 
 struct fast {
     tt_db *db;
-    sqlite3_stmt *ins;
+    struct ctxbuf *cb;
     struct memtl_scan *sc;
     struct fthread th[FAST_THREADS];
     int nth;
@@ -187,22 +242,6 @@ static void walk_pop(struct walk *w, int64_t ts)
 {
     while (w->n && w->stack[w->n - 1].end < ts)
         w->n--;
-}
-
-static int store_context(sqlite3_stmt *ins, struct memtl_scan *sc, int64_t id, int64_t ts,
-                         const struct walk *w)
-{
-    if (!sc->have_ts || ts < sc->ts_min)
-        sc->ts_min = ts;
-    if (!sc->have_ts || ts > sc->ts_max)
-        sc->ts_max = ts;
-    sc->have_ts = 1;
-    sqlite3_bind_int64(ins, 1, id);
-    bind_context(ins, w);
-    if (sqlite3_step(ins) != SQLITE_DONE)
-        return -1;
-    sqlite3_reset(ins);
-    return 0;
 }
 
 /* the thread's next event: 0, 1 out of order, <0 an error */
@@ -231,7 +270,7 @@ static int fast_drain(struct fast *f, struct fthread *t, int64_t ts, int all)
     int rc;
     while (t->have && (all || t->mts < ts)) {
         walk_pop(&t->w, t->mts);
-        if (store_context(f->ins, f->sc, t->mid, t->mts, &t->w) < 0)
+        if (store_context(f->cb, f->sc, t->mid, t->mts, &t->w) < 0)
             return tt_db_error(f->db, "cannot store memory event context");
         if ((rc = fast_next(f, t)) != 0)
             return rc;
@@ -306,7 +345,7 @@ static int fast_slice(struct fast *f, struct name_cache *nc, sqlite3_stmt *st)
 }
 
 /* 0 done, 1 not in order (nothing kept), <0 an error */
-static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, sqlite3_stmt *ins,
+static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, struct ctxbuf *cb,
                         struct name_cache *nc, struct memtl_scan *sc)
 {
     struct fast *f = calloc(1, sizeof(*f));
@@ -315,15 +354,13 @@ static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, sqlite
     if (!f)
         return tt_error_set(TT_ENOMEM, "out of memory");
     f->db = db;
-    f->ins = ins;
+    f->cb = cb;
     f->sc = sc;
     if ((rc = fast_threads(f, trace, dtype, did)) != 0)
         goto out;
     if (tt_db_prepare(db, &st, "SELECT id, pid, tid, ts, coalesce(dur, 0), name,"
                                " (seq_nr IS NOT NULL AND coalesce(fwd_tid, 0) > 0) FROM slices"
-                               " WHERE trace_id = ?1 AND ts IS NOT NULL"
-                               "  AND tid IN (SELECT DISTINCT tid FROM memory WHERE trace_id = ?1)"
-                               " ORDER BY id") < 0) {
+                               " WHERE trace_id = ?1 AND ts IS NOT NULL ORDER BY id") < 0) {
         rc = TT_EDB;
         goto out;
     }
@@ -343,6 +380,7 @@ out:
     free(f);
     if (rc == 1) { /* start again with the sorted query */
         memset(sc, 0, sizeof(*sc));
+        cb->n = 0;
         if (tt_db_exec(db, "DELETE FROM temp.memctx") < 0)
             return TT_EDB;
     }
@@ -354,11 +392,13 @@ out:
 int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
                            struct memtl_scan *sc)
 {
-    sqlite3_stmt *st = NULL, *ins = NULL;
+    sqlite3_stmt *st = NULL;
     struct name_cache *nc = calloc(1, sizeof(*nc));
+    struct ctxbuf cb;
     struct walk w;
     int rc = 0, r;
     memset(&w, 0, sizeof(w));
+    memset(&cb, 0, sizeof(cb));
     if (!nc)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memctx;"
@@ -375,14 +415,15 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
                       " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
                       "  AND m.ts IS NOT NULL"
                       " ORDER BY 3, 4, 5, k, 6 DESC") < 0 ||
-        tt_db_prepare(db, &ins, "INSERT INTO temp.memctx VALUES(?,?,?,?,?)") < 0 ||
+        ctx_prepare(db, &cb) < 0 ||
         tt_db_prepare(db, &nc->st, "SELECT s FROM strings WHERE id = ?1") < 0) {
         rc = TT_EDB;
         goto out;
     }
-    if ((rc = context_fast(db, trace, dtype, did, ins, nc, sc)) <= 0)
+    if ((rc = context_fast(db, trace, dtype, did, &cb, nc, sc)) < 0)
         goto out;
-    rc = 0;
+    if (rc == 0)
+        goto flush;
     tt__memtl_bind_device(st, trace, dtype, did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 1), ts = sqlite3_column_int64(st, 4);
@@ -398,13 +439,19 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
             continue;
         }
         walk_row(&w, st, ts);
-        if (store_context(ins, sc, id, ts, &w) < 0) {
+        if (store_context(&cb, sc, id, ts, &w) < 0) {
             rc = tt_db_error(db, "cannot store memory event context");
             goto out;
         }
     }
-    if (r != SQLITE_DONE)
+    if (r != SQLITE_DONE) {
         rc = tt_db_error(db, "cannot read memory events");
+        goto out;
+    }
+flush:
+    rc = 0;
+    if (ctx_flush(&cb) < 0)
+        rc = tt_db_error(db, "cannot store memory event context");
 out:
     sqlite3_value_free(w.cp);
     sqlite3_value_free(w.ct);
@@ -412,7 +459,8 @@ out:
     sqlite3_finalize(nc->st);
     free(nc);
     sqlite3_finalize(st);
-    sqlite3_finalize(ins);
+    sqlite3_finalize(cb.one);
+    sqlite3_finalize(cb.many);
     return rc;
 }
 
