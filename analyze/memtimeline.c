@@ -17,12 +17,14 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "analyze/memtimeline_state.h"
+#include "store/records.h"
 #include "tracetool/crosscheck.h"
 #include "tracetool/render.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -407,15 +409,30 @@ static int emit_event(struct emit *e, sqlite3_stmt *st, const struct memtl_scan 
         a->ts = t_ns / 1000;
         a->op_id = sqlite3_column_int64(st, 7);
         a->mem_id = id;
-        a->rule = sqlite3_column_int(st, 9);
+        a->rule = sqlite3_column_int(st, 8);
     } else if (b < 0 && a) {
         raw_row(e, t_ns, 4, -a->bytes, a->cat);
         co_add(&e->co, t_ns, a->cat, -a->bytes);
         tt__live_del(&e->live, a);
     }
     if (id == sc->peak_mem_id)
-        return snapshot_peak(e, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8));
+        return snapshot_peak(e, sc->peak_op, sc->peak_step);
     return 0;
+}
+
+/* TT_TIMING=1 in the environment prints the passes' times to stderr */
+static void memtl_timing(const char *what)
+{
+    static double t0;
+    struct timespec ts;
+    double t;
+    if (!getenv("TT_TIMING"))
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    if (what)
+        fprintf(stderr, "timing: %-12s %.3f s\n", what, t - t0);
+    t0 = t;
 }
 
 /* passes 1, 1b, 2, then the timeline in time order; PREEXISTING first */
@@ -423,38 +440,44 @@ static int emit_trace(struct emit *e)
 {
     struct job *j = e->j;
     struct memtl_scan sc;
-    sqlite3_stmt *st = NULL;
+    struct memrd rd;
     int rc, r;
     memset(&sc, 0, sizeof(sc));
-    if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
-        (rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0 ||
-        (rc = tt__memtl_category_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
+    memset(&rd, 0, sizeof(rd));
+    memtl_timing(NULL);
+    if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc)) < 0)
+        goto out;
+    memtl_timing("context");
+    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0)
+        goto out;
+    memtl_timing("et");
+    if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0)
+        goto out;
+    memtl_timing("runs");
+    if ((rc = tt__memtl_category_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
                                       &sc)) < 0)
         goto out;
+    memtl_timing("category");
     /* the plot's time range */
     e->plot.t0 = ((sc.have_ts ? sc.ts_min : 0) + j->base_ns) / 1000;
     e->plot.t1 = ((sc.have_ts ? sc.ts_max : 0) + j->base_ns) / 1000;
-    if (tt_db_prepare(j->db, &st,
-                      "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated, m.total_reserved,"
-                      " coalesce(k.cat, 7), c.op_id, c.step, coalesce(k.rule, 0)"
-                      " FROM memory AS m LEFT JOIN temp.memcat AS k ON k.mem_id = m.id"
-                      " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
-                      " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
-                      "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL ORDER BY m.ts, m.id") < 0) {
-        rc = TT_EDB;
+    if ((rc = tt__memrd_open(&rd, j->db,
+                             "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated,"
+                             " m.total_reserved, coalesce(k.cat, 7), k.op_id, coalesce(k.rule, 0)"
+                             " FROM memory AS m LEFT JOIN temp.memcat AS k ON k.mem_id = m.id",
+                             j->trace, j->dtype, j->did, &sc)) < 0)
         goto out;
-    }
     if ((rc = emit_preexisting(e, &sc)) < 0)
         goto out;
-    tt__memtl_bind_device(st, j->trace, j->dtype, j->did);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW)
-        if ((rc = emit_event(e, st, &sc)) < 0)
+    while ((r = tt__memrd_step(&rd)) == SQLITE_ROW)
+        if ((rc = emit_event(e, rd.cur, &sc)) < 0)
             goto out;
     if (r != SQLITE_DONE)
         rc = tt_db_error(j->db, "cannot read memory events");
+    memtl_timing("emission");
 out:
     free(sc.pre);
-    sqlite3_finalize(st);
+    tt__memrd_close(&rd);
     return rc;
 }
 
@@ -868,7 +891,14 @@ int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *outpu
 int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const char *output)
 {
     tt_db *db;
-    int rc = tt__open_ingested_temp(&db, path);
+    /* without an ET: only the tables the passes read (no runtime calls, GPU
+     * activities, flows, instants, metadata events or args) */
+    int rc = opts && opts->et_path
+                 ? tt__open_ingested_temp(&db, path)
+                 : tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS,
+                                               1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU |
+                                                   1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT |
+                                                   1u << TT_ROWS_META);
     if (rc < 0)
         return rc;
     if (opts && opts->et_path) {

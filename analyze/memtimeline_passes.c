@@ -135,21 +135,256 @@ static int walk_push(struct walk *w, int64_t id, int64_t end, unsigned f)
     return 0;
 }
 
-/* the innermost op around a [memory] event, or NULLs */
-static void bind_context(sqlite3_stmt *ins, const struct walk *w)
+/* temp.memctx rows, CTX_BATCH to one INSERT */
+#define CTX_BATCH 64
+
+struct ctxbuf {
+    sqlite3_stmt *one, *many;
+    int n;
+    int64_t v[CTX_BATCH][5];
+    unsigned char has[CTX_BATCH]; /* an op around it (else NULLs, flags 0) */
+};
+
+static int ctx_flush(struct ctxbuf *cb)
 {
+    int i = 0, k, rc = 0;
+    while (i < cb->n && rc == 0) {
+        sqlite3_stmt *st = cb->n - i == CTX_BATCH ? cb->many : cb->one;
+        int rows = st == cb->many ? CTX_BATCH : 1;
+        for (k = 0; k < rows; k++, i++) {
+            int p = k * 5, c;
+            sqlite3_bind_int64(st, p + 1, cb->v[i][0]);
+            for (c = 1; c < 5; c++) {
+                if (cb->has[i])
+                    sqlite3_bind_int64(st, p + 1 + c, cb->v[i][c]);
+                else if (c == 3)
+                    sqlite3_bind_int64(st, p + 1 + c, 0);
+                else
+                    sqlite3_bind_null(st, p + 1 + c);
+            }
+        }
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = -1;
+        sqlite3_reset(st);
+    }
+    cb->n = 0;
+    return rc;
+}
+
+static int ctx_prepare(tt_db *db, struct ctxbuf *cb)
+{
+    char sql[64 + CTX_BATCH * 12];
+    size_t n;
+    int k;
+    n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO temp.memctx VALUES");
+    for (k = 0; k < CTX_BATCH; k++)
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s(?,?,?,?,?)", k ? "," : "");
+    if (tt_db_prepare(db, &cb->one, "INSERT INTO temp.memctx VALUES(?,?,?,?,?)") < 0 ||
+        tt_db_prepare(db, &cb->many, sql) < 0)
+        return TT_EDB;
+    return 0;
+}
+
+/* the event's row: the innermost op around it */
+static int store_context(struct ctxbuf *cb, struct memtl_scan *sc, int64_t id, int64_t ts,
+                         const struct walk *w)
+{
+    int64_t *v = cb->v[cb->n];
+    if (!sc->have_ts || ts < sc->ts_min)
+        sc->ts_min = ts;
+    if (!sc->have_ts || ts > sc->ts_max)
+        sc->ts_max = ts;
+    sc->have_ts = 1;
+    v[0] = id;
+    cb->has[cb->n] = w->n > 0;
     if (w->n) {
         const struct frame *f = &w->stack[w->n - 1];
-        sqlite3_bind_int64(ins, 2, f->id);
-        sqlite3_bind_int64(ins, 3, f->end);
-        sqlite3_bind_int64(ins, 4, f->flags);
-        sqlite3_bind_int64(ins, 5, f->step);
-    } else {
-        sqlite3_bind_null(ins, 2);
-        sqlite3_bind_null(ins, 3);
-        sqlite3_bind_int64(ins, 4, 0);
-        sqlite3_bind_null(ins, 5);
+        v[1] = f->id;
+        v[2] = f->end;
+        v[3] = f->flags;
+        v[4] = f->step;
     }
+    return ++cb->n == CTX_BATCH ? ctx_flush(cb) : 0;
+}
+
+/* ---- context pass without a sort ---- */
+
+/*
+ * The usual trace stores each thread's ops and [memory] events in the
+ * order the walk needs (time, then the longer op first): then one scan of
+ * the slices in id order, beside one cursor per thread over its [memory]
+ * events in id order, gives the same contexts as the sorted query below
+ * without sorting the two tables. Any row out of that order, a thread that
+ * is not a pair of integers or more than FAST_THREADS threads: returns 1
+ * and the sorted query runs instead.
+ */
+#define FAST_THREADS 8
+
+struct fthread {
+    int64_t pid, tid;
+    sqlite3_stmt *mem;        /* its device's events in id order */
+    int have;                 /* mem is on a row */
+    int64_t mid, mts;         /* that row */
+    int64_t last_ts, last_dur; /* the last op pushed: the order check */
+    int any;
+    struct walk w;
+};
+
+struct fast {
+    tt_db *db;
+    struct ctxbuf *cb;
+    struct memtl_scan *sc;
+    struct fthread th[FAST_THREADS];
+    int nth;
+};
+
+static void walk_pop(struct walk *w, int64_t ts)
+{
+    while (w->n && w->stack[w->n - 1].end < ts)
+        w->n--;
+}
+
+/* the thread's next event: 0, 1 out of order, <0 an error */
+static int fast_next(struct fast *f, struct fthread *t)
+{
+    int r = sqlite3_step(t->mem);
+    int64_t ts;
+    if (r == SQLITE_DONE) {
+        t->have = 0;
+        return 0;
+    }
+    if (r != SQLITE_ROW)
+        return tt_db_error(f->db, "cannot read memory events");
+    ts = sqlite3_column_int64(t->mem, 1);
+    if (t->have && ts < t->mts)
+        return 1;
+    t->mid = sqlite3_column_int64(t->mem, 0);
+    t->mts = ts;
+    t->have = 1;
+    return 0;
+}
+
+/* the thread's events before time ts (all with ts < 0 meaning none left) */
+static int fast_drain(struct fast *f, struct fthread *t, int64_t ts, int all)
+{
+    int rc;
+    while (t->have && (all || t->mts < ts)) {
+        walk_pop(&t->w, t->mts);
+        if (store_context(f->cb, f->sc, t->mid, t->mts, &t->w) < 0)
+            return tt_db_error(f->db, "cannot store memory event context");
+        if ((rc = fast_next(f, t)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* the device's threads, each with its cursor on its first event */
+static int fast_threads(struct fast *f, int64_t trace, int dtype, int64_t did)
+{
+    sqlite3_stmt *st;
+    int r, rc = 0;
+    if (tt_db_prepare(f->db, &st, "SELECT DISTINCT pid, tid FROM memory WHERE trace_id = ?1"
+                                  " AND device_type = ?2 AND coalesce(device_id, -1) = ?3"
+                                  " AND ts IS NOT NULL") < 0)
+        return TT_EDB;
+    tt__memtl_bind_device(st, trace, dtype, did);
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        struct fthread *t = &f->th[f->nth];
+        if (f->nth == FAST_THREADS || sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
+            sqlite3_column_type(st, 1) != SQLITE_INTEGER) {
+            rc = 1;
+            break;
+        }
+        t->pid = sqlite3_column_int64(st, 0);
+        t->tid = sqlite3_column_int64(st, 1);
+        f->nth++;
+        if (tt_db_prepare(f->db, &t->mem, "SELECT id, ts FROM memory WHERE trace_id = ?1"
+                                          " AND device_type = ?2 AND coalesce(device_id, -1) = ?3"
+                                          " AND ts IS NOT NULL AND pid = ?4 AND tid = ?5"
+                                          " ORDER BY id") < 0) {
+            rc = TT_EDB;
+            break;
+        }
+        tt__memtl_bind_device(t->mem, trace, dtype, did);
+        sqlite3_bind_int64(t->mem, 4, t->pid);
+        sqlite3_bind_int64(t->mem, 5, t->tid);
+        rc = fast_next(f, t);
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(f->db, "cannot read memory events");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* one op of the scan: the thread's events before it, then the op */
+static int fast_slice(struct fast *f, struct name_cache *nc, sqlite3_stmt *st)
+{
+    struct fthread *t = NULL;
+    int64_t ts = sqlite3_column_int64(st, 3), dur = sqlite3_column_int64(st, 4);
+    int i, fl, rc;
+    if (sqlite3_column_type(st, 1) != SQLITE_INTEGER || sqlite3_column_type(st, 2) != SQLITE_INTEGER)
+        return sqlite3_column_type(st, 1) == SQLITE_FLOAT ||
+               sqlite3_column_type(st, 2) == SQLITE_FLOAT; /* 5.0 would sort as 5 */
+    for (i = 0; i < f->nth && !t; i++)
+        if (f->th[i].pid == sqlite3_column_int64(st, 1) &&
+            f->th[i].tid == sqlite3_column_int64(st, 2))
+            t = &f->th[i];
+    if (!t || (fl = name_flags(nc, sqlite3_column_int64(st, 5))) < 0)
+        return 0;
+    if (t->any && (ts < t->last_ts || (ts == t->last_ts && dur > t->last_dur)))
+        return 1;
+    t->any = 1;
+    t->last_ts = ts;
+    t->last_dur = dur;
+    if ((rc = fast_drain(f, t, ts, 0)) != 0)
+        return rc;
+    walk_pop(&t->w, ts);
+    if (sqlite3_column_int(st, 6))
+        fl |= PH_BACKWARD;
+    return walk_push(&t->w, sqlite3_column_int64(st, 0), ts + dur, (unsigned)fl);
+}
+
+/* 0 done, 1 not in order (nothing kept), <0 an error */
+static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, struct ctxbuf *cb,
+                        struct name_cache *nc, struct memtl_scan *sc)
+{
+    struct fast *f = calloc(1, sizeof(*f));
+    sqlite3_stmt *st = NULL;
+    int rc, r = SQLITE_DONE, i;
+    if (!f)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    f->db = db;
+    f->cb = cb;
+    f->sc = sc;
+    if ((rc = fast_threads(f, trace, dtype, did)) != 0)
+        goto out;
+    if (tt_db_prepare(db, &st, "SELECT id, pid, tid, ts, coalesce(dur, 0), name,"
+                               " (seq_nr IS NOT NULL AND coalesce(fwd_tid, 0) > 0) FROM slices"
+                               " WHERE trace_id = ?1 AND ts IS NOT NULL ORDER BY id") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, trace);
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW)
+        rc = fast_slice(f, nc, st);
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read the ops");
+    for (i = 0; rc == 0 && i < f->nth; i++)
+        rc = fast_drain(f, &f->th[i], 0, 1);
+out:
+    sqlite3_finalize(st);
+    for (i = 0; i < f->nth; i++) {
+        sqlite3_finalize(f->th[i].mem);
+        free(f->th[i].w.stack);
+    }
+    free(f);
+    if (rc == 1) { /* start again with the sorted query */
+        memset(sc, 0, sizeof(*sc));
+        cb->n = 0;
+        if (tt_db_exec(db, "DELETE FROM temp.memctx") < 0)
+            return TT_EDB;
+    }
+    return rc;
 }
 
 /* Fill temp.memctx(mem_id, op_id, op_end, flags, step) for the device's
@@ -157,11 +392,13 @@ static void bind_context(sqlite3_stmt *ins, const struct walk *w)
 int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
                            struct memtl_scan *sc)
 {
-    sqlite3_stmt *st = NULL, *ins = NULL;
+    sqlite3_stmt *st = NULL;
     struct name_cache *nc = calloc(1, sizeof(*nc));
+    struct ctxbuf cb;
     struct walk w;
     int rc = 0, r;
     memset(&w, 0, sizeof(w));
+    memset(&cb, 0, sizeof(cb));
     if (!nc)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memctx;"
@@ -178,11 +415,15 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
                       " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
                       "  AND m.ts IS NOT NULL"
                       " ORDER BY 3, 4, 5, k, 6 DESC") < 0 ||
-        tt_db_prepare(db, &ins, "INSERT INTO temp.memctx VALUES(?,?,?,?,?)") < 0 ||
+        ctx_prepare(db, &cb) < 0 ||
         tt_db_prepare(db, &nc->st, "SELECT s FROM strings WHERE id = ?1") < 0) {
         rc = TT_EDB;
         goto out;
     }
+    if ((rc = context_fast(db, trace, dtype, did, &cb, nc, sc)) < 0)
+        goto out;
+    if (rc == 0)
+        goto flush;
     tt__memtl_bind_device(st, trace, dtype, did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 1), ts = sqlite3_column_int64(st, 4);
@@ -198,21 +439,19 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
             continue;
         }
         walk_row(&w, st, ts);
-        if (!sc->have_ts || ts < sc->ts_min)
-            sc->ts_min = ts;
-        if (!sc->have_ts || ts > sc->ts_max)
-            sc->ts_max = ts;
-        sc->have_ts = 1;
-        sqlite3_bind_int64(ins, 1, id);
-        bind_context(ins, &w);
-        if (sqlite3_step(ins) != SQLITE_DONE) {
+        if (store_context(&cb, sc, id, ts, &w) < 0) {
             rc = tt_db_error(db, "cannot store memory event context");
             goto out;
         }
-        sqlite3_reset(ins);
     }
-    if (r != SQLITE_DONE)
+    if (r != SQLITE_DONE) {
         rc = tt_db_error(db, "cannot read memory events");
+        goto out;
+    }
+flush:
+    rc = 0;
+    if (ctx_flush(&cb) < 0)
+        rc = tt_db_error(db, "cannot store memory event context");
 out:
     sqlite3_value_free(w.cp);
     sqlite3_value_free(w.ct);
@@ -220,7 +459,8 @@ out:
     sqlite3_finalize(nc->st);
     free(nc);
     sqlite3_finalize(st);
-    sqlite3_finalize(ins);
+    sqlite3_finalize(cb.one);
+    sqlite3_finalize(cb.many);
     return rc;
 }
 
@@ -342,6 +582,7 @@ static int store_cat(sqlite3_stmt *ins, const struct live *a, int cat)
     sqlite3_bind_int64(ins, 1, a->mem_id);
     sqlite3_bind_int(ins, 2, cat);
     sqlite3_bind_int(ins, 3, RULE_OF(a, cat));
+    sqlite3_bind_int64(ins, 4, a->op_id);
     if (sqlite3_step(ins) != SQLITE_DONE)
         return -1;
     sqlite3_reset(ins);
@@ -364,29 +605,36 @@ static int add_pre(struct memtl_scan *sc, int64_t addr, int64_t bytes)
 int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
                             struct memtl_scan *sc)
 {
-    sqlite3_stmt *st = NULL, *ins = NULL;
+    sqlite3_stmt *st, *ins = NULL;
+    struct memrd rd;
     struct livemap m = { NULL, 0, 0 };
     int64_t peak_alloc = 0;
     size_t i;
-    int rc = 0, r;
+    int rc = 0, r, ok;
+    /* without an ET's verdicts, no join to the empty temp.memet */
+    int et = tt__memtl_q1(db, "SELECT count(*) FROM temp.memet WHERE ?1 = ?1 AND ?2 = ?2"
+                              " AND ?3 = ?3", 0, 0, 0, &ok) > 0;
     if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memcat;"
                              "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
-                             " rule INTEGER)")) < 0)
+                             " rule INTEGER, op_id INTEGER)")) < 0)
         return rc;
-    if (tt_db_prepare(db, &st,
-                      "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags, c.step,"
-                      " coalesce(e.cat, -1), coalesce(e.rule, 0), m.total_allocated"
-                      " FROM memory AS m LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
-                      " LEFT JOIN temp.memet AS e ON e.mem_id = m.id"
-                      " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
-                      "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL ORDER BY m.ts, m.id") < 0 ||
-        tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?)") < 0) {
+    if ((rc = tt__memrd_open(&rd, db,
+                             et ? "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags,"
+                                  " c.step, coalesce(e.cat, -1), coalesce(e.rule, 0),"
+                                  " m.total_allocated FROM memory AS m"
+                                  " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
+                                  " LEFT JOIN temp.memet AS e ON e.mem_id = m.id"
+                                : "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags,"
+                                  " c.step, -1, 0, m.total_allocated FROM memory AS m"
+                                  " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id",
+                             trace, dtype, did, sc)) < 0)
+        goto out;
+    if (tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?,?)") < 0) {
         rc = TT_EDB;
         goto out;
     }
-    tt__memtl_bind_device(st, trace, dtype, did);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+    while ((r = tt__memrd_step(&rd)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st = rd.cur, 0), ts = sqlite3_column_int64(st, 1);
         int64_t addr = sqlite3_column_int64(st, 2), bytes = sqlite3_column_int64(st, 3);
         unsigned flags = (unsigned)sqlite3_column_int64(st, 6);
         struct live *a = tt__live_find(&m, addr);
@@ -394,6 +642,8 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
             sqlite3_column_int64(st, 10) > peak_alloc) {
             peak_alloc = sqlite3_column_int64(st, 10);
             sc->peak_mem_id = id;
+            sc->peak_op = sqlite3_column_int64(st, 4);
+            sc->peak_step = sqlite3_column_int64(st, 7);
         }
         if (bytes > 0) {
             /* reallocated without a free we saw: close the old one */
@@ -431,9 +681,117 @@ dberr:
     rc = tt_db_error(db, "cannot categorise memory events");
 out:
     free(m.e);
-    sqlite3_finalize(st);
+    tt__memrd_close(&rd);
     sqlite3_finalize(ins);
     return rc;
+}
+
+/* ---- the device's events in time order ---- */
+
+int tt__memtl_runs(tt_db *db, int64_t trace, int dtype, int64_t did, struct memtl_scan *sc)
+{
+    sqlite3_stmt *st;
+    int64_t last = 0;
+    int r, n = 0;
+    sc->nruns = 0;
+    if (tt_db_prepare(db, &st, "SELECT m.id, m.ts FROM memory AS m" MEM_WHERE
+                               " ORDER BY m.id") < 0)
+        return TT_EDB;
+    tt__memtl_bind_device(st, trace, dtype, did);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 1);
+        if (sqlite3_column_type(st, 1) != SQLITE_INTEGER) {
+            n = 0; /* a time that is not an integer: sort */
+            break;
+        }
+        if (!n || ts < last) {
+            if (n == MEMRD_RUNS) {
+                n = 0;
+                break;
+            }
+            sc->run_lo[n++] = sqlite3_column_int64(st, 0);
+        }
+        last = ts;
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE && r != SQLITE_ROW)
+        return tt_db_error(db, "cannot read memory events");
+    sc->nruns = n;
+    return 0;
+}
+
+int tt__memrd_open(struct memrd *r, tt_db *db, const char *select, int64_t trace, int dtype,
+                   int64_t did, const struct memtl_scan *sc)
+{
+    char *sql;
+    int k, rc = 0;
+    memset(r, 0, sizeof(*r));
+    r->n = sc->nruns ? sc->nruns : 1;
+    if (!(sql = malloc(strlen(select) + 256)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    sprintf(sql, "%s" MEM_WHERE "%s", select,
+            sc->nruns ? " AND m.id >= ?4 AND m.id < ?5 ORDER BY m.id" : " ORDER BY m.ts, m.id");
+    for (k = 0; k < r->n && rc == 0; k++) {
+        if (tt_db_prepare(db, &r->st[k], sql) < 0) {
+            rc = TT_EDB;
+            break;
+        }
+        tt__memtl_bind_device(r->st[k], trace, dtype, did);
+        if (sc->nruns) {
+            sqlite3_bind_int64(r->st[k], 4, sc->run_lo[k]);
+            sqlite3_bind_int64(r->st[k], 5, k + 1 < r->n ? sc->run_lo[k + 1] : INT64_MAX);
+        }
+    }
+    free(sql);
+    return rc;
+}
+
+/* cursor k onto its next row */
+static int memrd_advance(struct memrd *r, int k)
+{
+    int rc = sqlite3_step(r->st[k]);
+    r->have[k] = rc == SQLITE_ROW;
+    if (rc == SQLITE_ROW) {
+        r->id[k] = sqlite3_column_int64(r->st[k], 0);
+        r->ts[k] = sqlite3_column_int64(r->st[k], 1);
+    }
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rc;
+}
+
+int tt__memrd_step(struct memrd *r)
+{
+    int k, best = -1, rc;
+    if (r->n == 1) { /* one run, or the sorted query */
+        r->cur = r->st[0];
+        return sqlite3_step(r->st[0]);
+    }
+    if (!r->started) {
+        r->started = 1;
+        for (k = 0; k < r->n; k++)
+            if ((rc = memrd_advance(r, k)) != 0)
+                return rc;
+    } else if (r->cur && (rc = memrd_advance(r, r->last)) != 0) {
+        return rc;
+    }
+    for (k = 0; k < r->n; k++)
+        if (r->have[k] && (best < 0 || r->ts[k] < r->ts[best] ||
+                           (r->ts[k] == r->ts[best] && r->id[k] < r->id[best])))
+            best = k;
+    if (best < 0) {
+        r->cur = NULL;
+        return SQLITE_DONE;
+    }
+    r->last = best;
+    r->cur = r->st[best];
+    return SQLITE_ROW;
+}
+
+void tt__memrd_close(struct memrd *r)
+{
+    int k;
+    for (k = 0; k < r->n; k++)
+        sqlite3_finalize(r->st[k]);
+    memset(r, 0, sizeof(*r));
 }
 
 int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok)

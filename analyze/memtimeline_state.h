@@ -67,14 +67,44 @@ struct memtl_pre {
     int64_t addr, bytes;
 };
 
+/* the most runs in time order the ordered reader merges (else it sorts) */
+#define MEMRD_RUNS 64
+
 /* what the passes learn on the way, for the emission pass */
 struct memtl_scan {
     int have_ts;             /* the device has [memory] events with a time */
     int64_t ts_min, ts_max;  /* their range (trace ns) */
     int64_t peak_mem_id;     /* the first event at the highest total_allocated, 0 none */
+    int64_t peak_op, peak_step; /* its context's op and ProfilerStep (0 none) */
     struct memtl_pre *pre;   /* PREEXISTING blocks in time order */
     size_t npre, apre;
+    /* the device's events in id order: nruns runs in time order, run k from
+     * id run_lo[k] (0: more than MEMRD_RUNS, or not known) */
+    int nruns;
+    int64_t run_lo[MEMRD_RUNS];
 };
+
+/*
+ * The device's events in time order (ts, then id) without a sort: one
+ * cursor per run of sc->run_lo, merged; the sorted query when nruns is 0.
+ * select: "SELECT m.id, m.ts, ... FROM memory AS m ..." (m.id and m.ts
+ * first); ?1 ?2 ?3 are bound as tt__memtl_bind_device.
+ */
+struct memrd {
+    sqlite3_stmt *st[MEMRD_RUNS];
+    int64_t id[MEMRD_RUNS], ts[MEMRD_RUNS];
+    unsigned char have[MEMRD_RUNS];
+    int n, started, last; /* last: the cursor of the current row */
+    sqlite3_stmt *cur; /* the cursor on the current row */
+};
+
+/* sc->nruns, run_lo */
+int tt__memtl_runs(tt_db *db, int64_t trace, int dtype, int64_t did, struct memtl_scan *sc);
+int tt__memrd_open(struct memrd *r, tt_db *db, const char *select, int64_t trace, int dtype,
+                   int64_t did, const struct memtl_scan *sc);
+/* SQLITE_ROW (r->cur on the row), SQLITE_DONE or an SQLite error code */
+int tt__memrd_step(struct memrd *r);
+void tt__memrd_close(struct memrd *r);
 
 int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok);
 /* ?1 trace, ?2 device type, ?3 device id: the device filter of the passes */
@@ -86,7 +116,13 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
                            struct memtl_scan *sc);
 /* 1b: temp.memet(mem_id, cat, rule) from a linked Execution Trace */
 int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat);
-/* 2: temp.memcat(mem_id, cat, rule); the PREEXISTING blocks, the peak event */
+/* the device's events that have a time and a size, after FROM memory AS m */
+#define MEM_WHERE                                                                     \
+    " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3" \
+    "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL"
+
+/* 2: temp.memcat(mem_id, cat, rule, op_id); the PREEXISTING blocks, the peak
+ * event and its context */
 int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
                             struct memtl_scan *sc);
 

@@ -37,6 +37,12 @@ int tt__open_ingested_temp(tt_db **out, const char *trace);
 /* an empty database in $TMPDIR (mode 0600), removed from the directory at
  * once: it lives as long as *out is open, whatever ends the process */
 int tt__open_temp_db(tt_db **out, const char *what);
+/* The same with only what one analysis reads: read_flags TT_READ_* for the
+ * reader (TT_READ_NO_ARGS: args columns NULL), skip 1 << TT_ROWS_* of the
+ * tables left empty (TT_ROWS_RUNTIME and TT_ROWS_GPU together, flows,
+ * instants, metadata: store/ingest_rows.h). */
+int tt__open_ingested_temp_only(tt_db **out, const char *trace, unsigned read_flags,
+                                unsigned skip);
 
 /* Create the indexes the readers need (idempotent). */
 int tt_db_create_indexes(tt_db *db);

@@ -323,6 +323,8 @@ static int on_event(void *ctx, const tt_event *ev)
         int xc = tt_kineto_class(ev->cat);
         if (xc == TT_XC_SLICE)
             return insert_slice(g, ev, cat, name, "X");
+        if (g->skip & (1u << (xc == TT_XC_RUNTIME ? R_RT : R_GPU)))
+            return 0;
         if (xc == TT_XC_RUNTIME)
             return insert_runtime(g, ev, cat, name);
         if (xc != TT_XC_GPU_ANNOT && HAVE(TT_A_CORRELATION))
@@ -389,6 +391,8 @@ static int on_event(void *ctx, const tt_event *ev)
         break;
     }
     /* everything else (counters 'C', async 'b'/'e'/'n', other instants) */
+    if (g->skip & (1u << R_INST))
+        return 0;
     st = &g->rbuf[R_INST];
     ig_rb_event_head(st, TT_C_IN_TRACE_ID, g, ph1, cat, name, ev);
     rb_opt(st, TT_C_IN_DUR, ev->has_dur, ev->dur_ns);
@@ -949,8 +953,9 @@ out:
     return rc;
 }
 
-int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
-                   tt_ingest_result *res)
+/* tt_ingest_file with reader flags and tables left out (1 << R_*) */
+static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opts,
+                       tt_ingest_result *res, unsigned read_flags, unsigned skip)
 {
     struct ingest g;
     tt_ingest_result local;
@@ -972,6 +977,7 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     g.db = db;
     g.opts = opts;
     g.res = res;
+    g.skip = skip;
     tt_error_clear();
     if (db->readonly)
         return tt_error_set_at(TT_EIO, db->path, -1, "database opened read-only");
@@ -1019,6 +1025,7 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
     res->trace_id = g.trace_id;
 
     set_sink(&sink, &g);
+    ropts.flags |= read_flags;
     ropts.progress = opts->progress;
     ropts.progress_payload = opts->progress_payload;
     rc = read_threaded(&g, path, &sink, &ropts, &res->stats);
@@ -1058,8 +1065,20 @@ out:
     return rc;
 }
 
+int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
+                   tt_ingest_result *res)
+{
+    return ingest_into(db, path, opts, res, 0, 0);
+}
+
 /* db_internal.h: a file ingested into a temporary database */
 int tt__open_ingested_temp(tt_db **out, const char *trace)
+{
+    return tt__open_ingested_temp_only(out, trace, 0, 0);
+}
+
+int tt__open_ingested_temp_only(tt_db **out, const char *trace, unsigned read_flags,
+                                unsigned skip)
 {
     tt_db *db = NULL;
     int rc;
@@ -1070,7 +1089,7 @@ int tt__open_ingested_temp(tt_db **out, const char *trace)
         tt_db_free(db);
         return tt_error_set(TT_ENOMEM, "out of memory");
     }
-    if ((rc = tt_ingest_file(db, trace, NULL, NULL)) < 0) {
+    if ((rc = ingest_into(db, trace, NULL, NULL, read_flags, skip)) < 0) {
         tt_db_free(db);
         return rc;
     }
