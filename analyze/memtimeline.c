@@ -144,21 +144,48 @@ static int64_t py_div1000(int64_t t)
 
 /* ---- device selection ---- */
 
-static int parse_device(const char *dev, int *dtype, int64_t *did)
+/* "cuda:0 (8220 events), cpu (4618 events)": the devices with [memory] events */
+static void devices_present(tt_db *db, int64_t trace, char *buf, size_t cap)
 {
-    const char *colon;
-    if (!dev || !strcmp(dev, "cpu")) {
-        *dtype = 0;
-        *did = -1;
-        return 0;
+    sqlite3_stmt *st;
+    size_t len = 0;
+    buf[0] = '\0';
+    if (tt_db_prepare(db, &st, "SELECT device_type, coalesce(device_id, -1), count(*)"
+                               " FROM memory WHERE trace_id = ?1 AND device_type IS NOT NULL"
+                               " GROUP BY 1, 2 ORDER BY 3 DESC, 1 DESC, 2 LIMIT 8") < 0) {
+        tt_error_clear();
+        return;
     }
-    colon = strchr(dev, ':');
-    if (!strncmp(dev, "cuda", 4) && (dev[4] == '\0' || dev[4] == ':')) {
-        *dtype = 1;
-        *did = colon ? atoll(colon + 1) : 0;
-        return 0;
+    sqlite3_bind_int64(st, 1, trace);
+    while (sqlite3_step(st) == SQLITE_ROW && len + 64 < cap) {
+        char dev[32];
+        tt_device_format(sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), dev,
+                         sizeof(dev));
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s (%lld events)", len ? ", " : "",
+                                dev, (long long)sqlite3_column_int64(st, 2));
     }
-    return tt_error_set(TT_EINVALID, "unknown device '%s' (use cpu or cuda:N)", dev);
+    sqlite3_finalize(st);
+}
+
+/* the device with the most [memory] events (a tie: the higher device type,
+ * so a GPU before the CPU, then the lower index); 0 when none */
+static int busiest_device(tt_db *db, int64_t trace, int *dtype, int64_t *did)
+{
+    sqlite3_stmt *st;
+    int found = 0;
+    if (tt_db_prepare(db, &st, "SELECT device_type, coalesce(device_id, -1) FROM memory"
+                               " WHERE trace_id = ?1 AND device_type IS NOT NULL"
+                               " AND ts IS NOT NULL AND bytes IS NOT NULL"
+                               " GROUP BY 1, 2 ORDER BY count(*) DESC, 1 DESC, 2 LIMIT 1") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *dtype = sqlite3_column_int(st, 0);
+        *did = sqlite3_column_int64(st, 1);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
 }
 
 /* ---- coalescing (torch's _coalesce_timeline) ---- */
@@ -175,7 +202,7 @@ struct coalesce {
     int64_t npoints;
     int64_t first_t_raw; /* -1 when the first point is PREEXISTING */
     struct series *plot;
-    int64_t peak_total, peak_t, peak_point;
+    int64_t peak_total, peak_t, peak_point, peak_unknown;
 };
 
 static void co_emit_point(struct coalesce *c)
@@ -208,6 +235,7 @@ tail:
         c->peak_total = tot;
         c->peak_t = c->last_t;
         c->peak_point = c->npoints;
+        c->peak_unknown = c->cur[1 + TT_CAT_UNKNOWN];
     }
     c->npoints++;
 }
@@ -253,6 +281,7 @@ struct emit {
     struct livemap live;
     size_t aalloc;        /* room in res->alloc_t_us / allocated / reserved */
     int64_t peak_alloc, peak_t;
+    struct addr_synth syn; /* the same made-up addresses as the category pass */
 };
 
 /* a row of torch's raw export: [t_ns, action, bytes, category] */
@@ -367,6 +396,11 @@ static int alloc_sample(struct emit *e, int64_t t_ns, int64_t al, int64_t re)
 static int emit_preexisting(struct emit *e, const struct memtl_scan *sc)
 {
     size_t i;
+    if (sc->have_before) { /* live before the trace, never freed in it */
+        raw_row(e, -1, 1, sc->before, TT_CAT_UNKNOWN);
+        co_add(&e->co, -1, TT_CAT_UNKNOWN, sc->before);
+        e->res->before = sc->before;
+    }
     for (i = 0; i < sc->npre; i++) {
         struct live *p;
         raw_row(e, -1, 1, sc->pre[i].bytes, TT_CAT_UNKNOWN);
@@ -385,10 +419,13 @@ static int emit_preexisting(struct emit *e, const struct memtl_scan *sc)
 static int emit_event(struct emit *e, sqlite3_stmt *st, const struct memtl_scan *sc)
 {
     int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
-    int64_t addr = sqlite3_column_int64(st, 2), b = sqlite3_column_int64(st, 3);
+    int64_t addr, b = sqlite3_column_int64(st, 3);
     int64_t t_ns = ts + e->j->base_ns;
-    struct live *a = tt__live_find(&e->live, addr);
+    struct live *a;
     int rc;
+    if ((rc = tt__memtl_addr(&e->syn, st, 2, b, &addr)) < 0)
+        return rc;
+    a = tt__live_find(&e->live, addr);
     if (sqlite3_column_type(st, 4) != SQLITE_NULL &&
         (rc = alloc_sample(e, t_ns, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5))) < 0)
         return rc;
@@ -477,6 +514,7 @@ static int emit_trace(struct emit *e)
     memtl_timing("emission");
 out:
     free(sc.pre);
+    tt__memtl_addr_free(&e->syn);
     tt__memrd_close(&rd);
     return rc;
 }
@@ -553,6 +591,7 @@ static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *ra
     if (res->n && e.co.first_t_raw < 0 && e.co.t_min != -1)
         res->t_us[0] = e.co.t_min;
     res->peak_total = e.co.peak_total;
+    res->peak_unknown = e.co.peak_unknown;
     res->peak_point = e.co.peak_point;
     res->final_total = total_of(e.co.cur);
     res->peak_allocated = e.peak_alloc ? e.peak_alloc : e.co.peak_total;
@@ -687,7 +726,8 @@ static int write_plot(const struct job *j, const tt_memtl_result *r, int png, co
         top[i].rule = r->top[i].rule;
     }
     memset(&tl, 0, sizeof(tl));
-    tl.title = j->label;
+    /* the file's base name: the absolute path says nothing in a title */
+    tl.title = strrchr(j->label, '/') ? strrchr(j->label, '/') + 1 : j->label;
     tl.device = r->device;
     tl.categories = r->categories;
     tl.n = r->plot_n;
@@ -781,6 +821,24 @@ static int close_out(struct out *o, char *part, const char *output, int rc)
     return rc;
 }
 
+/* The categories at the peak cover less than half of it: say so, since the
+ * picture is then mostly one grey Unknown band. */
+static void warn_coverage(const struct job *j, const tt_memtl_result *r)
+{
+    int64_t known = r->peak_total - r->peak_unknown;
+    char msg[512];
+    if (j->o->version < 2 || !j->o->warn || !r->categories || r->peak_total <= 0 ||
+        2 * known >= r->peak_total)
+        return;
+    snprintf(msg, sizeof(msg),
+             "the categories cover %.0f%% of the peak (%.2f of %.2f GiB on %s); the rest is"
+             " Unknown%s (docs/MEMTIMELINE.md says what a trace needs to name more)",
+             100.0 * (double)known / (double)r->peak_total, (double)known / 1073741824.0,
+             (double)r->peak_total / 1073741824.0, r->device,
+             r->before ? ", much of it live before the trace" : "");
+    j->o->warn(j->o->warn_ctx, msg);
+}
+
 static int run_job(struct job *j, const char *output)
 {
     int kind = suffix_kind(output);
@@ -799,6 +857,7 @@ static int run_job(struct job *j, const char *output)
     }
     if ((rc = compute(j, &res, want_json, want_raw ? &o : NULL)) < 0)
         goto out;
+    warn_coverage(j, &res);
     if (want_json)
         rc = write_json(&o, &res);
     else if (want_raw)
@@ -844,25 +903,26 @@ static int select_job(tt_db *db, const tt_memtl_options *opts, struct job *j)
         return 0;
     }
     if (opts->device) {
-        if ((rc = parse_device(opts->device, &j->dtype, &j->did)) < 0)
+        if ((rc = tt_device_parse(opts->device, &j->dtype, &j->did)) < 0)
             return rc;
-    } else {
-        /* default as torch: cuda:0 when the trace has CUDA memory events */
-        int64_t d = tt__memtl_q1(db, "SELECT min(coalesce(device_id, 0)) FROM memory WHERE"
-                                     " trace_id = ?1 AND device_type = ?2 AND ?3 = ?3",
-                                 j->trace, 1, 0, &ok);
-        j->dtype = ok ? 1 : 0;
-        j->did = ok ? d : -1;
-    }
-    if (j->dtype == 0)
-        snprintf(j->device, sizeof(j->device), "cpu");
-    else
-        snprintf(j->device, sizeof(j->device), "cuda:%" PRId64, j->did);
-    if (!tt__memtl_q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1 AND device_type = ?2"
-                          " AND coalesce(device_id, -1) = ?3", j->trace, j->dtype, j->did, &ok))
+    } else if ((rc = busiest_device(db, j->trace, &j->dtype, &j->did)) <= 0) {
+        if (rc < 0)
+            return rc;
         return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
-                               "no [memory] events for device %s (was the trace taken"
-                               " with profile_memory=True?)", j->device);
+                               "no [memory] events (was the trace taken with"
+                               " profile_memory=True?)");
+    }
+    tt_device_format(j->dtype, j->did, j->device, sizeof(j->device));
+    if (!tt__memtl_q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1 AND device_type = ?2"
+                          " AND coalesce(device_id, -1) = ?3", j->trace, j->dtype, j->did, &ok)) {
+        char have[512];
+        devices_present(db, j->trace, have, sizeof(have));
+        return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
+                               "no [memory] events for device %s (%s%s)", j->device,
+                               have[0] ? "the trace has: " : "was the trace taken with"
+                                                            " profile_memory=True?",
+                               have);
+    }
     return 0;
 }
 

@@ -550,7 +550,7 @@ void tt__live_del(struct livemap *m, struct live *e)
 
 /* the heuristics (docs/MEMTIMELINE.md), decided when the block is freed
  * (free_ts) or at the end of the trace (free_ts = -1) */
-static int categorize(const struct live *a, int64_t free_ts, unsigned free_flags)
+static int categorize(const struct live *a, int64_t free_ts, unsigned free_flags, int has_steps)
 {
     /* torch's precedence: a gradient by identity beats a temporary */
     if (a->etcat == TT_CAT_GRADIENT)
@@ -569,7 +569,10 @@ static int categorize(const struct live *a, int64_t free_ts, unsigned free_flags
                                                           : TT_CAT_GRADIENT;
     if ((a->flags & PH_STEP) && a->op_id && free_ts >= 0 && (free_flags & PH_BACKWARD))
         return TT_CAT_ACTIVATION;
-    if (!(a->flags & PH_STEP) && free_ts < 0)
+    /* outside the steps of a trace that has them, and never freed: without
+     * steps there is no "outside", and an op's output kept to the end (an
+     * activation of a loop without ProfilerStep) is not a parameter */
+    if (has_steps && !(a->flags & PH_STEP) && free_ts < 0)
         return TT_CAT_PARAMETER;
     return TT_CAT_UNKNOWN;
 }
@@ -608,12 +611,18 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
     sqlite3_stmt *st, *ins = NULL;
     struct memrd rd;
     struct livemap m = { NULL, 0, 0 };
-    int64_t peak_alloc = 0;
+    struct addr_synth syn;
+    int64_t peak_alloc = 0, live_sum = 0, last_alloc = 0;
+    int have_alloc = 0;
     size_t i;
     int rc = 0, r, ok;
     /* without an ET's verdicts, no join to the empty temp.memet */
     int et = tt__memtl_q1(db, "SELECT count(*) FROM temp.memet WHERE ?1 = ?1 AND ?2 = ?2"
                               " AND ?3 = ?3", 0, 0, 0, &ok) > 0;
+    memset(&syn, 0, sizeof(syn));
+    sc->has_steps = tt__memtl_q1(db, "SELECT count(*) FROM (SELECT 1 FROM temp.memctx"
+                                     " WHERE flags & 8 AND ?1 = ?1 AND ?2 = ?2 AND ?3 = ?3"
+                                     " LIMIT 1)", 0, 0, 0, &ok) > 0;
     if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memcat;"
                              "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
                              " rule INTEGER, op_id INTEGER)")) < 0)
@@ -635,9 +644,21 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
     }
     while ((r = tt__memrd_step(&rd)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st = rd.cur, 0), ts = sqlite3_column_int64(st, 1);
-        int64_t addr = sqlite3_column_int64(st, 2), bytes = sqlite3_column_int64(st, 3);
+        int64_t addr, bytes = sqlite3_column_int64(st, 3);
         unsigned flags = (unsigned)sqlite3_column_int64(st, 6);
-        struct live *a = tt__live_find(&m, addr);
+        struct live *a;
+        if ((rc = tt__memtl_addr(&syn, st, 2, bytes, &addr)) < 0)
+            goto out;
+        a = tt__live_find(&m, addr);
+        if (bytes > 0)
+            live_sum += bytes - (a ? a->bytes : 0);
+        else if (bytes < 0 && a)
+            live_sum -= a->bytes;
+        if (sqlite3_column_type(st, 10) != SQLITE_NULL) {
+            /* the allocator's total less what the timeline holds */
+            last_alloc = sqlite3_column_int64(st, 10) - live_sum;
+            have_alloc = 1;
+        }
         if (sqlite3_column_type(st, 10) != SQLITE_NULL &&
             sqlite3_column_int64(st, 10) > peak_alloc) {
             peak_alloc = sqlite3_column_int64(st, 10);
@@ -647,7 +668,8 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
         }
         if (bytes > 0) {
             /* reallocated without a free we saw: close the old one */
-            if (a && store_cat(ins, a, nocat ? TT_CAT_UNKNOWN : categorize(a, -1, 0)) < 0)
+            if (a && store_cat(ins, a, nocat ? TT_CAT_UNKNOWN
+                                             : categorize(a, -1, 0, sc->has_steps)) < 0)
                 goto dberr;
             if (!(a = tt__live_put(&m, addr))) {
                 rc = tt_error_set(TT_ENOMEM, "out of memory");
@@ -663,7 +685,7 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
             a->etcat = sqlite3_column_int(st, 8);
             a->rule = sqlite3_column_int(st, 9);
         } else if (bytes < 0 && a) {
-            if (store_cat(ins, a, nocat ? TT_CAT_UNKNOWN : categorize(a, ts, flags)) < 0)
+            if (store_cat(ins, a, nocat ? TT_CAT_UNKNOWN : categorize(a, ts, flags, sc->has_steps)) < 0)
                 goto dberr;
             tt__live_del(&m, a);
         } else if (bytes < 0 && (rc = add_pre(sc, addr, -bytes)) < 0) {
@@ -672,14 +694,19 @@ int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, in
     }
     if (r != SQLITE_DONE)
         goto dberr;
+    /* at the last event the PREEXISTING blocks are all freed: what the
+     * allocator holds beyond the live blocks was there before the trace */
+    sc->have_before = have_alloc && last_alloc > 0;
+    sc->before = sc->have_before ? last_alloc : 0;
     for (i = 0; i < m.cap; i++)
         if (m.e[i].used &&
-            store_cat(ins, &m.e[i], nocat ? TT_CAT_UNKNOWN : categorize(&m.e[i], -1, 0)) < 0)
+            store_cat(ins, &m.e[i], nocat ? TT_CAT_UNKNOWN : categorize(&m.e[i], -1, 0, sc->has_steps)) < 0)
             goto dberr;
     goto out;
 dberr:
     rc = tt_db_error(db, "cannot categorise memory events");
 out:
+    tt__memtl_addr_free(&syn);
     free(m.e);
     tt__memrd_close(&rd);
     sqlite3_finalize(ins);
@@ -792,6 +819,51 @@ void tt__memrd_close(struct memrd *r)
     for (k = 0; k < r->n; k++)
         sqlite3_finalize(r->st[k]);
     memset(r, 0, sizeof(*r));
+}
+
+/* ---- made-up addresses for events without one (memtimeline_state.h) ---- */
+
+int tt__memtl_addr(struct addr_synth *s, sqlite3_stmt *st, int col, int64_t bytes,
+                   int64_t *addr)
+{
+    size_t k;
+    struct synth_stack *sk;
+    if (sqlite3_column_type(st, col) != SQLITE_NULL) {
+        *addr = sqlite3_column_int64(st, col);
+        return 0;
+    }
+    if (s->next == 0)
+        s->next = -1;
+    if (!tt__i64map_get(&s->by_size, bytes < 0 ? -bytes : bytes, &k)) {
+        if (bytes < 0) { /* nothing of that size live: a block from before */
+            *addr = s->next--;
+            return 0;
+        }
+        if (TT_ALLOC_GROW(s->stk, s->nstk + 1, s->astk) < 0 ||
+            tt__i64map_put(&s->by_size, bytes, s->nstk) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        k = s->nstk++;
+        memset(&s->stk[k], 0, sizeof(s->stk[k]));
+    }
+    sk = &s->stk[k];
+    if (bytes < 0) {
+        *addr = sk->n ? sk->a[--sk->n] : s->next--;
+        return 0;
+    }
+    if (TT_ALLOC_GROW(sk->a, sk->n + 1, sk->cap) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    *addr = sk->a[sk->n++] = s->next--;
+    return 0;
+}
+
+void tt__memtl_addr_free(struct addr_synth *s)
+{
+    size_t k;
+    for (k = 0; k < s->nstk; k++)
+        free(s->stk[k].a);
+    free(s->stk);
+    tt__i64map_free(&s->by_size);
+    memset(s, 0, sizeof(*s));
 }
 
 int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok)

@@ -76,6 +76,12 @@ struct memtl_scan {
     int64_t ts_min, ts_max;  /* their range (trace ns) */
     int64_t peak_mem_id;     /* the first event at the highest total_allocated, 0 none */
     int64_t peak_op, peak_step; /* its context's op and ProfilerStep (0 none) */
+    int has_steps;           /* the trace has ProfilerStep#N ops (PARAMETER needs them) */
+    /* the allocator's Total Allocated minus the blocks the timeline knows, at
+     * the first event that has it: memory live before the trace and never
+     * freed in it (torch's PREEXISTING tensors a trace cannot name) */
+    int have_before;
+    int64_t before;
     struct memtl_pre *pre;   /* PREEXISTING blocks in time order */
     size_t npre, apre;
     /* the device's events in id order: nruns runs in time order, run k from
@@ -107,6 +113,29 @@ int tt__memrd_step(struct memrd *r);
 void tt__memrd_close(struct memrd *r);
 
 int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok);
+
+/*
+ * Events without an "Addr" (PyTorch 1.8/1.9 traces carry only "Bytes"): an
+ * allocation gets a made-up address (negative, so never a real one) and a
+ * free of N bytes takes the most recent live allocation of N bytes (LIFO:
+ * temporaries are freed first); a free with none is a block live before the
+ * trace (PREEXISTING), as in torch. The passes read the same events in the
+ * same order, so each gets the same addresses. docs/MEMTIMELINE.md.
+ */
+struct addr_synth {
+    struct i64map by_size;  /* bytes -> index into stk */
+    struct synth_stack {
+        int64_t *a;
+        size_t n, cap;
+    } *stk;
+    size_t nstk, astk;
+    int64_t next;           /* the next made-up address (counts down from -1) */
+};
+/* the event's address: column col of st, or a made-up one (above); 0 or
+ * TT_ENOMEM */
+int tt__memtl_addr(struct addr_synth *s, sqlite3_stmt *st, int col, int64_t bytes,
+                   int64_t *addr);
+void tt__memtl_addr_free(struct addr_synth *s);
 /* ?1 trace, ?2 device type, ?3 device id: the device filter of the passes */
 void tt__memtl_bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did);
 int tt__memtl_str_has(const char *s, const char *needle);

@@ -65,6 +65,12 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     }
 }
 
+static void on_warn(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "tracetool memtimeline: warning: %s\n", message);
+}
+
 struct job {
     const tt_memtl_options *o;
     const char *output;
@@ -94,6 +100,7 @@ int cmd_memtimeline(int argc, char **argv)
     if (o.et_path && strcmp(in, "-") && tt_is_sqlite_file(in))
         cli_usage_error(&cmd, "--et needs a trace file; for a database, 'tracetool ingest %s %s'"
                         " joins the ET to its trace", in, o.et_path);
+    o.warn = on_warn;
     job.o = &o;
     job.output = argv[first + 1];
     /* the output must never replace an input (nor a file a symlink leads to) */

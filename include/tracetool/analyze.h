@@ -266,12 +266,18 @@ typedef struct tt_memtl_options {
     unsigned int version;
     int64_t trace_id;     /* 0 = the first trace with memory events */
     int64_t rank;         /* -1 = any */
-    const char *device;   /* "cuda:N", "cuda", "cpu"; NULL = cuda:0 if present, else cpu */
+    const char *device;   /* c10's "cuda:N", "cpu", "hip:N", ... (tt_device_parse);
+                             NULL = the device with the most [memory] events */
     int no_categories;    /* plain per-device totals */
     const char *et_path;  /* file input: the trace's Execution Trace, joined by
                              the crosscheck rules to name tensors (NULL: none) */
+    /* version >= 2, may be NULL: told what a user should know of a result
+     * (the categories cover less than half of the peak); one line, no
+     * newline */
+    void (*warn)(void *ctx, const char *message);
+    void *warn_ctx;
 } tt_memtl_options;
-#define TT_MEMTL_OPTIONS_INIT { 1, 0, -1, NULL, 0, NULL }
+#define TT_MEMTL_OPTIONS_INIT { 2, 0, -1, NULL, 0, NULL, NULL, NULL }
 
 /* Write the timeline; the format follows OUTPUT's suffix as torch's
  * export_memory_timeline does (.json, .json.gz, .raw.json.gz, .html) plus
@@ -304,7 +310,14 @@ typedef struct tt_memtl_result {
     int64_t *sizes;
     int64_t peak_total;  /* the largest sum of a point's categories (0: none above 0) */
     int64_t peak_point;  /* the first point with it, -1 if none */
+    int64_t peak_unknown; /* of peak_total, the Unknown category's bytes */
     int64_t final_total; /* the sum of the last point's categories */
+    /* memory live before the trace and never freed in it: the allocator's
+     * Total Allocated less the blocks the timeline knows (0 when the trace
+     * has no totals). It is in Unknown from the first (PREEXISTING) point, so
+     * each point's sum is the allocator's total, as torch's timeline holds
+     * such tensors; the plot draws it as its own band. */
+    int64_t before;
     /* the allocator's own view (Total Allocated / Reserved of the [memory]
      * events; 0 when the trace has none) and the first event at its peak */
     int64_t peak_allocated, peak_reserved;

@@ -113,7 +113,7 @@ Test(memtimeline, hta_df_index_resolver)
 {
     /* expected.py .../hta/df_index_resolver/df_index_resolver.json.gz */
     static const struct expect x = {
-        "cuda:1", 26598, 1669783687404093, 2532893696, 3848, 1669783687579130, 0,
+        "cuda:1", 26599, 1669783687404093, 6629508096, 3849, 1669783687579130, 4096614400,
         6629508096, 1669783687579130, 12782141440, 15,
         { 98566144, 98566144, 58720256, 58720256, 58720256, 58720256, 27262976, 27262976,
           27262976, 25165824, 25165824, 25165824, 25165824, 14680064, 14680064 },
@@ -127,10 +127,11 @@ Test(memtimeline, hta_df_index_resolver)
 Test(memtimeline, kineto_tb_plugin_2021_06)
 {
     /* expected.py .../kineto/tb_plugin_2021-06/worker0.1623143089861.pt.trace.json.gz:
-     * no Addr (every block is address 0) and no Total Allocated */
+     * no Addr (a free takes the latest live block of its size) and no Total
+     * Allocated: the running sum of Bytes, peak 2.60 GiB */
     static const struct expect x = {
-        "cuda:0", 5827, 1623142623529058, 18942277120, 866, 1623142623609750, 18826081792,
-        18942277120, 1623142623609750, 0, 0, { 0 },
+        "cuda:0", 8220, 1623142623529058, 2791636480, 433, 1623142623582083, 0,
+        2791636480, 1623142623582083, 0, 0, { 0 },
     };
     ingest_shared(TT_SHARED
                   "/testdata/kineto/tb_plugin_2021-06/worker0.1623143089861.pt.trace.json.gz");
