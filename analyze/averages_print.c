@@ -486,7 +486,9 @@ static int print_trace(FILE *out, const tt_avg_trace *tr, const tt_avg_options *
         fprintf(out, "trace %" PRId64, tr->trace_id);
         if (tr->have_rank)
             fprintf(out, " (rank %" PRId64 ")", tr->rank);
-        fprintf(out, ": %s\n", tr->path);
+        tt_buf v = TT_BUF_INIT;
+        fprintf(out, ": %s\n", tt_visible(&v, tr->path));
+        tt_buf_release(&v);
     }
     return tr->nrows ? print_table(out, tr, o) : 0;
 }

@@ -702,13 +702,16 @@ static int print_json(const tt_xcheck_result *res, const tt_xc_options *o, FILE 
 
 static void text_header(FILE *out, const tt_xc_pair *p, int first)
 {
-    fprintf(out, "%sET trace %" PRId64 ": %s (", first ? "" : "\n", p->et.id, p->et.path);
+    tt_buf v = TT_BUF_INIT;
+    fprintf(out, "%sET trace %" PRId64 ": %s (", first ? "" : "\n", p->et.id,
+            tt_visible(&v, p->et.path));
     if (p->et.has_rank)
         fprintf(out, "rank %" PRId64 ", ", p->et.rank);
     if (p->et.has_pid)
         fprintf(out, "pid %" PRId64 ", ", p->et.pid);
     fprintf(out, "%" PRId64 " ops + %" PRId64 " root nodes)\n", p->et_ops, p->et_roots);
-    fprintf(out, "Kineto trace %" PRId64 ": %s (", p->kineto.id, p->kineto.path);
+    fprintf(out, "Kineto trace %" PRId64 ": %s (", p->kineto.id, tt_visible(&v, p->kineto.path));
+    tt_buf_release(&v);
     if (p->kineto.has_rank)
         fprintf(out, "rank %" PRId64 ", ", p->kineto.rank);
     if (p->kineto.has_pid)
@@ -772,6 +775,7 @@ static void text_window(FILE *out, const tt_xc_pair *p)
 
 static void text_offenders(FILE *out, const tt_xc_pair *p)
 {
+    tt_buf v1 = TT_BUF_INIT, v2 = TT_BUF_INIT;
     char b1[64], b2[64];
     size_t i;
     if (p->et_only) {
@@ -782,7 +786,7 @@ static void text_offenders(FILE *out, const tt_xc_pair *p)
                     o->has_rf_id ? (snprintf(b1, sizeof(b1), "%" PRId64, o->rf_id), b1) : "none",
                     o->node_id,
                     o->has_tid ? (snprintf(b2, sizeof(b2), "%" PRId64, o->tid), b2) : "-",
-                    o->name);
+                    tt_visible(&v1, o->name));
         }
     }
     if (p->kineto_only) {
@@ -792,7 +796,8 @@ static void text_offenders(FILE *out, const tt_xc_pair *p)
             const tt_xc_kineto_op *ko = &p->kineto_only_ops[i];
             fprintf(out, "    %s %" PRId64 ", slice %" PRId64 ", tid %s, ts %" PRId64 ": '%s'\n",
                     key_label(p->key), ko->key, ko->slice_id,
-                    ko->has_tid ? xc_val_fmt(&ko->tid, b1, sizeof(b1)) : "-", ko->ts, ko->name);
+                    ko->has_tid ? xc_val_fmt(&ko->tid, b1, sizeof(b1)) : "-", ko->ts,
+                    tt_visible(&v1, ko->name));
         }
     }
     if (p->name_mismatch) {
@@ -802,7 +807,8 @@ static void text_offenders(FILE *out, const tt_xc_pair *p)
             const tt_xc_mismatch *m = &p->mismatches[i];
             fprintf(out, "    rf_id %" PRId64 ", node %" PRId64 ": ET '%s' vs Kineto '%s'"
                          " (%s %" PRId64 ", slice %" PRId64 ")\n",
-                    m->rf_id, m->node_id, m->et_name, m->kineto_name, key_label(p->key),
+                    m->rf_id, m->node_id, tt_visible(&v1, m->et_name),
+                    tt_visible(&v2, m->kineto_name), key_label(p->key),
                     m->kineto_key, m->slice_id);
         }
     }
@@ -812,18 +818,23 @@ static void text_offenders(FILE *out, const tt_xc_pair *p)
             const tt_xc_duplicate *d = &p->duplicates[i];
             if (d->et_side)
                 fprintf(out, "    ET rf_id %" PRId64 " on %" PRId64 " nodes: '%s', '%s'\n", d->id,
-                        d->count, d->name1, d->name2);
+                        d->count, tt_visible(&v1, d->name1), tt_visible(&v2, d->name2));
             else
                 fprintf(out, "    Kineto %s %" PRId64 " on %" PRId64 " events: '%s', '%s'\n",
-                        key_label(p->key), d->id, d->count, d->name1, d->name2);
+                        key_label(p->key), d->id, d->count, tt_visible(&v1, d->name1),
+                        tt_visible(&v2, d->name2));
         }
     }
+    tt_buf_release(&v1);
+    tt_buf_release(&v2);
 }
 
 static void text_unpaired(FILE *out, const tt_xc_pair *p, int first)
 {
+    tt_buf v = TT_BUF_INIT;
     fprintf(out, "%sET trace %" PRId64 ": %s: no Kineto trace with the same pid",
-            first ? "" : "\n", p->et.id, p->et.path);
+            first ? "" : "\n", p->et.id, tt_visible(&v, p->et.path));
+    tt_buf_release(&v);
     if (p->et.has_pid)
         fprintf(out, " (%" PRId64 ")", p->et.pid);
     if (p->et.has_rank)

@@ -339,10 +339,12 @@ static int print_text(const tt_info_summary *in, FILE *out)
     size_t i;
     char b[32];
     int first = 1;
+    tt_buf v = TT_BUF_INIT;
     if (in->trace_id)
-        fprintf(out, "trace %" PRId64 ": %s\n", in->trace_id, in->path);
+        fprintf(out, "trace %" PRId64 ": %s\n", in->trace_id, tt_visible(&v, in->path));
     else
-        fprintf(out, "trace: %s\n", in->path);
+        fprintf(out, "trace: %s\n", tt_visible(&v, in->path));
+    tt_buf_release(&v);
     human_bytes(b, sizeof(b), in->bytes);
     fprintf(out, "  format:       %s", in->format ? in->format : "unknown");
     if (in->schema_version)

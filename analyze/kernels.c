@@ -282,8 +282,10 @@ static void print_head(const tt_kern_summary *s, int format, FILE *out, int firs
         tt_table_markdown_text(out, s->path);
         fputs("\n\n", out);
     } else if (format != TT_AVG_CSV) {
+        tt_buf v = TT_BUF_INIT;
         fprintf(out, "%s%s summary, trace %" PRId64 ": %s\n\n", first ? "" : "\n", what,
-                s->trace_id, s->path);
+                s->trace_id, tt_visible(&v, s->path));
+        tt_buf_release(&v);
     }
 }
 

@@ -119,10 +119,20 @@ size_t tt_table_nrows(const tt_table *t)
 
 /* ---- quoting ---- */
 
+void tt_table_text_safe(FILE *out, const char *s)
+{
+    tt_buf b = TT_BUF_INIT;
+    fputs(tt_visible(&b, s), out);
+    tt_buf_release(&b);
+}
+
 void tt_table_csv_text(FILE *out, const char *s, int always)
 {
+    tt_buf b = TT_BUF_INIT;
+    s = tt_visible(&b, s); /* no raw control character reaches a terminal */
     if (!always && !s[strcspn(s, ",\"\r\n")]) {
         fputs(s, out);
+        tt_buf_release(&b);
         return;
     }
     fputc('"', out);
@@ -132,6 +142,7 @@ void tt_table_csv_text(FILE *out, const char *s, int always)
         fputc(*s, out);
     }
     fputc('"', out);
+    tt_buf_release(&b);
 }
 
 void tt_table_markdown_text(FILE *out, const char *s)
@@ -235,7 +246,7 @@ static const char *human_cell(tt_buf *b, const tt_table_col *col, const struct c
 {
     tt_buf_reset(b);
     if (c->kind == CELL_TEXT || c->kind == CELL_JSON)
-        return c->s;
+        return tt_visible(b, c->s);
     if (c->kind != CELL_NULL)
         fmt_num(b, col, c, 1);
     return b->buf;

@@ -123,3 +123,54 @@ int tt_buf_add_json_string(tt_buf *b, const char *s, size_t len)
     tt_buf_addch(b, '"');
     return b->oom ? TT_ENOMEM : 0;
 }
+
+/* ---- control characters made visible (buf.h) ---- */
+
+/* the length of a C0/DEL byte or a C1 character (UTF-8 C2 80..9F) at s, else 0 */
+static size_t control_at(const char *s)
+{
+    unsigned char c = (unsigned char)s[0];
+    if (c < 0x20 || c == 0x7f)
+        return 1;
+    if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+        return 2;
+    return 0;
+}
+
+static int has_control(const char *s)
+{
+    for (; *s; s++)
+        if (control_at(s))
+            return 1;
+    return 0;
+}
+
+/* s with its control characters visible: \n \r \t, \xNN, \u0085 */
+static void safe_into(tt_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        size_t n = control_at(s);
+        if (!n) {
+            tt_buf_addch(b, *s);
+        } else if (n == 2) {
+            tt_buf_addf(b, "\\u%04x", (unsigned)(unsigned char)s[1]);
+            s++;
+        } else if (*s == '\n' || *s == '\r' || *s == '\t') {
+            tt_buf_addch(b, '\\');
+            tt_buf_addch(b, *s == '\n' ? 'n' : *s == '\r' ? 'r' : 't');
+        } else {
+            tt_buf_addf(b, "\\x%02x", (unsigned)(unsigned char)*s);
+        }
+    }
+}
+
+/* buf.h */
+const char *tt_visible(tt_buf *b, const char *s)
+{
+    if (!has_control(s))
+        return s;
+    tt_buf_reset(b);
+    safe_into(b, s);
+    return b->oom ? "?" : b->buf;
+}
+

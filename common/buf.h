@@ -43,4 +43,10 @@ void tt_buf_reset(tt_buf *b);
 /* Append s as a JSON string literal (quotes included, escapes as needed). */
 int tt_buf_add_json_string(tt_buf *b, const char *s, size_t len);
 
+/* s for a terminal: s itself when it holds no control character, else its
+ * copy in b (reset first) with C0, DEL and C1 characters written \n \r \t,
+ * \xNN or \u0085: a trace's strings cannot move the cursor or forge lines.
+ * Valid until b changes; "?" when out of memory. */
+const char *tt_visible(tt_buf *b, const char *s);
+
 #endif

@@ -100,6 +100,10 @@ typedef struct tt_table_write_options {
  */
 TT_EXTERN(int) tt_table_write(const tt_table *t, const tt_table_write_options *opts, FILE *out);
 
+/* Write s for a terminal: control characters (C0, DEL, C1) made visible as
+ * \n \r \t, \xNN or \u0085, so a name in a trace can neither move the
+ * cursor nor forge output lines. Text and CSV cells are written so too. */
+TT_EXTERN(void) tt_table_text_safe(FILE *out, const char *s);
 /* Write s as one CSV field: quoted (quotes doubled) when `always` or when it
  * holds a comma, a quote, CR or LF. */
 TT_EXTERN(void) tt_table_csv_text(FILE *out, const char *s, int always);
