@@ -246,7 +246,7 @@ static const char *human_cell(tt_buf *b, const tt_table_col *col, const struct c
 {
     tt_buf_reset(b);
     if (c->kind == CELL_TEXT || c->kind == CELL_JSON)
-        return tt_visible(b, c->s);
+        return c->s;
     if (c->kind != CELL_NULL)
         fmt_num(b, col, c, 1);
     return b->buf;
@@ -290,7 +290,8 @@ static void text_line(const struct view *v, const size_t *w, const struct cell *
         const tt_table_col *c = &t->cols[view_col(v, k)];
         int last = k + 1 == v->n;
         if (row) {
-            put_aligned(out, human_cell(b, c, &row[view_col(v, k)]), w[k], col_align(c), last,
+            put_aligned(out, tt_visible(b, human_cell(b, c, &row[view_col(v, k)])), w[k],
+                        col_align(c), last,
                         o->flags);
         } else {
             int a = c->header_align != TT_ALIGN_AUTO ? c->header_align : col_align(c);
@@ -318,8 +319,8 @@ static int write_text(const struct view *v, const tt_table_write_options *o, FIL
         if (c->title && text_width(c->title, o->flags) > w[k])
             w[k] = text_width(c->title, o->flags);
         for (r = 0; r < t->nrows; r++) {
-            size_t x = text_width(human_cell(&b, c, &t->cells[r * t->ncols + view_col(v, k)]),
-                                  o->flags);
+            const struct cell *x0 = &t->cells[r * t->ncols + view_col(v, k)];
+            size_t x = text_width(tt_visible(&b, human_cell(&b, c, x0)), o->flags);
             if (x > w[k])
                 w[k] = x;
         }

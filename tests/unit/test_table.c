@@ -66,21 +66,22 @@ static void expect_format(int format, const char *want)
 
 Test(table, text)
 {
-    /* widths from the widest of title and cells (the second name is 12
-     * characters: text output writes names as they are); text left, numbers
-     * right; the last column is right-aligned so it is padded too */
+    /* widths from the widest of title and cells (the second name is 16
+     * characters once its control characters are made visible: \n and
+     * \x01 never reach a terminal raw); text left, numbers right; the last
+     * column is right-aligned so it is padded too */
     expect_format(TT_TABLE_TEXT,
-                  "Name          Count  Share (%)  Size (kB)\n"
-                  "------------  -----  ---------  ---------\n"
-                  "plain            12       62.5       1.50\n"
-                  "a,b \"q\"\nx\x01|y     -3       37.5           \n");
+                  "Name              Count  Share (%)  Size (kB)\n"
+                  "----------------  -----  ---------  ---------\n"
+                  "plain                12       62.5       1.50\n"
+                  "a,b \"q\"\\nx\\x01|y     -3       37.5           \n");
 }
 
 Test(table, csv)
 {
     expect_format(TT_TABLE_CSV, "name,count,pct,bytes\n"
                                 "plain,12,62.500,1500\n"
-                                "\"a,b \"\"q\"\"\nx\x01|y\",-3,37.500,\n");
+                                "\"a,b \"\"q\"\"\\nx\\x01|y\",-3,37.500,\n");
 }
 
 Test(table, json)
@@ -171,7 +172,8 @@ Test(table, quoting_helpers)
     fputc(';', f);
     tt_table_markdown_text(f, "*a_b* `c` <d> & e\\f\r\ng\x7f");
     fclose(f);
-    cr_expect_str_eq(buf, "x;\"x\";\"a\rb\";\"a\nb\";\"say \"\"hi\"\"\";\\*a\\_b\\* \\`c\\` \\<d\\> \\& e\\\\f<br>g\xe2\x90\xa1");
+    /* CSV: line ends and other control characters shown, one record a line */
+    cr_expect_str_eq(buf, "x;\"x\";a\\rb;a\\nb;\"say \"\"hi\"\"\";\\*a\\_b\\* \\`c\\` \\<d\\> \\& e\\\\f<br>g\xe2\x90\xa1");
     free(buf);
 }
 
@@ -286,7 +288,8 @@ Test(table, csv_markdown_special_cells)
     tt_table_set_float(t, 0, 2.25);
     o.format = TT_TABLE_CSV;
     got = render(t, &o);
-    cr_expect_str_eq(got, "\"a,b\",j,t\n,\"[\"\"x\"\", 2]\",\"l1\r\nl2\"\n2.2,,\n");
+    /* a line end inside a cell is shown, not written: one record per line */
+    cr_expect_str_eq(got, "\"a,b\",j,t\n,\"[\"\"x\"\", 2]\",l1\\r\\nl2\n2.2,,\n");
     free(got);
     o.format = TT_TABLE_MARKDOWN;
     got = render(t, &o);
