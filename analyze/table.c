@@ -153,6 +153,9 @@ void tt_table_markdown_text(FILE *out, const char *s)
             if (c == '\r' && s[1] == '\n')
                 s++;
             fputs("<br>", out);
+        } else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f) {
+            fprintf(out, "\\u%04x", (unsigned)(unsigned char)s[1]); /* C1: no picture */
+            s++;
         } else if (c < 0x20 || c == 0x7f) {
             unsigned cp = c == 0x7f ? 0x2421 : 0x2400 + c; /* control pictures, 3 bytes */
             fputc(0xe0 | (cp >> 12), out);
