@@ -744,6 +744,29 @@ static int write_plot(const struct job *j, const tt_memtl_result *r, int png, co
     tl.peak_step = r->peak_step ? r->peak_step : "";
     tl.n_top = r->n_top;
     tl.top = top;
+    if (r->before > 0 && r->plot_n) {
+        /* the memory live before the trace: its own band, out of Unknown */
+        int64_t *before = malloc(r->plot_n * sizeof(*before));
+        int64_t *sizes = malloc(r->plot_n * NCOL * sizeof(*sizes));
+        int rc;
+        if (!before || !sizes) {
+            free(before);
+            free(sizes);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        memcpy(sizes, r->plot_sizes, r->plot_n * NCOL * sizeof(*sizes));
+        for (i = 0; i < r->plot_n; i++) {
+            int64_t *u = &sizes[i * NCOL + 1 + TT_CAT_UNKNOWN];
+            before[i] = *u < r->before ? (*u > 0 ? *u : 0) : r->before;
+            *u -= before[i];
+        }
+        tl.sizes = sizes;
+        tl.before = before;
+        rc = png ? tt_render_png(&tl, output) : tt_render_html(&tl, output);
+        free(before);
+        free(sizes);
+        return rc;
+    }
     return png ? tt_render_png(&tl, output) : tt_render_html(&tl, output);
 }
 
@@ -830,11 +853,19 @@ static void warn_coverage(const struct job *j, const tt_memtl_result *r)
     if (j->o->version < 2 || !j->o->warn || !r->categories || r->peak_total <= 0 ||
         2 * known >= r->peak_total)
         return;
+    /* the pictures' unit family: B, KiB, MiB, GiB, TiB by the peak */
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double div = 1.0;
+    int u = 0;
+    while (u < 4 && (double)r->peak_total >= div * 1024.0) {
+        div *= 1024.0;
+        u++;
+    }
     snprintf(msg, sizeof(msg),
-             "the categories cover %.0f%% of the peak (%.2f of %.2f GiB on %s); the rest is"
+             "the categories cover %.0f%% of the peak (%.2f of %.2f %s on %s); the rest is"
              " Unknown%s (docs/MEMTIMELINE.md says what a trace needs to name more)",
-             100.0 * (double)known / (double)r->peak_total, (double)known / 1073741824.0,
-             (double)r->peak_total / 1073741824.0, r->device,
+             100.0 * (double)known / (double)r->peak_total, (double)known / div,
+             (double)r->peak_total / div, units[u], r->device,
              r->before ? ", much of it live before the trace" : "");
     j->o->warn(j->o->warn_ctx, msg);
 }

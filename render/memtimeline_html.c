@@ -83,7 +83,7 @@ static const char *const chart_js[] = {
     "  }\n",
     "  try {\n",
     "    var D = JSON.parse(document.getElementById(\"tt-data\").textContent);\n",
-    "    var MIB = 1048576, GIB = 1073741824;\n",
+    "    var GIB = D.div, U = D.unit; /* one binary unit, picked by the data */\n",
     "    var box = document.getElementById(\"tt-chart\");\n",
     "    var svg = document.getElementById(\"tt-svg\");\n",
     "    var tip = document.getElementById(\"tt-tip\");\n",
@@ -94,7 +94,8 @@ static const char *const chart_js[] = {
     "    for (s = 0; s <= ns; s++) cum.push(new Float64Array(n));\n",
     "    for (i = 0; i < n; i++) {\n",
     "      tms[i] = D.t[i] / 1000;\n",
-    "      var acc = 0;\n",
+    "      var acc = D.before ? Math.max(0, D.before[i]) / GIB : 0;\n",
+    "      cum[0][i] = acc;\n",
     "      for (s = 0; s < ns; s++) {\n",
     "        var v = D.s[i][s];\n",
     "        acc += v > 0 ? v / GIB : 0;\n",
@@ -132,9 +133,9 @@ static const char *const chart_js[] = {
     "      var dec = step < 1 ? Math.ceil(-Math.log10(step) - 1e-9) : 0;\n",
     "      return v.toFixed(dec);\n",
     "    }\n",
-    "    function fmtMiB(b) {\n",
-    "      var m = b / MIB;\n",
-    "      return Math.abs(m) >= 100 ? m.toFixed(1) : m.toFixed(2);\n",
+    "    function fmtU(b) {\n",
+    "      var m = b / GIB;\n",
+    "      return (GIB === 1 ? m.toFixed(0) : Math.abs(m) >= 100 ? m.toFixed(1) : m.toFixed(2)) + \" \" + U;\n",
     "    }\n",
     "    /* first index with a[k] >= x */\n",
     "    function lower(a, x) {\n",
@@ -171,6 +172,7 @@ static const char *const chart_js[] = {
     "      }\n",
     "      ymax = m > 0 ? m * 1.05 : 1;\n",
     "      sy = niceStep(ymax, 7);\n",
+    "      if (GIB === 1 && sy < 1) sy = 1; /* whole bytes */\n",
     "      sx = niceStep(view[1] - view[0], Math.max(4, Math.floor((W - M.l - M.r) / 110)));\n",
     "      var out = [], pw = W - M.l - M.r, ph = H - M.t - M.b;\n",
     "      out.push('<defs><clipPath id=\"tt-clip\"><rect x=\"' + M.l + '\" y=\"' + M.t + '\" width=\"' + pw + '\" height=\"' + ph + '\"/></clipPath></defs>');\n",
@@ -196,14 +198,25 @@ static const char *const chart_js[] = {
     "          out.push('<rect x=\"' + M.l + '\" width=\"' + pw + '\" y=\"' + num(Y(cum[s + 1][k])) + '\" height=\"' + num(Y(cum[s][k]) - Y(cum[s + 1][k])) + '\" fill=\"' + D.colors[s] + '\" fill-opacity=\"0.7\"/>');\n",
     "        }\n",
     "      } else if (vr[1] - vr[0] > 1) {\n",
+    "        /* steps: a value holds until the next point */\n",
+    "        function band(lo, hi, fill, op) {\n",
+    "          var p = [];\n",
+    "          for (k = vr[0]; k < vr[1]; k++) {\n",
+    "            if (k > vr[0]) p.push(num(X(tms[k])) + \",\" + num(Y(hi[k - 1])));\n",
+    "            p.push(num(X(tms[k])) + \",\" + num(Y(hi[k])));\n",
+    "          }\n",
+    "          for (k = vr[1] - 1; k >= vr[0]; k--) {\n",
+    "            p.push(num(X(tms[k])) + \",\" + num(Y(lo ? lo[k] : 0)));\n",
+    "            if (k > vr[0]) p.push(num(X(tms[k])) + \",\" + num(Y(lo ? lo[k - 1] : 0)));\n",
+    "          }\n",
+    "          out.push('<path class=\"area\" d=\"M' + p.join(\"L\") + 'Z\" fill=\"' + fill + '\" fill-opacity=\"' + op + '\"/>');\n",
+    "        }\n",
+    "        if (D.before) band(null, cum[0], \"#d3d3d3\", 1);\n",
     "        for (s = 0; s < ns; s++) {\n",
     "          var nz = false;\n",
     "          for (k = vr[0]; k < vr[1] && !nz; k++) nz = cum[s + 1][k] > cum[s][k];\n",
     "          if (!nz) continue;\n",
-    "          var p = [];\n",
-    "          for (k = vr[0]; k < vr[1]; k++) p.push(num(X(tms[k])) + \",\" + num(Y(cum[s][k])));\n",
-    "          for (k = vr[1] - 1; k >= vr[0]; k--) p.push(num(X(tms[k])) + \",\" + num(Y(cum[s + 1][k])));\n",
-    "          out.push('<path class=\"area\" d=\"M' + p.join(\"L\") + 'Z\" fill=\"' + D.colors[s] + '\" fill-opacity=\"0.7\"/>');\n",
+    "          band(cum[s], cum[s + 1], D.colors[s], 0.7);\n",
     "        }\n",
     "      }\n",
     "      /* allocator curves */\n",
@@ -213,7 +226,10 @@ static const char *const chart_js[] = {
     "        if (ar[1] - ar[0] === 1) {\n",
     "          q.push(M.l + \",\" + num(Y(vals[ar[0]] / GIB)), (W - M.r) + \",\" + num(Y(vals[ar[0]] / GIB)));\n",
     "        } else {\n",
-    "          for (k = ar[0]; k < ar[1]; k++) q.push(num(X(ams[k])) + \",\" + num(Y(Math.max(0, vals[k]) / GIB)));\n",
+    "          for (k = ar[0]; k < ar[1]; k++) {\n",
+    "            if (k > ar[0]) q.push(num(X(ams[k])) + \",\" + num(Y(Math.max(0, vals[k - 1]) / GIB)));\n",
+    "            q.push(num(X(ams[k])) + \",\" + num(Y(Math.max(0, vals[k]) / GIB)));\n",
+    "          }\n",
     "        }\n",
     "        out.push('<path class=\"' + cls + '\" d=\"M' + q.join(\"L\") + '\"/>');\n",
     "      }\n",
@@ -224,14 +240,14 @@ static const char *const chart_js[] = {
     "        if (pt >= view[0] && pt <= view[1]) {\n",
     "          var px = X(pt), py = Y(D.peak.allocated / GIB);\n",
     "          out.push('<line class=\"peakline\" x1=\"' + num(px) + '\" x2=\"' + num(px) + '\" y1=\"' + num(py) + '\" y2=\"' + (H - M.b) + '\"/>');\n",
-    "          out.push('<circle class=\"peak\" cx=\"' + num(px) + '\" cy=\"' + num(py) + '\" r=\"5\"><title>peak ' + (D.peak.allocated / GIB).toFixed(2) + ' GiB at ' + pt.toFixed(3) + ' ms</title></circle>');\n",
+    "          out.push('<circle class=\"peak\" cx=\"' + num(px) + '\" cy=\"' + num(py) + '\" r=\"5\"><title>peak ' + fmtU(D.peak.allocated) + ' at ' + pt.toFixed(3) + ' ms</title></circle>');\n",
     "        }\n",
     "      }\n",
     "      out.push('</g>');\n",
     "      out.push('<rect class=\"frame\" x=\"' + M.l + '\" y=\"' + M.t + '\" width=\"' + pw + '\" height=\"' + ph + '\"/>');\n",
     "      out.push('<g class=\"labels\">' + lab.join(\"\") + '</g>');\n",
     "      out.push('<text class=\"axis\" x=\"' + (M.l + pw / 2) + '\" y=\"' + (H - 8) + '\" text-anchor=\"middle\">Time (ms)</text>');\n",
-    "      out.push('<text class=\"axis\" transform=\"translate(18,' + (M.t + ph / 2) + ') rotate(-90)\" text-anchor=\"middle\">Memory (GB)</text>');\n",
+    "      out.push('<text class=\"axis\" transform=\"translate(18,' + (M.t + ph / 2) + ') rotate(-90)\" text-anchor=\"middle\">Memory (' + U + ')</text>');\n",
     "      if (!n && !na) out.push('<text class=\"empty\" x=\"' + (M.l + pw / 2) + '\" y=\"' + (M.t + ph / 2) + '\" text-anchor=\"middle\">no memory events</text>');\n",
     "      out.push('<line id=\"tt-guide\" class=\"guide\" y1=\"' + M.t + '\" y2=\"' + (H - M.b) + '\" visibility=\"hidden\"/>');\n",
     "      out.push('<rect id=\"tt-sel\" class=\"sel\" y=\"' + M.t + '\" height=\"' + ph + '\" width=\"0\" visibility=\"hidden\"/>');\n",
@@ -257,15 +273,19 @@ static const char *const chart_js[] = {
     "        for (s = ns - 1; s >= 0; s--) {\n",
     "          var b = D.s[k][s];\n",
     "          tot += b;\n",
-    "          rows.push('<tr' + (b ? '' : ' class=\"zero\"') + '><td><i style=\"background:' + D.colors[s] + '\"></i>' + esc(D.names[s]) + '</td><td>' + fmtMiB(b) + ' MiB</td></tr>');\n",
+    "          rows.push('<tr' + (b ? '' : ' class=\"zero\"') + '><td><i style=\"background:' + D.colors[s] + '\"></i>' + esc(D.names[s]) + '</td><td>' + fmtU(b) + '</td></tr>');\n",
     "        }\n",
-    "        if (ns > 1) rows.push('<tr class=\"sum\"><td>Total</td><td>' + fmtMiB(tot) + ' MiB</td></tr>');\n",
+    "        if (D.before && D.before[k] > 0) {\n",
+    "          tot += D.before[k];\n",
+    "          rows.push('<tr><td><i style=\"background:#d3d3d3\"></i>live before the trace</td><td>' + fmtU(D.before[k]) + '</td></tr>');\n",
+    "        }\n",
+    "        if (ns > 1 || D.before) rows.push('<tr class=\"sum\"><td>Total</td><td>' + fmtU(tot) + '</td></tr>');\n",
     "        rows.push('</table>');\n",
     "      }\n",
     "      if (a >= 0) {\n",
     "        rows.push('<div class=\"th\">allocator at ' + ams[a].toFixed(3) + ' ms</div><table>');\n",
-    "        rows.push('<tr><td><i class=\"la\"></i>Allocated</td><td>' + fmtMiB(D.alloc[a]) + ' MiB</td></tr>');\n",
-    "        rows.push('<tr><td><i class=\"lr\"></i>Reserved</td><td>' + fmtMiB(D.res[a]) + ' MiB</td></tr></table>');\n",
+    "        rows.push('<tr><td><i class=\"la\"></i>Allocated</td><td>' + fmtU(D.alloc[a]) + '</td></tr>');\n",
+    "        rows.push('<tr><td><i class=\"lr\"></i>Reserved</td><td>' + fmtU(D.res[a]) + '</td></tr></table>');\n",
     "      }\n",
     "      tip.innerHTML = rows.join(\"\");\n",
     "      tip.hidden = false;\n",
@@ -427,7 +447,9 @@ static void add_data(tt_buf *b, const tt_memtl *tl)
 {
     size_t i;
     int c, ns = tl->categories ? TT_CAT_COUNT : 1;
-    tt_buf_addstr(b, "{\"names\":[");
+    const char *unit;
+    double div = tt__unit_for(tt__memtl_max_bytes(tl), &unit);
+    tt_buf_addf(b, "{\"unit\":\"%s\",\"div\":%.0f,\"names\":[", unit, div);
     for (c = 0; c < ns; c++) {
         if (c)
             tt_buf_addch(b, ',');
@@ -455,6 +477,11 @@ static void add_data(tt_buf *b, const tt_memtl *tl)
         }
         tt_buf_addch(b, ']');
     }
+    if (tl->before) { /* the memory live before the trace, per point */
+        tt_buf_addstr(b, "],\n\"before\":[");
+        for (i = 0; i < tl->n; i++)
+            tt_buf_addf(b, "%s%" PRId64, i ? "," : "", tl->before[i]);
+    }
     tt_buf_addstr(b, "],\n\"at\":[");
     for (i = 0; i < tl->n_alloc; i++)
         tt_buf_addf(b, "%s%" PRId64, i ? "," : "", tl->alloc_t_us[i]);
@@ -476,7 +503,8 @@ static void add_data(tt_buf *b, const tt_memtl *tl)
 static void add_top_table(tt_buf *b, const tt_memtl *tl)
 {
     size_t i;
-    double sum = 0.0;
+    double sum = 0.0, div;
+    const char *unit;
     tt_buf_addstr(b, "<section class=\"card\">\n<h2>Largest live allocations at the peak</h2>\n");
     if (!tl->n_top) {
         tt_buf_addstr(b, "<p class=\"note\">No live allocations recorded at the peak.</p>\n</section>\n");
@@ -484,21 +512,24 @@ static void add_top_table(tt_buf *b, const tt_memtl *tl)
     }
     for (i = 0; i < tl->n_top; i++)
         sum += (double)tl->top[i].bytes;
-    tt_buf_addf(b, "<p class=\"note\">%zu allocation%s holding %.2f MiB", tl->n_top,
-                tl->n_top == 1 ? "" : "s", sum / TT_RENDER_MIB);
+    div = tt__unit_for(tt__memtl_max_bytes(tl), &unit); /* the chart's unit */
+    tt_buf_addf(b, "<p class=\"note\">%zu allocation%s holding %.2f %s", tl->n_top,
+                tl->n_top == 1 ? "" : "s", sum / div, unit);
     if (tl->peak_allocated > 0)
-        tt_buf_addf(b, " of the %.2f MiB allocated at the peak (%.1f%%)",
-                    (double)tl->peak_allocated / TT_RENDER_MIB,
+        tt_buf_addf(b, " of the %.2f %s allocated at the peak (%.1f%%)",
+                    (double)tl->peak_allocated / div, unit,
                     100.0 * sum / (double)tl->peak_allocated);
-    tt_buf_addstr(b, ".</p>\n<table class=\"top\">\n<thead><tr><th>#</th><th>Address</th>"
-                     "<th>Size (MiB)</th><th>Allocated at (ms)</th><th>Op</th>"
-                     "<th>Category</th><th>Rule</th></tr></thead>\n<tbody>\n");
+    tt_buf_addf(b, ".</p>\n<table class=\"top\">\n<thead><tr><th>#</th><th>Address</th>"
+                   "<th>Size (%s)</th><th>Allocated at (ms)</th><th>Op</th>"
+                   "<th>Category</th><th>Rule</th></tr></thead>\n<tbody>\n", unit);
     for (i = 0; i < tl->n_top; i++) {
         const tt_memtl_alloc *a = &tl->top[i];
-        tt_buf_addf(b, "<tr><td class=\"num\">%zu</td><td class=\"addr\">0x%" PRIx64
+        char addr[32] = "\xe2\x80\x94"; /* no Addr in the trace: a dash */
+        if (a->addr >= 0)
+            snprintf(addr, sizeof(addr), "0x%" PRIx64, (uint64_t)a->addr);
+        tt_buf_addf(b, "<tr><td class=\"num\">%zu</td><td class=\"addr\">%s"
                        "</td><td class=\"num\">%.2f</td><td class=\"num\">%.3f</td><td class=\"op\">",
-                    i + 1, (uint64_t)a->addr, (double)a->bytes / TT_RENDER_MIB,
-                    (double)a->t_us / 1000.0);
+                    i + 1, addr, (double)a->bytes / div, (double)a->t_us / 1000.0);
         add_html(b, a->op && *a->op ? a->op : "\xe2\x80\x94");
         tt_buf_addf(b, "</td><td><i style=\"background:%s\"></i>", tt__category_hex(a->category));
         add_html(b, tt_category_name(a->category));
@@ -511,7 +542,7 @@ static void add_top_table(tt_buf *b, const tt_memtl *tl)
 
 static void build_page(tt_buf *b, const tt_memtl *tl, const unsigned char *png, size_t png_len)
 {
-    const char *title = tl->title && *tl->title ? tl->title : "Memory timeline";
+    const char *title = tl->title && *tl->title ? tt__base_name(tl->title) : "Memory timeline";
     tt_buf peak = TT_BUF_INIT;
     size_t i;
 

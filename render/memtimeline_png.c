@@ -63,7 +63,10 @@ typedef struct chart {
     axis x, y;
     int nseries;        /* 8 categories or 1 total */
     double *xs;         /* n pixel x of the category points */
-    double *cum;        /* n * 9 stacked GB, clamped: cum[i*9+k] = sum of series < k */
+    double *cum;        /* n * 9 stacked values in `unit`, clamped: cum[i*9+k] = the
+                           memory live before the trace + the series < k */
+    double div;         /* bytes per unit */
+    const char *unit;   /* "B", "KiB", "MiB", "GiB", "TiB" */
 } chart;
 
 static int cairo_error(cairo_status_t st, const char *what)
@@ -120,9 +123,10 @@ static double px_y(const chart *c, double gb)
     return PLOT_B - f * (PLOT_B - PLOT_T);
 }
 
-static double gb(int64_t bytes)
+/* bytes in the chart's unit (negative: 0) */
+static double gb(const chart *c, int64_t bytes)
 {
-    return bytes > 0 ? (double)bytes / TT_RENDER_GIB : 0.0;
+    return bytes > 0 ? (double)bytes / c->div : 0.0;
 }
 
 static void compute_ranges(chart *c)
@@ -148,13 +152,13 @@ static void compute_ranges(chart *c)
         if (!any || t > tmax)
             tmax = t;
         any = 1;
-        if (gb(tl->allocated[i]) > ymax)
-            ymax = gb(tl->allocated[i]);
-        if (gb(tl->reserved[i]) > ymax)
-            ymax = gb(tl->reserved[i]);
+        if (gb(c, tl->allocated[i]) > ymax)
+            ymax = gb(c, tl->allocated[i]);
+        if (gb(c, tl->reserved[i]) > ymax)
+            ymax = gb(c, tl->reserved[i]);
     }
-    if (any && gb(tl->peak_allocated) > ymax)
-        ymax = gb(tl->peak_allocated);
+    if (any && gb(c, tl->peak_allocated) > ymax)
+        ymax = gb(c, tl->peak_allocated);
     /* times are from the timeline start: the axis starts at 0 */
     c->x.lo = tmin < 0.0 ? tmin : 0.0;
     c->x.hi = tmax;
@@ -165,6 +169,8 @@ static void compute_ranges(chart *c)
     c->y.lo = 0.0;
     c->y.hi = ymax > 0.0 ? ymax * 1.05 : 1.0;
     c->y.step = nice_step(c->y.hi, 8);
+    if (c->div == 1.0 && c->y.step < 1.0)
+        c->y.step = 1.0; /* whole bytes */
 }
 
 /* ---- text ---- */
@@ -256,7 +262,7 @@ static int draw_title(chart *c)
     tt_buf b = TT_BUF_INIT;
     int rc;
     if (tl->title && *tl->title)
-        tt__utf8_clean(&b, tl->title, "?");
+        tt__utf8_clean(&b, tt__base_name(tl->title), "?");
     else
         tt_buf_addstr(&b, "Memory timeline");
     if (tl->device && *tl->device) {
@@ -331,7 +337,11 @@ static void draw_axes(chart *c)
     cairo_save(cr);
     cairo_translate(cr, 30, (PLOT_T + PLOT_B) / 2.0);
     cairo_rotate(cr, -M_PI / 2.0);
-    text_at(cr, "Memory (GB)", 0, 0, CENTER);
+    {
+        char ylab[32];
+        snprintf(ylab, sizeof(ylab), "Memory (%s)", c->unit);
+        text_at(cr, ylab, 0, 0, CENTER);
+    }
     cairo_restore(cr);
 }
 
@@ -343,28 +353,70 @@ static void draw_frame(cairo_t *cr)
     cairo_stroke(cr);
 }
 
+/* stacked level k of point i; k = -1 is the axis (0) */
+static double level(const chart *c, size_t i, int k)
+{
+    return k < 0 ? 0.0 : c->cum[i * 9 + (size_t)k];
+}
+
+/* the band between the stacked levels lo and hi as steps: a point's value
+ * holds until the next point */
+static void stair_band(chart *c, int lo, int hi)
+{
+    cairo_t *cr = c->cr;
+    size_t n = c->tl->n, i;
+    if (n == 1) { /* one point: a constant over the whole axis */
+        double y0 = px_y(c, level(c, 0, lo)), y1 = px_y(c, level(c, 0, hi));
+        cairo_rectangle(cr, PLOT_L, y1, PLOT_R - PLOT_L, y0 - y1);
+        return;
+    }
+    cairo_move_to(cr, c->xs[0], px_y(c, level(c, 0, hi)));
+    for (i = 1; i < n; i++) {
+        cairo_line_to(cr, c->xs[i], px_y(c, level(c, i - 1, hi)));
+        cairo_line_to(cr, c->xs[i], px_y(c, level(c, i, hi)));
+    }
+    for (i = n - 1; i > 0; i--) {
+        cairo_line_to(cr, c->xs[i], px_y(c, level(c, i, lo)));
+        cairo_line_to(cr, c->xs[i], px_y(c, level(c, i - 1, lo)));
+    }
+    cairo_line_to(cr, c->xs[0], px_y(c, level(c, 0, lo)));
+    cairo_close_path(cr);
+}
+
+/* "live before the trace": under the categories, light grey */
+#define BEFORE_RGB 0xd3d3d3
+
+static int has_before(const chart *c)
+{
+    size_t i;
+    for (i = 0; c->tl->before && i < c->tl->n; i++)
+        if (c->cum[i * 9] > 0.0)
+            return 1;
+    return 0;
+}
+
+static void draw_before(chart *c)
+{
+    if (!has_before(c))
+        return;
+    stair_band(c, -1, 0);
+    rgb(c->cr, BEFORE_RGB);
+    cairo_fill(c->cr);
+}
+
 static void draw_areas(chart *c)
 {
     cairo_t *cr = c->cr;
     size_t n = c->tl->n, i;
     int s;
+    draw_before(c);
     for (s = 0; s < c->nseries; s++) {
         int nonzero = 0;
         for (i = 0; i < n && !nonzero; i++)
             nonzero = c->cum[i * 9 + s + 1] > c->cum[i * 9 + s];
         if (!nonzero)
             continue;
-        if (n == 1) { /* one point: a constant over the whole axis */
-            double y0 = px_y(c, c->cum[s]), y1 = px_y(c, c->cum[s + 1]);
-            cairo_rectangle(cr, PLOT_L, y1, PLOT_R - PLOT_L, y0 - y1);
-        } else {
-            cairo_move_to(cr, c->xs[0], px_y(c, c->cum[s]));
-            for (i = 1; i < n; i++)
-                cairo_line_to(cr, c->xs[i], px_y(c, c->cum[i * 9 + s]));
-            for (i = n; i-- > 0;)
-                cairo_line_to(cr, c->xs[i], px_y(c, c->cum[i * 9 + s + 1]));
-            cairo_close_path(cr);
-        }
+        stair_band(c, s, s + 1);
         series_source(cr, c, s);
         cairo_fill(cr);
     }
@@ -375,12 +427,16 @@ static void curve(chart *c, const int64_t *v)
     const tt_memtl *tl = c->tl;
     size_t i;
     if (tl->n_alloc == 1) {
-        double y = px_y(c, gb(v[0]));
+        double y = px_y(c, gb(c, v[0]));
         cairo_move_to(c->cr, PLOT_L, y);
         cairo_line_to(c->cr, PLOT_R, y);
     } else {
-        for (i = 0; i < tl->n_alloc; i++)
-            cairo_line_to(c->cr, px_x(c, (double)tl->alloc_t_us[i] / 1000.0), px_y(c, gb(v[i])));
+        for (i = 0; i < tl->n_alloc; i++) { /* steps, as the areas */
+            double x = px_x(c, (double)tl->alloc_t_us[i] / 1000.0);
+            if (i)
+                cairo_line_to(c->cr, x, px_y(c, gb(c, v[i - 1])));
+            cairo_line_to(c->cr, x, px_y(c, gb(c, v[i])));
+        }
     }
     cairo_stroke(c->cr);
 }
@@ -430,7 +486,7 @@ static void draw_peak(chart *c)
     if (!peak_visible(c))
         return;
     x = px_x(c, (double)tl->peak_t_us / 1000.0);
-    y = px_y(c, gb(tl->peak_allocated));
+    y = px_y(c, gb(c, tl->peak_allocated));
     /* dotted drop line to the time axis */
     cairo_save(cr);
     {
@@ -452,8 +508,8 @@ static void draw_peak(chart *c)
     rgb(cr, 0xc00000);
     cairo_stroke(cr);
     /* label in a box, kept inside the plot */
-    snprintf(label, sizeof(label), "peak %.2f GiB at %.3f ms",
-             (double)tl->peak_allocated / TT_RENDER_GIB, (double)tl->peak_t_us / 1000.0);
+    snprintf(label, sizeof(label), "peak %.2f %s at %.3f ms", (double)tl->peak_allocated / c->div,
+             c->unit, (double)tl->peak_t_us / 1000.0);
     font(cr, 13, 1);
     w = text_width(cr, label) + 14.0;
     bx = x + 10.0;
@@ -478,7 +534,8 @@ static void draw_legend(chart *c)
 {
     cairo_t *cr = c->cr;
     const double x0 = PLOT_R + 22.0, y0 = PLOT_T, wbox = W - 20.0 - x0, row = 26.0;
-    int rows = c->nseries + (c->tl->n_alloc ? 2 : 0) + (peak_visible(c) ? 1 : 0), s, r = 0;
+    int rows = c->nseries + has_before(c) + (c->tl->n_alloc ? 2 : 0) + (peak_visible(c) ? 1 : 0),
+        s, r = 0;
     double hbox = 40.0 + rows * row;
     cairo_rectangle(cr, x0 + 0.5, y0 + 0.5, wbox, hbox);
     cairo_set_source_rgb(cr, 1, 1, 1);
@@ -497,6 +554,15 @@ static void draw_legend(chart *c)
         cairo_fill(cr);
         rgb(cr, 0x1a1a1a);
         text_at(cr, c->nseries == 1 ? "Total" : tt_category_name(s), x0 + 54, y + 12, LEFT);
+    }
+    if (has_before(c)) {
+        double y = y0 + 40.0 + r * row;
+        cairo_rectangle(cr, x0 + 14, y, 30, 15);
+        rgb(cr, BEFORE_RGB);
+        cairo_fill(cr);
+        rgb(cr, 0x1a1a1a);
+        text_at(cr, "live before the trace", x0 + 54, y + 12, LEFT);
+        r++;
     }
     if (c->tl->n_alloc) {
         double y = y0 + 40.0 + r * row + 7.5;
@@ -547,15 +613,16 @@ static void stack(chart *c)
     int k;
     for (i = 0; i < tl->n; i++) {
         const int64_t *row = tl->sizes + i * 9;
-        double *out = c->cum + i * 9, acc = 0.0;
-        out[0] = 0.0;
+        double *out = c->cum + i * 9, acc = tl->before ? gb(c, tl->before[i]) : 0.0;
+        out[0] = acc; /* the memory live before the trace is the base */
         if (c->nseries == 1) {
+            double tot = 0.0;
             for (k = 1; k < 9; k++) /* torch's column 0 is the baseline */
-                acc += (double)row[k];
-            out[1] = acc > 0.0 ? acc / TT_RENDER_GIB : 0.0;
+                tot += (double)row[k];
+            out[1] = acc + (tot > 0.0 ? tot / c->div : 0.0);
         } else {
             for (k = 1; k < 9; k++) {
-                acc += gb(row[k]);
+                acc += gb(c, row[k]);
                 out[k] = acc;
             }
         }
@@ -571,6 +638,7 @@ static int draw(chart *c)
 
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
+    c->div = tt__unit_for(tt__memtl_max_bytes(tl), &c->unit);
     stack(c);
     compute_ranges(c);
     for (i = 0; i < tl->n; i++)

@@ -65,10 +65,48 @@ int tt__utf8_clean(tt_buf *out, const char *s, const char *repl)
     return out->oom ? TT_ENOMEM : 0;
 }
 
+double tt__unit_for(double max_bytes, const char **name)
+{
+    static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double div = 1.0;
+    int k = 0;
+    while (k < 4 && max_bytes >= div * 1024.0) {
+        div *= 1024.0;
+        k++;
+    }
+    *name = names[k];
+    return div;
+}
+
+double tt__memtl_max_bytes(const tt_memtl *tl)
+{
+    double m = (double)tl->peak_allocated;
+    size_t i;
+    int c;
+    for (i = 0; i < tl->n; i++) {
+        double tot = 0.0;
+        for (c = 1; c < 9; c++)
+            tot += tl->sizes[i * 9 + c] > 0 ? (double)tl->sizes[i * 9 + c] : 0.0;
+        if (tl->before && tl->before[i] > 0)
+            tot += (double)tl->before[i];
+        if (tot > m)
+            m = tot;
+    }
+    for (i = 0; i < tl->n_alloc; i++) {
+        if ((double)tl->allocated[i] > m)
+            m = (double)tl->allocated[i];
+        if ((double)tl->reserved[i] > m)
+            m = (double)tl->reserved[i];
+    }
+    return m;
+}
+
 int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl)
 {
+    const char *unit;
+    double div = tt__unit_for(tt__memtl_max_bytes(tl), &unit);
     /* the time and op describe the allocated peak, so they follow it */
-    tt_buf_addf(out, "Max memory allocated: %.2f GiB", (double)tl->peak_allocated / TT_RENDER_GIB);
+    tt_buf_addf(out, "Max memory allocated: %.2f %s", (double)tl->peak_allocated / div, unit);
     if (tl->peak_allocated > 0) {
         tt_buf_addf(out, " at %.3f ms", (double)tl->peak_t_us / 1000.0);
         if (tl->peak_op && *tl->peak_op) {
@@ -81,6 +119,12 @@ int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl)
             tt_buf_addch(out, ')');
         }
     }
-    tt_buf_addf(out, "   Max memory reserved: %.2f GiB", (double)tl->peak_reserved / TT_RENDER_GIB);
+    tt_buf_addf(out, "   Max memory reserved: %.2f %s", (double)tl->peak_reserved / div, unit);
     return out->oom ? TT_ENOMEM : 0;
+}
+
+const char *tt__base_name(const char *title)
+{
+    const char *slash = strrchr(title, '/');
+    return slash && slash[1] ? slash + 1 : title;
 }

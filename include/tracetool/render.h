@@ -42,7 +42,8 @@ typedef struct tt_memtl_alloc {
 } tt_memtl_alloc;
 
 typedef struct tt_memtl {
-    const char *title;       /* e.g. the trace file name; may be NULL */
+    const char *title;       /* e.g. the trace file name (shown from after its
+                                last '/'); may be NULL */
     const char *device;      /* "cuda:0", "cpu", ... */
     int categories;          /* 0: one "Total" series (--no-categories) */
     /* the category series, downsampled: n points, times in µs from the
@@ -63,11 +64,17 @@ typedef struct tt_memtl {
     /* largest live allocations at the peak, largest first */
     size_t n_top;
     const tt_memtl_alloc *top;
+    /* may be NULL: n values, the bytes live before the trace at each point
+     * (not in `sizes`), drawn as the bottom band "live before the trace" */
+    const int64_t *before;
 } tt_memtl;
 
 /* Draw a 1600x960 PNG: stacked category areas in torch's colours (or one
- * total area), the allocated/reserved curves, legend, "Time (ms)" and
- * "Memory (GB)" axes with readable ticks, and a title with the peaks. */
+ * total area) as steps (a value holds until the next point), the memory live
+ * before the trace as the bottom band, the allocated/reserved curves (steps
+ * too), legend, "Time (ms)" and "Memory (MiB)" axes (one binary unit, B to
+ * TiB, picked by the largest value and used for every number shown) with
+ * readable ticks, and a title with the peaks. */
 TT_EXTERN(int) tt_render_png(const tt_memtl *tl, const char *path);
 /* The same PNG in memory (caller frees *png with free()). */
 TT_EXTERN(int) tt_render_png_mem(const tt_memtl *tl, unsigned char **png, size_t *len);

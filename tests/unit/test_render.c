@@ -510,7 +510,11 @@ Test(render, html_is_self_contained_and_escaped)
     cr_assert_not_null(strstr(json, "\\u003cb\\u003e\\u0026\\\"x\\\"\\u003c/b\\u003e"),
                        "op escaped in the JSON data");
     cr_assert_not_null(strstr(html, "0x7f0000001000"), "address in hex");
-    cr_assert_not_null(strstr(html, "512.00"), "size in MiB");
+    /* sizes in the chart's one unit (the largest value picks it) */
+    cr_assert((strstr(html, "Size (MiB)") && strstr(html, "512.00")) ||
+                  (strstr(html, "Size (GiB)") && strstr(html, "0.50")),
+              "size in the chart's unit");
+    cr_assert_null(strstr(html, " MB"), "no decimal units");
     cr_assert_not_null(strstr(html, "75.000"), "time in ms");
     cr_assert_not_null(strstr(html, "ACTIVATION"));
     cr_assert_not_null(strstr(html, "Max memory allocated: "));
@@ -547,6 +551,96 @@ Test(render, html_escapes_script_breakers_and_invalid_utf8)
     cr_assert_null(strstr(strstr(html, "id=\"tt-data\">"), "\xe2\x80\xa8"),
                    "U+2028 escaped in the JSON data");
     cr_assert_not_null(strstr(html, "\"step\":\"\\u0027\\\\\""));
+    free(html);
+    free(s);
+}
+
+/* ---- issue 11: one binary unit scaled to the data, steps, the band of the
+ * memory live before the trace, the base name in the title ---- */
+
+Test(render, html_unit_follows_the_data)
+{
+    synth *s = make_synth(0);
+    size_t len, i;
+    char *html;
+    /* the synthetic timeline reaches ~5 GiB: GiB everywhere */
+    html = render_html(&s->tl, &len);
+    cr_assert_not_null(strstr(html, "\"unit\":\"GiB\""));
+    cr_assert_not_null(strstr(html, "Max memory allocated: "));
+    cr_assert_null(strstr(html, "Memory (GB)"), "no decimal GB label");
+    free(html);
+    /* a few bytes: B, and the ticks never in scientific notation */
+    for (i = 0; i < NPTS; i++) {
+        int c;
+        for (c = 1; c < 9; c++)
+            s->sizes[i * 9 + c] = c == 8 ? (int64_t)(i % 9) : 0;
+        s->alloc[i] = s->res[i] = 8;
+    }
+    s->tl.peak_allocated = s->tl.peak_reserved = 8;
+    html = render_html(&s->tl, &len);
+    cr_assert_not_null(strstr(html, "\"unit\":\"B\",\"div\":1"), "bytes for a tiny timeline");
+    cr_assert_not_null(strstr(html, "Max memory allocated: 8.00 B"));
+    free(html);
+    free(s);
+}
+
+Test(render, png_areas_are_steps)
+{
+    /* two points: 0 until t = 50 ms, then 1 GiB: with steps, the column just
+     * before 50 ms is white (linear interpolation would have half filled it) */
+    static int64_t t[2] = { 0, 50000 }, sz[18], at[1] = { 0 }, al[1] = { 0 };
+    tt_memtl tl;
+    image im;
+    int x, y, grey = 0;
+    memset(&tl, 0, sizeof(tl));
+    sz[9 + 1 + TT_CAT_UNKNOWN] = 1024 * MB;
+    sz[9 + 1 + TT_CAT_PARAMETER] = 0;
+    tl.categories = 1;
+    tl.n = 2;
+    tl.t_us = t;
+    tl.sizes = sz;
+    tl.n_alloc = 0;
+    (void)at;
+    (void)al;
+    im = render(&tl);
+    /* x for 40 ms of 0..50: between PX0 and PX1, at 80% of the time axis */
+    x = PX0 + (int)(0.78 * (PX1 - PX0));
+    for (y = PY0; y < PY1; y++) {
+        uint32_t p = im.px[(size_t)y * (size_t)im.w + (size_t)x] & 0xffffff;
+        grey += p != 0xffffff && ((p >> 16) & 255) == ((p >> 8) & 255) &&
+                ((p >> 8) & 255) == (p & 255) && (p & 255) < 0xe0;
+    }
+    cr_assert_lt(grey, 20, "a grey area before the step (%d px): interpolated", grey);
+    free(im.px);
+}
+
+Test(render, png_draws_the_memory_live_before_the_trace)
+{
+    synth *s = make_synth(0);
+    int64_t before[NPTS];
+    size_t i;
+    image im;
+    for (i = 0; i < NPTS; i++)
+        before[i] = 2048 * MB;
+    im = render(&s->tl);
+    cr_assert_lt(count_near(&im, 0xd3d3d3, 2), 500, "no band without `before`");
+    free(im.px);
+    s->tl.before = before;
+    im = render(&s->tl);
+    cr_assert_gt(count_near(&im, 0xd3d3d3, 2), 50000, "the band of the memory live before");
+    free(im.px);
+    free(s);
+}
+
+Test(render, title_shows_the_base_name)
+{
+    synth *s = make_synth(0);
+    size_t len;
+    char *html;
+    s->tl.title = "/very/long/absolute/path/to/trace.json.gz";
+    html = render_html(&s->tl, &len);
+    cr_assert_not_null(strstr(html, "trace.json.gz"));
+    cr_assert_null(strstr(html, "/very/long"), "the path is not in the page");
     free(html);
     free(s);
 }
