@@ -1,6 +1,6 @@
 /*
  * analyze/averages.c - `tracetool averages`: torch's key_averages() and
- * table() recomputed from a stored trace (../shared/docs/FORMATS.md 3).
+ * table() recomputed from a stored trace (docs/TORCH.md 3).
  *
  * Computing and printing are apart: tt_averages_compute_db/_file give a
  * tt_avg_result (rows per trace, in the table's order, with the footer

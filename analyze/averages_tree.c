@@ -1,5 +1,5 @@
 /*
- * analyze/averages_tree.c - the averages pass (../shared/docs/FORMATS.md 3):
+ * analyze/averages_tree.c - the averages pass (docs/TORCH.md 3):
  * every event of a trace in torch's order, all threads merged by start time
  * (the records of averages_sort.c):
  *   - CPU events (cpu_op, user_annotation, legacy Operator / uncategorised,

@@ -1,6 +1,6 @@
 /*
  * analyze/memtimeline.c - `tracetool memtimeline`: torch's memory timeline
- * (FORMATS.md 4) rebuilt from the [memory] events of a stored trace, or
+ * (docs/TORCH.md 4) rebuilt from the [memory] events of a stored trace, or
  * re-rendered from torch's own raw export.
  *
  * The classifying passes (memtimeline_passes.c, memtimeline_et.c) leave each

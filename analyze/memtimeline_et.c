@@ -12,7 +12,7 @@
  * When the trace's CPU ops are joined to an Execution Trace (table et_links,
  * written by `tracetool ingest` or `crosscheck`), the ET's data flow names
  * what a block is for, as torch's own categorizer does from tensor
- * identities (FORMATS.md 4.2). Each storage of the ET gets: the topmost node
+ * identities (docs/TORCH.md 4.2). Each storage of the ET gets: the topmost node
  * whose outputs first show it (its creator), whether it is the gradient
  * input of torch::autograd::AccumulateGrad, and whether a backward node reads
  * it. An allocation inside an op is the creator's storage of that op (or of

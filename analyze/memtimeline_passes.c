@@ -1,6 +1,6 @@
 /*
  * analyze/memtimeline_passes.c - the memory timeline's classifying passes
- * over the device's [memory] events (FORMATS.md 4, docs/MEMTIMELINE.md):
+ * over the device's [memory] events (docs/TORCH.md 4, docs/MEMTIMELINE.md):
  *  1. context: each event's innermost enclosing CPU op on its thread and the
  *     phase around it (forward, backward, AccumulateGrad, Optimizer.step,
  *     ProfilerStep#N), from a per-thread stack walk (temp table memctx);

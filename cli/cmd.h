@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Exit codes (docs/EXITCODES.md). Never renumber. */
+/* Exit codes (README.md, "Exit codes"). Never renumber. */
 enum {
     EXIT_OK = 0,
     EXIT_DIFFERENT = 1, /* a check found differences (crosscheck, diff) */

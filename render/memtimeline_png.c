@@ -1,7 +1,7 @@
 /*
  * render/memtimeline_png.c - the memory timeline as a 1600x960 PNG (cairo).
  *
- * Mirrors torch's export_memory_timeline_html figure (FORMATS.md 4.4): a
+ * Mirrors torch's export_memory_timeline_html figure (docs/TORCH.md 4.4): a
  * stacked fill_between of the category columns in torch's colours at alpha
  * 0.7 on white, "Time (ms)" / "Memory (GB)" axes (bytes / 1024^3), a legend
  * and a title with the peaks; adds the allocator's Total Allocated (solid)

@@ -1,6 +1,6 @@
 /*
  * render/palette.c - torch's memory-timeline categories: names and colours
- * (_CATEGORY_TO_COLORS in torch/profiler/_memory_profiler.py, FORMATS.md 4.1).
+ * (_CATEGORY_TO_COLORS in torch/profiler/_memory_profiler.py, docs/TORCH.md 4.1).
  */
 #include "common/compat.h"
 #include "render/render_internal.h"

@@ -13,7 +13,7 @@
  *     (Kineto writes CPU ops sorted by start per thread); threads whose
  *     events arrive out of order are recomputed from an ordered scan;
  *   - runtime call -> CPU op: the innermost cpu_op on the same pid/tid that
- *     encloses the call (FORMATS.md 1.9 rule 3, valid for every era);
+ *     encloses the call (docs/TORCH.md 1.9 rule 3, valid for every era);
  *   - GPU activity -> runtime call via `correlation`, and so -> CPU op;
  *     gpu_user_annotation -> user_annotation via `External id`.
  */

@@ -1,7 +1,7 @@
 """Torch's prof.key_averages() recomputed from a Kineto / Chrome trace file,
 independently of tracetool (Python standard library only).
 
-Follows ../shared/docs/FORMATS.md section 3 (3.1-3.4, recipe 3.6):
+Follows docs/TORCH.md section 3 (3.1-3.4, recipe 3.6):
 
   * events: "X" events with cat cpu_op / user_annotation / legacy Operator /
     no cat at all (legacy array traces) are CPU ops; cuda_runtime /
