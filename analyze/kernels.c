@@ -208,7 +208,7 @@ static const tt_table_col kern_cols[C_COUNT] = {
     { "What", "what", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
     { "Time (%)", "time_pct", TT_COL_PCT, 0, 0, 8, 4, 1, 0, 0 },
     { "Total Time (ns)", "total_ns", TT_COL_NS, 0, 0, 15, 0, 0, 0, 0 },
-    { "Instances", "instances", TT_COL_INT, 0, 0, 9, 0, 0, 0, 0 },
+    { "Instances", "count", TT_COL_INT, 0, 0, 9, 0, 0, 0, 0 },
     { "Avg (ns)", "avg_ns", TT_COL_NS, 0, TT_ALIGN_CENTER, 12, 3, 1, 0, 0 },
     { "Med (ns)", "med_ns", TT_COL_NS, 0, TT_ALIGN_CENTER, 12, 1, 1, 0, 0 },
     { "Min (ns)", "min_ns", TT_COL_NS, 0, TT_ALIGN_LEFT, 10, 0, 0, 0, 0 },

@@ -11,7 +11,7 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 
-enum { O_SHAPE, O_STACK, O_SORT, O_ROWS, O_TOP, O_STEPS, O_TRACE, O_RANK, O_FORMAT };
+enum { O_SHAPE, O_STACK, O_SORT, O_ROWS, O_TOP, O_NOANNOT, O_STEPS, O_TRACE, O_RANK, O_FORMAT };
 
 static const struct cli_opt opts[] = {
     { "group-by-shape", O_SHAPE, NULL, "key_averages(group_by_input_shape=True)", 0 },
@@ -23,6 +23,8 @@ static const struct cli_opt opts[] = {
       "first-occurrence\norder, as torch's table(sort_by=None)", 0 },
     { "row-limit", O_ROWS, "N", "rows to print (default 100, -1 = all)", 0 },
     { "top-level-only", O_TOP, NULL, "only ops without a parent (top_level_events_only)", 0 },
+    { "no-gpu-annotations", O_NOANNOT, NULL, "leave out the rows of GPU user annotations (their\n"
+      "Self CUDA % is against a total without them)", 0 },
     { "steps", O_STEPS, "N|A-B", "only events starting inside ProfilerStep#N\n"
       "(or #A..#B); a warning when that leaves nothing", 0 },
     { "trace", O_TRACE, "ID", "only that trace of a database", 0 },
@@ -84,6 +86,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
         break;
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_TOP: o->top_level_only = 1; break;
+    case O_NOANNOT: o->hide_gpu_annotations = 1; break;
     case O_STEPS: set_steps(o, c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;

@@ -150,8 +150,11 @@ typedef struct tt_avg_options {
     int format;            /* TT_AVG_* */
     int header_per_trace;  /* print "trace N (rank R): path" above each table */
     int64_t group_by_stack; /* key_averages(group_by_stack_n=N) from "Call stack"; 0 = off */
+    /* version >= 2: leave out the rows of GPU user annotations (torch shows
+     * them, with a Self CUDA % against a total that excludes them) */
+    int hide_gpu_annotations;
 } tt_avg_options;
-#define TT_AVG_OPTIONS_INIT { 1, 0, -1, 0, NULL, 100, 0, 0, 0, 0, TT_AVG_TABLE, 0, 0 }
+#define TT_AVG_OPTIONS_INIT { 2, 0, -1, 0, NULL, 100, 0, 0, 0, 0, TT_AVG_TABLE, 0, 0, 0 }
 
 /* 1 if k is a sort key torch accepts (or NULL). */
 TT_EXTERN(int) tt_avg_sort_key_valid(const char *k);

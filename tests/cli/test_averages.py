@@ -402,13 +402,11 @@ def check_csv(trace, label):
     if not C.eq(len(rows), len(jr), label + ": csv rows = json rows"):
         return
     bad = []
-    pairs = [("count", "count"), ("self_cpu_us", "self_cpu_time_total_us"),
-             ("cpu_total_us", "cpu_time_total_us"),
-             ("self_device_us", "self_device_time_total_us"),
-             ("device_total_us", "device_time_total_us"),
-             ("cpu_mem", "cpu_memory_usage"), ("self_cpu_mem", "self_cpu_memory_usage"),
-             ("device_mem", "device_memory_usage"),
-             ("self_device_mem", "self_device_memory_usage")]
+    # one naming: the CSV header holds the JSON keys
+    pairs = [(k, k) for k in ("count", "self_cpu_time_total_us", "cpu_time_total_us",
+                              "self_device_time_total_us", "device_time_total_us",
+                              "cpu_memory_usage", "self_cpu_memory_usage",
+                              "device_memory_usage", "self_device_memory_usage")]
     for c, j in zip(rows, jr):
         if c.get("name") != j["name"] or c.get("device") != j["device"]:
             bad.append("name/device %r/%r vs %r/%r" % (c.get("name"), c.get("device"),
@@ -423,10 +421,10 @@ def check_csv(trace, label):
             if v != float(j[jf]):
                 bad.append("%s: %s %r vs json %r" % (j["name"], cf, c[cf], j[jf]))
         try:
-            if abs(float(c["cpu_avg_us"]) - j["cpu_time_total_us"] / j["count"]) > TIME_TOL:
-                bad.append("%s: cpu_avg_us %r" % (j["name"], c["cpu_avg_us"]))
+            if abs(float(c["cpu_time_us"]) - j["cpu_time_total_us"] / j["count"]) > TIME_TOL:
+                bad.append("%s: cpu_time_us %r" % (j["name"], c["cpu_time_us"]))
         except (KeyError, ValueError, ZeroDivisionError):
-            bad.append("%s: cpu_avg_us unreadable" % j["name"])
+            bad.append("%s: cpu_time_us unreadable" % j["name"])
     C.check(not bad, label + ": csv numbers equal json numbers", "; ".join(bad[:5]))
 
 
@@ -755,6 +753,39 @@ def check_synthetic_shapes(tmp):
 
 # ------------------------------------------------------------------ main
 
+def check_gpu_annotations(tmp):
+    """torch's parity on GPU user annotations, explained and hideable: a
+    gpu_user_annotation spanning two kernels shows a Self CUDA % over 100%,
+    a note under the table says why, --no-gpu-annotations leaves the row out"""
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 0,
+           "dur": 100, "args": {"External id": 7}},
+          {"ph": "X", "cat": "gpu_user_annotation", "name": "step", "pid": 0, "tid": 7,
+           "ts": 10, "dur": 80, "args": {"External id": 7}}]
+    for i in range(2):
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                   "ts": 5 + 40 * i, "dur": 30, "args": {"External id": 10 + i}})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                   "tid": 1, "ts": 10 + 40 * i, "dur": 5, "args": {"correlation": 20 + i}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+                   "ts": 20 + 40 * i, "dur": 20, "args": {"correlation": 20 + i}})
+    path = os.path.join(tmp, "annot.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    cp = te.run_tool(["averages", path])
+    text = cp.stdout.decode()
+    C.eq(cp.returncode, 0, "annotations: exit 0")
+    C.check("Note: 1 row of GPU user annotations" in text, "annotations: the note", text[-400:])
+    rows = json.loads(te.run_tool(["averages", "--format", "json", path]).stdout)
+    names = [(r["name"], r["device"]) for r in rows["traces"][0]["rows"]]
+    C.check(("step", "CUDA") in names, "annotations: the CUDA row is there by default", names)
+    cp = te.run_tool(["averages", "--no-gpu-annotations", "--format", "json", path])
+    names = [(r["name"], r["device"]) for r in json.loads(cp.stdout)["traces"][0]["rows"]]
+    C.check(("step", "CUDA") not in names and ("step", "CPU") in names and
+            ("gemm", "CUDA") in names, "--no-gpu-annotations: only that row is gone", names)
+    text = te.run_tool(["averages", "--no-gpu-annotations", path]).stdout.decode()
+    C.check("Note:" not in text, "--no-gpu-annotations: no note")
+
+
 def main():
     shared = te.shared_dir()
     root = os.path.join(shared, "testdata")
@@ -774,6 +805,7 @@ def main():
         for name in SYNTH:
             C.section("synthetic " + name, check_synthetic, tmp, name)
         C.section("synthetic shapes", check_synthetic_shapes, tmp)
+        C.section("gpu annotations", check_gpu_annotations, tmp)
 
         if not os.path.isdir(root):
             C.skip("shared traces", "no test data at %s" % root)

@@ -76,7 +76,7 @@ def check_trace(rel):
         if not r:
             continue
         exp_sd = statistics.stdev(d) if len(d) > 1 else 0.0
-        ok = (r["instances"] == len(d) and r["total_ns"] == sum(d) and r["min_ns"] == min(d)
+        ok = (r["count"] == len(d) and r["total_ns"] == sum(d) and r["min_ns"] == min(d)
               and r["max_ns"] == max(d) and abs(r["avg_ns"] - sum(d) / len(d)) < 0.001
               and abs(r["med_ns"] - statistics.median(d)) < 0.05
               and abs(r["stddev_ns"] - exp_sd) <= max(0.001, exp_sd * 1e-9 + 0.001))
@@ -119,7 +119,7 @@ def check_trace(rel):
             t[1] += ns(e["dur"])
             t[2] += e.get("args", {}).get("bytes", 0) or 0
     rc, out, _ = run("kernels", "--format", "json", "--only", "memory", path)
-    got = {r["name"]: [r["instances"], r["total_ns"], r["bytes"]] for r in json.loads(out)["summaries"][0]["rows"]}
+    got = {r["name"]: [r["count"], r["total_ns"], r["bytes"]] for r in json.loads(out)["summaries"][0]["rows"]}
     check(got == mem, f"{rel}: memory summary {got} == {mem}")
 
 
