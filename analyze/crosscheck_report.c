@@ -963,6 +963,93 @@ static int print_text(const tt_xcheck_result *res, const tt_xc_options *o, FILE 
     return 0;
 }
 
+/* ---------------------------------------------------------------- csv, markdown */
+
+enum { XP_ET, XP_ET_PATH, XP_ET_RANK, XP_K, XP_K_PATH, XP_K_RANK, XP_BY, XP_KEY, XP_ET_OPS, XP_K_OPS,
+       XP_MATCHED, XP_ET_ONLY, XP_K_ONLY, XP_NAMES, XP_DUP_ET, XP_DUP_K, XP_OUTSIDE, XP_RULE,
+       XP_RULE_HOLDS, XP_CONSISTENT, XP_N };
+
+/* one row per ET; the keys are the JSON report's words */
+static const tt_table_col xpair_cols[XP_N] = {
+    { "ET trace", "et_trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ET path", "et_path", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ET rank", "et_rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto trace", "kineto_trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto path", "kineto_path", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto rank", "kineto_rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "paired by", "paired_by", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "key", "key", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ET ops", "et_ops", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto ops", "kineto_ops", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "matched", "matched", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ET-only", "et_only", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto-only", "kineto_only", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "names differ", "name_mismatch", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "duplicate ET ids", "duplicate_et", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "duplicate Kineto ids", "duplicate_kineto", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Kineto ops outside", "kineto_outside", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "PyTorch rule applies", "pytorch_rule_applies", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "PyTorch rule holds", "pytorch_rule_holds", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "consistent", "consistent", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+static int pair_row(tt_table *t, const tt_xc_pair *p)
+{
+    if (tt_table_add_row(t) < 0 || tt_table_set_text(t, XP_ET_PATH, p->et.path) < 0)
+        return TT_ENOMEM;
+    tt_table_set_int(t, XP_ET, p->et.id);
+    if (p->et.has_rank)
+        tt_table_set_int(t, XP_ET_RANK, p->et.rank);
+    tt_table_set_int(t, XP_ET_OPS, p->et_ops);
+    tt_table_set_int(t, XP_CONSISTENT, p->paired && p->consistent);
+    if (!p->paired)
+        return 0;
+    if (tt_table_set_text(t, XP_K_PATH, p->kineto.path) < 0 ||
+        tt_table_set_text(t, XP_BY, p->paired_by) < 0 ||
+        tt_table_set_text(t, XP_KEY, key_label(p->key)) < 0)
+        return TT_ENOMEM;
+    tt_table_set_int(t, XP_K, p->kineto.id);
+    if (p->kineto.has_rank)
+        tt_table_set_int(t, XP_K_RANK, p->kineto.rank);
+    tt_table_set_int(t, XP_K_OPS, p->kineto_ops);
+    tt_table_set_int(t, XP_MATCHED, p->matched);
+    tt_table_set_int(t, XP_ET_ONLY, p->et_only);
+    tt_table_set_int(t, XP_K_ONLY, p->kineto_only);
+    tt_table_set_int(t, XP_NAMES, p->name_mismatch);
+    tt_table_set_int(t, XP_DUP_ET, p->duplicate_et);
+    tt_table_set_int(t, XP_DUP_K, p->duplicate_kineto);
+    tt_table_set_int(t, XP_OUTSIDE, p->kineto_outside);
+    tt_table_set_int(t, XP_RULE, p->rule_applies);
+    tt_table_set_int(t, XP_RULE_HOLDS, p->rule_holds);
+    return 0;
+}
+
+/* CSV: every column; Markdown: the verdict's columns (one table) */
+static int print_pairs(const tt_xcheck_result *res, int markdown, FILE *out)
+{
+    static const size_t md[] = { XP_ET, XP_ET_PATH, XP_K, XP_K_PATH, XP_KEY, XP_ET_OPS, XP_MATCHED,
+                                 XP_ET_ONLY, XP_K_ONLY, XP_NAMES, XP_DUP_ET, XP_DUP_K,
+                                 XP_CONSISTENT };
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *t = tt_table_new(xpair_cols, XP_N);
+    size_t i;
+    int rc = t ? 0 : TT_ENOMEM;
+    for (i = 0; rc == 0 && i < res->npairs; i++)
+        rc = pair_row(t, &res->pairs[i]);
+    w.format = markdown ? TT_TABLE_MARKDOWN : TT_TABLE_CSV;
+    if (markdown) {
+        w.cols = md;
+        w.ncols = sizeof(md) / sizeof(md[0]);
+        fprintf(out, "### crosscheck: %" PRId64 " pair%s, %" PRId64 " consistent\n\n",
+                res->summary.pairs, res->summary.pairs == 1 ? "" : "s",
+                res->summary.consistent);
+    }
+    if (rc == 0)
+        rc = tt_table_write(t, &w, out);
+    tt_table_free(t);
+    return rc < 0 ? tt_error_set(rc, "out of memory") : 0;
+}
+
 int tt_xcheck_result_print(const tt_xcheck_result *res, const tt_xc_options *opts, FILE *out)
 {
     tt_xc_options defo = TT_XC_OPTIONS_INIT;
@@ -972,5 +1059,7 @@ int tt_xcheck_result_print(const tt_xcheck_result *res, const tt_xc_options *opt
         return tt_error_set(TT_EINVALID, "crosscheck: no result or no output");
     if (opts->format == TT_XC_JSON)
         return print_json(res, opts, out);
+    if (opts->format == TT_XC_CSV || opts->format == TT_XC_MARKDOWN)
+        return print_pairs(res, opts->format == TT_XC_MARKDOWN, out);
     return print_text(res, opts, out);
 }

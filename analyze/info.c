@@ -218,12 +218,13 @@ static const tt_table_col ds_cols[I_NDS] = {
 
 /* cat_null: the text of a category-less row (NULL: a null cell) */
 static int write_categories(const tt_info_summary *in, const tt_table_write_options *w,
-                            const char *cat_null, FILE *out)
+                            const char *cat_null, int64_t limit, FILE *out)
 {
     tt_table *t = tt_table_new(cat_cols, I_NCAT);
-    size_t i;
+    size_t i, n = limit >= 0 && (size_t)limit < in->ncategories ? (size_t)limit
+                                                                : in->ncategories;
     int rc = t ? 0 : TT_ENOMEM;
-    for (i = 0; rc == 0 && i < in->ncategories; i++) {
+    for (i = 0; rc == 0 && i < n; i++) {
         char ph[2] = { in->categories[i].ph, 0 };
         const char *cat = in->categories[i].cat ? in->categories[i].cat : cat_null;
         if (tt_table_add_row(t) < 0 || tt_table_set_text(t, I_PH, ph) < 0 ||
@@ -258,7 +259,7 @@ static int write_streams(const tt_info_summary *in, const tt_table_write_options
     return rc;
 }
 
-static int print_json(const tt_info_summary *in, FILE *out, int first)
+static int print_json(const tt_info_summary *in, FILE *out, int first, int64_t limit)
 {
     tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
     int rc;
@@ -296,7 +297,7 @@ static int print_json(const tt_info_summary *in, FILE *out, int first)
     w.flags = TT_TABLE_JSON_INLINE;
     w.cols = cat_json;
     w.ncols = TT_ARRAY_SIZE(cat_json);
-    if ((rc = write_categories(in, &w, NULL, out)) < 0)
+    if ((rc = write_categories(in, &w, NULL, limit, out)) < 0)
         return rc;
     fputs(",\n   \"gpu_streams\": ", out);
     w.cols = NULL;
@@ -333,7 +334,7 @@ static void feature(FILE *out, int *first, const char *name, int64_t n)
     *first = 0;
 }
 
-static int print_text(const tt_info_summary *in, FILE *out)
+static int print_text(const tt_info_summary *in, FILE *out, int64_t limit)
 {
     tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
     size_t i;
@@ -398,7 +399,7 @@ static int print_text(const tt_info_summary *in, FILE *out)
         return 0;
     w.indent = "  ";
     w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
-    return write_categories(in, &w, "(none)", out);
+    return write_categories(in, &w, "(none)", limit, out);
 }
 
 /* Sort categories and streams, count the devices. */
@@ -415,17 +416,174 @@ static void finish(tt_info_summary *s)
             s->devices++;
 }
 
+/* ---- CSV (one row per trace) and Markdown ---- */
+
+enum { S_TRACE, S_PATH, S_FORMAT, S_SCHEMA, S_GZIP, S_BYTES, S_TRUNC, S_RANK, S_WORLD, S_PID,
+       S_START, S_END, S_DUR, S_EVENTS, S_THREADS, S_DEVICES, S_SHAPES, S_MEM, S_RF, S_FLOWS,
+       S_KERNELS, S_PY, S_ET, S_MTL, S_REPAIRED, S_SKIPPED, S_N };
+
+/* the JSON keys, so that CSV and JSON name a number alike */
+static const tt_table_col sum_cols[S_N] = {
+    { "trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "path", "path", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "format", "format", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "schema", "schema_version", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "gzip", "gzip", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "bytes", "bytes", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "truncated", "truncated", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "rank", "rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "world size", "world_size", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "pid", "pid", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "start (ns)", "start_ns", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "end (ns)", "end_ns", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "duration (ns)", "duration_ns", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "events", "events", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "cpu threads", "cpu_threads", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "gpu devices", "gpu_devices", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "shapes", "shapes", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "memory events", "memory_events", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "record-function ids", "record_function_ids", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "flows", "flows", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "kernels", "gpu_kernels", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "python stacks", "python_functions", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ET nodes", "et_nodes", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "memory timeline rows", "memory_timeline_rows", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "repaired", "repaired", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "skipped", "skipped", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+static tt_table *summary_row(const tt_info_summary *in)
+{
+    tt_table *t = tt_table_new(sum_cols, S_N);
+    if (!t || tt_table_add_row(t) < 0 || tt_table_set_text(t, S_PATH, in->path) < 0 ||
+        tt_table_set_text(t, S_FORMAT, in->format) < 0 ||
+        tt_table_set_text(t, S_SCHEMA, in->schema_version) < 0) {
+        tt_table_free(t);
+        return NULL;
+    }
+    if (in->trace_id)
+        tt_table_set_int(t, S_TRACE, in->trace_id);
+    tt_table_set_int(t, S_GZIP, in->gzip);
+    tt_table_set_int(t, S_BYTES, in->bytes);
+    tt_table_set_int(t, S_TRUNC, in->truncated);
+    if (in->have_rank)
+        tt_table_set_int(t, S_RANK, in->rank);
+    if (in->have_world_size)
+        tt_table_set_int(t, S_WORLD, in->world_size);
+    if (in->have_pid)
+        tt_table_set_int(t, S_PID, in->pid);
+    if (in->have_span) {
+        tt_table_set_int(t, S_START, in->start_ns);
+        tt_table_set_int(t, S_END, in->end_ns);
+        tt_table_set_int(t, S_DUR, in->end_ns - in->start_ns);
+    }
+    tt_table_set_int(t, S_EVENTS, in->events);
+    tt_table_set_int(t, S_THREADS, in->cpu_threads);
+    tt_table_set_int(t, S_DEVICES, in->devices);
+    tt_table_set_int(t, S_SHAPES, in->shapes);
+    tt_table_set_int(t, S_MEM, in->memory_events);
+    tt_table_set_int(t, S_RF, in->rf_ids);
+    tt_table_set_int(t, S_FLOWS, in->flows);
+    tt_table_set_int(t, S_KERNELS, in->gpu_kernels);
+    tt_table_set_int(t, S_PY, in->python_functions);
+    tt_table_set_int(t, S_ET, in->et_nodes);
+    tt_table_set_int(t, S_MTL, in->memtl_rows);
+    tt_table_set_int(t, S_REPAIRED, in->repaired);
+    tt_table_set_int(t, S_SKIPPED, in->skipped);
+    return t;
+}
+
+static int print_csv(const tt_info_summary *in, FILE *out, int first)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *t = summary_row(in);
+    int rc;
+    if (!t)
+        return TT_ENOMEM;
+    w.format = TT_TABLE_CSV;
+    w.no_header = !first;
+    rc = tt_table_write(t, &w, out);
+    tt_table_free(t);
+    return rc;
+}
+
+/* a heading, the summary as a two-column table, then the categories */
+static int print_markdown(const tt_info_summary *in, FILE *out, int first, int64_t limit)
+{
+    static const tt_table_col kv[2] = {
+        { "field", "field", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+        { "value", "value", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    };
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *row = summary_row(in), *t = tt_table_new(kv, 2);
+    char *buf = NULL;
+    size_t len = 0, c;
+    int rc = row && t ? 0 : TT_ENOMEM;
+    w.format = TT_TABLE_MARKDOWN;
+    if (in->trace_id)
+        fprintf(out, "%s### trace %" PRId64 ": ", first ? "" : "\n", in->trace_id);
+    else
+        fprintf(out, "%s### trace: ", first ? "" : "\n");
+    tt_table_markdown_text(out, in->path ? in->path : "");
+    fputs("\n\n", out);
+    for (c = S_FORMAT; rc == 0 && c < S_N; c++) {
+        /* each value as the CSV writer gives it, in one cell */
+        tt_table_write_options cw = TT_TABLE_WRITE_OPTIONS_INIT;
+        FILE *m = open_memstream(&buf, &len);
+        size_t only = c;
+        if (!m) {
+            rc = TT_ENOMEM;
+            break;
+        }
+        cw.format = TT_TABLE_CSV;
+        cw.no_header = 1;
+        cw.cols = &only;
+        cw.ncols = 1;
+        rc = tt_table_write(row, &cw, m);
+        fclose(m);
+        if (rc == 0 && len && buf[len - 1] == '\n')
+            buf[--len] = '\0';
+        if (rc == 0 && len && (tt_table_add_row(t) < 0 ||
+                               tt_table_set_text(t, 0, sum_cols[c].key) < 0 ||
+                               tt_table_set_text(t, 1, buf) < 0))
+            rc = TT_ENOMEM;
+        free(buf);
+        buf = NULL;
+    }
+    if (rc == 0)
+        rc = tt_table_write(t, &w, out);
+    if (rc == 0 && in->ncategories) {
+        fputc('\n', out);
+        rc = write_categories(in, &w, "(none)", limit, out);
+    }
+    tt_table_free(row);
+    tt_table_free(t);
+    return rc;
+}
+
 static int emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out, int first)
 {
+    int fmt = opts->version >= 2 ? opts->format : TT_AVG_TABLE;
+    int64_t limit = opts->version >= 2 ? opts->row_limit : -1;
     int rc;
-    if (opts->json)
-        rc = print_json(s, out, first);
+    if (opts->json || fmt == TT_AVG_JSON)
+        rc = print_json(s, out, first, limit);
+    else if (fmt == TT_AVG_CSV)
+        rc = print_csv(s, out, first);
+    else if (fmt == TT_AVG_MARKDOWN)
+        rc = print_markdown(s, out, first, limit);
     else {
         if (!first)
             fputc('\n', out);
-        rc = print_text(s, out);
+        rc = print_text(s, out, limit);
     }
     return rc < 0 ? tt_error_set(rc, "out of memory") : 0;
+}
+
+/* JSON, whichever way the options ask for it */
+static int wants_json(const tt_info_options *o)
+{
+    return o->json || (o->version >= 2 && o->format == TT_AVG_JSON);
 }
 
 /* Move a finished summary out of `in` (whose indexes are released). */
@@ -632,13 +790,13 @@ int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
     p.opts = opts;
     p.out = out;
     p.n = 0;
-    if (opts->json)
+    if (wants_json(opts))
         fputs("{\"traces\": [\n", out);
     if ((rc = each_db_trace(db, opts, print_one, &p, &n)) < 0)
         return rc;
-    if (opts->json)
+    if (wants_json(opts))
         fputs("\n]}\n", out);
-    else if (n == 0)
+    else if (n == 0 && (opts->version < 2 || opts->format == TT_AVG_TABLE))
         fputs("no traces\n", out);
     return none_found(db, opts, n);
 }
@@ -867,10 +1025,10 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
         opts = &def;
     if ((rc = file_summary(path, &in)) < 0)
         return rc;
-    if (opts->json)
+    if (wants_json(opts))
         fputs("{\"traces\": [\n", out);
     rc = emit(&in.s, opts, out, 1);
-    if (opts->json && rc == 0)
+    if (wants_json(opts) && rc == 0)
         fputs("\n]}\n", out);
     info_release(&in);
     return rc;

@@ -12,7 +12,8 @@
 enum { O_FORMAT, O_KEY, O_LIMIT, O_STRICT, O_NOSTORE, O_TRACE, O_RANK };
 
 static const struct cli_opt opts[] = {
-    { "format", O_FORMAT, "table|json", "output format (default table; text = table)", 0 },
+    { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table; text =\n"
+      "table); csv: a row per ET", 0 },
     { "key", O_KEY, "auto|rf|external", "join key (default auto)", 0 },
     { "row-limit", O_LIMIT, "N", "offenders named per kind (default 5)", 0 },
     { "limit", O_LIMIT, "N", NULL, 0 }, /* before 0.2: --row-limit */
@@ -50,7 +51,10 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     tt_xc_options *o = ctx;
     switch (key) {
     case O_FORMAT:
-        o->format = opt_format(c, &opts[O_FORMAT], arg) == TT_AVG_JSON ? TT_XC_JSON : TT_XC_TEXT;
+    {
+        static const int xc[] = { TT_XC_TEXT, TT_XC_CSV, TT_XC_JSON, TT_XC_MARKDOWN };
+        o->format = xc[opt_format(c, &opts[O_FORMAT], arg)]; /* TT_AVG_* order */
+    }
         break;
     case O_KEY:
         if (!strcmp(arg, "auto")) o->key = TT_XC_KEY_AUTO;

@@ -9,11 +9,13 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 
-enum { O_FORMAT, O_TRACE };
+enum { O_FORMAT, O_TRACE, O_ROWS };
 
 static const struct cli_opt opts[] = {
-    { "format", O_FORMAT, "table|json", "output format (default table; text = table)", 0 },
+    { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table; text =\n"
+      "table); csv: one row per trace", 0 },
     { "trace", O_TRACE, "ID", "only this trace of a database", 0 },
+    { "row-limit", O_ROWS, "N", "rows of the categories table (default -1 = all)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 
@@ -35,7 +37,11 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
         o->trace_id = opt_trace_id(c, arg);
         return;
     }
-    o->json = opt_format(c, &opts[O_FORMAT], arg) == TT_AVG_JSON;
+    if (key == O_ROWS) {
+        o->row_limit = opt_row_limit(c, arg);
+        return;
+    }
+    o->format = opt_format(c, &opts[O_FORMAT], arg);
 }
 
 static int on_db(struct tt_db *db, void *o)

@@ -75,8 +75,12 @@ typedef struct tt_info_options {
     unsigned int version;
     int64_t trace_id; /* 0 = all traces */
     int json;         /* 1: one JSON document instead of text */
+    /* version >= 2: */
+    int format;       /* TT_AVG_TABLE/CSV/JSON/MARKDOWN (json = 1 is JSON too):
+                         CSV is one row per trace of the summary's numbers */
+    int64_t row_limit; /* rows of the categories table; -1 = all */
 } tt_info_options;
-#define TT_INFO_OPTIONS_INIT { 1, 0, 0 }
+#define TT_INFO_OPTIONS_INIT { 2, 0, 0, 0, -1 }
 
 /* Events of one phase and category. */
 typedef struct tt_info_category {

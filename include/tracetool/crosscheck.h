@@ -27,14 +27,14 @@
 TT_BEGIN_DECL
 
 enum { TT_XC_KEY_AUTO = 0, TT_XC_KEY_RF, TT_XC_KEY_EXTERNAL };
-enum { TT_XC_TEXT = 0, TT_XC_JSON };
+enum { TT_XC_TEXT = 0, TT_XC_JSON, TT_XC_CSV, TT_XC_MARKDOWN };
 
 typedef struct tt_xc_options {
     unsigned int version;
     int64_t trace_id; /* 0 = every pair; else the pair with this ET or Kineto trace id */
     int64_t rank;     /* -1 = every rank */
     int key;          /* TT_XC_KEY_*: auto, force rf_id, force External id */
-    int format;       /* TT_XC_TEXT or TT_XC_JSON */
+    int format;       /* TT_XC_TEXT, _JSON, _CSV (a row per ET) or _MARKDOWN */
     int64_t limit;    /* offenders named per kind (default 5) */
     int store;        /* database input: write table et_links (needs a writable db) */
     int strict;       /* a pair is consistent only if PyTorch's rule holds too */

@@ -12,6 +12,9 @@ suggestion; `help CMD` for a command that does not exist exits 2.
 Python standard library only.
 """
 
+import csv
+import io
+import json
 import os
 import re
 import sys
@@ -102,6 +105,27 @@ def check_version():
 def check_formats():
     """one --format vocabulary: text is table everywhere; a typo is suggested"""
     trace = os.path.join(ROOT, "testdata", "kineto", "simple_add_trace.json.gz")
+    et = os.path.join(ROOT, "testdata", "et", "simple_add_et.json.gz")
+    # every command takes the four formats; CSV parses, markdown is a table
+    for args in (["info", trace], ["averages", trace], ["kernels", trace],
+                 ["crosscheck", et, trace]):
+        for fmt in ("table", "csv", "json", "markdown"):
+            p = te.run_tool([args[0], "--format", fmt] + args[1:])
+            C.eq(p.returncode, 0, "%s --format %s: exit 0" % (args[0], fmt))
+            out = p.stdout.decode()
+            if fmt == "csv":
+                rows = list(csv.DictReader(io.StringIO(out)))
+                C.check(rows, "%s --format csv: rows" % args[0], out[:200])
+            elif fmt == "markdown":
+                C.check("|---" in out, "%s --format markdown: a table" % args[0], out[:200])
+    # info CSV: the event count, counted here from the file
+    rows = list(csv.DictReader(io.StringIO(te.run_tool(["info", "--format", "csv", trace])
+                                           .stdout.decode())))
+    C.eq(int(rows[0]["events"]), te.expect_file(trace).total, "info csv: events")
+    doc = json.loads(te.run_tool(["crosscheck", "--format", "json", et, trace]).stdout)
+    rows = list(csv.DictReader(io.StringIO(te.run_tool(["crosscheck", "--format", "csv", et,
+                                                        trace]).stdout.decode())))
+    C.eq(int(rows[0]["matched"]), doc["pairs"][0]["matched"], "crosscheck csv: matched")
     for cmd in ("info", "averages", "kernels"):
         a = te.run_tool([cmd, "--format", "text", trace])
         b = te.run_tool([cmd, "--format", "table", trace])
