@@ -85,6 +85,14 @@ int tt__path_kind(const char *path);
  * created, so nothing stays behind whatever ends the process.
  */
 const char *tt__tmpdir(void);
+/*
+ * Write data to path whole or not at all: a regular file (or a new one) is
+ * written beside it under a temporary name and renamed over it, so a failed
+ * write leaves the previous file as it was; anything else (a device, a pipe,
+ * a symbolic link) is written in place. The file gets 0666 less the umask,
+ * as fopen would. 0 or TT_EIO (the error names path and why).
+ */
+int tt__write_file_atomic(const char *path, const void *data, size_t len);
 int tt__mkstemp(char *buf, size_t cap, const char *what);
 FILE *tt__tmpfile(void);
 

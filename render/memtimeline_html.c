@@ -597,7 +597,6 @@ int tt_render_html(const tt_memtl *tl, const char *path)
     unsigned char *png = NULL;
     size_t png_len = 0;
     tt_buf page = TT_BUF_INIT;
-    FILE *f;
     int rc;
 
     if (!path || !*path)
@@ -611,19 +610,8 @@ int tt_render_html(const tt_memtl *tl, const char *path)
         tt_buf_release(&page);
         return tt_error_set(TT_ENOMEM, "building the HTML page: out of memory");
     }
-    f = fopen(path, "wb");
-    if (!f) {
-        rc = tt_error_set_at(TT_EIO, path, -1, "cannot create: %s", strerror(errno));
-    } else {
-        size_t wrote = fwrite(page.buf, 1, page.len, f);
-        int werr = ferror(f) || wrote != page.len;
-        int cerr = fclose(f) != 0;
-        if (werr || cerr) {
-            rc = tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(errno));
-            if (tt__path_kind(path) == TT_PATH_REGULAR)
-                unlink(path); /* no half-written file left behind */
-        }
-    }
+    /* whole or not at all: a failure leaves the previous page as it was */
+    rc = tt__write_file_atomic(path, page.buf, page.len);
     tt_buf_release(&page);
     return rc;
 }

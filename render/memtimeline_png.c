@@ -747,26 +747,14 @@ int tt_render_png(const tt_memtl *tl, const char *path)
 {
     unsigned char *png = NULL;
     size_t len = 0;
-    FILE *f;
     int rc;
     if (!path || !*path)
         return tt_error_set(TT_EINVALID, "no output file given");
     rc = tt_render_png_mem(tl, &png, &len);
     if (rc)
         return rc;
-    f = fopen(path, "wb");
-    if (!f) {
-        rc = tt_error_set_at(TT_EIO, path, -1, "cannot create: %s", strerror(errno));
-    } else {
-        size_t wrote = fwrite(png, 1, len, f);
-        int werr = ferror(f) || wrote != len;
-        int cerr = fclose(f) != 0;
-        if (werr || cerr) {
-            rc = tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(errno));
-            if (tt__path_kind(path) == TT_PATH_REGULAR)
-                unlink(path); /* no half-written file left behind */
-        }
-    }
+    /* whole or not at all: a failure leaves the previous picture as it was */
+    rc = tt__write_file_atomic(path, png, len);
     free(png);
     return rc;
 }

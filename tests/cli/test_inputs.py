@@ -236,6 +236,33 @@ def check_raw_export_span(d):
              "info %s: the span leaves out t = -1" % os.path.basename(what))
 
 
+def check_failed_picture_write(d):
+    """a failed .png/.html write (the file-size limit stands in for a full
+    disk) keeps the previous good picture: written aside, then renamed"""
+    import resource
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    db = os.path.join(d, "pictures.db")  # no temporary database to write
+    C.eq(run(["ingest", "-q", db, TRACE]).returncode, 0, "ingest for the picture test")
+    for suffix in ("png", "html"):
+        out = os.path.join(d, "good." + suffix)
+        cp = run(["memtimeline", db, out])
+        if not C.check(cp.returncode == 0, "first %s: exit 0" % suffix, cp.stderr):
+            continue
+        before = open(out, "rb").read()
+        p = subprocess.run([TOOL, "memtimeline", "--no-categories", db, out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+                           preexec_fn=small_files)
+        C.check(p.returncode == 4 and p.stderr.count(b"\n") == 1,
+                "%s write failure: exit 4, one line" % suffix, (p.returncode, p.stderr))
+        C.check(open(out, "rb").read() == before, "%s write failure: the old file intact"
+                % suffix)
+        C.eq([f for f in os.listdir(d) if f.startswith("good." + suffix + ".")], [],
+             "%s write failure: no temporary left" % suffix)
+
+
 def check_wrong_kind():
     for cmd in (["averages"], ["kernels"]):
         cp = run(cmd + [ET])
@@ -303,6 +330,7 @@ def main():
         C.section("directory walk", check_walk, d)
         C.section("database states", check_db_states, d)
         C.section("raw export span", check_raw_export_span, d)
+        C.section("failed picture write", check_failed_picture_write, d)
         C.section("wrong kind", check_wrong_kind)
         C.section("TMPDIR", check_tmpdir, d)
     finally:
