@@ -350,6 +350,7 @@ static const char *const chart_js[] = {
     "\n",
     "    var leg = [];\n",
     "    for (s = 0; s < ns; s++) leg.push('<span><i style=\"background:' + D.colors[s] + '\"></i>' + esc(D.names[s]) + '</span>');\n",
+    "    if (D.before) leg.push('<span><i style=\"background:#d3d3d3\"></i>live before the trace</span>');\n",
     "    if (na) leg.push('<span><i class=\"la\"></i>Total Allocated</span><span><i class=\"lr\"></i>Total Reserved</span>');\n",
     "    if (D.peak.allocated > 0 && (n || na)) leg.push('<span><i class=\"pk\"></i>Peak allocated</span>');\n",
     "    document.getElementById(\"tt-legend\").innerHTML = leg.join(\"\");\n",
