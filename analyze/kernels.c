@@ -13,6 +13,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "store/db_internal.h"
+#include "analyze/kernels_state.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
@@ -159,7 +160,6 @@ static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, c
                            int memory, tt_kern_summary *s)
 {
     double *sumsq = NULL;
-    size_t k;
     int rc;
     memset(s, 0, sizeof(*s));
     s->trace_id = trace;
@@ -170,7 +170,18 @@ static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, c
     rc = load_groups(db, o, s, &sumsq);
     if (rc == 0)
         rc = load_medians(db, o, s);
-    for (k = 0; rc == 0 && k < s->nrows; k++) {
+    if (rc == 0)
+        tt__kern_finish(s, o, sumsq);
+    free(sumsq);
+    if (rc < 0)
+        summary_release(s);
+    return rc;
+}
+
+void tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, const double *sumsq)
+{
+    size_t k;
+    for (k = 0; k < s->nrows; k++) {
         tt_kern_row *x = &s->rows[k];
         double avg = (double)x->total_ns / (double)x->instances;
         double var = x->instances > 1 ? (sumsq[k] - (double)x->instances * avg * avg) /
@@ -181,11 +192,6 @@ static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, c
         x->time_pct = s->total_ns ? 100.0 * (double)x->total_ns / (double)s->total_ns : 0;
         x->gb_per_s = x->total_ns ? (double)x->bytes / (double)x->total_ns : 0; /* bytes/ns */
     }
-    free(sumsq);
-    if (rc < 0) {
-        summary_release(s);
-        return rc;
-    }
     s->ngroups = (int64_t)s->nrows;
     if (s->nrows)
         qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_total);
@@ -194,7 +200,6 @@ static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, c
             free(s->rows[k].name);
         s->nrows = (size_t)o->row_limit;
     }
-    return 0;
 }
 
 /* ---- printing, through the table writer ---- */
@@ -417,15 +422,35 @@ int tt_kernels_db_result(tt_db *db, const tt_kern_options *o, tt_kern_result *re
     return rc;
 }
 
+/* a file is read without a database unless the grouping needs the links
+ * (--by op) or a filter asks for a trace id or rank */
+static int file_streams(const tt_kern_options *o)
+{
+    return o->by != TT_KERN_BY_OP && o->trace_id <= 1 && o->rank < 0;
+}
+
 int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_kern_result *res)
 {
+    tt_kern_summary two[2];
     tt_db *db;
-    int rc;
+    int rc, m;
     memset(res, 0, sizeof(*res));
-    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
+    if (!file_streams(opts)) {
+        if ((rc = tt__open_ingested_temp(&db, path)) < 0)
+            return rc;
+        rc = tt_kernels_db_result(db, opts, res);
+        tt_db_free(db);
         return rc;
-    rc = tt_kernels_db_result(db, opts, res);
-    tt_db_free(db);
+    }
+    rc = tt__kernels_stream(path, opts, two);
+    for (m = 0; m < 2; m++) {
+        if (rc == 0 && opts->what != (m ? TT_KERN_KERNELS : TT_KERN_MEMORY))
+            rc = collect_one(res, &two[m]);
+        else
+            summary_release(&two[m]);
+    }
+    if (rc < 0)
+        tt_kern_result_free(res);
     return rc;
 }
 
@@ -448,11 +473,31 @@ int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
 
 int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
 {
-    tt_db *db;
-    int rc = tt__open_ingested_temp(&db, path);
-    if (rc < 0)
+    tt_kern_result res;
+    struct printer p;
+    size_t i;
+    int rc;
+    if (!file_streams(opts)) {
+        tt_db *db;
+        if ((rc = tt__open_ingested_temp(&db, path)) < 0)
+            return rc;
+        rc = tt_kernels_db(db, opts, out);
+        tt_db_free(db);
         return rc;
-    rc = tt_kernels_db(db, opts, out);
-    tt_db_free(db);
+    }
+    if ((rc = tt_kernels_file_result(path, opts, &res)) < 0)
+        return rc;
+    p.o = opts;
+    p.out = out;
+    p.first = 1;
+    if (opts->format == TT_AVG_JSON)
+        fputs("{\"summaries\": [", out);
+    for (i = 0; rc == 0 && i < res.nsummaries; i++) {
+        rc = print_summary(&res.summaries[i], opts, out, p.first);
+        p.first = 0;
+    }
+    if (opts->format == TT_AVG_JSON && rc == 0)
+        fputs("\n]}\n", out);
+    tt_kern_result_free(&res);
     return rc;
 }

@@ -848,7 +848,7 @@ static int on_event_rows(void *ctx, const tt_event *ev)
 {
     struct ingest *g = ctx;
     int rc = on_event(ctx, ev);
-    if (rc == 0 && needs_db(g)) {
+    if (rc == 0 && !(g->skip & TT_ROWS_NO_STOP) && needs_db(g)) {
         g->stopped_for_db = 1;
         return TT_ECANCELED;
     }

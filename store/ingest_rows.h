@@ -57,6 +57,10 @@ typedef struct tt__rows_result {
     char *metadata;    /* the top-level keys as one JSON object (free() it) */
 } tt__rows_result;
 
+/* in skip: read to the end even when the rows need the SQL passes (a
+ * consumer that uses none of the links: kernels grouped by name) */
+#define TT_ROWS_NO_STOP (1u << 30)
+
 /*
  * read_flags: TT_READ_* for the reader (TT_READ_NO_ARGS: args cells NULL).
  * skip: 1 << TT_ROWS_* of tables the consumer ignores; flow and metadata

@@ -194,3 +194,88 @@ Test(kernels, database)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+/* ---- a file read without a database (analyze/kernels_stream.c) ---- */
+
+static const char *write_trace(const char *name, const char *doc)
+{
+    static char path[256];
+    FILE *f;
+    snprintf(path, sizeof(path), "/tmp/tt_kern_%d_%s", (int)getpid(), name);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(doc, f);
+    fclose(f);
+    return path;
+}
+
+/*
+ * k1 runs 1, 3, 5 and 7 ns (an even count: the median is the mean of 3 and
+ * 5; the sample deviation sqrt(20 / 3)); k2 once, 10 ns; a memcpy of 64
+ * bytes in 2 ns. The kernels come before their runtime calls in the file,
+ * far from them, which makes the rows need the SQL passes: the grouping
+ * needs no link, so the file is read to its end anyway.
+ */
+#define KDOC \
+    "{\"traceEvents\": [" \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":0.001," \
+    "\"args\":{\"correlation\":1,\"device\":0,\"stream\":7}}," \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":101,\"dur\":0.003," \
+    "\"args\":{\"correlation\":2,\"device\":0,\"stream\":7}}," \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":102,\"dur\":0.005," \
+    "\"args\":{\"correlation\":3,\"device\":0,\"stream\":7}}," \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":103,\"dur\":0.007," \
+    "\"args\":{\"correlation\":4,\"device\":0,\"stream\":7}}," \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":8,\"ts\":104,\"dur\":0.010," \
+    "\"args\":{\"correlation\":5,\"device\":0,\"stream\":8}}," \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\"," \
+    "\"pid\":0,\"tid\":7,\"ts\":105,\"dur\":0.002,\"args\":{\"correlation\":6,\"device\":0," \
+    "\"stream\":7,\"bytes\":64}}," \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1," \
+    "\"ts\":1,\"dur\":1,\"args\":{\"correlation\":1}}]}"
+
+Test(kernels, file_without_a_database)
+{
+    const char *path = write_trace("stream.json", KDOC);
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    tt_kern_result r, rdb;
+    tt_db *db;
+    size_t i, j;
+    cr_assert_eq(tt_kernels_file_result(path, &o, &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.nsummaries, 2);
+    cr_assert_eq(r.summaries[0].memory, 0);
+    cr_assert_eq(r.summaries[0].nrows, 2);
+    cr_assert_str_eq(r.summaries[0].rows[0].name, "k1"); /* 16 ns before 10 ns */
+    cr_assert_eq(r.summaries[0].rows[0].instances, 4);
+    cr_assert_eq(r.summaries[0].rows[0].total_ns, 16);
+    cr_assert_eq(r.summaries[0].rows[0].min_ns, 1);
+    cr_assert_eq(r.summaries[0].rows[0].max_ns, 7);
+    cr_assert_float_eq(r.summaries[0].rows[0].med_ns, 4.0, 1e-9);
+    cr_assert_float_eq(r.summaries[0].rows[0].stddev_ns, 2.5819888974716112, 1e-9);
+    cr_assert_str_eq(r.summaries[0].rows[1].name, "k2");
+    cr_assert_float_eq(r.summaries[0].rows[1].med_ns, 10.0, 1e-9);
+    cr_assert_eq(r.summaries[1].nrows, 1);
+    cr_assert_str_eq(r.summaries[1].rows[0].name, "memcpy HtoD");
+    cr_assert_eq(r.summaries[1].rows[0].bytes, 64);
+    /* the same as through a database */
+    cr_assert_eq(tt_db_open(&db, "/tmp/tt_kern_stream.db", TT_DB_CREATE), 0);
+    cr_assert_eq(tt_ingest_file(db, path, NULL, NULL), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(tt_kernels_db_result(db, &o, &rdb), 0);
+    cr_assert_eq(rdb.nsummaries, r.nsummaries);
+    for (i = 0; i < r.nsummaries; i++) {
+        cr_assert_eq(rdb.summaries[i].nrows, r.summaries[i].nrows);
+        for (j = 0; j < r.summaries[i].nrows; j++) {
+            const tt_kern_row *a = &r.summaries[i].rows[j], *b = &rdb.summaries[i].rows[j];
+            cr_assert_str_eq(a->name, b->name);
+            cr_assert_eq(a->instances, b->instances);
+            cr_assert_eq(a->total_ns, b->total_ns);
+            cr_assert_float_eq(a->med_ns, b->med_ns, 1e-9);
+            cr_assert_float_eq(a->stddev_ns, b->stddev_ns, 1e-9);
+        }
+    }
+    tt_kern_result_free(&r);
+    tt_kern_result_free(&rdb);
+    tt_db_free(db);
+    unlink("/tmp/tt_kern_stream.db");
+    unlink(path);
+}
