@@ -1,5 +1,7 @@
 /*
- * analyze/kernels_stream.c - `tracetool kernels FILE` without a database:
+ * analyze/kernels_stream.c - `tracetool kernels FILE` without a database, and
+ * the arithmetic every summary ends with (tt__kern_finish), for the SQL path
+ * of kernels.c too:
  * the GPU rows of the ingest (tt__ingest_rows: same decoding, no SQLite)
  * summed per group as the SQL of kernels.c groups them (by name, launch
  * configuration, stream, or kind for memory operations).
@@ -240,6 +242,40 @@ static int ks_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             return tt_error_set(TT_ENOMEM, "out of memory");
     }
     return 0;
+}
+
+/* ---- the arithmetic of a summary (kernels_state.h), for both paths ---- */
+
+static int cmp_total(const void *a, const void *b)
+{
+    const tt_kern_row *x = a, *y = b;
+    if (x->total_ns != y->total_ns)
+        return x->total_ns > y->total_ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+void tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, const double *sumsq)
+{
+    size_t k;
+    for (k = 0; k < s->nrows; k++) {
+        tt_kern_row *x = &s->rows[k];
+        double avg = (double)x->total_ns / (double)x->instances;
+        double var = x->instances > 1 ? (sumsq[k] - (double)x->instances * avg * avg) /
+                                            (double)(x->instances - 1)
+                                      : 0;
+        x->avg_ns = avg;
+        x->stddev_ns = var > 0 ? sqrt(var) : 0;
+        x->time_pct = s->total_ns ? 100.0 * (double)x->total_ns / (double)s->total_ns : 0;
+        x->gb_per_s = x->total_ns ? (double)x->bytes / (double)x->total_ns : 0; /* bytes/ns */
+    }
+    s->ngroups = (int64_t)s->nrows;
+    if (s->nrows)
+        qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_total);
+    if (o->row_limit >= 0 && (int64_t)s->nrows > o->row_limit) {
+        for (k = (size_t)o->row_limit; k < s->nrows; k++)
+            free(s->rows[k].name);
+        s->nrows = (size_t)o->row_limit;
+    }
 }
 
 static int cmp_i64(const void *a, const void *b)
