@@ -195,10 +195,43 @@ def check_hip(d):
         C.eq(cp.returncode, 2, "--device %s: usage error" % bad)
 
 
+def check_parameter_evidence(d):
+    """PARAMETER only where the trace says so: a block never freed, made
+    outside the steps of a trace that has ProfilerStep ops. Without steps, an
+    op's output kept to the end (a 3 GiB aten::addmm) is Unknown"""
+    def trace(with_step):
+        ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1,
+               "ts": 100, "dur": 50}]
+        ev.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 120,
+                   "args": {"Device Type": 1, "Device Id": 0, "Addr": 4096, "Bytes": 3 * GIB}})
+        if with_step:
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1,
+                       "tid": 1, "ts": 200, "dur": 100})
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                       "ts": 210, "dur": 10})
+            ev.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 215,
+                       "args": {"Device Type": 1, "Device Id": 0, "Addr": 8192, "Bytes": 512}})
+            ev.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 230,
+                       "args": {"Device Type": 1, "Device Id": 0, "Addr": 8192, "Bytes": -512}})
+        path = os.path.join(d, "param%d.json" % with_step)
+        with open(path, "w") as f:
+            json.dump({"traceEvents": ev}, f)
+        return path
+    for with_step, col, label in ((0, 8, "no steps: Unknown"), (1, 1, "steps: PARAMETER")):
+        out = os.path.join(d, "param.json")
+        cp = run("memtimeline", trace(with_step), out)
+        if not C.check(cp.returncode == 0, label + ": exit 0", cp.stderr):
+            continue
+        times, sizes = json.load(open(out))
+        C.eq(sizes[-1][col], 3 * GIB, label + ": the 3 GiB block's category")
+        C.check(with_step or all(r[1] == 0 for r in sizes), label + ": no PARAMETER")
+
+
 def main():
     d = tempfile.mkdtemp(prefix="tt-memtl-real-")
     try:
         C.section("HIP", check_hip, d)
+        C.section("PARAMETER evidence", check_parameter_evidence, d)
         if os.path.exists(TB):
             C.section("tb_plugin_2021-06", check_tb, d)
         else:
