@@ -263,6 +263,30 @@ def check_failed_picture_write(d):
              "%s write failure: no temporary left" % suffix)
 
 
+def check_progress_phases(d):
+    """on a terminal, the ingest's progress line names each phase after the
+    read (it showed nothing while linking and committing)"""
+    import pty
+    db = os.path.join(d, "progress.db")
+    master, slave = pty.openpty()
+    p = subprocess.Popen([TOOL, "ingest", db, TRACE], stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    p.communicate(timeout=60)
+    C.eq(p.returncode, 0, "ingest on a terminal: exit 0")
+    for phase in (b"writing the last rows", b"linking GPU activities", b"committing"):
+        C.check(phase in seen, "progress names the phase '%s'" % phase.decode(), seen[-300:])
+
+
 def check_wrong_kind():
     for cmd in (["averages"], ["kernels"]):
         cp = run(cmd + [ET])
@@ -331,6 +355,7 @@ def main():
         C.section("database states", check_db_states, d)
         C.section("raw export span", check_raw_export_span, d)
         C.section("failed picture write", check_failed_picture_write, d)
+        C.section("progress phases", check_progress_phases, d)
         C.section("wrong kind", check_wrong_kind)
         C.section("TMPDIR", check_tmpdir, d)
     finally:
