@@ -119,7 +119,9 @@ int tt__peak_line(tt_buf *out, const tt_memtl *tl, const char *repl)
             tt_buf_addch(out, ')');
         }
     }
-    tt_buf_addf(out, "   Max memory reserved: %.2f %s", (double)tl->peak_reserved / div, unit);
+    if (tl->peak_reserved > 0 || tl->n_alloc) /* a trace without totals has none */
+        tt_buf_addf(out, "   Max memory reserved: %.2f %s", (double)tl->peak_reserved / div,
+                    unit);
     return out->oom ? TT_ENOMEM : 0;
 }
 
