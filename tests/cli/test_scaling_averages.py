@@ -79,6 +79,8 @@ def case(tmp, shape, mode, n, limit):
     print("%-8s %-4s N=%-6d %.3f s  4N %.3f s  ratio %.2f" % (shape, mode, n, times[0],
                                                             times[1], ratio))
     C.check(ratio <= MAX_RATIO, "%s: t(4N)/t(N) <= %g" % (shape, MAX_RATIO), ratio)
+    if os.environ.get("ASAN_OPTIONS") is not None:
+        limit *= 3  # a sanitizer build runs ~2-3x slower; the ratio is the real check
     C.check(times[1] <= limit, "%s: 4N run under %g s" % (shape, limit), times[1])
 
 
