@@ -343,36 +343,15 @@ enum { A_TRACE, A_RANK, A_NAME, A_SHAPES, A_STACK, A_DEVICE, A_COUNT, A_SELF_CPU
        A_CPU_AVG, A_SELF_DEV, A_DEV_TOTAL, A_DEV_AVG, A_CPU_MEM, A_SELF_CPU_MEM, A_DEV_MEM,
        A_SELF_DEV_MEM, A_COUNT_COLS };
 
-/* CSV keys (the JSON ones: one naming, README "Column names") and Markdown
- * titles; averages quotes every CSV text cell, as it always has (device
- * excepted) */
-static const tt_table_col csv_cols[A_COUNT_COLS] = {
+/* CSV and JSON keys (one naming: torch's key_averages attribute names) and
+ * Markdown titles; averages quotes every CSV text cell, as it always has
+ * (device excepted; JSON ignores the quoting flag) */
+static const tt_table_col avg_cols[A_COUNT_COLS] = {
     { "Trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
     { "Rank", "rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
     { "Name", "name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
     { "Input Shapes", "input_shapes", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
     { "Stack", "stack", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
-    { "Device", "device", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
-    { "# of Calls", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
-    { "Self CPU (us)", "self_cpu_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
-    { "CPU total (us)", "cpu_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
-    { "CPU avg (us)", "cpu_time_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
-    { "Self CUDA (us)", "self_device_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
-    { "CUDA total (us)", "device_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
-    { "CUDA avg (us)", "device_time_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
-    { "CPU Mem", "cpu_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
-    { "Self CPU Mem", "self_cpu_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
-    { "CUDA Mem", "device_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
-    { "Self CUDA Mem", "self_device_memory_usage", TT_COL_BYTES, 0, 0, 0, 0, 0, 0, 0 },
-};
-
-/* the same columns under their JSON keys (torch's key_averages attribute names) */
-static const tt_table_col json_cols[A_COUNT_COLS] = {
-    { "Trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
-    { "Rank", "rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
-    { "Name", "name", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
-    { "Input Shapes", "input_shapes", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
-    { "Stack", "stack", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
     { "Device", "device", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
     { "# of Calls", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
     { "Self CPU (us)", "self_cpu_time_total_us", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
@@ -434,7 +413,7 @@ static int print_rows(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o
                       int first_trace)
 {
     tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
-    tt_table *t = tt_table_new(o->format == TT_AVG_JSON ? json_cols : csv_cols, A_COUNT_COLS);
+    tt_table *t = tt_table_new(avg_cols, A_COUNT_COLS);
     size_t i;
     int64_t printed = 0;
     int rc = 0;

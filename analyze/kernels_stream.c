@@ -16,22 +16,17 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "analyze/kernels_state.h"
+#include "common/i64map.h"
 #include "store/ingest_rows.h"
 
 #include <inttypes.h>
 #include <math.h>
 
-/* a group's distinct durations: open addressing, dur -> count */
-struct durs {
-    int64_t *dur, *n;
-    size_t cap, used;
-};
-
 struct group {
     char *name;
     int64_t count, total, min, max, bytes;
     long double sumsq;
-    struct durs d;
+    struct i64map d; /* distinct durations -> how many times */
 };
 
 /* the groups of one summary */
@@ -58,42 +53,12 @@ static uint64_t hash_bytes(const char *s, size_t n)
     return h;
 }
 
-static int durs_add(struct durs *d, int64_t dur)
+/* one more run of dur in a group's map of distinct durations */
+static int durs_add(struct i64map *d, int64_t dur)
 {
-    size_t k;
-    if (2 * (d->used + 1) > d->cap) {
-        struct durs nd = { NULL, NULL, d->cap ? 2 * d->cap : 16, 0 };
-        size_t i;
-        nd.dur = malloc(nd.cap * sizeof(*nd.dur));
-        nd.n = calloc(nd.cap, sizeof(*nd.n));
-        if (!nd.dur || !nd.n) {
-            free(nd.dur);
-            free(nd.n);
-            return TT_ENOMEM;
-        }
-        for (i = 0; i < d->cap; i++) {
-            if (!d->n[i])
-                continue;
-            k = (size_t)((uint64_t)d->dur[i] * 0x9E3779B97F4A7C15ull >> 20) & (nd.cap - 1);
-            while (nd.n[k])
-                k = (k + 1) & (nd.cap - 1);
-            nd.dur[k] = d->dur[i];
-            nd.n[k] = d->n[i];
-            nd.used++;
-        }
-        free(d->dur);
-        free(d->n);
-        *d = nd;
-    }
-    k = (size_t)((uint64_t)dur * 0x9E3779B97F4A7C15ull >> 20) & (d->cap - 1);
-    while (d->n[k] && d->dur[k] != dur)
-        k = (k + 1) & (d->cap - 1);
-    if (!d->n[k]) {
-        d->dur[k] = dur;
-        d->used++;
-    }
-    d->n[k]++;
-    return 0;
+    size_t n = 0;
+    tt__i64map_get(d, dur, &n);
+    return tt__i64map_put(d, dur, n + 1);
 }
 
 /* the group of key (added when new); NULL when out of memory */
@@ -285,17 +250,17 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* the mean of the two middle durations, from the distinct ones */
-static double median(struct durs *d, int64_t count)
+static double median(const struct i64map *d, int64_t count)
 {
     int64_t lo = (count - 1) / 2, hi = count / 2, seen = 0, vlo = 0, vhi = 0;
-    int64_t *v = malloc((d->used ? d->used : 1) * 2 * sizeof(*v));
+    int64_t *v = malloc((d->n ? d->n : 1) * 2 * sizeof(*v));
     size_t i, n = 0;
     if (!v)
         return NAN;
     for (i = 0; i < d->cap; i++)
-        if (d->n[i]) {
-            v[2 * n] = d->dur[i];
-            v[2 * n + 1] = d->n[i];
+        if (d->used[i]) {
+            v[2 * n] = d->k[i];
+            v[2 * n + 1] = (int64_t)d->v[i];
             n++;
         }
     qsort(v, n, 2 * sizeof(*v), cmp_i64);
@@ -321,8 +286,7 @@ static void ks_release(struct kstream *ks)
     for (m = 0; m < 2; m++) {
         for (i = 0; i < ks->set[m].ng; i++) {
             free(ks->set[m].g[i].name);
-            free(ks->set[m].g[i].d.dur);
-            free(ks->set[m].g[i].d.n);
+            tt__i64map_free(&ks->set[m].g[i].d);
         }
         free(ks->set[m].g);
         free(ks->set[m].slot);

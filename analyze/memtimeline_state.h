@@ -8,6 +8,7 @@
 #define TT_MEMTIMELINE_INTERNAL_H
 
 #include "store/db_internal.h"
+#include "common/i64map.h"
 #include "tracetool/analyze.h"
 
 #include <stddef.h>
@@ -46,19 +47,6 @@ struct live *tt__live_find(struct livemap *m, int64_t addr);
 /* the entry of addr, added (zeroed) if absent; NULL when out of memory */
 struct live *tt__live_put(struct livemap *m, int64_t addr);
 void tt__live_del(struct livemap *m, struct live *e);
-
-/* ---- int64 -> size_t map ---- */
-
-struct i64map {
-    int64_t *k;
-    size_t *v;
-    unsigned char *used;
-    size_t cap, n;
-};
-
-int tt__i64map_put(struct i64map *m, int64_t key, size_t val);
-int tt__i64map_get(const struct i64map *m, int64_t key, size_t *val);
-void tt__i64map_free(struct i64map *m);
 
 /* ---- the passes ---- */
 
