@@ -245,9 +245,17 @@ static int cmp_cand(const void *pa, const void *pb)
     return a->ext < b->ext ? -1 : a->ext > b->ext;
 }
 
+/*
+ * The candidates of an anchor: the Kineto ops of its name (and sequence
+ * number), first by External id. A thread of m ops looks at no more than
+ * CAND_BASE + CAND_PER_OP * m of them, so the search costs O(ops) however
+ * many threads share the names (100k threads of 2 ops each probed 4096
+ * candidates apiece before: quadratic in practice).
+ */
 static int find_cands(struct xc *x, struct pair *p, int64_t name, int64_t seq, size_t k,
-                      struct cand **c, size_t *nc, size_t *ac)
+                      size_t m, struct cand **c, size_t *nc, size_t *ac)
 {
+    size_t budget = CAND_BASE + CAND_PER_OP * m;
     int pass, s;
     for (pass = seq >= 0 ? 0 : 1; pass < 2; pass++) {
         size_t before = *nc;
@@ -257,7 +265,9 @@ static int find_cands(struct xc *x, struct pair *p, int64_t name, int64_t seq, s
         xc_bind_cats(x, st);
         sqlite3_bind_int64(st, 4, name);
         sqlite3_bind_int64(st, 5, pass == 0 ? seq : -1);
-        sqlite3_bind_int64(st, 6, pass == 0 ? CAND_SEQ_LIMIT : CAND_LIMIT);
+        sqlite3_bind_int64(st, 6, (int64_t)(pass == 0 ? (budget < CAND_SEQ_LIMIT ? budget
+                                                                              : CAND_SEQ_LIMIT)
+                                                   : (budget < CAND_LIMIT ? budget : CAND_LIMIT)));
         while ((s = sqlite3_step(st)) == SQLITE_ROW) {
             struct cand *cd;
             if (TT_ALLOC_GROW(*c, *nc + 1, *ac) < 0) {
@@ -320,7 +330,7 @@ static int order_thread(struct xc *x, struct pair *p, struct result *r, const si
                 bc = cn;
             }
         }
-        if (bk != (size_t)-1 && (rc = find_cands(x, p, a[bk], sq[bk], bk, &c, &nc, &ac)) < 0)
+        if (bk != (size_t)-1 && (rc = find_cands(x, p, a[bk], sq[bk], bk, m, &c, &nc, &ac)) < 0)
             goto out;
     }
     /* probe each candidate on a few ops around its anchor */

@@ -25,6 +25,8 @@ enum { M_NONE = 0, M_OK = 1, M_NAME = 2 };
 #define PROBE 24             /* window search: ops each side of an anchor in a probe */
 #define CAND_SEQ_LIMIT 256   /* window search: candidates with the anchor's sequence number */
 #define CAND_LIMIT 4096      /* window search: candidates by name only */
+#define CAND_BASE 32         /* window search: candidates of a thread of m ops at most */
+#define CAND_PER_OP 8        /* ... CAND_BASE + CAND_PER_OP * m */
 #define KEEP 4               /* window search: probes aligned in full at least */
 #define FULL_MAX 64          /* window search: probes aligned in full at most */
 #define MAX_SEGS 8           /* offset segments listed per thread */
