@@ -416,21 +416,20 @@ static int emit_preexisting(struct emit *e, const struct memtl_scan *sc)
 }
 
 /* one [memory] event in time order: CREATE, DESTROY or INCREMENT_VERSION */
-static int emit_event(struct emit *e, sqlite3_stmt *st, const struct memtl_scan *sc)
+static int emit_event(struct emit *e, const struct memev *ev, int cat, int rule,
+                      const struct memtl_scan *sc)
 {
-    int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
-    int64_t addr, b = sqlite3_column_int64(st, 3);
+    int64_t id = ev->id, ts = ev->ts;
+    int64_t addr, b = ev->bytes;
     int64_t t_ns = ts + e->j->base_ns;
     struct live *a;
     int rc;
-    if ((rc = tt__memtl_addr(&e->syn, st, 2, b, &addr)) < 0)
+    if ((rc = tt__memtl_addr(&e->syn, ev->has & EV_ADDR, ev->addr, b, &addr)) < 0)
         return rc;
     a = tt__live_find(&e->live, addr);
-    if (sqlite3_column_type(st, 4) != SQLITE_NULL &&
-        (rc = alloc_sample(e, t_ns, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5))) < 0)
+    if ((ev->has & EV_TA) && (rc = alloc_sample(e, t_ns, ev->ta, ev->tr)) < 0)
         return rc;
     if (b > 0) {
-        int cat = (int)sqlite3_column_int64(st, 6);
         if (a) { /* allocated again while live: torch's INCREMENT_VERSION */
             co_add(&e->co, t_ns, a->cat, -a->bytes);
             raw_row(e, t_ns, 3, -a->bytes, a->cat);
@@ -444,9 +443,9 @@ static int emit_event(struct emit *e, sqlite3_stmt *st, const struct memtl_scan 
         a->bytes = b;
         a->cat = cat;
         a->ts = t_ns / 1000;
-        a->op_id = sqlite3_column_int64(st, 7);
+        a->op_id = ev->op_id;
         a->mem_id = id;
-        a->rule = sqlite3_column_int(st, 8);
+        a->rule = rule;
     } else if (b < 0 && a) {
         raw_row(e, t_ns, 4, -a->bytes, a->cat);
         co_add(&e->co, t_ns, a->cat, -a->bytes);
@@ -477,45 +476,49 @@ static int emit_trace(struct emit *e)
 {
     struct job *j = e->j;
     struct memtl_scan sc;
-    struct memrd rd;
+    struct ctxstore cs;
+    struct i64map et;
+    struct evspill sp;
+    struct memev ev;
+    size_t idx;
     int rc, r;
     memset(&sc, 0, sizeof(sc));
-    memset(&rd, 0, sizeof(rd));
+    memset(&cs, 0, sizeof(cs));
+    memset(&et, 0, sizeof(et));
+    memset(&sp, 0, sizeof(sp));
     memtl_timing(NULL);
-    if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc)) < 0)
+    if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc, &cs)) < 0)
         goto out;
     memtl_timing("context");
-    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories)) < 0)
+    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories, &cs,
+                                &et)) < 0)
         goto out;
     memtl_timing("et");
-    if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0)
+    if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
+        (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc, &cs, &et, &sp)) < 0)
         goto out;
-    memtl_timing("runs");
-    if ((rc = tt__memtl_category_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
-                                      &sc)) < 0)
+    free(cs.v);
+    cs.v = NULL;
+    memtl_timing("load");
+    if ((rc = tt__memtl_category_pass(&sp, j->o->no_categories, &sc)) < 0)
         goto out;
     memtl_timing("category");
     /* the plot's time range */
     e->plot.t0 = ((sc.have_ts ? sc.ts_min : 0) + j->base_ns) / 1000;
     e->plot.t1 = ((sc.have_ts ? sc.ts_max : 0) + j->base_ns) / 1000;
-    if ((rc = tt__memrd_open(&rd, j->db,
-                             "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated,"
-                             " m.total_reserved, coalesce(k.cat, 7), k.op_id, coalesce(k.rule, 0)"
-                             " FROM memory AS m LEFT JOIN temp.memcat AS k ON k.mem_id = m.id",
-                             j->trace, j->dtype, j->did, &sc)) < 0)
+    if ((rc = emit_preexisting(e, &sc)) < 0 || (rc = tt__evspill_rewind(&sp)) < 0)
         goto out;
-    if ((rc = emit_preexisting(e, &sc)) < 0)
-        goto out;
-    while ((r = tt__memrd_step(&rd)) == SQLITE_ROW)
-        if ((rc = emit_event(e, rd.cur, &sc)) < 0)
+    for (idx = 0; (r = tt__evspill_next(&sp, &ev)) == 1; idx++)
+        if ((rc = emit_event(e, &ev, sp.cat[idx], sp.rule[idx], &sc)) < 0)
             goto out;
-    if (r != SQLITE_DONE)
-        rc = tt_db_error(j->db, "cannot read memory events");
+    rc = r < 0 ? r : 0;
     memtl_timing("emission");
 out:
     free(sc.pre);
+    free(cs.v);
+    tt__i64map_free(&et);
+    tt__evspill_free(&sp);
     tt__memtl_addr_free(&e->syn);
-    tt__memrd_close(&rd);
     return rc;
 }
 

@@ -17,7 +17,7 @@
  * input of torch::autograd::AccumulateGrad, and whether a backward node reads
  * it. An allocation inside an op is the creator's storage of that op (or of
  * one of its ancestors) with the same device and size (the allocator rounds
- * up to 512 bytes). Result: temp.memet(mem_id, cat, rule).
+ * up to 512 bytes). Result: mem_id -> (category, rule), a map.
  */
 const char *const tt__memtl_et_rule[ETR_COUNT] = {
     NULL,
@@ -283,57 +283,57 @@ static int et_rule_of(const struct etx *x, const struct etstore *hit)
     return ETR_NONE;
 }
 
-/* each allocation of the device inside a linked op -> temp.memet */
-static int et_match(struct etx *x)
+/* each allocation of the device inside a linked op -> et */
+static int et_match(struct etx *x, const struct ctxstore *cs, struct i64map *et)
 {
-    sqlite3_stmt *st = NULL, *ins = NULL, *lnk = NULL, *par = NULL;
+    sqlite3_stmt *st = NULL, *lnk = NULL, *par = NULL;
     int rc = 0, r;
-    if (tt_db_prepare(x->db, &st, "SELECT m.id, m.bytes, c.op_id FROM memory AS m"
-                                  " JOIN temp.memctx AS c ON c.mem_id = m.id"
+    if (tt_db_prepare(x->db, &st, "SELECT m.id, m.bytes FROM memory AS m"
                                   " WHERE m.trace_id = ?1 AND m.device_type = ?2"
                                   "  AND coalesce(m.device_id, -1) = ?3 AND m.bytes > 0"
-                                  "  AND c.op_id IS NOT NULL ORDER BY m.ts, m.id") < 0 ||
+                                  " ORDER BY m.ts, m.id") < 0 ||
         tt_db_prepare(x->db, &lnk, "SELECT et_node_row_id FROM et_links WHERE kineto_trace_id = ?1"
                                    " AND slice_id = ?2 AND et_trace_id = ?3") < 0 ||
-        tt_db_prepare(x->db, &par, "SELECT parent_id FROM slices WHERE id = ?1") < 0 ||
-        tt_db_prepare(x->db, &ins, "INSERT INTO temp.memet VALUES(?,?,?)") < 0) {
+        tt_db_prepare(x->db, &par, "SELECT parent_id FROM slices WHERE id = ?1") < 0) {
         rc = TT_EDB;
         goto out;
     }
     tt__memtl_bind_device(st, x->trace, x->dtype, x->did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t node = et_node_of(x, lnk, par, sqlite3_column_int64(st, 2));
-        struct etstore *hit = et_storage(x, node, sqlite3_column_int64(st, 1));
-        int rule = hit ? et_rule_of(x, hit) : ETR_NONE;
+        const struct memctx *c = tt__memtl_ctx(cs, sqlite3_column_int64(st, 0));
+        int64_t node;
+        struct etstore *hit;
+        int rule;
+        if (!c->has)
+            continue;
+        node = et_node_of(x, lnk, par, c->op_id);
+        hit = et_storage(x, node, sqlite3_column_int64(st, 1));
+        rule = hit ? et_rule_of(x, hit) : ETR_NONE;
         if (rule == ETR_NONE)
             continue;
-        sqlite3_bind_int64(ins, 1, sqlite3_column_int64(st, 0));
-        sqlite3_bind_int(ins, 2, rule == ETR_GRADIENT     ? TT_CAT_GRADIENT
-                                 : rule == ETR_AUTOGRAD ? TT_CAT_AUTOGRAD_DETAIL
-                                                        : TT_CAT_ACTIVATION);
-        sqlite3_bind_int(ins, 3, rule);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            break;
-        sqlite3_reset(ins);
+        if (tt__i64map_put(et, sqlite3_column_int64(st, 0),
+                           ETV(rule == ETR_GRADIENT     ? TT_CAT_GRADIENT
+                               : rule == ETR_AUTOGRAD ? TT_CAT_AUTOGRAD_DETAIL
+                                                      : TT_CAT_ACTIVATION,
+                               rule)) < 0) {
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            goto out;
+        }
     }
     if (r != SQLITE_DONE)
         rc = tt_db_error(x->db, "cannot read the Execution Trace");
 out:
     sqlite3_finalize(st);
-    sqlite3_finalize(ins);
     sqlite3_finalize(lnk);
     sqlite3_finalize(par);
     return rc;
 }
 
-int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat)
+int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
+                      const struct ctxstore *cs, struct i64map *et)
 {
     struct etx x;
     int rc = 0, ok = 0;
-    if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memet;"
-                             "CREATE TEMP TABLE memet(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
-                             " rule INTEGER)")) < 0)
-        return rc;
     if (nocat)
         return 0;
     if (tt__memtl_q1(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
@@ -349,7 +349,7 @@ int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int noca
     if (!ok || x.et <= 0)
         return 0;
     if ((rc = et_load_nodes(&x)) == 0 && (rc = et_load_storages(&x)) == 0)
-        rc = et_match(&x);
+        rc = et_match(&x, cs, et);
     tt__i64map_free(&x.nmap);
     tt__i64map_free(&x.rowmap);
     free(x.nodes);

@@ -13,6 +13,8 @@
 #include "analyze/memtimeline_state.h"
 #include "tracetool/render.h"
 
+#include <errno.h>
+
 const char *const tt__memtl_cat_rule[TT_CAT_COUNT] = {
     "PARAMETER: never freed and allocated outside any profiler step",
     "OPTIMIZER_STATE: allocated in Optimizer.step and still live after it",
@@ -135,76 +137,26 @@ static int walk_push(struct walk *w, int64_t id, int64_t end, unsigned f)
     return 0;
 }
 
-/* temp.memctx rows, CTX_BATCH to one INSERT */
-#define CTX_BATCH 64
-
-struct ctxbuf {
-    sqlite3_stmt *one, *many;
-    int n;
-    int64_t v[CTX_BATCH][5];
-    unsigned char has[CTX_BATCH]; /* an op around it (else NULLs, flags 0) */
-};
-
-static int ctx_flush(struct ctxbuf *cb)
+/* the event's context: the innermost op around it */
+static void store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t id, int64_t ts,
+                          const struct walk *w)
 {
-    int i = 0, k, rc = 0;
-    while (i < cb->n && rc == 0) {
-        sqlite3_stmt *st = cb->n - i == CTX_BATCH ? cb->many : cb->one;
-        int rows = st == cb->many ? CTX_BATCH : 1;
-        for (k = 0; k < rows; k++, i++) {
-            int p = k * 5, c;
-            sqlite3_bind_int64(st, p + 1, cb->v[i][0]);
-            for (c = 1; c < 5; c++) {
-                if (cb->has[i])
-                    sqlite3_bind_int64(st, p + 1 + c, cb->v[i][c]);
-                else if (c == 3)
-                    sqlite3_bind_int64(st, p + 1 + c, 0);
-                else
-                    sqlite3_bind_null(st, p + 1 + c);
-            }
-        }
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = -1;
-        sqlite3_reset(st);
-    }
-    cb->n = 0;
-    return rc;
-}
-
-static int ctx_prepare(tt_db *db, struct ctxbuf *cb)
-{
-    char sql[64 + CTX_BATCH * 12];
-    size_t n;
-    int k;
-    n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO temp.memctx VALUES");
-    for (k = 0; k < CTX_BATCH; k++)
-        n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s(?,?,?,?,?)", k ? "," : "");
-    if (tt_db_prepare(db, &cb->one, "INSERT INTO temp.memctx VALUES(?,?,?,?,?)") < 0 ||
-        tt_db_prepare(db, &cb->many, sql) < 0)
-        return TT_EDB;
-    return 0;
-}
-
-/* the event's row: the innermost op around it */
-static int store_context(struct ctxbuf *cb, struct memtl_scan *sc, int64_t id, int64_t ts,
-                         const struct walk *w)
-{
-    int64_t *v = cb->v[cb->n];
+    struct memctx *c;
     if (!sc->have_ts || ts < sc->ts_min)
         sc->ts_min = ts;
     if (!sc->have_ts || ts > sc->ts_max)
         sc->ts_max = ts;
     sc->have_ts = 1;
-    v[0] = id;
-    cb->has[cb->n] = w->n > 0;
-    if (w->n) {
-        const struct frame *f = &w->stack[w->n - 1];
-        v[1] = f->id;
-        v[2] = f->end;
-        v[3] = f->flags;
-        v[4] = f->step;
-    }
-    return ++cb->n == CTX_BATCH ? ctx_flush(cb) : 0;
+    if (id < cs->lo || (uint64_t)(id - cs->lo) >= cs->n || !w->n)
+        return;
+    c = &cs->v[id - cs->lo];
+    c->op_id = w->stack[w->n - 1].id;
+    c->op_end = w->stack[w->n - 1].end;
+    c->flags = w->stack[w->n - 1].flags;
+    c->step = w->stack[w->n - 1].step;
+    c->has = 1;
+    if (c->flags & PH_STEP)
+        sc->has_steps = 1;
 }
 
 /* ---- context pass without a sort ---- */
@@ -232,7 +184,7 @@ struct fthread {
 
 struct fast {
     tt_db *db;
-    struct ctxbuf *cb;
+    struct ctxstore *cs;
     struct memtl_scan *sc;
     struct fthread th[FAST_THREADS];
     int nth;
@@ -270,8 +222,7 @@ static int fast_drain(struct fast *f, struct fthread *t, int64_t ts, int all)
     int rc;
     while (t->have && (all || t->mts < ts)) {
         walk_pop(&t->w, t->mts);
-        if (store_context(f->cb, f->sc, t->mid, t->mts, &t->w) < 0)
-            return tt_db_error(f->db, "cannot store memory event context");
+        store_context(f->cs, f->sc, t->mid, t->mts, &t->w);
         if ((rc = fast_next(f, t)) != 0)
             return rc;
     }
@@ -345,7 +296,7 @@ static int fast_slice(struct fast *f, struct name_cache *nc, sqlite3_stmt *st)
 }
 
 /* 0 done, 1 not in order (nothing kept), <0 an error */
-static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, struct ctxbuf *cb,
+static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, struct ctxstore *cs,
                         struct name_cache *nc, struct memtl_scan *sc)
 {
     struct fast *f = calloc(1, sizeof(*f));
@@ -354,7 +305,7 @@ static int context_fast(tt_db *db, int64_t trace, int dtype, int64_t did, struct
     if (!f)
         return tt_error_set(TT_ENOMEM, "out of memory");
     f->db = db;
-    f->cb = cb;
+    f->cs = cs;
     f->sc = sc;
     if ((rc = fast_threads(f, trace, dtype, did)) != 0)
         goto out;
@@ -380,30 +331,45 @@ out:
     free(f);
     if (rc == 1) { /* start again with the sorted query */
         memset(sc, 0, sizeof(*sc));
-        cb->n = 0;
-        if (tt_db_exec(db, "DELETE FROM temp.memctx") < 0)
-            return TT_EDB;
+        memset(cs->v, 0, cs->n * sizeof(*cs->v));
     }
     return rc;
 }
 
-/* Fill temp.memctx(mem_id, op_id, op_end, flags, step) for the device's
- * events; note their time range in sc. */
+/* room for the contexts of the device's events: by id, from the lowest */
+static int ctx_alloc(tt_db *db, int64_t trace, int dtype, int64_t did, struct ctxstore *cs)
+{
+    int ok, ok2;
+    int64_t lo = tt__memtl_q1(db, "SELECT min(id) FROM memory WHERE trace_id = ?1"
+                                  " AND device_type = ?2 AND coalesce(device_id, -1) = ?3",
+                              trace, dtype, did, &ok);
+    int64_t hi = tt__memtl_q1(db, "SELECT max(id) FROM memory WHERE trace_id = ?1"
+                                  " AND device_type = ?2 AND coalesce(device_id, -1) = ?3",
+                              trace, dtype, did, &ok2);
+    memset(cs, 0, sizeof(*cs));
+    if (!ok || !ok2 || hi < lo)
+        return 0;
+    if ((uint64_t)(hi - lo) >= SIZE_MAX / sizeof(*cs->v) ||
+        !(cs->v = calloc((size_t)(hi - lo) + 1, sizeof(*cs->v))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    cs->lo = lo;
+    cs->n = (size_t)(hi - lo) + 1;
+    return 0;
+}
+
+/* Each of the device's events' context into cs; note their time range and
+ * whether any is in a ProfilerStep in sc. */
 int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
-                           struct memtl_scan *sc)
+                           struct memtl_scan *sc, struct ctxstore *cs)
 {
     sqlite3_stmt *st = NULL;
     struct name_cache *nc = calloc(1, sizeof(*nc));
-    struct ctxbuf cb;
     struct walk w;
     int rc = 0, r;
     memset(&w, 0, sizeof(w));
-    memset(&cb, 0, sizeof(cb));
     if (!nc)
         return tt_error_set(TT_ENOMEM, "out of memory");
-    if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memctx;"
-                             "CREATE TEMP TABLE memctx(mem_id INTEGER PRIMARY KEY, op_id INTEGER,"
-                             " op_end INTEGER, flags INTEGER, step INTEGER)")) < 0)
+    if ((rc = ctx_alloc(db, trace, dtype, did, cs)) < 0)
         goto out;
     if (tt_db_prepare(db, &st,
                       "SELECT 0 AS k, s.id, s.pid, s.tid, s.ts, coalesce(s.dur, 0),"
@@ -415,15 +381,12 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
                       " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3"
                       "  AND m.ts IS NOT NULL"
                       " ORDER BY 3, 4, 5, k, 6 DESC") < 0 ||
-        ctx_prepare(db, &cb) < 0 ||
         tt_db_prepare(db, &nc->st, "SELECT s FROM strings WHERE id = ?1") < 0) {
         rc = TT_EDB;
         goto out;
     }
-    if ((rc = context_fast(db, trace, dtype, did, &cb, nc, sc)) < 0)
+    if ((rc = context_fast(db, trace, dtype, did, cs, nc, sc)) <= 0)
         goto out;
-    if (rc == 0)
-        goto flush;
     tt__memtl_bind_device(st, trace, dtype, did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 1), ts = sqlite3_column_int64(st, 4);
@@ -439,19 +402,9 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
             continue;
         }
         walk_row(&w, st, ts);
-        if (store_context(&cb, sc, id, ts, &w) < 0) {
-            rc = tt_db_error(db, "cannot store memory event context");
-            goto out;
-        }
+        store_context(cs, sc, id, ts, &w);
     }
-    if (r != SQLITE_DONE) {
-        rc = tt_db_error(db, "cannot read memory events");
-        goto out;
-    }
-flush:
-    rc = 0;
-    if (ctx_flush(&cb) < 0)
-        rc = tt_db_error(db, "cannot store memory event context");
+    rc = r == SQLITE_DONE ? 0 : tt_db_error(db, "cannot read memory events");
 out:
     sqlite3_value_free(w.cp);
     sqlite3_value_free(w.ct);
@@ -459,8 +412,6 @@ out:
     sqlite3_finalize(nc->st);
     free(nc);
     sqlite3_finalize(st);
-    sqlite3_finalize(cb.one);
-    sqlite3_finalize(cb.many);
     return rc;
 }
 
@@ -577,19 +528,13 @@ static int categorize(const struct live *a, int64_t free_ts, unsigned free_flags
     return TT_CAT_UNKNOWN;
 }
 
-/* pass 2: category of every allocation -> temp.memcat(mem_id, cat) */
+/* pass 2: category of every allocation -> sp->cat, sp->rule */
 #define RULE_OF(a, cat) ((a)->etcat >= 0 && (a)->etcat == (cat) ? (a)->rule : 0)
 
-static int store_cat(sqlite3_stmt *ins, const struct live *a, int cat)
+static void store_cat(struct evspill *sp, const struct live *a, int cat)
 {
-    sqlite3_bind_int64(ins, 1, a->mem_id);
-    sqlite3_bind_int(ins, 2, cat);
-    sqlite3_bind_int(ins, 3, RULE_OF(a, cat));
-    sqlite3_bind_int64(ins, 4, a->op_id);
-    if (sqlite3_step(ins) != SQLITE_DONE)
-        return -1;
-    sqlite3_reset(ins);
-    return 0;
+    sp->cat[a->idx] = (unsigned char)cat;
+    sp->rule[a->idx] = (unsigned char)RULE_OF(a, cat);
 }
 
 static int add_pre(struct memtl_scan *sc, int64_t addr, int64_t bytes)
@@ -604,112 +549,80 @@ static int add_pre(struct memtl_scan *sc, int64_t addr, int64_t bytes)
 
 /* Also notes in sc the blocks freed before any allocation of their address
  * (PREEXISTING, in time order) and the first event at the highest
- * total_allocated: the emission pass reads the same rows in the same order. */
-int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
-                            struct memtl_scan *sc)
+ * total_allocated: the emission pass reads the same records in the same
+ * order. */
+int tt__memtl_category_pass(struct evspill *sp, int nocat, struct memtl_scan *sc)
 {
-    sqlite3_stmt *st, *ins = NULL;
-    struct memrd rd;
     struct livemap m = { NULL, 0, 0 };
     struct addr_synth syn;
+    struct memev ev;
     int64_t peak_alloc = 0, live_sum = 0, last_alloc = 0;
     int have_alloc = 0;
-    size_t i;
-    int rc = 0, r, ok;
-    /* without an ET's verdicts, no join to the empty temp.memet */
-    int et = tt__memtl_q1(db, "SELECT count(*) FROM temp.memet WHERE ?1 = ?1 AND ?2 = ?2"
-                              " AND ?3 = ?3", 0, 0, 0, &ok) > 0;
+    size_t i, idx;
+    int rc = 0, r;
     memset(&syn, 0, sizeof(syn));
-    sc->has_steps = tt__memtl_q1(db, "SELECT count(*) FROM (SELECT 1 FROM temp.memctx"
-                                     " WHERE flags & 8 AND ?1 = ?1 AND ?2 = ?2 AND ?3 = ?3"
-                                     " LIMIT 1)", 0, 0, 0, &ok) > 0;
-    if ((rc = tt_db_exec(db, "DROP TABLE IF EXISTS temp.memcat;"
-                             "CREATE TEMP TABLE memcat(mem_id INTEGER PRIMARY KEY, cat INTEGER,"
-                             " rule INTEGER, op_id INTEGER)")) < 0)
+    if ((rc = tt__evspill_rewind(sp)) < 0)
         return rc;
-    if ((rc = tt__memrd_open(&rd, db,
-                             et ? "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags,"
-                                  " c.step, coalesce(e.cat, -1), coalesce(e.rule, 0),"
-                                  " m.total_allocated FROM memory AS m"
-                                  " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id"
-                                  " LEFT JOIN temp.memet AS e ON e.mem_id = m.id"
-                                : "SELECT m.id, m.ts, m.addr, m.bytes, c.op_id, c.op_end, c.flags,"
-                                  " c.step, -1, 0, m.total_allocated FROM memory AS m"
-                                  " LEFT JOIN temp.memctx AS c ON c.mem_id = m.id",
-                             trace, dtype, did, sc)) < 0)
-        goto out;
-    if (tt_db_prepare(db, &ins, "INSERT OR REPLACE INTO temp.memcat VALUES(?,?,?,?)") < 0) {
-        rc = TT_EDB;
-        goto out;
-    }
-    while ((r = tt__memrd_step(&rd)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st = rd.cur, 0), ts = sqlite3_column_int64(st, 1);
-        int64_t addr, bytes = sqlite3_column_int64(st, 3);
-        unsigned flags = (unsigned)sqlite3_column_int64(st, 6);
+    for (idx = 0; (r = tt__evspill_next(sp, &ev)) == 1; idx++) {
+        int64_t addr, bytes = ev.bytes;
         struct live *a;
-        if ((rc = tt__memtl_addr(&syn, st, 2, bytes, &addr)) < 0)
+        if ((rc = tt__memtl_addr(&syn, ev.has & EV_ADDR, ev.addr, bytes, &addr)) < 0)
             goto out;
         a = tt__live_find(&m, addr);
         if (bytes > 0)
             live_sum += bytes - (a ? a->bytes : 0);
         else if (bytes < 0 && a)
             live_sum -= a->bytes;
-        if (sqlite3_column_type(st, 10) != SQLITE_NULL) {
+        if (ev.has & EV_TA) {
             /* the allocator's total less what the timeline holds */
-            last_alloc = sqlite3_column_int64(st, 10) - live_sum;
+            last_alloc = ev.ta - live_sum;
             have_alloc = 1;
-        }
-        if (sqlite3_column_type(st, 10) != SQLITE_NULL &&
-            sqlite3_column_int64(st, 10) > peak_alloc) {
-            peak_alloc = sqlite3_column_int64(st, 10);
-            sc->peak_mem_id = id;
-            sc->peak_op = sqlite3_column_int64(st, 4);
-            sc->peak_step = sqlite3_column_int64(st, 7);
+            if (ev.ta > peak_alloc) {
+                peak_alloc = ev.ta;
+                sc->peak_mem_id = ev.id;
+                sc->peak_op = ev.op_id;
+                sc->peak_step = ev.step;
+            }
         }
         if (bytes > 0) {
             /* reallocated without a free we saw: close the old one */
-            if (a && store_cat(ins, a, nocat ? TT_CAT_UNKNOWN
-                                             : categorize(a, -1, 0, sc->has_steps)) < 0)
-                goto dberr;
+            if (a)
+                store_cat(sp, a, nocat ? TT_CAT_UNKNOWN : categorize(a, -1, 0, sc->has_steps));
             if (!(a = tt__live_put(&m, addr))) {
                 rc = tt_error_set(TT_ENOMEM, "out of memory");
                 goto out;
             }
             a->bytes = bytes;
-            a->mem_id = id;
-            a->ts = ts;
-            a->op_id = sqlite3_column_int64(st, 4);
-            a->op_end = sqlite3_column_int64(st, 5);
-            a->flags = flags;
-            a->step = sqlite3_column_int64(st, 7);
-            a->etcat = sqlite3_column_int(st, 8);
-            a->rule = sqlite3_column_int(st, 9);
+            a->mem_id = ev.id;
+            a->idx = idx;
+            a->ts = ev.ts;
+            a->op_id = ev.op_id;
+            a->op_end = ev.op_end;
+            a->flags = ev.flags;
+            a->step = ev.step;
+            a->etcat = ev.etcat;
+            a->rule = ev.rule;
         } else if (bytes < 0 && a) {
-            if (store_cat(ins, a, nocat ? TT_CAT_UNKNOWN : categorize(a, ts, flags, sc->has_steps)) < 0)
-                goto dberr;
+            store_cat(sp, a, nocat ? TT_CAT_UNKNOWN : categorize(a, ev.ts, ev.flags, sc->has_steps));
             tt__live_del(&m, a);
         } else if (bytes < 0 && (rc = add_pre(sc, addr, -bytes)) < 0) {
             goto out;
         }
     }
-    if (r != SQLITE_DONE)
-        goto dberr;
+    if (r < 0) {
+        rc = r;
+        goto out;
+    }
     /* at the last event the PREEXISTING blocks are all freed: what the
      * allocator holds beyond the live blocks was there before the trace */
     sc->have_before = have_alloc && last_alloc > 0;
     sc->before = sc->have_before ? last_alloc : 0;
     for (i = 0; i < m.cap; i++)
-        if (m.e[i].used &&
-            store_cat(ins, &m.e[i], nocat ? TT_CAT_UNKNOWN : categorize(&m.e[i], -1, 0, sc->has_steps)) < 0)
-            goto dberr;
-    goto out;
-dberr:
-    rc = tt_db_error(db, "cannot categorise memory events");
+        if (m.e[i].used)
+            store_cat(sp, &m.e[i], nocat ? TT_CAT_UNKNOWN : categorize(&m.e[i], -1, 0, sc->has_steps));
 out:
     tt__memtl_addr_free(&syn);
     free(m.e);
-    tt__memrd_close(&rd);
-    sqlite3_finalize(ins);
     return rc;
 }
 
@@ -821,15 +734,96 @@ void tt__memrd_close(struct memrd *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* ---- the records of the later passes (a temporary file) ---- */
+
+int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struct memtl_scan *sc,
+                   const struct ctxstore *cs, const struct i64map *et, struct evspill *sp)
+{
+    struct memrd rd;
+    int rc, r;
+    memset(sp, 0, sizeof(*sp));
+    if (!(sp->f = tt__tmpfile()))
+        return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
+    if ((rc = tt__memrd_open(&rd, db,
+                             "SELECT m.id, m.ts, m.addr, m.bytes, m.total_allocated,"
+                             " m.total_reserved FROM memory AS m",
+                             trace, dtype, did, sc)) < 0)
+        goto out;
+    while ((r = tt__memrd_step(&rd)) == SQLITE_ROW) {
+        sqlite3_stmt *st = rd.cur;
+        struct memev ev;
+        const struct memctx *c;
+        size_t v;
+        memset(&ev, 0, sizeof(ev));
+        ev.id = sqlite3_column_int64(st, 0);
+        ev.ts = sqlite3_column_int64(st, 1);
+        ev.addr = sqlite3_column_int64(st, 2);
+        ev.bytes = sqlite3_column_int64(st, 3);
+        ev.ta = sqlite3_column_int64(st, 4);
+        ev.tr = sqlite3_column_int64(st, 5);
+        ev.has = (sqlite3_column_type(st, 2) != SQLITE_NULL ? EV_ADDR : 0) |
+                 (sqlite3_column_type(st, 4) != SQLITE_NULL ? EV_TA : 0) |
+                 (sqlite3_column_type(st, 5) != SQLITE_NULL ? EV_TR : 0);
+        c = tt__memtl_ctx(cs, ev.id);
+        ev.op_id = c->op_id;
+        ev.op_end = c->op_end;
+        ev.step = c->step;
+        ev.flags = c->flags;
+        ev.etcat = -1;
+        if (et->n && tt__i64map_get(et, ev.id, &v)) {
+            ev.etcat = (int)(v & 0xff);
+            ev.rule = (int)(v >> 8);
+        }
+        if (fwrite(&ev, sizeof(ev), 1, sp->f) != 1) {
+            rc = tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
+            goto out;
+        }
+        sp->n++;
+    }
+    if (r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read memory events");
+    else if (!(sp->cat = malloc(sp->n + 1)) || !(sp->rule = calloc(sp->n + 1, 1)))
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+    else
+        memset(sp->cat, TT_CAT_UNKNOWN, sp->n + 1);
+out:
+    tt__memrd_close(&rd);
+    return rc;
+}
+
+int tt__evspill_rewind(struct evspill *sp)
+{
+    if (fflush(sp->f) != 0 || fseek(sp->f, 0, SEEK_SET) != 0)
+        return tt_error_set(TT_EIO, "cannot read a temporary file: %s", strerror(errno));
+    return 0;
+}
+
+int tt__evspill_next(struct evspill *sp, struct memev *ev)
+{
+    if (fread(ev, sizeof(*ev), 1, sp->f) == 1)
+        return 1;
+    if (ferror(sp->f))
+        return tt_error_set(TT_EIO, "cannot read a temporary file: %s", strerror(errno));
+    return 0;
+}
+
+void tt__evspill_free(struct evspill *sp)
+{
+    if (sp->f)
+        fclose(sp->f);
+    free(sp->cat);
+    free(sp->rule);
+    memset(sp, 0, sizeof(*sp));
+}
+
 /* ---- made-up addresses for events without one (memtimeline_state.h) ---- */
 
-int tt__memtl_addr(struct addr_synth *s, sqlite3_stmt *st, int col, int64_t bytes,
-                   int64_t *addr)
+int tt__memtl_addr(struct addr_synth *s, int has, int64_t own, int64_t bytes, int64_t *addr)
 {
     size_t k;
     struct synth_stack *sk;
-    if (sqlite3_column_type(st, col) != SQLITE_NULL) {
-        *addr = sqlite3_column_int64(st, col);
+    if (has) {
+        *addr = own;
         return 0;
     }
     if (s->next == 0)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define NCOL TT_MEMTL_NCOL /* torch's sizes rows: baseline + 8 categories */
 #define MAX_BUCKETS 3000
@@ -31,6 +32,7 @@ extern const char *const tt__memtl_et_rule[];  /* ETR_COUNT texts (the first NUL
 
 struct live {
     int64_t addr, bytes, mem_id, ts, op_id, op_end, step;
+    size_t idx; /* its record in the spill */
     unsigned flags;
     int cat;
     int etcat, rule; /* the ET's verdict (-1 none) and its rule (ETR_*) */
@@ -49,6 +51,51 @@ struct live *tt__live_put(struct livemap *m, int64_t addr);
 void tt__live_del(struct livemap *m, struct live *e);
 
 /* ---- the passes ---- */
+
+/* an event's context (pass 1): all zero when no op is around it */
+struct memctx {
+    int64_t op_id, op_end, step; /* the innermost op, its end, its ProfilerStep */
+    unsigned flags;              /* PH_* of the ops around it */
+    int has;                     /* an op is around it */
+};
+
+/* the contexts of the device's events by id (id - lo) */
+struct ctxstore {
+    struct memctx *v;
+    int64_t lo;
+    size_t n;
+};
+
+/* the context of event id (zeros when it has none) */
+static inline const struct memctx *tt__memtl_ctx(const struct ctxstore *cs, int64_t id)
+{
+    static const struct memctx none;
+    return id >= cs->lo && (uint64_t)(id - cs->lo) < cs->n ? &cs->v[id - cs->lo] : &none;
+}
+
+/* one of the device's events with a time and a size, with what the passes
+ * learnt of it: the records the category and emission passes read, in time
+ * order, from a temporary file (struct evspill) */
+enum { EV_ADDR = 1, EV_TA = 2, EV_TR = 4 };
+
+struct memev {
+    int64_t id, ts, addr, bytes, ta, tr; /* ta, tr: Total Allocated / Reserved */
+    int64_t op_id, op_end, step;         /* the context */
+    unsigned flags;                      /* its PH_* */
+    unsigned has;                        /* EV_* */
+    int etcat, rule;                     /* the ET's verdict: category (-1 none), ETR_* */
+};
+
+struct evspill {
+    FILE *f;
+    size_t n;                 /* records */
+    unsigned char *cat, *rule; /* per record: pass 2's category and rule */
+};
+
+/* the next record (1), the end (0) or an error; rewind first */
+int tt__evspill_rewind(struct evspill *sp);
+int tt__evspill_next(struct evspill *sp, struct memev *ev);
+void tt__evspill_free(struct evspill *sp);
 
 /* a block freed before any allocation of its address: PREEXISTING */
 struct memtl_pre {
@@ -119,28 +166,33 @@ struct addr_synth {
     size_t nstk, astk;
     int64_t next;           /* the next made-up address (counts down from -1) */
 };
-/* the event's address: column col of st, or a made-up one (above); 0 or
+/* the event's address: its own (has), or a made-up one (above); 0 or
  * TT_ENOMEM */
-int tt__memtl_addr(struct addr_synth *s, sqlite3_stmt *st, int col, int64_t bytes,
-                   int64_t *addr);
+int tt__memtl_addr(struct addr_synth *s, int has, int64_t own, int64_t bytes, int64_t *addr);
 void tt__memtl_addr_free(struct addr_synth *s);
 /* ?1 trace, ?2 device type, ?3 device id: the device filter of the passes */
 void tt__memtl_bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did);
 int tt__memtl_str_has(const char *s, const char *needle);
 
-/* 1: temp.memctx(mem_id, op_id, op_end, flags, step); the time range */
+/* 1: each event's context into cs (free with free(cs->v)); the time range,
+ * has_steps */
 int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
-                           struct memtl_scan *sc);
-/* 1b: temp.memet(mem_id, cat, rule) from a linked Execution Trace */
-int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat);
+                           struct memtl_scan *sc, struct ctxstore *cs);
+/* 1b: the verdicts of a linked Execution Trace: mem_id -> ETV(cat, rule) in et */
+#define ETV(cat, rule) ((size_t)(cat) | (size_t)(rule) << 8)
+int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
+                      const struct ctxstore *cs, struct i64map *et);
+/* the device's events in time order, with their context and verdict, into
+ * a spill (sc: the runs of tt__memtl_runs) */
+int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struct memtl_scan *sc,
+                   const struct ctxstore *cs, const struct i64map *et, struct evspill *sp);
 /* the device's events that have a time and a size, after FROM memory AS m */
 #define MEM_WHERE                                                                     \
     " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3" \
     "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL"
 
-/* 2: temp.memcat(mem_id, cat, rule, op_id); the PREEXISTING blocks, the peak
- * event and its context */
-int tt__memtl_category_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
-                            struct memtl_scan *sc);
+/* 2: each allocation's category and rule (sp->cat, sp->rule); the
+ * PREEXISTING blocks, the peak event and its context */
+int tt__memtl_category_pass(struct evspill *sp, int nocat, struct memtl_scan *sc);
 
 #endif

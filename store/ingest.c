@@ -955,7 +955,8 @@ out:
 
 /* tt_ingest_file with reader flags and tables left out (1 << R_*) */
 static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opts,
-                       tt_ingest_result *res, unsigned read_flags, unsigned skip)
+                       tt_ingest_result *res, unsigned read_flags, unsigned skip,
+                       const tt__rowtap *tap)
 {
     struct ingest g;
     tt_ingest_result local;
@@ -978,6 +979,7 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
     g.opts = opts;
     g.res = res;
     g.skip = skip;
+    g.tap = tap;
     tt_error_clear();
     if (db->readonly)
         return tt_error_set_at(TT_EIO, db->path, -1, "database opened read-only");
@@ -1024,6 +1026,10 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
         goto fail;
     res->trace_id = g.trace_id;
 
+    if (tap && (rc = tap->start(tap->ctx, db)) != 0) {
+        rc = rc < 0 ? rc : TT_ECANCELED;
+        goto fail;
+    }
     set_sink(&sink, &g);
     ropts.flags |= read_flags;
     ropts.progress = opts->progress;
@@ -1036,6 +1042,10 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
         goto fail;
     if ((rc = finish_trace(&g, path, &res->stats)) < 0)
         goto fail;
+    if (tap && (rc = tap->finish(tap->ctx)) != 0) {
+        rc = rc < 0 ? rc : TT_ECANCELED;
+        goto fail;
+    }
     release_statements(&g);
     phase(&g, "committing");
     if ((rc = tt_db_exec(db, "COMMIT")) < 0)
@@ -1068,7 +1078,7 @@ out:
 int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
                    tt_ingest_result *res)
 {
-    return ingest_into(db, path, opts, res, 0, 0);
+    return ingest_into(db, path, opts, res, 0, 0, NULL);
 }
 
 /* db_internal.h: a file ingested into a temporary database */
@@ -1080,6 +1090,12 @@ int tt__open_ingested_temp(tt_db **out, const char *trace)
 int tt__open_ingested_temp_only(tt_db **out, const char *trace, unsigned read_flags,
                                 unsigned skip)
 {
+    return tt__open_ingested_temp_tap(out, trace, read_flags, skip, NULL);
+}
+
+int tt__open_ingested_temp_tap(tt_db **out, const char *trace, unsigned read_flags,
+                               unsigned skip, const tt__rowtap *tap)
+{
     tt_db *db = NULL;
     int rc;
     *out = NULL;
@@ -1089,7 +1105,7 @@ int tt__open_ingested_temp_only(tt_db **out, const char *trace, unsigned read_fl
         tt_db_free(db);
         return tt_error_set(TT_ENOMEM, "out of memory");
     }
-    if ((rc = ingest_into(db, trace, NULL, NULL, read_flags, skip)) < 0) {
+    if ((rc = ingest_into(db, trace, NULL, NULL, read_flags, skip, tap)) < 0) {
         tt_db_free(db);
         return rc;
     }

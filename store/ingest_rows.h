@@ -20,6 +20,7 @@
 
 #include "store/records.h"
 #include "tracetool/formats.h"
+#include "tracetool/analyze.h" /* tt_db */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -68,5 +69,31 @@ typedef struct tt__rows_result {
  */
 int tt__ingest_rows(const char *path, const tt__rowsink *sink, unsigned read_flags,
                     unsigned skip, tt__rows_result *res);
+
+/*
+ * A tap on an ingest into a database (tt__open_ingested_temp_tap): for a
+ * consumer that needs some tables as a stream beside a database of the
+ * others. The rows of the tables in `see` are handed to rows() in the
+ * order they are written (first_rowid: the SQLite rowid of the first row of
+ * a stored table; 0 for a table in `drop`, whose rows are not stored).
+ * Strings are handed over before the rows that use them. start() runs
+ * before the first row, finish() after the last one and before the commit;
+ * end_b() tells of a 'B' slice closed after its row was handed over.
+ * Non-zero from any of them stops the ingest (TT_ECANCELED when positive).
+ */
+typedef struct tt__rowtap {
+    void *ctx;
+    unsigned see, drop; /* 1 << TT_ROWS_* */
+    int (*start)(void *ctx, tt_db *db);
+    int (*rows)(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                const char *text, int64_t first_rowid);
+    int (*end_b)(void *ctx, int64_t slice_id, int64_t dur);
+    int (*finish)(void *ctx);
+} tt__rowtap;
+
+/* a file ingested into a temporary database, its rows also through tap
+ * (above); read_flags and skip as tt__ingest_rows */
+int tt__open_ingested_temp_tap(tt_db **out, const char *trace, unsigned read_flags,
+                               unsigned skip, const tt__rowtap *tap);
 
 #endif

@@ -166,6 +166,7 @@ struct ingest {
     int threaded;      /* rows go through q (else they are written at once) */
     const tt__rowsink *rowsink; /* rows to this instead of SQLite (tt__ingest_rows) */
     unsigned skip;              /* 1 << R_* the rowsink ignores */
+    const tt__rowtap *tap;      /* rows also (or only) to this (ingest_rows.h) */
     struct frame link_op;       /* the op the last runtime call was linked to */
     int64_t end_b_updates;      /* JOB_END_B jobs: slices closed after their row left */
     int64_t next_runtime_id;

@@ -140,6 +140,25 @@ static int write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
     return 0;
 }
 
+/* a job of a table the tap sees: stored (unless dropped), then handed over */
+static int tap_rows(struct ingest *g, const struct job *j)
+{
+    int64_t first = 0;
+    int rc;
+    if (!j->n)
+        return 0;
+    if (!(g->tap->drop >> j->table & 1u)) {
+        if ((rc = write_rows(g->db, &g->rbuf[j->table], j)) < 0)
+            return rc;
+        first = sqlite3_last_insert_rowid(g->db->sql) - j->n + 1;
+    } else if (j->text.oom) {
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    rc = g->tap->rows(g->tap->ctx, j->table, j->n, g->rbuf[j->table].ncols, j->cells,
+                      j->text.buf, first);
+    return rc < 0 ? rc : rc ? TT_ECANCELED : 0;
+}
+
 int ig_run_job(struct ingest *g, const struct job *j)
 {
     sqlite3_stmt *st;
@@ -153,9 +172,14 @@ int ig_run_job(struct ingest *g, const struct job *j)
                               j->cells, j->text.buf);
         return rc < 0 ? rc : rc ? TT_ECANCELED : 0;
     }
+    if (g->tap && j->kind == JOB_ROWS && (g->tap->see >> j->table & 1u))
+        return tap_rows(g, j);
     if (j->kind == JOB_ROWS)
         return write_rows(g->db, &g->rbuf[j->table], j);
     /* JOB_END_B: an 'E' closes a 'B' whose row is already written */
+    if (g->tap && (g->tap->see & 1u << TT_ROWS_SLICE) &&
+        (rc = g->tap->end_b(g->tap->ctx, j->id, j->dur)) != 0)
+        return rc < 0 ? rc : TT_ECANCELED;
     st = g->st[S_END_B];
     sqlite3_bind_int64(st, 1, j->dur);
     sqlite3_bind_int64(st, 2, j->id);
@@ -340,7 +364,8 @@ static int64_t intern(struct ingest *g, const char *s, size_t len)
     if ((rc = ig_rb_commit(g, st, "cannot store a string")) < 0)
         return rc;
     /* a consumer sees each string before the rows that use it */
-    if (g->rowsink && (rc = ig_rb_flush(g, st)) < 0)
+    if ((g->rowsink || (g->tap && (g->tap->see & 1u << TT_ROWS_STR))) &&
+        (rc = ig_rb_flush(g, st)) < 0)
         return rc;
     return id;
 }
