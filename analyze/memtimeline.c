@@ -269,6 +269,7 @@ struct job {
     int64_t did;
     char device[32];
     int64_t base_ns;
+    const struct memtl_streamed *pre; /* pass 1 done while reading (else NULL) */
 };
 
 struct emit {
@@ -295,14 +296,15 @@ static void raw_row(struct emit *e, int64_t t, int64_t action, int64_t n, int ca
     out_str(e->raw, b);
 }
 
-static char *name_of_slice(tt_db *db, int64_t id)
+/* string id -> a copy of it ("" for 0 or none) */
+static char *name_of(tt_db *db, int64_t id)
 {
     sqlite3_stmt *st;
     char *r = NULL;
     if (!id)
         return strdup("");
-    if (sqlite3_prepare_v2(db->sql, "SELECT n.s FROM slices AS s JOIN strings AS n ON n.id = s.name"
-                                    " WHERE s.id = ?1", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db->sql, "SELECT s FROM strings WHERE id = ?1", -1, &st,
+                           NULL) != SQLITE_OK)
         return strdup("");
     sqlite3_bind_int64(st, 1, id);
     if (sqlite3_step(st) == SQLITE_ROW)
@@ -312,10 +314,10 @@ static char *name_of_slice(tt_db *db, int64_t id)
 }
 
 /* the largest live blocks just after the allocated peak's event */
-static int snapshot_peak(struct emit *e, int64_t op_id, int64_t step_id)
+static int snapshot_peak(struct emit *e, int64_t op_name, int64_t step_name)
 {
     tt_memtl_result *r = e->res;
-    int64_t top_opid[TOP_N];
+    int64_t top_op[TOP_N];
     size_t i, ntop = 0;
     for (i = 0; i < e->live.cap; i++) {
         const struct live *l = &e->live.e[i];
@@ -329,7 +331,7 @@ static int snapshot_peak(struct emit *e, int64_t op_id, int64_t step_id)
         if (ntop == TOP_N)
             ntop--;
         memmove(&r->top[k + 1], &r->top[k], (ntop - k) * sizeof(r->top[0]));
-        memmove(&top_opid[k + 1], &top_opid[k], (ntop - k) * sizeof(top_opid[0]));
+        memmove(&top_op[k + 1], &top_op[k], (ntop - k) * sizeof(top_op[0]));
         r->top[k].addr = l->addr;
         r->top[k].bytes = l->bytes;
         r->top[k].t_us = l->ts;
@@ -337,14 +339,14 @@ static int snapshot_peak(struct emit *e, int64_t op_id, int64_t step_id)
         r->top[k].category = l->cat;
         r->top[k].rule = l->rule > 0 && l->rule < ETR_COUNT ? tt__memtl_et_rule[l->rule]
                                                              : tt__memtl_cat_rule[l->cat];
-        top_opid[k] = l->op_id;
+        top_op[k] = l->op_name;
         ntop++;
     }
     r->n_top = ntop;
-    r->peak_op = name_of_slice(e->j->db, op_id);
-    r->peak_step = name_of_slice(e->j->db, step_id);
+    r->peak_op = name_of(e->j->db, op_name);
+    r->peak_step = name_of(e->j->db, step_name);
     for (i = 0; i < ntop; i++)
-        r->top[i].op = name_of_slice(e->j->db, top_opid[i]);
+        r->top[i].op = name_of(e->j->db, top_op[i]);
     return 0;
 }
 
@@ -444,6 +446,7 @@ static int emit_event(struct emit *e, const struct memev *ev, int cat, int rule,
         a->cat = cat;
         a->ts = t_ns / 1000;
         a->op_id = ev->op_id;
+        a->op_name = ev->op_name;
         a->mem_id = id;
         a->rule = rule;
     } else if (b < 0 && a) {
@@ -487,15 +490,22 @@ static int emit_trace(struct emit *e)
     memset(&et, 0, sizeof(et));
     memset(&sp, 0, sizeof(sp));
     memtl_timing(NULL);
-    if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc, &cs)) < 0)
+    if (j->pre) {
+        size_t k;
+        for (k = 0; k < j->pre->ndev; k++)
+            if (j->pre->dev[k].dtype == j->dtype && j->pre->dev[k].did == j->did)
+                sc = j->pre->dev[k].sc;
+    } else if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc, &cs)) < 0) {
         goto out;
+    }
     memtl_timing("context");
-    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories, &cs,
-                                &et)) < 0)
+    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
+                                j->pre ? &j->pre->cs : &cs, &et)) < 0)
         goto out;
     memtl_timing("et");
     if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
-        (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc, &cs, &et, &sp)) < 0)
+        (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc, j->pre ? &j->pre->cs : &cs,
+                             &et, &sp)) < 0)
         goto out;
     free(cs.v);
     cs.v = NULL;
@@ -972,22 +982,44 @@ int tt_memtimeline_compute(tt_db *db, const tt_memtl_options *opts, tt_memtl_res
     return rc;
 }
 
-int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *output)
+static int memtimeline_pre(tt_db *db, const tt_memtl_options *opts, const char *output,
+                           const struct memtl_streamed *pre)
 {
     struct job j;
     int rc = select_job(db, opts, &j);
+    j.pre = pre;
     if (rc == 0)
         rc = run_job(&j, output);
     free((char *)j.label);
     return rc;
 }
 
+int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *output)
+{
+    return memtimeline_pre(db, opts, output, NULL);
+}
+
 int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const char *output)
 {
     tt_db *db;
+    int rc;
+    struct stat stt;
+    /* the ops not stored: pass 1 while reading; from a regular file only,
+     * which the fallback can read again (not a pipe) */
+    if ((!opts || !opts->et_path) && stat(path, &stt) == 0 && S_ISREG(stt.st_mode)) {
+        struct memtl_streamed pre;
+        if ((rc = tt__memtl_open_streamed(&db, path, &pre)) < 0)
+            return rc;
+        if (rc == 0) {
+            rc = memtimeline_pre(db, opts, output, &pre);
+            tt__memtl_streamed_free(&pre);
+            tt_db_free(db);
+            return rc;
+        }
+    }
     /* without an ET: only the tables the passes read (no runtime calls, GPU
      * activities, flows, instants, metadata events or args) */
-    int rc = opts && opts->et_path
+    rc = opts && opts->et_path
                  ? tt__open_ingested_temp(&db, path)
                  : tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS,
                                                1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU |

@@ -28,18 +28,12 @@ const char *const tt__memtl_cat_rule[TT_CAT_COUNT] = {
 
 /* ---- context pass ---- */
 
-struct frame {
-    int64_t id, end;
-    unsigned flags;
-    int64_t step;
-};
-
 int tt__memtl_str_has(const char *s, const char *needle)
 {
     return s && strstr(s, needle) != NULL;
 }
 
-static unsigned flags_of(const char *name, int is_backward_seq)
+unsigned tt__memtl_flags_of(const char *name, int is_backward_seq)
 {
     unsigned f = 0;
     if (!name)
@@ -84,20 +78,13 @@ static int name_flags(struct name_cache *nc, int64_t id)
         sqlite3_reset(nc->st);
         sqlite3_bind_int64(nc->st, 1, id);
         nc->flags[k] = sqlite3_step(nc->st) == SQLITE_ROW
-                           ? (int)flags_of((const char *)sqlite3_column_text(nc->st, 0), 0)
+                           ? (int)tt__memtl_flags_of((const char *)sqlite3_column_text(nc->st, 0), 0)
                            : -1;
         nc->id[k] = id;
         nc->valid[k] = 1;
     }
     return nc->flags[k];
 }
-
-/* the per-thread stack of enclosing ops */
-struct walk {
-    struct frame *stack;
-    size_t n, alloc;
-    sqlite3_value *cp, *ct; /* the current thread's pid and tid */
-};
 
 static int same_value(sqlite3_value *a, sqlite3_value *b)
 {
@@ -108,7 +95,7 @@ static int same_value(sqlite3_value *a, sqlite3_value *b)
 }
 
 /* a row of the walk's query: start a new thread's stack, pop what ended */
-static void walk_row(struct walk *w, sqlite3_stmt *st, int64_t ts)
+static void walk_row(struct memwalk *w, sqlite3_stmt *st, int64_t ts)
 {
     sqlite3_value *pv = sqlite3_column_value(st, 2), *tv = sqlite3_column_value(st, 3);
     if (!w->cp || !same_value(pv, w->cp) || !same_value(tv, w->ct)) {
@@ -122,7 +109,7 @@ static void walk_row(struct walk *w, sqlite3_stmt *st, int64_t ts)
         w->n--;
 }
 
-static int walk_push(struct walk *w, int64_t id, int64_t end, unsigned f)
+int tt__memtl_walk_push(struct memwalk *w, int64_t id, int64_t end, unsigned f, int64_t name)
 {
     size_t n;
     while (w->n && w->stack[w->n - 1].end < end)
@@ -134,12 +121,14 @@ static int walk_push(struct walk *w, int64_t id, int64_t end, unsigned f)
     w->stack[n].end = end;
     w->stack[n].flags = f | (n ? w->stack[n - 1].flags : 0);
     w->stack[n].step = (f & PH_STEP) ? id : n ? w->stack[n - 1].step : 0;
+    w->stack[n].name = name;
+    w->stack[n].step_name = (f & PH_STEP) ? name : n ? w->stack[n - 1].step_name : 0;
     return 0;
 }
 
 /* the event's context: the innermost op around it */
-static void store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t id, int64_t ts,
-                          const struct walk *w)
+void tt__memtl_store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t id, int64_t ts,
+                          const struct memwalk *w)
 {
     struct memctx *c;
     if (!sc->have_ts || ts < sc->ts_min)
@@ -154,6 +143,8 @@ static void store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t id
     c->op_end = w->stack[w->n - 1].end;
     c->flags = w->stack[w->n - 1].flags;
     c->step = w->stack[w->n - 1].step;
+    c->op_name = w->stack[w->n - 1].name;
+    c->step_name = w->stack[w->n - 1].step_name;
     c->has = 1;
     if (c->flags & PH_STEP)
         sc->has_steps = 1;
@@ -179,7 +170,7 @@ struct fthread {
     int64_t mid, mts;         /* that row */
     int64_t last_ts, last_dur; /* the last op pushed: the order check */
     int any;
-    struct walk w;
+    struct memwalk w;
 };
 
 struct fast {
@@ -190,7 +181,7 @@ struct fast {
     int nth;
 };
 
-static void walk_pop(struct walk *w, int64_t ts)
+void tt__memtl_walk_pop(struct memwalk *w, int64_t ts)
 {
     while (w->n && w->stack[w->n - 1].end < ts)
         w->n--;
@@ -221,8 +212,8 @@ static int fast_drain(struct fast *f, struct fthread *t, int64_t ts, int all)
 {
     int rc;
     while (t->have && (all || t->mts < ts)) {
-        walk_pop(&t->w, t->mts);
-        store_context(f->cs, f->sc, t->mid, t->mts, &t->w);
+        tt__memtl_walk_pop(&t->w, t->mts);
+        tt__memtl_store_context(f->cs, f->sc, t->mid, t->mts, &t->w);
         if ((rc = fast_next(f, t)) != 0)
             return rc;
     }
@@ -289,10 +280,11 @@ static int fast_slice(struct fast *f, struct name_cache *nc, sqlite3_stmt *st)
     t->last_dur = dur;
     if ((rc = fast_drain(f, t, ts, 0)) != 0)
         return rc;
-    walk_pop(&t->w, ts);
+    tt__memtl_walk_pop(&t->w, ts);
     if (sqlite3_column_int(st, 6))
         fl |= PH_BACKWARD;
-    return walk_push(&t->w, sqlite3_column_int64(st, 0), ts + dur, (unsigned)fl);
+    return tt__memtl_walk_push(&t->w, sqlite3_column_int64(st, 0), ts + dur, (unsigned)fl,
+                     sqlite3_column_int64(st, 5));
 }
 
 /* 0 done, 1 not in order (nothing kept), <0 an error */
@@ -364,7 +356,7 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
 {
     sqlite3_stmt *st = NULL;
     struct name_cache *nc = calloc(1, sizeof(*nc));
-    struct walk w;
+    struct memwalk w;
     int rc = 0, r;
     memset(&w, 0, sizeof(w));
     if (!nc)
@@ -397,12 +389,13 @@ int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
             walk_row(&w, st, ts);
             if (sqlite3_column_int(st, 7))
                 f |= PH_BACKWARD;
-            if ((rc = walk_push(&w, id, ts + sqlite3_column_int64(st, 5), (unsigned)f)) < 0)
+            if ((rc = tt__memtl_walk_push(&w, id, ts + sqlite3_column_int64(st, 5), (unsigned)f,
+                                sqlite3_column_int64(st, 6))) < 0)
                 goto out;
             continue;
         }
         walk_row(&w, st, ts);
-        store_context(cs, sc, id, ts, &w);
+        tt__memtl_store_context(cs, sc, id, ts, &w);
     }
     rc = r == SQLITE_DONE ? 0 : tt_db_error(db, "cannot read memory events");
 out:
@@ -580,8 +573,8 @@ int tt__memtl_category_pass(struct evspill *sp, int nocat, struct memtl_scan *sc
             if (ev.ta > peak_alloc) {
                 peak_alloc = ev.ta;
                 sc->peak_mem_id = ev.id;
-                sc->peak_op = ev.op_id;
-                sc->peak_step = ev.step;
+                sc->peak_op = ev.op_name;
+                sc->peak_step = ev.step_name;
             }
         }
         if (bytes > 0) {
@@ -768,6 +761,8 @@ int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struc
         ev.op_id = c->op_id;
         ev.op_end = c->op_end;
         ev.step = c->step;
+        ev.op_name = c->op_name;
+        ev.step_name = c->step_name;
         ev.flags = c->flags;
         ev.etcat = -1;
         if (et->n && tt__i64map_get(et, ev.id, &v)) {

@@ -32,6 +32,7 @@ extern const char *const tt__memtl_et_rule[];  /* ETR_COUNT texts (the first NUL
 
 struct live {
     int64_t addr, bytes, mem_id, ts, op_id, op_end, step;
+    int64_t op_name; /* string id */
     size_t idx; /* its record in the spill */
     unsigned flags;
     int cat;
@@ -55,6 +56,7 @@ void tt__live_del(struct livemap *m, struct live *e);
 /* an event's context (pass 1): all zero when no op is around it */
 struct memctx {
     int64_t op_id, op_end, step; /* the innermost op, its end, its ProfilerStep */
+    int64_t op_name, step_name;  /* their names' string ids */
     unsigned flags;              /* PH_* of the ops around it */
     int has;                     /* an op is around it */
 };
@@ -73,6 +75,26 @@ static inline const struct memctx *tt__memtl_ctx(const struct ctxstore *cs, int6
     return id >= cs->lo && (uint64_t)(id - cs->lo) < cs->n ? &cs->v[id - cs->lo] : &none;
 }
 
+/* the ops open around a point of one thread, innermost last */
+struct memframe {
+    int64_t id, end, name; /* name: its string id */
+    int64_t step, step_name; /* the ProfilerStep around it (0 none) */
+    unsigned flags;          /* PH_* of it and the ops around it */
+};
+
+struct memwalk {
+    struct memframe *stack;
+    size_t n, alloc;
+    sqlite3_value *cp, *ct; /* the sorted query's current thread */
+};
+
+/* the phase flags (PH_*) of an op's name */
+unsigned tt__memtl_flags_of(const char *name, int is_backward_seq);
+/* an op starting now that ends at end: what ended before it is popped */
+int tt__memtl_walk_push(struct memwalk *w, int64_t id, int64_t end, unsigned f, int64_t name);
+/* pop the ops that ended before ts */
+void tt__memtl_walk_pop(struct memwalk *w, int64_t ts);
+
 /* one of the device's events with a time and a size, with what the passes
  * learnt of it: the records the category and emission passes read, in time
  * order, from a temporary file (struct evspill) */
@@ -81,6 +103,7 @@ enum { EV_ADDR = 1, EV_TA = 2, EV_TR = 4 };
 struct memev {
     int64_t id, ts, addr, bytes, ta, tr; /* ta, tr: Total Allocated / Reserved */
     int64_t op_id, op_end, step;         /* the context */
+    int64_t op_name, step_name;          /* string ids */
     unsigned flags;                      /* its PH_* */
     unsigned has;                        /* EV_* */
     int etcat, rule;                     /* the ET's verdict: category (-1 none), ETR_* */
@@ -110,7 +133,8 @@ struct memtl_scan {
     int have_ts;             /* the device has [memory] events with a time */
     int64_t ts_min, ts_max;  /* their range (trace ns) */
     int64_t peak_mem_id;     /* the first event at the highest total_allocated, 0 none */
-    int64_t peak_op, peak_step; /* its context's op and ProfilerStep (0 none) */
+    int64_t peak_op, peak_step; /* the names (string ids) of its context's op and
+                                 * ProfilerStep (0 none) */
     int has_steps;           /* the trace has ProfilerStep#N ops (PARAMETER needs them) */
     /* the allocator's Total Allocated minus the blocks the timeline knows, at
      * the first event that has it: memory live before the trace and never
@@ -174,6 +198,9 @@ void tt__memtl_addr_free(struct addr_synth *s);
 void tt__memtl_bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did);
 int tt__memtl_str_has(const char *s, const char *needle);
 
+/* event id at ts: its context (the top of w) into cs; its time into sc's range */
+void tt__memtl_store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t id, int64_t ts,
+                             const struct memwalk *w);
 /* 1: each event's context into cs (free with free(cs->v)); the time range,
  * has_steps */
 int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
@@ -194,5 +221,26 @@ int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struc
 /* 2: each allocation's category and rule (sp->cat, sp->rule); the
  * PREEXISTING blocks, the peak event and its context */
 int tt__memtl_category_pass(struct evspill *sp, int nocat, struct memtl_scan *sc);
+
+/*
+ * `memtimeline FILE` (memtimeline_stream.c): the file into a temporary
+ * database without its ops, pass 1 done on the way for every device.
+ * 0: *db and out ready; 1: the rows are not in the order that needs (the
+ * caller ingests the ops too); <0 an error.
+ */
+struct memtl_devscan {
+    int dtype;
+    int64_t did;
+    struct memtl_scan sc; /* pass 1's part: the time range, has_steps */
+};
+
+struct memtl_streamed {
+    struct ctxstore cs; /* every device's events */
+    struct memtl_devscan *dev;
+    size_t ndev, adev;
+};
+
+int tt__memtl_open_streamed(tt_db **db, const char *path, struct memtl_streamed *out);
+void tt__memtl_streamed_free(struct memtl_streamed *o);
 
 #endif

@@ -20,7 +20,6 @@
 
 #include "store/records.h"
 #include "tracetool/formats.h"
-#include "tracetool/analyze.h" /* tt_db */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -81,10 +80,12 @@ int tt__ingest_rows(const char *path, const tt__rowsink *sink, unsigned read_fla
  * end_b() tells of a 'B' slice closed after its row was handed over.
  * Non-zero from any of them stops the ingest (TT_ECANCELED when positive).
  */
+struct tt_db;
+
 typedef struct tt__rowtap {
     void *ctx;
     unsigned see, drop; /* 1 << TT_ROWS_* */
-    int (*start)(void *ctx, tt_db *db);
+    int (*start)(void *ctx, struct tt_db *db);
     int (*rows)(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
                 const char *text, int64_t first_rowid);
     int (*end_b)(void *ctx, int64_t slice_id, int64_t dur);
@@ -93,7 +94,7 @@ typedef struct tt__rowtap {
 
 /* a file ingested into a temporary database, its rows also through tap
  * (above); read_flags and skip as tt__ingest_rows */
-int tt__open_ingested_temp_tap(tt_db **out, const char *trace, unsigned read_flags,
+int tt__open_ingested_temp_tap(struct tt_db **out, const char *trace, unsigned read_flags,
                                unsigned skip, const tt__rowtap *tap);
 
 #endif

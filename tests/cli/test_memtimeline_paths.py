@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""`memtimeline FILE` and `memtimeline DB` give the same timeline.
+
+`memtimeline FILE` does not store the trace's ops: it walks them while the file
+is read (analyze/memtimeline_stream.c) and falls back to a temporary database
+with the ops when they are not in the order that walk needs. `memtimeline DB`
+walks the ops of a database. For each trace below, the JSON timeline of the
+file (per option set) must equal the one of the database that `tracetool
+ingest` made of it, and the route the file took (TT_DEBUG_MEMTL) must be the
+one expected, so both routes are covered:
+
+- hta/df_index_resolver (Kineto writes its [memory] events after the ops):
+  streamed;
+- kineto/tb_plugin_2021-06 and the repository's resnet50 trace (ops out of
+  time order on a thread): the fallback;
+- a trace made here with two threads, events before and after the ops of
+  their thread and nested ops: streamed; the same trace with one op moved
+  out of order: the fallback.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import trace_expect as te  # noqa: E402
+
+C = te.Checker("memtimeline_paths")
+SHARED = te.shared_dir()
+TOOL = te.tracetool_path()
+FALLBACK = "the ops go to a database"
+
+
+def made_trace(path, disorder):
+    """Two threads: ProfilerStep#1 > aten::linear > aten::empty with
+    allocations inside, a backward op freeing them; [memory] events written
+    after every op (as Kineto does)."""
+    evs = []
+    for tid in (1, 2):
+        base = 1000 * tid
+        evs += [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": tid,
+             "ts": base, "dur": 500},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 7, "tid": tid,
+             "ts": base + 10, "dur": 100},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 7, "tid": tid,
+             "ts": base + 20, "dur": 10},
+            {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: MmBackward0",
+             "pid": 7, "tid": tid, "ts": base + 200, "dur": 100},
+        ]
+    if disorder:
+        evs[1], evs[2] = evs[2], evs[1]
+    for tid in (1, 2):
+        base = 1000 * tid
+        for i, (dt, b) in enumerate([(5, 4096), (25, 8192), (60, 512), (70, -512),
+                                     (250, -8192), (600, 1024)]):
+            addr = 0x1000 * tid + (i if b > 0 else {-512: 2, -8192: 1}[b])
+            evs.append({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7,
+                        "tid": tid, "ts": base + dt, "s": "t",
+                        "args": {"Device Type": 1, "Device Id": 0, "Addr": addr, "Bytes": b,
+                                 "Total Allocated": 0, "Total Reserved": 0}})
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": evs}, f)
+
+
+def route(path, out):
+    env = dict(os.environ, TT_DEBUG_MEMTL="1")
+    p = subprocess.run([TOOL, "memtimeline", path, out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=env)
+    return p.returncode, "fallback" if FALLBACK in p.stderr.decode() else "streamed"
+
+
+def compare(label, path, want_route, opt_sets, d):
+    db = os.path.join(d, "t.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    subprocess.run([TOOL, "ingest", "-q", db, path], check=True)
+    rc, how = route(path, os.path.join(d, "r.json"))
+    C.eq(how, want_route, "%s: route" % label)
+    for opts in opt_sets:
+        a, b = os.path.join(d, "file.json"), os.path.join(d, "db.json")
+        pa = subprocess.run([TOOL, "memtimeline"] + opts + [path, a], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+        pb = subprocess.run([TOOL, "memtimeline"] + opts + [db, b], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+        lab = "%s %s" % (label, " ".join(opts) or "(defaults)")
+        if not C.eq(pa.returncode, pb.returncode, "%s: exit code" % lab) or pa.returncode:
+            continue
+        with open(a) as fa, open(b) as fb:
+            C.check(json.load(fa) == json.load(fb), "%s: same timeline" % lab)
+
+
+def main():
+    sets = [[], ["--no-categories"]]
+    with tempfile.TemporaryDirectory() as d:
+        for disorder in (0, 1):
+            p = os.path.join(d, "made%d.json" % disorder)
+            made_trace(p, disorder)
+            C.section("made %d" % disorder, compare, "made trace%s" % (" (disorder)" if disorder else ""),
+                      p, "fallback" if disorder else "streamed", sets + [["--device", "cpu"]], d)
+        real = [
+            (os.path.join(SHARED, "testdata", "hta", "df_index_resolver", "df_index_resolver.json.gz"),
+             "streamed"),
+            (os.path.join(SHARED, "testdata", "kineto", "tb_plugin_2021-06",
+                          "worker0.1623143089861.pt.trace.json.gz"), "fallback"),
+            (os.path.join(ROOT, "testdata", "kineto", "resnet50_2021-06_trace.json.gz"), "fallback"),
+        ]
+        for path, want in real:
+            if not os.path.exists(path):
+                C.skip(path, "missing")
+                continue
+            C.section(path, compare, os.path.basename(path), path, want, sets, d)
+    return C.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
