@@ -23,6 +23,7 @@ enum {
     EXIT_BADINPUT = 3,  /* input not readable as a trace: empty, not JSON, truncated, ... */
     EXIT_IO = 4,        /* missing file, I/O or database error */
     EXIT_EXISTS = 5,    /* trace already ingested (without --replace) */
+    EXIT_NOT_COMPARABLE = 6, /* diff: not comparable, or inconclusive (--fail-on-inconclusive) */
     EXIT_INTERNAL = 70
 };
 
@@ -32,6 +33,7 @@ int cmd_averages(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_memtimeline(int argc, char **argv);
 int cmd_crosscheck(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* util.c */
 struct cli_cmd;

@@ -23,6 +23,7 @@ static const struct tt_cmd cmds[] = {
     { "kernels", cmd_kernels, "GPU kernel and memcpy/memset summary (Nsight-style)" },
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
+    { "diff", cmd_diff, "compare two runs step by step: the CI gate for regressions" },
     { "version", cmd_version, "print tracetool's version" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -64,7 +65,8 @@ static void usage(FILE *out)
         fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].help);
     fputs("\n'tracetool <command> --help' describes a command.\n"
           "exit codes: 0 ok, 1 differences found, 2 usage, 3 bad input,\n"
-          "            4 I/O or database error, 5 already ingested\n",
+          "            4 I/O or database error, 5 already ingested,\n"
+          "            6 not comparable (diff)\n",
           out);
 }
 

@@ -1,0 +1,437 @@
+/*
+ * analyze/diff.c - the decision of `tracetool diff`: two sides' per-step
+ * samples (diff_summary.c) into gated metrics with verdicts, the per-key
+ * rows (added, removed, count changes, the contributors to the step time
+ * change) and an exit code. docs/DIFF.md says the rules.
+ */
+#include "common/compat.h"
+#include "analyze/diff_state.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static const char *const metric_unit[M_COUNT] = { "ns", "ns", "ns", "bytes", "bytes",
+                                                  "count", "count", "count" };
+static const char *const metric_id[M_COUNT] = {
+    "cpu_step_time", "device_step_time", "gpu_busy", "peak_allocated", "peak_reserved",
+    "kernels_per_step", "memcpy_per_step", "memset_per_step",
+};
+
+/* the finite values of v[0..n) into a new array */
+static double *finite_of(const double *v, size_t n, size_t *k)
+{
+    double *o = malloc((n ? n : 1) * sizeof(*o));
+    size_t i;
+    *k = 0;
+    if (!o)
+        return NULL;
+    for (i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            o[(*k)++] = v[i];
+    return o;
+}
+
+static double vmax(const double *v, size_t n)
+{
+    double m = NAN;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (isnan(m) || v[i] > m)
+            m = v[i];
+    return m;
+}
+
+/* the smallest k with 1 / C(2k, k) <= alpha */
+static size_t steps_needed(double alpha)
+{
+    size_t k;
+    for (k = 1; k < 64; k++)
+        if (tt_mwu_p_min(k, k) <= alpha)
+            return k;
+    return 64;
+}
+
+/* a statistical metric (step times): effect, test, verdict */
+static void decide_stat(tt_diff_metric *m, double thr_pct, const tt_diff_options *o)
+{
+    double change, pmin, noise;
+    m->base = tt_median(m->b, m->nb);
+    m->new_ = tt_median(m->n, m->nn);
+    m->ratio = m->base != 0 ? m->new_ / m->base : NAN;
+    m->hl = tt_hodges_lehmann(m->b, m->nb, m->n, m->nn);
+    change = m->base != 0 ? m->new_ / m->base - 1.0 : 0;
+    m->p = change >= 0 ? tt_mwu_p_greater(m->b, m->nb, m->n, m->nn, &m->exact)
+                       : tt_mwu_p_greater(m->n, m->nn, m->b, m->nb, &m->exact);
+    noise = tt_iqr_ratio(m->b, m->nb);
+    if (!m->gated) {
+        m->verdict = TT_V_NOT_GATED;
+        return;
+    }
+    if (!isnan(noise) && noise > 0.25) {
+        m->verdict = TT_V_NOT_GATED;
+        snprintf(m->note, sizeof(m->note), "noisy baseline (IQR/median %.1f%% > 25%%): not gated",
+                 noise * 100);
+        return;
+    }
+    if (!isnan(noise) && noise > 0.10)
+        snprintf(m->note, sizeof(m->note), "noisy baseline (IQR/median %.1f%%)", noise * 100);
+    if (fabs(change) * 100 < thr_pct) {
+        m->verdict = TT_V_UNCHANGED;
+        return;
+    }
+    if (o->no_stats) {
+        m->verdict = change > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
+        return;
+    }
+    pmin = tt_mwu_p_min(m->nb, m->nn);
+    if (pmin > o->alpha) {
+        m->verdict = TT_V_INCONCLUSIVE;
+        snprintf(m->note, sizeof(m->note),
+                 "too few steps for p <= %g: %zu/%zu, at least %zu a side needed", o->alpha,
+                 m->nb, m->nn, steps_needed(o->alpha));
+        return;
+    }
+    if (m->p <= o->alpha)
+        m->verdict = change > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
+    else {
+        m->verdict = TT_V_INCONCLUSIVE;
+        snprintf(m->note, sizeof(m->note), "change of %+.1f%% not significant (p = %.3g > %g)",
+                 change * 100, m->p, o->alpha);
+    }
+}
+
+/* a peak (memory): deterministic, a threshold and 16 MiB */
+static void decide_peak(tt_diff_metric *m, const tt_diff_options *o)
+{
+    double change;
+    m->base = vmax(m->b, m->nb);
+    m->new_ = vmax(m->n, m->nn);
+    m->ratio = m->base != 0 ? m->new_ / m->base : NAN;
+    m->hl = m->new_ - m->base;
+    m->p = NAN;
+    if (!m->gated) {
+        m->verdict = TT_V_NOT_GATED;
+        return;
+    }
+    change = m->base != 0 ? m->new_ / m->base - 1.0 : 0;
+    if (fabs(change) * 100 < o->mem_threshold || fabs(m->new_ - m->base) < 16 * MIB)
+        m->verdict = TT_V_UNCHANGED;
+    else
+        m->verdict = change > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
+}
+
+static int add_metric(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side *n, int which,
+                      int gated, const tt_diff_options *o)
+{
+    tt_diff_metric *m;
+    double *vb, *vn;
+    size_t kb, kn;
+    vb = finite_of(b->m[which], b->n, &kb);
+    vn = finite_of(n->m[which], n->n, &kn);
+    if (!vb || !vn) {
+        free(vb);
+        free(vn);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    if (!kb || !kn) { /* not in these traces */
+        free(vb);
+        free(vn);
+        return 0;
+    }
+    m = &r->metrics[r->nmetrics++];
+    memset(m, 0, sizeof(*m));
+    m->id = metric_id[which];
+    m->unit = metric_unit[which];
+    m->gated = gated;
+    m->b = vb;
+    m->n = vn;
+    m->nb = kb;
+    m->nn = kn;
+    if (which == M_PEAK_ALLOC || which == M_PEAK_RES)
+        decide_peak(m, o);
+    else if (which >= M_NKERNEL) {
+        m->base = tt_median(vb, kb);
+        m->new_ = tt_median(vn, kn);
+        m->ratio = m->base != 0 ? m->new_ / m->base : NAN;
+        m->hl = m->new_ - m->base;
+        m->p = NAN;
+        m->verdict = TT_V_NOT_GATED;
+    } else
+        decide_stat(m, o->threshold, o);
+    return 0;
+}
+
+/* ---- rows ---- */
+
+static double key_median(const tt_diff_side *s, long k, int what)
+{
+    double *v, m;
+    size_t i;
+    if (k < 0 || !s->n)
+        return 0;
+    if (!(v = malloc(s->n * sizeof(*v))))
+        return NAN;
+    for (i = 0; i < s->n; i++)
+        v[i] = what == 0 ? s->keys[k].count[i] : what == 1 ? s->keys[k].ns[i] : s->keys[k].dev[i];
+    m = tt_median(v, s->n);
+    free(v);
+    return m;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const tt_diff_row *x = a, *y = b;
+    double dx = fabs(x->delta_ns), dy = fabs(y->delta_ns);
+    int c;
+    if (dx != dy)
+        return dx > dy ? -1 : 1;
+    if ((c = strcmp(x->kind, y->kind)) != 0)
+        return c;
+    return strcmp(x->key, y->key);
+}
+
+static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, const char *kind,
+                  const char *key)
+{
+    long kb = tt__diff_find(b, kind, key), kn = tt__diff_find(n, kind, key);
+    int what = !strcmp(kind, "op") ? 1 : 2;
+    memset(w, 0, sizeof(*w));
+    if (!(w->kind = strdup(kind)) || !(w->key = strdup(key)))
+        return -1;
+    w->base_count = key_median(b, kb, 0);
+    w->new_count = key_median(n, kn, 0);
+    w->base_ns = key_median(b, kb, what);
+    w->new_ns = key_median(n, kn, what);
+    w->delta_ns = w->new_ns - w->base_ns;
+    w->status = w->base_count == 0 && w->new_count > 0   ? 1
+                : w->new_count == 0 && w->base_count > 0 ? 2
+                : w->base_count != w->new_count          ? 3
+                                                         : 0;
+    w->p = NAN;
+    if (kb >= 0 && kn >= 0 && b->n && n->n) {
+        const double *xb = what == 1 ? b->keys[kb].ns : b->keys[kb].dev;
+        const double *xn = what == 1 ? n->keys[kn].ns : n->keys[kn].dev;
+        w->p = w->delta_ns >= 0 ? tt_mwu_p_greater(xb, b->n, xn, n->n, NULL)
+                                : tt_mwu_p_greater(xn, n->n, xb, b->n, NULL);
+    }
+    w->verdict = TT_V_NOT_GATED;
+    return 0;
+}
+
+static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side *n,
+                      const tt_diff_options *o, double base_step)
+{
+    size_t i, cap = b->nkeys + n->nkeys, k;
+    double *p, *q;
+    if (!(r->rows = calloc(cap ? cap : 1, sizeof(*r->rows))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    for (i = 0; i < b->nkeys; i++)
+        if (row_of(&r->rows[r->nrows++], b, n, b->keys[i].kind, b->keys[i].key) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+    for (i = 0; i < n->nkeys; i++)
+        if (tt__diff_find(b, n->keys[i].kind, n->keys[i].key) < 0 &&
+            row_of(&r->rows[r->nrows++], b, n, n->keys[i].kind, n->keys[i].key) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+    p = malloc((r->nrows ? r->nrows : 1) * sizeof(*p));
+    q = malloc((r->nrows ? r->nrows : 1) * sizeof(*q));
+    if (!p || !q) {
+        free(p);
+        free(q);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < r->nrows; i++)
+        p[i] = r->rows[i].p;
+    tt_bh_adjust(p, r->nrows, q);
+    for (i = 0; i < r->nrows; i++) {
+        tt_diff_row *w = &r->rows[i];
+        unsigned need = !strcmp(w->kind, "op") ? TT_GATE_OPS : TT_GATE_KERNELS;
+        double change = w->base_ns != 0 ? w->new_ns / w->base_ns - 1.0 : INFINITY;
+        w->q = isnan(w->p) ? NAN : q[i];
+        w->share = r->step_delta_ns != 0 ? w->delta_ns / r->step_delta_ns : NAN;
+        if (!(o->gate & need) || !strncmp(w->key, "nccl:", 5))
+            continue;
+        w->verdict = TT_V_UNCHANGED;
+        if (fabs(change) * 100 >= o->op_threshold &&
+            !(base_step > 0 && fabs(w->delta_ns) < 0.01 * base_step) &&
+            (o->no_stats || (!isnan(w->q) && w->q <= o->fdr)))
+            w->verdict = w->delta_ns > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
+    }
+    free(p);
+    free(q);
+    qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_row);
+    for (k = 0; k < r->nrows; k++)
+        if (r->rows[k].verdict == TT_V_REGRESSED && r->verdict < TT_V_REGRESSED)
+            r->verdict = TT_V_REGRESSED;
+    return 0;
+}
+
+/* ---- the environment ---- */
+
+static void env_line(char *out, size_t cap, const tt_diff_side *s)
+{
+    int64_t lo = 0, hi = 0;
+    size_t i;
+    char world[32];
+    for (i = 0; i < s->n; i++) {
+        if (!i || s->step[i] < lo)
+            lo = s->step[i];
+        if (!i || s->step[i] > hi)
+            hi = s->step[i];
+    }
+    if (s->world < 0)
+        snprintf(world, sizeof(world), "unknown");
+    else
+        snprintf(world, sizeof(world), "%" PRId64, s->world);
+    snprintf(out, cap,
+             "%s: GPU %s, world size %s, %zu trace%s, %zu run%s, steps %" PRId64 "-%" PRId64
+             " (%zu samples)",
+             s->label, s->gpu[0] ? s->gpu : "none", world, s->ntraces, s->ntraces == 1 ? "" : "s",
+             s->nruns, s->nruns == 1 ? "" : "s", lo, hi, s->n);
+}
+
+static void mismatch(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side *n)
+{
+    size_t l = 0;
+    if (b->gpu[0] && n->gpu[0] && strcmp(b->gpu, n->gpu))
+        l += (size_t)snprintf(r->mismatch + l, sizeof(r->mismatch) - l, "GPU %s vs %s", b->gpu,
+                              n->gpu);
+    if (b->world >= 0 && n->world >= 0 && b->world != n->world && l < sizeof(r->mismatch))
+        snprintf(r->mismatch + l, sizeof(r->mismatch) - l,
+                 "%sworld size %" PRId64 " vs %" PRId64, l ? ", " : "", b->world, n->world);
+}
+
+static const char *pretty_id(const char *id)
+{
+    return !strcmp(id, "device_step_time") ? "device step time"
+           : !strcmp(id, "cpu_step_time")  ? "CPU step time"
+           : !strcmp(id, "peak_allocated") ? "peak memory allocated"
+           : !strcmp(id, "peak_reserved")  ? "peak memory reserved"
+                                           : id;
+}
+
+static void fmt_value(char *out, size_t cap, double v, const char *unit)
+{
+    if (!strcmp(unit, "ns"))
+        snprintf(out, cap, "%.1f ms", v / 1e6);
+    else if (!strcmp(unit, "bytes"))
+        snprintf(out, cap, "%.1f MiB", v / MIB);
+    else
+        snprintf(out, cap, "%.0f", v);
+}
+
+/* the one-line verdict */
+static void verdict_line(tt_diff_result *r)
+{
+    const tt_diff_metric *worst = NULL;
+    size_t i;
+    char a[32], b[32];
+    for (i = 0; i < r->nmetrics; i++) {
+        const tt_diff_metric *m = &r->metrics[i];
+        if (m->gated && m->verdict != TT_V_NOT_GATED && (!worst || m->verdict > worst->verdict))
+            worst = m;
+    }
+    if (r->not_comparable)
+        return;
+    if (!worst) {
+        snprintf(r->reason, sizeof(r->reason), "%s", r->verdict == TT_V_REGRESSED
+                                                         ? "REGRESSION: a gated row regressed"
+                                                         : "NO CHANGE: nothing gated");
+        return;
+    }
+    fmt_value(a, sizeof(a), worst->base, worst->unit);
+    fmt_value(b, sizeof(b), worst->new_, worst->unit);
+    snprintf(r->reason, sizeof(r->reason), "%s: %s %+.1f%% (%s -> %s)%s%.3g, n = %zu/%zu",
+             r->verdict == TT_V_REGRESSED      ? "REGRESSION"
+             : worst->verdict == TT_V_INCONCLUSIVE ? "INCONCLUSIVE"
+             : worst->verdict == TT_V_IMPROVED     ? "IMPROVEMENT"
+                                                   : "NO CHANGE",
+             pretty_id(worst->id), (worst->ratio - 1) * 100, a, b,
+             isnan(worst->p) ? "" : ", p = ", isnan(worst->p) ? 0.0 : worst->p, worst->nb,
+             worst->nn);
+    if (isnan(worst->p)) { /* no "0" for a missing p */
+        char *z = strstr(r->reason, ")0, n");
+        if (z)
+            memmove(z + 1, z + 2, strlen(z + 2) + 1);
+    }
+}
+
+int tt_diff_compare(const tt_diff_side *b, const tt_diff_side *n, const tt_diff_options *o,
+                    tt_diff_result *r)
+{
+    tt_diff_options def = TT_DIFF_OPTIONS_INIT;
+    int device, which, rc;
+    size_t i;
+    double base_step;
+    memset(r, 0, sizeof(*r));
+    if (!o)
+        o = &def;
+    env_line(r->env[0], sizeof(r->env[0]), b);
+    env_line(r->env[1], sizeof(r->env[1]), n);
+    mismatch(r, b, n);
+    if (!(r->metrics = calloc(M_COUNT, sizeof(*r->metrics))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    /* the device clock needs a step before each sample: single-step traces
+     * fall back to ProfilerStep durations */
+    device = b->has_gpu && n->has_gpu && o->step_clock == 0 && !isnan(vmax(b->m[M_DEV_STEP], b->n)) &&
+             !isnan(vmax(n->m[M_DEV_STEP], n->n));
+    /* the primary step time first */
+    which = device ? M_DEV_STEP : M_CPU_STEP;
+    if ((rc = add_metric(r, b, n, which, (o->gate & TT_GATE_STEP) != 0, o)) < 0)
+        return rc;
+    if (r->nmetrics == 0 || r->metrics[0].id != metric_id[which]) {
+        r->not_comparable = 1;
+        snprintf(r->reason, sizeof(r->reason),
+                 "NOT COMPARABLE: %s has no step to compare (no ProfilerStep#N in the chosen"
+                 " steps, and no events)",
+                 b->n && !isnan(vmax(b->m[which], b->n)) ? "NEW" : "BASE");
+    }
+    base_step = r->nmetrics ? r->metrics[0].base : 0;
+    r->step_delta_ns = r->nmetrics ? r->metrics[0].new_ - r->metrics[0].base : 0;
+    for (i = 0; i < M_COUNT; i++) {
+        if ((int)i == which || (i == M_DEV_STEP && !device && o->step_clock == 0))
+            continue;
+        if ((rc = add_metric(r, b, n, (int)i,
+                             (i == M_PEAK_ALLOC || i == M_PEAK_RES) && (o->gate & TT_GATE_MEMORY),
+                             o)) < 0)
+            return rc;
+    }
+    for (i = 0; i < r->nmetrics; i++)
+        if (r->metrics[i].gated && r->metrics[i].verdict != TT_V_NOT_GATED &&
+            r->metrics[i].verdict > r->verdict)
+            r->verdict = r->metrics[i].verdict;
+    if ((rc = build_rows(r, b, n, o, base_step)) < 0)
+        return rc;
+    if (r->mismatch[0] && !o->allow_env_mismatch && !r->not_comparable) {
+        r->not_comparable = 1;
+        snprintf(r->reason, sizeof(r->reason),
+                 "NOT COMPARABLE: %s (--allow-env-mismatch compares anyway)", r->mismatch);
+    }
+    verdict_line(r);
+    r->exit_code = r->not_comparable                                              ? 6
+                   : r->verdict == TT_V_REGRESSED                                 ? 1
+                   : r->verdict == TT_V_INCONCLUSIVE && o->fail_on_inconclusive ? 6
+                                                                                  : 0;
+    return 0;
+}
+
+void tt_diff_result_free(tt_diff_result *r)
+{
+    size_t i;
+    if (!r)
+        return;
+    for (i = 0; i < r->nmetrics; i++) {
+        free((double *)r->metrics[i].b);
+        free((double *)r->metrics[i].n);
+    }
+    for (i = 0; i < r->nrows; i++) {
+        free(r->rows[i].kind);
+        free(r->rows[i].key);
+    }
+    free(r->metrics);
+    free(r->rows);
+    free(r->notes);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,481 @@
+/*
+ * analyze/diff_report.c - the reports of `tracetool diff`: text and
+ * Markdown for people (a verdict line, the environment, the gated metrics,
+ * the top contributors, added / removed / count-changed rows, notes), JSON
+ * (versioned, with units, polarity and the samples), JUnit XML (one
+ * testcase per gated item) and GitHub workflow commands. Tables go through
+ * the one table writer (tracetool/table.h).
+ */
+#include "common/compat.h"
+#include "analyze/diff_state.h"
+#include "common/buf.h"
+#include "tracetool/table.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const vname[] = { "unchanged", "improved", "inconclusive", "regressed",
+                                     "not gated" };
+static const char *const status_name[] = { "matched", "added", "removed", "count changed" };
+
+/* ---- tables ---- */
+
+enum { MC_METRIC, MC_UNIT, MC_BASE, MC_NEW, MC_CHANGE, MC_P, MC_N, MC_VERDICT, MC_NOTE, MC_COUNT };
+
+static const tt_table_col metric_cols[MC_COUNT] = {
+    { "Metric", "metric", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Unit", "unit", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Base", "base", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+    { "New", "new", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+    { "Change %", "change_pct", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+    { "p", "p", TT_COL_FLOAT, 0, 0, 0, 4, 4, 0, 0 },
+    { "n", "n", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Verdict", "verdict", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Note", "note", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+/* ms and MiB in the tables: values scaled for reading */
+static double shown(double v, const char *unit)
+{
+    return !strcmp(unit, "ns") ? v / 1e6 : !strcmp(unit, "bytes") ? v / (1024.0 * 1024.0) : v;
+}
+
+static const char *shown_unit(const char *unit)
+{
+    return !strcmp(unit, "ns") ? "ms" : !strcmp(unit, "bytes") ? "MiB" : unit;
+}
+
+static int metrics_table(const tt_diff_result *r, int fmt, FILE *out)
+{
+    tt_table *t = tt_table_new(metric_cols, MC_COUNT);
+    tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
+    size_t i;
+    int rc = 0;
+    char n[48];
+    if (!t)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    for (i = 0; i < r->nmetrics && rc == 0; i++) {
+        const tt_diff_metric *m = &r->metrics[i];
+        if ((rc = tt_table_add_row(t)) < 0)
+            break;
+        snprintf(n, sizeof(n), "%zu/%zu", m->nb, m->nn);
+        tt_table_set_text(t, MC_METRIC, m->id);
+        tt_table_set_text(t, MC_UNIT, shown_unit(m->unit));
+        tt_table_set_float(t, MC_BASE, shown(m->base, m->unit));
+        tt_table_set_float(t, MC_NEW, shown(m->new_, m->unit));
+        if (!isnan(m->ratio))
+            tt_table_set_float(t, MC_CHANGE, (m->ratio - 1) * 100);
+        if (!isnan(m->p))
+            tt_table_set_float(t, MC_P, m->p);
+        tt_table_set_text(t, MC_N, n);
+        tt_table_set_text(t, MC_VERDICT, vname[m->verdict]);
+        tt_table_set_text(t, MC_NOTE, m->note);
+    }
+    wo.format = fmt;
+    if (rc == 0)
+        rc = tt_table_write(t, &wo, out);
+    tt_table_free(t);
+    return rc;
+}
+
+enum { RC_KIND, RC_KEY, RC_STATUS, RC_BCOUNT, RC_NCOUNT, RC_BMS, RC_NMS, RC_DMS, RC_SHARE,
+       RC_VERDICT, RC_COUNT };
+
+static const tt_table_col row_cols[RC_COUNT] = {
+    { "Kind", "kind", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Key", "key", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Status", "status", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Base calls/step", "base_count", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+    { "New calls/step", "new_count", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+    { "Base ms/step", "base_ms", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "New ms/step", "new_ms", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "Delta ms", "delta_ms", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
+    { "Share %", "share_pct", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+    { "Verdict", "verdict", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+/* rows with status (-1: any) into a table, at most limit (-1: all); *left:
+ * how many more there were */
+static int rows_table(const tt_diff_result *r, int status, int limit, int fmt, FILE *out,
+                      size_t *left)
+{
+    tt_table *t = tt_table_new(row_cols, RC_COUNT);
+    tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
+    size_t i, shown_n = 0;
+    int rc = 0;
+    *left = 0;
+    if (!t)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    for (i = 0; i < r->nrows && rc == 0; i++) {
+        const tt_diff_row *w = &r->rows[i];
+        if (status >= 0 && w->status != status)
+            continue;
+        if (status < 0 && w->delta_ns == 0)
+            continue;
+        if (limit >= 0 && shown_n >= (size_t)limit) {
+            (*left)++;
+            continue;
+        }
+        shown_n++;
+        if ((rc = tt_table_add_row(t)) < 0)
+            break;
+        tt_table_set_text(t, RC_KIND, w->kind);
+        tt_table_set_text(t, RC_KEY, w->key);
+        tt_table_set_text(t, RC_STATUS, status_name[w->status]);
+        tt_table_set_float(t, RC_BCOUNT, w->base_count);
+        tt_table_set_float(t, RC_NCOUNT, w->new_count);
+        tt_table_set_float(t, RC_BMS, w->base_ns / 1e6);
+        tt_table_set_float(t, RC_NMS, w->new_ns / 1e6);
+        tt_table_set_float(t, RC_DMS, w->delta_ns / 1e6);
+        if (!isnan(w->share))
+            tt_table_set_float(t, RC_SHARE, w->share * 100);
+        tt_table_set_text(t, RC_VERDICT, vname[w->verdict]);
+    }
+    wo.format = fmt;
+    if (rc == 0 && tt_table_nrows(t))
+        rc = tt_table_write(t, &wo, out);
+    else if (rc == 0)
+        fputs(fmt == TT_TABLE_MARKDOWN ? "(none)" : "  (none)", out);
+    tt_table_free(t);
+    return rc;
+}
+
+/* ---- text and Markdown ---- */
+
+static int write_human(const tt_diff_result *r, const tt_diff_options *o, int md, FILE *out)
+{
+    static const char *const section[] = { "Environment", "Gated and reported metrics",
+                                           "Top contributors to the change",
+                                           "Added (only in NEW)", "Removed (only in BASE)",
+                                           "Count changes per step" };
+    const int fmt = md ? TT_TABLE_MARKDOWN : TT_TABLE_TEXT;
+    size_t left, s;
+    int rc = 0, k;
+    if (md) {
+        fputs("### tracetool diff: ", out);
+        tt_table_markdown_text(out, r->reason);
+        fputs("\n\n", out);
+    } else {
+        tt_table_text_safe(out, r->reason);
+        fputs("\n\n", out);
+    }
+    for (s = 0; s < 6 && rc == 0; s++) {
+        fprintf(out, md ? "#### %s\n\n" : "%s\n", section[s]);
+        switch (s) {
+        case 0:
+            for (k = 0; k < 2; k++) {
+                fputs(md ? "- " : "  ", out);
+                fputs(k ? "NEW  " : "BASE ", out);
+                if (md)
+                    tt_table_markdown_text(out, r->env[k]);
+                else
+                    tt_table_text_safe(out, r->env[k]);
+                fputs("\n", out);
+            }
+            if (r->mismatch[0]) {
+                fputs(md ? "- **differs:** " : "  differs: ", out);
+                if (md)
+                    tt_table_markdown_text(out, r->mismatch);
+                else
+                    tt_table_text_safe(out, r->mismatch);
+                fputs(o->allow_env_mismatch ? " (compared anyway: --allow-env-mismatch)\n"
+                                            : "\n",
+                      out);
+            }
+            break;
+        case 1:
+            rc = metrics_table(r, fmt, out);
+            fputs("\n", out);
+            break;
+        default:
+            rc = rows_table(r, s == 2 ? -1 : (int)s - 2, o->top, fmt, out, &left);
+            fputs("\n", out);
+            if (left)
+                fprintf(out, md ? "\n%zu rows omitted\n" : "  %zu rows omitted\n", left);
+            break;
+        }
+        fputs("\n", out);
+    }
+    return rc;
+}
+
+/* ---- JSON ---- */
+
+/* s as a JSON string literal: the project's one escaper (common/buf.c) */
+static void json_str(FILE *out, const char *s)
+{
+    tt_buf b;
+    tt_buf_init(&b);
+    tt_buf_add_json_string(&b, s, strlen(s));
+    fputs(b.oom ? "\"\"" : b.buf, out);
+    tt_buf_release(&b);
+}
+
+static void json_num(FILE *out, double v)
+{
+    if (isnan(v) || isinf(v))
+        fputs("null", out);
+    else if (v == floor(v) && fabs(v) < 9e15)
+        fprintf(out, "%.0f", v);
+    else
+        fprintf(out, "%.6g", v);
+}
+
+static void json_samples(FILE *out, const double *v, size_t n)
+{
+    size_t i;
+    fputc('[', out);
+    for (i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", out);
+        json_num(out, v[i]);
+    }
+    fputc(']', out);
+}
+
+static void write_json(const tt_diff_result *r, FILE *out)
+{
+    size_t i;
+    fprintf(out, "{\n  \"schema\": \"tracetool.diff/1\",\n  \"verdict\": \"%s\",\n",
+            r->not_comparable ? "not comparable" : vname[r->verdict]);
+    fprintf(out, "  \"exit_code\": %d,\n  \"summary\": ", r->exit_code);
+    json_str(out, r->reason);
+    fputs(",\n  \"environment\": {\"base\": ", out);
+    json_str(out, r->env[0]);
+    fputs(", \"new\": ", out);
+    json_str(out, r->env[1]);
+    fputs(", \"mismatch\": ", out);
+    json_str(out, r->mismatch);
+    fputs("},\n  \"metrics\": [", out);
+    for (i = 0; i < r->nmetrics; i++) {
+        const tt_diff_metric *m = &r->metrics[i];
+        fprintf(out, "%s\n    {\"id\": \"%s\", \"unit\": \"%s\", \"polarity\": \"lower_is_better\","
+                     " \"gated\": %s, \"base\": {\"n\": %zu, \"value\": ",
+                i ? "," : "", m->id, m->unit, m->gated ? "true" : "false", m->nb);
+        json_num(out, m->base);
+        fputs(", \"samples\": ", out);
+        json_samples(out, m->b, m->nb);
+        fprintf(out, "}, \"new\": {\"n\": %zu, \"value\": ", m->nn);
+        json_num(out, m->new_);
+        fputs(", \"samples\": ", out);
+        json_samples(out, m->n, m->nn);
+        fputs("}, \"ratio\": ", out);
+        json_num(out, m->ratio);
+        fputs(", \"hl_shift\": ", out);
+        json_num(out, m->hl);
+        fputs(", \"p\": ", out);
+        json_num(out, m->p);
+        fprintf(out, ", \"test\": \"%s\", \"verdict\": \"%s\", \"note\": ",
+                isnan(m->p) ? "none" : m->exact ? "mann-whitney exact" : "mann-whitney normal",
+                vname[m->verdict]);
+        json_str(out, m->note);
+        fputc('}', out);
+    }
+    fputs("\n  ],\n  \"rows\": [", out);
+    for (i = 0; i < r->nrows; i++) {
+        const tt_diff_row *w = &r->rows[i];
+        fprintf(out, "%s\n    {\"kind\": ", i ? "," : "");
+        json_str(out, w->kind);
+        fputs(", \"key\": ", out);
+        json_str(out, w->key);
+        fprintf(out, ", \"status\": \"%s\", \"base_count\": ", status_name[w->status]);
+        json_num(out, w->base_count);
+        fputs(", \"new_count\": ", out);
+        json_num(out, w->new_count);
+        fputs(", \"base_ns\": ", out);
+        json_num(out, w->base_ns);
+        fputs(", \"new_ns\": ", out);
+        json_num(out, w->new_ns);
+        fputs(", \"delta_ns\": ", out);
+        json_num(out, w->delta_ns);
+        fputs(", \"share\": ", out);
+        json_num(out, w->share);
+        fputs(", \"p\": ", out);
+        json_num(out, w->p);
+        fputs(", \"q\": ", out);
+        json_num(out, w->q);
+        fprintf(out, ", \"verdict\": \"%s\"}", vname[w->verdict]);
+    }
+    fputs("\n  ]\n}\n", out);
+}
+
+/* ---- JUnit and GitHub ---- */
+
+static void xml_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '<')
+            fputs("&lt;", out);
+        else if (c == '>')
+            fputs("&gt;", out);
+        else if (c == '&')
+            fputs("&amp;", out);
+        else if (c == '"')
+            fputs("&quot;", out);
+        else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+            fputs("?", out); /* not allowed in XML 1.0 */
+        else
+            fputc(c, out);
+    }
+}
+
+static void write_junit(const tt_diff_result *r, FILE *out)
+{
+    size_t i, tests = 0, failures = 0, skipped = 0;
+    for (i = 0; i < r->nmetrics; i++)
+        if (r->metrics[i].gated) {
+            tests++;
+            failures += r->metrics[i].verdict == TT_V_REGRESSED;
+            skipped += r->metrics[i].verdict == TT_V_INCONCLUSIVE ||
+                       r->metrics[i].verdict == TT_V_NOT_GATED;
+        }
+    for (i = 0; i < r->nrows; i++)
+        if (r->rows[i].verdict != TT_V_NOT_GATED) {
+            tests++;
+            failures += r->rows[i].verdict == TT_V_REGRESSED;
+        }
+    if (r->not_comparable) {
+        tests++;
+        failures++;
+    }
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<testsuite name=\"tracetool diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\""
+                 " skipped=\"%zu\">\n",
+            tests, failures, skipped);
+    if (r->not_comparable) {
+        fputs("  <testcase classname=\"environment\" name=\"comparable\"><failure message=\"", out);
+        xml_text(out, r->reason);
+        fputs("\"/></testcase>\n", out);
+    }
+    for (i = 0; i < r->nmetrics; i++) {
+        const tt_diff_metric *m = &r->metrics[i];
+        char msg[256];
+        if (!m->gated)
+            continue;
+        snprintf(msg, sizeof(msg), "%s %s: %+.1f%%%s%s", m->id, vname[m->verdict],
+                 (m->ratio - 1) * 100, m->note[0] ? "; " : "", m->note);
+        fprintf(out, "  <testcase classname=\"%s\" name=\"%s\">",
+                strstr(m->id, "peak") ? "memory" : "step", m->id);
+        if (m->verdict == TT_V_REGRESSED || m->verdict == TT_V_INCONCLUSIVE ||
+            m->verdict == TT_V_NOT_GATED) {
+            fputs(m->verdict == TT_V_REGRESSED ? "<failure message=\"" : "<skipped message=\"", out);
+            xml_text(out, msg);
+            fputs("\"/>", out);
+        }
+        fputs("</testcase>\n", out);
+    }
+    for (i = 0; i < r->nrows; i++) {
+        const tt_diff_row *w = &r->rows[i];
+        if (w->verdict == TT_V_NOT_GATED)
+            continue;
+        fprintf(out, "  <testcase classname=\"%s\" name=\"", w->kind);
+        xml_text(out, w->key);
+        fputs("\">", out);
+        if (w->verdict == TT_V_REGRESSED)
+            fprintf(out, "<failure message=\"+%.3f ms per step\"/>", w->delta_ns / 1e6);
+        fputs("</testcase>\n", out);
+    }
+    fputs("  <system-out>", out);
+    xml_text(out, r->reason);
+    fputs("</system-out>\n</testsuite>\n", out);
+}
+
+/* a workflow command's data: % CR LF escaped */
+static void gh_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '%')
+            fputs("%25", out);
+        else if (*s == '\r')
+            fputs("%0D", out);
+        else if (*s == '\n')
+            fputs("%0A", out);
+        else
+            fputc(*s, out);
+    }
+}
+
+static void write_github(const tt_diff_result *r, FILE *out)
+{
+    size_t i, n = 0, more = 0;
+    char line[512];
+    if (r->not_comparable) {
+        fputs("::error title=tracetool diff::", out);
+        gh_text(out, r->reason);
+        fputc('\n', out);
+        return;
+    }
+    if (r->mismatch[0]) {
+        snprintf(line, sizeof(line), "compared although the environments differ: %s", r->mismatch);
+        fputs("::warning title=tracetool diff::", out);
+        gh_text(out, line);
+        fputc('\n', out);
+    }
+    for (i = 0; i < r->nmetrics; i++) {
+        const tt_diff_metric *m = &r->metrics[i];
+        int err = m->verdict == TT_V_REGRESSED;
+        if (!m->gated || !(err || m->verdict == TT_V_INCONCLUSIVE || m->note[0]))
+            continue;
+        if (n >= 10) {
+            more++;
+            continue;
+        }
+        n++;
+        snprintf(line, sizeof(line), "%s %s: %+.1f%% (n = %zu/%zu)%s%s", m->id, vname[m->verdict],
+                 (m->ratio - 1) * 100, m->nb, m->nn, m->note[0] ? "; " : "", m->note);
+        fputs(err ? "::error title=tracetool diff::" : "::warning title=tracetool diff::", out);
+        gh_text(out, line);
+        fputc('\n', out);
+    }
+    for (i = 0; i < r->nrows; i++) {
+        if (r->rows[i].verdict != TT_V_REGRESSED)
+            continue;
+        if (n >= 10) {
+            more++;
+            continue;
+        }
+        n++;
+        snprintf(line, sizeof(line), "%s %s regressed: %+.3f ms per step", r->rows[i].kind,
+                 r->rows[i].key, r->rows[i].delta_ns / 1e6);
+        fputs("::error title=tracetool diff::", out);
+        gh_text(out, line);
+        fputc('\n', out);
+    }
+    if (more)
+        fprintf(out, "::notice title=tracetool diff::%zu more\n", more);
+    if (!n)
+        fprintf(out, "::notice title=tracetool diff::%s\n", r->reason);
+}
+
+int tt_diff_write(const tt_diff_result *r, const tt_diff_options *o, int format, FILE *out)
+{
+    tt_diff_options def = TT_DIFF_OPTIONS_INIT;
+    if (!o)
+        o = &def;
+    switch (format) {
+    case TT_DIFF_MARKDOWN: return write_human(r, o, 1, out);
+    case TT_DIFF_JSON: write_json(r, out); return 0;
+    case TT_DIFF_JUNIT: write_junit(r, out); return 0;
+    case TT_DIFF_GITHUB: write_github(r, out); return 0;
+    default: return write_human(r, o, 0, out);
+    }
+}
+
+int tt_diff_write_file(const tt_diff_result *r, const tt_diff_options *o, int format,
+                       const char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    int rc;
+    if (!m)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    rc = tt_diff_write(r, o, format, m);
+    if (fclose(m) != 0 && rc == 0)
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = tt__write_file_atomic(path, buf, len);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/*
+ * analyze/diff_state.h - what the files of `tracetool diff` share: a side's
+ * per-step samples (diff_summary.c builds them, diff.c compares two,
+ * diff_report.c writes the result).
+ */
+#ifndef TT_DIFF_STATE_H
+#define TT_DIFF_STATE_H
+
+#include "tracetool/diff.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* a key's per-sample values */
+struct dkey {
+    char *kind; /* "op", "kernel", "memcpy", "memset" */
+    char *key;
+    double *count, *ns, *dev; /* per sample (0 when absent): calls, CPU time of an
+                               * op / device time of a GPU activity, device time
+                               * of the kernels an op launched */
+};
+
+/* what varies per step: one sample */
+enum { M_CPU_STEP, M_DEV_STEP, M_BUSY, M_PEAK_ALLOC, M_PEAK_RES, M_NKERNEL, M_NMEMCPY, M_NMEMSET,
+       M_COUNT };
+
+struct tt_diff_side {
+    char label[256];       /* the inputs, for the report */
+    char gpu[128];         /* deviceProperties[0].name ("" none) */
+    int64_t world;         /* world size (-1 unknown) */
+    int has_gpu;           /* GPU activities in every trace */
+    int has_mem;           /* Total Allocated on [memory] events */
+    size_t ntraces, nruns;
+    size_t n, alloc;       /* samples */
+    int64_t *step;         /* ProfilerStep number of each sample */
+    double *m[M_COUNT];    /* per sample (NaN: not known) */
+    struct dkey *keys;
+    size_t nkeys, akeys;
+    size_t *kmap;          /* hash of kind + key -> index + 1 */
+    size_t kcap;
+};
+
+/* the index of key (kind, key) in s, added with zeros when new; -1 TT_ENOMEM */
+long tt__diff_key(struct tt_diff_side *s, const char *kind, const char *key);
+/* the index of key (kind, key) in s, or -1 */
+long tt__diff_find(const struct tt_diff_side *s, const char *kind, const char *key);
+/* one more sample (NaN metrics, zero keys); its index, or -1 TT_ENOMEM */
+long tt__diff_add_sample(struct tt_diff_side *s, int64_t step);
+
+#endif

@@ -1,0 +1,708 @@
+/*
+ * analyze/diff_summary.c - one side of `tracetool diff`: its inputs (trace
+ * files, directories of per-rank traces, databases) as per-step samples.
+ *
+ * Per trace, every ProfilerStep#N: its CPU duration; the end of the last
+ * GPU activity launched in it (a kernel, memcpy or memset whose runtime call
+ * starts inside the step; an activity without a runtime call counts by its
+ * own start), whence the device step time (that end minus the previous
+ * step's); GPU busy time (the union of those activities); their counts;
+ * the peak Total Allocated / Reserved of the [memory] events in the step;
+ * and per key the calls and times (CPU ops by name: calls, CPU time, device
+ * time of the kernels they launched; kernels by family, memcpy/memset by
+ * name: calls, device time).
+ *
+ * The traces of one side are grouped into runs by rank (a second trace of
+ * the same rank is a second run); per run and step number the sample is the
+ * slowest rank's (synchronous training waits for it).
+ */
+#include "common/compat.h"
+#include "analyze/diff_state.h"
+#include "common/i64map.h"
+#include "store/db_internal.h"
+#include "tracetool/analyze.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- the side's tables ---- */
+
+static uint64_t key_hash(const char *kind, const char *key)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *kind; kind++)
+        h = (h ^ (unsigned char)*kind) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (; *key; key++)
+        h = (h ^ (unsigned char)*key) * 1099511628211ULL;
+    return h;
+}
+
+static int kmap_grow(struct tt_diff_side *s)
+{
+    size_t cap = s->kcap ? s->kcap * 2 : 256, i;
+    size_t *m = calloc(cap, sizeof(*m));
+    if (!m)
+        return -1;
+    for (i = 0; i < s->nkeys; i++) {
+        size_t j = (size_t)key_hash(s->keys[i].kind, s->keys[i].key) & (cap - 1);
+        while (m[j])
+            j = (j + 1) & (cap - 1);
+        m[j] = i + 1;
+    }
+    free(s->kmap);
+    s->kmap = m;
+    s->kcap = cap;
+    return 0;
+}
+
+static double *zeros(size_t n)
+{
+    return calloc(n ? n : 1, sizeof(double));
+}
+
+long tt__diff_find(const struct tt_diff_side *s, const char *kind, const char *key)
+{
+    size_t j;
+    if (!s->kcap)
+        return -1;
+    for (j = (size_t)key_hash(kind, key) & (s->kcap - 1); s->kmap[j]; j = (j + 1) & (s->kcap - 1)) {
+        const struct dkey *k = &s->keys[s->kmap[j] - 1];
+        if (!strcmp(k->kind, kind) && !strcmp(k->key, key))
+            return (long)(s->kmap[j] - 1);
+    }
+    return -1;
+}
+
+long tt__diff_key(struct tt_diff_side *s, const char *kind, const char *key)
+{
+    size_t j;
+    struct dkey *k;
+    if (2 * (s->nkeys + 1) >= s->kcap && kmap_grow(s) < 0)
+        return -1;
+    for (j = (size_t)key_hash(kind, key) & (s->kcap - 1); s->kmap[j]; j = (j + 1) & (s->kcap - 1)) {
+        k = &s->keys[s->kmap[j] - 1];
+        if (!strcmp(k->kind, kind) && !strcmp(k->key, key))
+            return (long)(s->kmap[j] - 1);
+    }
+    if (TT_ALLOC_GROW(s->keys, s->nkeys + 1, s->akeys) < 0)
+        return -1;
+    k = &s->keys[s->nkeys];
+    memset(k, 0, sizeof(*k));
+    if (!(k->kind = strdup(kind)) || !(k->key = strdup(key)) || !(k->count = zeros(s->alloc)) ||
+        !(k->ns = zeros(s->alloc)) || !(k->dev = zeros(s->alloc))) {
+        free(k->kind);
+        free(k->key);
+        free(k->count);
+        free(k->ns);
+        free(k->dev);
+        return -1;
+    }
+    s->kmap[j] = ++s->nkeys;
+    return (long)(s->nkeys - 1);
+}
+
+static int grow_arr(double **a, size_t old, size_t cap, double fill)
+{
+    double *p = realloc(*a, cap * sizeof(*p));
+    size_t i;
+    if (!p)
+        return -1;
+    for (i = old; i < cap; i++)
+        p[i] = fill;
+    *a = p;
+    return 0;
+}
+
+long tt__diff_add_sample(struct tt_diff_side *s, int64_t step)
+{
+    size_t i, k;
+    if (s->n == s->alloc) {
+        size_t cap = s->alloc ? s->alloc * 2 : 16;
+        int64_t *st = realloc(s->step, cap * sizeof(*st));
+        if (!st)
+            return -1;
+        s->step = st;
+        for (i = 0; i < M_COUNT; i++)
+            if (grow_arr(&s->m[i], s->alloc, cap, NAN) < 0)
+                return -1;
+        for (k = 0; k < s->nkeys; k++)
+            if (grow_arr(&s->keys[k].count, s->alloc, cap, 0) < 0 ||
+                grow_arr(&s->keys[k].ns, s->alloc, cap, 0) < 0 ||
+                grow_arr(&s->keys[k].dev, s->alloc, cap, 0) < 0)
+                return -1;
+        s->alloc = cap;
+    }
+    s->step[s->n] = step;
+    return (long)s->n++;
+}
+
+void tt_diff_side_free(tt_diff_side *s)
+{
+    size_t i;
+    if (!s)
+        return;
+    for (i = 0; i < s->nkeys; i++) {
+        free(s->keys[i].kind);
+        free(s->keys[i].key);
+        free(s->keys[i].count);
+        free(s->keys[i].ns);
+        free(s->keys[i].dev);
+    }
+    for (i = 0; i < M_COUNT; i++)
+        free(s->m[i]);
+    free(s->keys);
+    free(s->kmap);
+    free(s->step);
+    free(s);
+}
+
+/* ---- one trace ---- */
+
+struct tstep {
+    int64_t num, ts, end; /* the CPU span */
+};
+
+struct gact {
+    size_t step;
+    int64_t ts, end;
+};
+
+struct trace_job {
+    tt_db *db;
+    int64_t trace;
+    struct tt_diff_side *t; /* one sample per step of the trace, in order */
+    struct tstep *st;
+    size_t nst;
+    struct i64map names; /* op name string id -> key index + 1 */
+    int64_t rank;
+    int have_rank;
+};
+
+/* the step whose CPU span holds ts, or (size_t)-1 */
+static size_t step_at(const struct trace_job *j, int64_t ts)
+{
+    size_t lo = 0, hi = j->nst;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->st[mid].ts <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || ts >= j->st[lo - 1].end)
+        return (size_t)-1;
+    return lo - 1;
+}
+
+/* a trace without ProfilerStep#N: the whole trace is one sample (step -1) */
+static int whole_trace_step(struct trace_job *j)
+{
+    sqlite3_stmt *st;
+    int r;
+    if (tt_db_prepare(j->db, &st, "SELECT start_ns, end_ns FROM traces WHERE id = ?1"
+                                  " AND start_ns IS NOT NULL AND end_ns IS NOT NULL") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    if ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (!(j->st = malloc(sizeof(*j->st))) || tt__diff_add_sample(j->t, -1) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        j->st[0].num = -1;
+        j->st[0].ts = sqlite3_column_int64(st, 0);
+        j->st[0].end = sqlite3_column_int64(st, 1) + 1;
+        j->t->m[M_CPU_STEP][0] = (double)(j->st[0].end - 1 - j->st[0].ts);
+        j->nst = 1;
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the trace");
+}
+
+static int load_steps(struct trace_job *j)
+{
+    sqlite3_stmt *st;
+    size_t alloc = 0;
+    int r;
+    if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, n.s FROM slices AS s"
+                                  " JOIN strings AS n ON n.id = s.name"
+                                  " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
+                                  "  AND s.name IN (SELECT id FROM strings"
+                                  "   WHERE s GLOB 'ProfilerStep#[0-9]*')"
+                                  " ORDER BY s.ts, s.id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        struct tstep *x;
+        const char *name = (const char *)sqlite3_column_text(st, 2);
+        if (TT_ALLOC_GROW(j->st, j->nst + 1, alloc) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        x = &j->st[j->nst];
+        x->num = strtoll(name + 13, NULL, 10);
+        x->ts = sqlite3_column_int64(st, 0);
+        x->end = x->ts + sqlite3_column_int64(st, 1);
+        /* a step nested in another (two profilers) or overlapping it: keep
+         * the spans disjoint */
+        if (j->nst && x->ts < j->st[j->nst - 1].end)
+            continue;
+        if (tt__diff_add_sample(j->t, x->num) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        j->t->m[M_CPU_STEP][j->nst] = (double)(x->end - x->ts);
+        j->nst++;
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE)
+        return tt_db_error(j->db, "cannot read the steps");
+    if (!j->nst)
+        return whole_trace_step(j);
+    return 0;
+}
+
+/* the key of an op name (string id) */
+static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
+{
+    size_t v;
+    long k;
+    if (tt__i64map_get(&j->names, name, &v))
+        return (long)v - 1;
+    sqlite3_reset(str);
+    sqlite3_bind_int64(str, 1, name);
+    if (sqlite3_step(str) != SQLITE_ROW)
+        return -2;
+    if ((k = tt__diff_key(j->t, "op", (const char *)sqlite3_column_text(str, 0))) < 0 ||
+        tt__i64map_put(&j->names, name, (size_t)k + 1) < 0)
+        return -1;
+    return k;
+}
+
+static int load_ops(struct trace_job *j, sqlite3_stmt *str)
+{
+    sqlite3_stmt *st;
+    int r;
+    if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, s.name FROM slices AS s"
+                                  " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
+                                  "  AND s.cat IN (SELECT id FROM strings WHERE s IN"
+                                  "   ('cpu_op', 'Operator'))") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = step_at(j, sqlite3_column_int64(st, 0));
+        long k;
+        if (i == (size_t)-1)
+            continue;
+        if ((k = op_key(j, str, sqlite3_column_int64(st, 2))) == -1) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        if (k < 0)
+            continue;
+        j->t->keys[k].count[i] += 1;
+        j->t->keys[k].ns[i] += (double)sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the CPU ops");
+}
+
+static int cmp_gact(const void *a, const void *b)
+{
+    const struct gact *x = a, *y = b;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* busy (union of intervals) and the last end per step, device step times */
+static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
+{
+    size_t i = 0, k;
+    double *busy = j->t->m[M_BUSY], *dev = j->t->m[M_DEV_STEP];
+    int64_t *last = calloc(j->nst ? j->nst : 1, sizeof(*last));
+    unsigned char *have = calloc(j->nst ? j->nst : 1, 1);
+    if (!last || !have) {
+        free(last);
+        free(have);
+        return;
+    }
+    qsort(g, ng, sizeof(*g), cmp_gact);
+    while (i < ng) {
+        size_t s = g[i].step;
+        int64_t lo = g[i].ts, hi = g[i].end, sum = 0, mx = g[i].end;
+        for (; i < ng && g[i].step == s; i++) {
+            if (g[i].end > mx)
+                mx = g[i].end;
+            if (g[i].ts > hi) {
+                sum += hi - lo;
+                lo = g[i].ts;
+                hi = g[i].end;
+            } else if (g[i].end > hi) {
+                hi = g[i].end;
+            }
+        }
+        busy[s] = (double)(sum + hi - lo);
+        last[s] = mx;
+        have[s] = 1;
+    }
+    for (k = 1; k < j->nst; k++)
+        if (have[k] && have[k - 1])
+            dev[k] = (double)(last[k] - last[k - 1]);
+    free(last);
+    free(have);
+}
+
+static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
+{
+    sqlite3_stmt *st;
+    struct gact *g = NULL;
+    size_t ng = 0, ag = 0;
+    char fam[512];
+    int r, rc = 0;
+    if (tt_db_prepare(j->db, &st, "SELECT g.kind, n.s, g.ts, g.dur, r.ts, o.name FROM gpu_ops AS g"
+                                  " JOIN strings AS n ON n.id = g.name"
+                                  " LEFT JOIN runtime AS r ON r.id = g.runtime_id"
+                                  " LEFT JOIN slices AS o ON o.id = g.op_id"
+                                  " WHERE g.trace_id = ?1 AND g.ts IS NOT NULL"
+                                  "  AND g.kind IN ('kernel', 'memcpy', 'memset')") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *kind = (const char *)sqlite3_column_text(st, 0);
+        int64_t ts = sqlite3_column_int64(st, 2), dur = sqlite3_column_int64(st, 3);
+        int64_t at = sqlite3_column_type(st, 4) == SQLITE_NULL ? ts : sqlite3_column_int64(st, 4);
+        size_t i = step_at(j, at);
+        long k;
+        j->t->has_gpu = 1;
+        if (i == (size_t)-1)
+            continue;
+        if (TT_ALLOC_GROW(g, ng + 1, ag) < 0)
+            goto oom;
+        g[ng].step = i;
+        g[ng].ts = ts;
+        g[ng++].end = ts + (dur > 0 ? dur : 0);
+        {
+            double *c = &j->t->m[kind[0] == 'k' ? M_NKERNEL : kind[3] == 'c' ? M_NMEMCPY : M_NMEMSET][i];
+            *c = (isnan(*c) ? 0 : *c) + 1;
+        }
+        if (kind[0] == 'k')
+            tt_kernel_family((const char *)sqlite3_column_text(st, 1), fam, sizeof(fam));
+        else
+            snprintf(fam, sizeof(fam), "%s", (const char *)sqlite3_column_text(st, 1));
+        if ((k = tt__diff_key(j->t, kind, fam)) < 0)
+            goto oom;
+        j->t->keys[k].count[i] += 1;
+        j->t->keys[k].ns[i] += (double)dur;
+        j->t->keys[k].dev[i] += (double)dur;
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
+            long ok = op_key(j, str, sqlite3_column_int64(st, 5));
+            if (ok == -1)
+                goto oom;
+            if (ok >= 0)
+                j->t->keys[ok].dev[i] += (double)dur;
+        }
+    }
+    if (r != SQLITE_DONE)
+        rc = tt_db_error(j->db, "cannot read the GPU activities");
+    else
+        step_device_times(j, g, ng);
+    goto out;
+oom:
+    rc = tt_error_set(TT_ENOMEM, "out of memory");
+out:
+    free(g);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int load_memory(struct trace_job *j)
+{
+    sqlite3_stmt *st;
+    int r, gpu_seen = 0;
+    if (tt_db_prepare(j->db, &st, "SELECT ts, total_allocated, total_reserved, device_type"
+                                  " FROM memory WHERE trace_id = ?1 AND ts IS NOT NULL"
+                                  "  AND total_allocated IS NOT NULL"
+                                  " ORDER BY (device_type = 0), id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = step_at(j, sqlite3_column_int64(st, 0));
+        double a = (double)sqlite3_column_int64(st, 1), res = (double)sqlite3_column_int64(st, 2);
+        int gpu = sqlite3_column_int(st, 3) != 0;
+        /* the accelerator's allocator when the trace has one, else the CPU's */
+        if (gpu)
+            gpu_seen = 1;
+        else if (gpu_seen)
+            break;
+        j->t->has_mem = 1;
+        if (i == (size_t)-1)
+            continue;
+        if (isnan(j->t->m[M_PEAK_ALLOC][i]) || a > j->t->m[M_PEAK_ALLOC][i])
+            j->t->m[M_PEAK_ALLOC][i] = a;
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL &&
+            (isnan(j->t->m[M_PEAK_RES][i]) || res > j->t->m[M_PEAK_RES][i]))
+            j->t->m[M_PEAK_RES][i] = res;
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE || r == SQLITE_ROW ? 0 : tt_db_error(j->db, "cannot read memory events");
+}
+
+static int load_env(struct trace_job *j)
+{
+    sqlite3_stmt *st;
+    if (tt_db_prepare(j->db, &st, "SELECT rank, world_size,"
+                                  " json_extract(metadata, '$.deviceProperties[0].name'), file_name"
+                                  " FROM traces WHERE id = ?1") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        j->have_rank = sqlite3_column_type(st, 0) == SQLITE_INTEGER;
+        j->rank = sqlite3_column_int64(st, 0);
+        j->t->world = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1) : -1;
+        if (sqlite3_column_type(st, 2) == SQLITE_TEXT)
+            snprintf(j->t->gpu, sizeof(j->t->gpu), "%s", (const char *)sqlite3_column_text(st, 2));
+        snprintf(j->t->label, sizeof(j->t->label), "%s", (const char *)sqlite3_column_text(st, 3));
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* one trace of db as a side of one sample per step */
+static int trace_summary(tt_db *db, int64_t trace, struct tt_diff_side **out, int64_t *rank,
+                         int *have_rank)
+{
+    struct trace_job j;
+    sqlite3_stmt *str = NULL;
+    int rc;
+    memset(&j, 0, sizeof(j));
+    *out = NULL;
+    j.db = db;
+    j.trace = trace;
+    if (!(j.t = calloc(1, sizeof(*j.t))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    j.t->world = -1;
+    if ((rc = load_env(&j)) < 0 || (rc = load_steps(&j)) < 0)
+        goto out;
+    if (tt_db_prepare(db, &str, "SELECT s FROM strings WHERE id = ?1") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    if ((rc = load_ops(&j, str)) < 0 || (rc = load_gpu(&j, str)) < 0 ||
+        (rc = load_memory(&j)) < 0)
+        goto out;
+    *rank = j.rank;
+    *have_rank = j.have_rank;
+out:
+    sqlite3_finalize(str);
+    free(j.st);
+    tt__i64map_free(&j.names);
+    if (rc < 0)
+        tt_diff_side_free(j.t);
+    else
+        *out = j.t;
+    return rc;
+}
+
+/* ---- a side from its traces ---- */
+
+struct tref {
+    struct tt_diff_side *t;
+    int64_t rank;
+    size_t run;
+};
+
+static int in_window(const tt_diff_options *o, int is_new, int64_t step)
+{
+    int64_t lo = o->steps_lo, hi = o->steps_hi;
+    if (is_new && (o->new_steps_lo >= 0 || o->new_steps_hi >= 0)) {
+        lo = o->new_steps_lo;
+        hi = o->new_steps_hi;
+    }
+    return (lo < 0 || step >= lo) && (hi < 0 || step <= hi);
+}
+
+/* the primary value of sample i of t: device step time, else CPU */
+static double primary(const struct tt_diff_side *t, size_t i, int device)
+{
+    return device ? t->m[M_DEV_STEP][i] : t->m[M_CPU_STEP][i];
+}
+
+/* copy sample i of trace t into a new sample of s */
+static int take(struct tt_diff_side *s, const struct tt_diff_side *t, size_t i)
+{
+    long n = tt__diff_add_sample(s, t->step[i]);
+    size_t m, k;
+    if (n < 0)
+        return -1;
+    for (m = 0; m < M_COUNT; m++)
+        s->m[m][n] = t->m[m][i];
+    for (m = M_NKERNEL; m <= M_NMEMSET && t->has_gpu; m++)
+        if (isnan(s->m[m][n]))
+            s->m[m][n] = 0;
+    for (k = 0; k < t->nkeys; k++) {
+        long d;
+        if (!t->keys[k].count[i] && !t->keys[k].ns[i] && !t->keys[k].dev[i])
+            continue;
+        if ((d = tt__diff_key(s, t->keys[k].kind, t->keys[k].key)) < 0)
+            return -1;
+        s->keys[d].count[n] = t->keys[k].count[i];
+        s->keys[d].ns[n] = t->keys[k].ns[i];
+        s->keys[d].dev[n] = t->keys[k].dev[i];
+    }
+    return 0;
+}
+
+/* the samples of one run: per step number the slowest rank's */
+static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t run,
+                     const tt_diff_options *o, int is_new)
+{
+    size_t a, i;
+    int device = s->has_gpu && o->step_clock == 0;
+    for (a = 0; a < ntr; a++) {
+        struct tt_diff_side *t = tr[a].t;
+        if (tr[a].run != run)
+            continue;
+        for (i = (size_t)(o->skip_first > 0 ? o->skip_first : 0); i < t->n; i++) {
+            size_t b, bi = 0, best_a = a, best_i = i;
+            int seen = 0;
+            double best;
+            if (!in_window(o, is_new, t->step[i]))
+                continue;
+            /* taken already from an earlier trace of the run? */
+            for (b = 0; b < a && !seen; b++)
+                if (tr[b].run == run)
+                    for (bi = 0; bi < tr[b].t->n; bi++)
+                        if (tr[b].t->step[bi] == t->step[i])
+                            seen = 1;
+            if (seen)
+                continue;
+            best = primary(t, i, device);
+            for (b = a + 1; b < ntr; b++) {
+                if (tr[b].run != run)
+                    continue;
+                for (bi = (size_t)(o->skip_first > 0 ? o->skip_first : 0); bi < tr[b].t->n; bi++)
+                    if (tr[b].t->step[bi] == t->step[i] &&
+                        (isnan(best) || primary(tr[b].t, bi, device) > best)) {
+                        best = primary(tr[b].t, bi, device);
+                        best_a = b;
+                        best_i = bi;
+                    }
+            }
+            if (take(s, tr[best_a].t, best_i) < 0)
+                return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
+/* every trace of one input: a database, a directory or a trace file */
+static int input_traces(const char *in, struct tref **tr, size_t *ntr, size_t *atr)
+{
+    tt_db *db = NULL;
+    sqlite3_stmt *st = NULL;
+    struct stat sb;
+    int rc = 0, r;
+    if (tt_is_sqlite_file(in)) {
+        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
+            return rc;
+    } else {
+        if ((rc = tt__open_temp_db(&db, "diff")) < 0)
+            return rc;
+        if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            tt_dir_walk w;
+            size_t k;
+            if ((rc = tt_walk_traces(in, &w)) == 0 && !w.nfiles)
+                rc = tt_error_set_at(TT_ENOTFOUND, in, -1, "no trace files in this directory");
+            for (k = 0; rc == 0 && k < w.nfiles; k++)
+                rc = tt_ingest_file(db, w.files[k], NULL, NULL);
+            tt_dir_walk_free(&w);
+        } else {
+            rc = tt_ingest_file(db, in, NULL, NULL);
+        }
+        if (rc < 0)
+            goto out;
+    }
+    if (tt_db_prepare(db, &st, "SELECT id FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
+                               " ORDER BY coalesce(rank, -1), id") < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        struct tref *t;
+        int have_rank = 0;
+        if (TT_ALLOC_GROW(*tr, *ntr + 1, *atr) < 0) {
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            goto out;
+        }
+        t = &(*tr)[*ntr];
+        memset(t, 0, sizeof(*t));
+        if ((rc = trace_summary(db, sqlite3_column_int64(st, 0), &t->t, &t->rank, &have_rank)) < 0) {
+            if (!tt_error_last()->source[0])
+                tt_error_set_at(rc, in, -1, "%s", tt_error_last()->message);
+            goto out;
+        }
+        if (!have_rank)
+            t->rank = -1;
+        (*ntr)++;
+    }
+    if (r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read the traces");
+out:
+    sqlite3_finalize(st);
+    tt_db_free(db);
+    return rc;
+}
+
+int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options *o, int is_new,
+                      tt_diff_side **out)
+{
+    tt_diff_options def = TT_DIFF_OPTIONS_INIT;
+    struct tref *tr = NULL;
+    size_t ntr = 0, atr = 0, i, k, run;
+    struct tt_diff_side *s;
+    int rc = 0;
+    *out = NULL;
+    if (!o)
+        o = &def;
+    if (!(s = calloc(1, sizeof(*s))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    s->world = -1;
+    for (i = 0; i < n && rc == 0; i++) {
+        size_t l = strlen(s->label);
+        snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", inputs[i]);
+        rc = input_traces(inputs[i], &tr, &ntr, &atr);
+    }
+    if (rc == 0 && !ntr)
+        rc = tt_error_set_at(TT_EINVALID, n ? inputs[n - 1] : "", -1,
+                             "no Chrome/Kineto trace in it (an Execution Trace alone cannot be"
+                             " compared)");
+    /* runs: the k-th trace of a rank is in run k */
+    s->has_gpu = ntr > 0;
+    for (i = 0; rc == 0 && i < ntr; i++) {
+        for (k = 0, tr[i].run = 0; k < i; k++)
+            if (tr[k].rank == tr[i].rank)
+                tr[i].run++;
+        if (tr[i].run + 1 > s->nruns)
+            s->nruns = tr[i].run + 1;
+        s->has_gpu &= tr[i].t->has_gpu;
+        s->has_mem |= tr[i].t->has_mem;
+        if (!s->gpu[0])
+            snprintf(s->gpu, sizeof(s->gpu), "%s", tr[i].t->gpu);
+        if (tr[i].t->world > s->world)
+            s->world = tr[i].t->world;
+    }
+    s->ntraces = ntr;
+    for (run = 0; rc == 0 && run < s->nruns; run++)
+        rc = merge_run(s, tr, ntr, run, o, is_new);
+    for (i = 0; i < ntr; i++)
+        tt_diff_side_free(tr[i].t);
+    free(tr);
+    if (rc < 0) {
+        tt_diff_side_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}

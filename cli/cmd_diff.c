@@ -1,0 +1,243 @@
+/*
+ * cli/cmd_diff.c - `tracetool diff [options] BASE NEW`: the CI gate.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "opts.h"
+#include "tracetool/diff.h"
+
+enum { O_BASE, O_NEW, O_STEPS, O_NEW_STEPS, O_SKIP, O_GATE, O_THR, O_OPTHR, O_MEMTHR, O_ALPHA,
+       O_FDR, O_NOSTATS, O_ALLOW, O_FAILINC, O_CLOCK, O_FORMAT, O_MD, O_JSON, O_JUNIT, O_TOP };
+
+static const struct cli_opt opts[] = {
+    { "base", O_BASE, "INPUT", "one more BASE input (a run or rank); repeatable", 'b' },
+    { "new", O_NEW, "INPUT", "one more NEW input; repeatable", 'n' },
+    { "steps", O_STEPS, "A-B", "only ProfilerStep#A..#B (of both sides, unless --new-steps)", 0 },
+    { "new-steps", O_NEW_STEPS, "A-B", "NEW's steps (default: as --steps)", 0 },
+    { "skip-first", O_SKIP, "N", "leave out the first N steps of each trace (warm-up)", 0 },
+    { "gate", O_GATE, "LIST", "what can fail: step,memory (default), +ops, +kernels,\n"
+      "or none", 0 },
+    { "threshold", O_THR, "PCT", "step time change that counts (default 5)", 0 },
+    { "op-threshold", O_OPTHR, "PCT", "per-op / per-kernel change that counts (default 10)", 0 },
+    { "mem-threshold", O_MEMTHR, "PCT", "memory peak change that counts (default 5; and\n"
+      ">= 16 MiB)", 0 },
+    { "alpha", O_ALPHA, "P", "significance of the one-sided Mann-Whitney test (0.01)", 0 },
+    { "fdr", O_FDR, "Q", "Benjamini-Hochberg level across gated rows (0.05)", 0 },
+    { "no-stats", O_NOSTATS, NULL, "gate on thresholds alone (single-step traces)", 0 },
+    { "allow-env-mismatch", O_ALLOW, NULL, "compare although the GPU model or world size\n"
+      "differ (said at the top of the report)", 0 },
+    { "fail-on-inconclusive", O_FAILINC, NULL, "exit 6 when a gated metric is inconclusive", 0 },
+    { "step-clock", O_CLOCK, "device|cpu", "step time from the GPU (default when both\n"
+      "sides have GPU work) or from ProfilerStep", 0 },
+    { "format", O_FORMAT, "text|markdown|json|junit|github", "report on stdout (default text)", 0 },
+    { "markdown", O_MD, "FILE", "also write the Markdown report to FILE", 0 },
+    { "json", O_JSON, "FILE", "also write the JSON report to FILE", 0 },
+    { "junit", O_JUNIT, "FILE", "also write the JUnit XML report to FILE", 0 },
+    { "top", O_TOP, "N", "contributor rows in text/markdown (default 20)", 0 },
+    { NULL, 0, NULL, NULL, 0 },
+};
+
+static const struct cli_cmd cmd = {
+    "diff", "BASE NEW",
+    "Compare two runs step by step and fail on a real performance regression.\n"
+    "BASE and NEW are trace files, directories of per-rank traces or databases\n"
+    "made by 'tracetool ingest'; -b/-n add runs to a side. One sample is one\n"
+    "ProfilerStep#N (the slowest rank's). The step time (on the GPU: end of the\n"
+    "last GPU activity launched in the step minus the previous step's) regresses\n"
+    "when it grows by at least --threshold and a one-sided Mann-Whitney test gives\n"
+    "p <= --alpha; memory peaks by --mem-threshold. Ops and kernels (by family) are\n"
+    "listed as contributors, added, removed and count changes.",
+    opts,
+    "exit codes: 0 no gated regression; 1 regression; 2 usage; 3 bad input;\n"
+    "4 I/O or database error; 6 not comparable (GPU model or world size differ,\n"
+    "no steps), or inconclusive with --fail-on-inconclusive.",
+    0, 2, "need BASE and NEW (or -b/-n)",
+};
+
+struct ctx {
+    tt_diff_options o;
+    const char **base, **new_;
+    size_t nb, nn;
+    int format;
+    const char *md, *json, *junit;
+};
+
+static void add_input(const char ***v, size_t *n, const char *s)
+{
+    const char **p = realloc(*v, (*n + 1) * sizeof(*p));
+    if (!p) {
+        fputs("tracetool diff: out of memory\n", stderr);
+        exit(EXIT_IO);
+    }
+    p[(*n)++] = s;
+    *v = p;
+}
+
+static void set_range(const struct cli_cmd *c, const char *arg, int64_t *lo, int64_t *hi)
+{
+    const char *dash = strchr(arg, '-');
+    char a[32];
+    if (!dash) {
+        if (parse_i64(arg, lo) < 0 || *lo < 0)
+            cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
+        *hi = *lo;
+        return;
+    }
+    if (dash - arg >= (long)sizeof(a) || dash == arg)
+        cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
+    memcpy(a, arg, (size_t)(dash - arg));
+    a[dash - arg] = '\0';
+    if (parse_i64(a, lo) < 0 || parse_i64(dash + 1, hi) < 0 || *lo < 0 || *lo > *hi)
+        cli_usage_error(c, "bad step range '%s' (want N or A-B, A <= B)", arg);
+}
+
+static double pos_num(const struct cli_cmd *c, const char *name, const char *arg, double max)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !(v >= 0) || v > max)
+        cli_usage_error(c, "bad --%s '%s'", name, arg);
+    return v;
+}
+
+static unsigned parse_gate(const struct cli_cmd *c, const char *arg)
+{
+    static const char *const words[] = { "step", "memory", "ops", "kernels", "none" };
+    unsigned g = 0;
+    char buf[128], *tok, *save = NULL;
+    int add = arg[0] == '+';
+    if (add)
+        g = TT_GATE_STEP | TT_GATE_MEMORY;
+    snprintf(buf, sizeof(buf), "%s", arg + add);
+    for (tok = strtok_r(buf, ",+", &save); tok; tok = strtok_r(NULL, ",+", &save)) {
+        int k;
+        for (k = 0; k < 5 && strcmp(tok, words[k]); k++)
+            ;
+        if (k == 5)
+            cli_usage_error(c, "unknown gate '%s' (want step, memory, ops, kernels or none)", tok);
+        if (k < 4)
+            g |= 1u << k;
+    }
+    return g;
+}
+
+static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
+{
+    struct ctx *x = vctx;
+    int64_t n;
+    switch (key) {
+    case O_BASE: add_input(&x->base, &x->nb, arg); break;
+    case O_NEW: add_input(&x->new_, &x->nn, arg); break;
+    case O_STEPS: set_range(c, arg, &x->o.steps_lo, &x->o.steps_hi); break;
+    case O_NEW_STEPS: set_range(c, arg, &x->o.new_steps_lo, &x->o.new_steps_hi); break;
+    case O_SKIP:
+        if (parse_i64(arg, &n) < 0 || n < 0)
+            cli_usage_error(c, "bad --skip-first '%s'", arg);
+        x->o.skip_first = n;
+        break;
+    case O_GATE: x->o.gate = parse_gate(c, arg); break;
+    case O_THR: x->o.threshold = pos_num(c, "threshold", arg, 1e6); break;
+    case O_OPTHR: x->o.op_threshold = pos_num(c, "op-threshold", arg, 1e6); break;
+    case O_MEMTHR: x->o.mem_threshold = pos_num(c, "mem-threshold", arg, 1e6); break;
+    case O_ALPHA: x->o.alpha = pos_num(c, "alpha", arg, 1); break;
+    case O_FDR: x->o.fdr = pos_num(c, "fdr", arg, 1); break;
+    case O_NOSTATS: x->o.no_stats = 1; break;
+    case O_ALLOW: x->o.allow_env_mismatch = 1; break;
+    case O_FAILINC: x->o.fail_on_inconclusive = 1; break;
+    case O_CLOCK: x->o.step_clock = cli_choose(c, &opts[O_CLOCK], arg, "step clock"); break;
+    case O_FORMAT: x->format = cli_choose(c, &opts[O_FORMAT], arg, "format"); break;
+    case O_MD: x->md = arg; break;
+    case O_JSON: x->json = arg; break;
+    case O_JUNIT: x->junit = arg; break;
+    default:
+        if (parse_i64(arg, &n) < 0 || n < 0 || n > 100000)
+            cli_usage_error(c, "bad --top '%s'", arg);
+        x->o.top = (int)n;
+        break;
+    }
+}
+
+static int write_file(const tt_diff_result *r, const tt_diff_options *o, int fmt, const char *path)
+{
+    int rc = tt_diff_write_file(r, o, fmt, path);
+    return rc < 0 ? report_error(rc) : 0;
+}
+
+/* Markdown onto $GITHUB_STEP_SUMMARY, cut below 1 MiB */
+static void step_summary(const tt_diff_result *r, const tt_diff_options *o)
+{
+    const char *path = getenv("GITHUB_STEP_SUMMARY");
+    char *buf = NULL;
+    size_t len = 0, cut = 1024 * 1024 - 256;
+    FILE *m, *f;
+    if (!path || !*path || !(m = open_memstream(&buf, &len)))
+        return;
+    tt_diff_write(r, o, TT_DIFF_MARKDOWN, m);
+    fclose(m);
+    if ((f = fopen(path, "a"))) {
+        if (len > cut) {
+            size_t k = cut, lines = 0, i;
+            while (k > 0 && buf[k - 1] != '\n')
+                k--;
+            for (i = k; i < len; i++)
+                lines += buf[i] == '\n';
+            fwrite(buf, 1, k, f);
+            fprintf(f, "\n%zu lines omitted (the report is longer than 1 MiB)\n", lines);
+        } else {
+            fwrite(buf, 1, len, f);
+        }
+        fclose(f);
+    }
+    free(buf);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    struct ctx x;
+    tt_diff_side *b = NULL, *n = NULL;
+    tt_diff_result r;
+    int first, rc, k;
+    memset(&x, 0, sizeof(x));
+    x.o = (tt_diff_options)TT_DIFF_OPTIONS_INIT;
+    if (!(first = cli_parse(&cmd, argc, argv, set, &x)))
+        return 0;
+    for (k = first; k < argc; k++)
+        add_input(k == first && argc - first == 2 ? &x.base : k == first && !x.nb ? &x.base
+                                                                                  : &x.new_,
+                  k == first && argc - first == 2 ? &x.nb : k == first && !x.nb ? &x.nb : &x.nn,
+                  argv[k]);
+    if (!x.nb || !x.nn)
+        cli_usage_error(&cmd, "need BASE and NEW (or -b/-n)");
+    if ((rc = tt_diff_side_load(x.base, x.nb, &x.o, 0, &b)) < 0 ||
+        (rc = tt_diff_side_load(x.new_, x.nn, &x.o, 1, &n)) < 0) {
+        tt_diff_side_free(b);
+        free(x.base);
+        free(x.new_);
+        return report_error(rc);
+    }
+    rc = tt_diff_compare(b, n, &x.o, &r);
+    tt_diff_side_free(b);
+    tt_diff_side_free(n);
+    free(x.base);
+    free(x.new_);
+    if (rc < 0)
+        return report_error(rc);
+    rc = tt_diff_write(&r, &x.o, x.format, stdout);
+    rc = rc < 0 ? report_error(rc) : 0;
+    if (rc == 0 && x.md)
+        rc = write_file(&r, &x.o, TT_DIFF_MARKDOWN, x.md);
+    if (rc == 0 && x.json)
+        rc = write_file(&r, &x.o, TT_DIFF_JSON, x.json);
+    if (rc == 0 && x.junit)
+        rc = write_file(&r, &x.o, TT_DIFF_JUNIT, x.junit);
+    if (rc == 0)
+        step_summary(&r, &x.o);
+    k = r.exit_code;
+    tt_diff_result_free(&r);
+    rc = finish_stdout(rc);
+    return rc ? rc : k;
+}

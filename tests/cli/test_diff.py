@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""`tracetool diff`, the CI gate, on real traces.
+
+Expected values come from this script (standard library only), reading the
+traces itself: the device step time of a step is the end of the last GPU
+activity (kernel, memcpy, memset) whose runtime call (same correlation id)
+starts inside the step's ProfilerStep#N span, minus that of the step before;
+the per-step GPU activity counts likewise. docs/DIFF.md quotes the same
+figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
+
+- hta/trace_diff control vs test (A100 8 ranks vs V100 2 ranks): exit 6
+  (not comparable); with --allow-env-mismatch exit 1, the device step times
+  equal the ones computed here, p = 1/252, the per-step counts, the rows of
+  torch.compile's CompiledFunction (added) and cutlass::Kernel (removed);
+  swapped: improved, exit 0; --step-clock cpu: 6 v 6, p = 1/924.
+- A/A within one run (steps 1009-1011 vs 1012-1014): exit 0; with
+  --threshold 2 inconclusive (too few steps), --fail-on-inconclusive exit 6.
+- self-diff of every shared Kineto trace: exit 0, every delta 0; the JSON
+  of two runs byte-identical.
+- the reports: JUnit XML parses with one failure, GitHub workflow commands,
+  --markdown/--json/--junit files, $GITHUB_STEP_SUMMARY appended.
+- usage errors exit 2, an ET alone or not-a-trace exit 3, a missing file 4.
+"""
+import decimal
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import trace_expect as te  # noqa: E402
+
+C = te.Checker("diff")
+SHARED = te.shared_dir()
+TOOL = te.tracetool_path()
+CTRL = os.path.join(SHARED, "testdata", "hta", "trace_diff", "control", "control.json.gz")
+TEST = os.path.join(SHARED, "testdata", "hta", "trace_diff", "test", "test.json.gz")
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+RT_CATS = {"cuda_runtime", "cuda_driver", "Runtime", "Driver"}
+
+
+def run(args, env=None):
+    return subprocess.run([TOOL, "diff"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=env)
+
+
+def ns(us):
+    """µs (a Decimal: the trace's own digits) to integer ns"""
+    return int(decimal.Decimal(us) * 1000)
+
+
+def expected(path):
+    """per step number: (cpu span, device end, kernels, memcpys, memsets)"""
+    doc = json.loads(te.read_bytes(path), parse_float=decimal.Decimal)
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    steps = []
+    for e in evs:
+        if (e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+                and e.get("cat") != "gpu_user_annotation"):
+            steps.append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), int(e["name"][13:])))
+    steps.sort()
+    rt = {}
+    for e in evs:
+        a = e.get("args") or {}
+        if e.get("cat") in RT_CATS and "correlation" in a:
+            rt[a["correlation"]] = ns(e["ts"])
+    per = {s[2]: [0, 0, 0, None] for s in steps}
+    for e in evs:
+        if e.get("cat") not in GPU_CATS or e.get("ph") != "X":
+            continue
+        a = e.get("args") or {}
+        t = rt.get(a.get("correlation"), ns(e["ts"]))
+        for lo, hi, num in steps:
+            if lo <= t < hi:
+                p = per[num]
+                k = {"kernel": 0, "Kernel": 0, "gpu_memcpy": 1, "Memcpy": 1}.get(e["cat"], 2)
+                p[k] += 1
+                end = ns(e["ts"]) + ns(e.get("dur", 0))
+                p[3] = end if p[3] is None else max(p[3], end)
+                break
+    nums = [s[2] for s in steps]
+    dev = [per[b][3] - per[a][3] for a, b in zip(nums, nums[1:])]
+    cpu = [hi - lo for lo, hi, _ in steps]
+    return dev, cpu, per
+
+
+def metric(doc, mid):
+    for m in doc["metrics"]:
+        if m["id"] == mid:
+            return m
+    return None
+
+
+def row(doc, kind, key):
+    for r in doc["rows"]:
+        if r["kind"] == kind and r["key"] == key:
+            return r
+    return None
+
+
+def close(a, b, tol):
+    return abs(a - b) <= tol
+
+
+def check_pair(d):
+    p = run([CTRL, TEST])
+    C.eq(p.returncode, 6, "control vs test: not comparable (exit 6)")
+    C.check(p.stdout.decode().startswith("NOT COMPARABLE: GPU NVIDIA A100-PG509-200 vs Tesla"
+                                         " V100-SXM2-16GB, world size 8 vs 2"),
+            "control vs test: the reason line", p.stdout.decode()[:200])
+    p = run(["--allow-env-mismatch", "--format", "json", CTRL, TEST])
+    C.eq(p.returncode, 1, "--allow-env-mismatch: regression (exit 1)")
+    doc = json.loads(p.stdout)
+    C.eq(doc["schema"], "tracetool.diff/1", "json schema")
+    m = metric(doc, "device_step_time")
+    bdev, bcpu, bper = expected(CTRL)
+    ndev, ncpu, nper = expected(TEST)
+    C.eq(sorted(m["base"]["samples"]), sorted(bdev), "device step times of control (computed here)")
+    C.eq(sorted(m["new"]["samples"]), sorted(ndev), "device step times of test (computed here)")
+    C.check(close(m["base"]["value"] / 1e6, 76.8, 0.05) and close(m["new"]["value"] / 1e6, 116.7, 0.05),
+            "medians 76.8 -> 116.7 ms", (m["base"]["value"], m["new"]["value"]))
+    C.check(close(m["p"], 1 / 252, 1e-6), "p = 1/252", m["p"])
+    C.eq((m["base"]["n"], m["new"]["n"], m["verdict"]), (5, 5, "regressed"), "n 5/5, regressed")
+    for mid, k in (("kernels_per_step", 0), ("memcpy_per_step", 1), ("memset_per_step", 2)):
+        mm = metric(doc, mid)
+        C.eq(sorted(mm["base"]["samples"]), sorted(v[k] for v in bper.values()),
+             "%s of control (computed here)" % mid)
+        C.eq(sorted(mm["new"]["samples"]), sorted(v[k] for v in nper.values()),
+             "%s of test (computed here)" % mid)
+    C.eq((metric(doc, "kernels_per_step")["base"]["value"], metric(doc, "kernels_per_step")["new"]["value"]),
+         (1428, 1555), "kernels per step 1428 -> 1555")
+    C.eq((metric(doc, "memcpy_per_step")["base"]["value"], metric(doc, "memcpy_per_step")["new"]["value"]),
+         (38, 803), "memcpy per step 38 -> 803")
+    cf = row(doc, "op", "CompiledFunction")
+    C.check(cf is not None and cf["status"] == "added", "CompiledFunction added", cf)
+    ck = row(doc, "kernel", "cutlass::Kernel")
+    C.check(ck is not None and ck["status"] == "removed", "cutlass::Kernel removed", ck)
+    sg = row(doc, "kernel", "ARCH_sgemm_TILE")
+    C.check(sg is not None and sg["status"] == "count changed" and sg["delta_ns"] > 0,
+            "the sgemm family (volta_/ampere_ folded) grew", sg)
+    nc = row(doc, "kernel", "nccl:allreduce:f32")
+    C.check(nc is not None and nc["verdict"] == "not gated", "NCCL row keyed, never gated", nc)
+    p = run(["--allow-env-mismatch", TEST, CTRL])
+    C.eq(p.returncode, 0, "swapped: exit 0")
+    C.check(p.stdout.decode().startswith("IMPROVEMENT: device step time"), "swapped: improvement",
+            p.stdout.decode()[:120])
+    p = run(["--allow-env-mismatch", "--step-clock", "cpu", "--format", "json", CTRL, TEST])
+    m = json.loads(p.stdout)["metrics"][0]
+    C.eq(m["id"], "cpu_step_time", "--step-clock cpu: the CPU step time is gated")
+    C.eq(sorted(m["base"]["samples"]), sorted(bcpu), "CPU step times of control (computed here)")
+    C.check(close(m["p"], 1 / 924, 1e-7) and (m["base"]["n"], m["new"]["n"]) == (6, 6),
+            "--step-clock cpu: 6 v 6, p = 1/924", (m["p"], m["base"]["n"]))
+
+
+def check_aa():
+    a = ["--steps", "1009-1011", "--new-steps", "1012-1014", CTRL, CTRL]
+    p = run(a)
+    C.eq(p.returncode, 0, "A/A within one run: exit 0")
+    C.check(p.stdout.decode().startswith("NO CHANGE: device step time +2.5%"), "A/A: +2.5%, unchanged",
+            p.stdout.decode()[:100])
+    p = run(["--threshold", "2", "--format", "json"] + a)
+    m = json.loads(p.stdout)["metrics"][0]
+    C.eq((p.returncode, m["verdict"]), (0, "inconclusive"), "--threshold 2: inconclusive, exit 0")
+    C.check("at least 5 a side" in m["note"], "the note says how many steps would do", m["note"])
+    C.eq(run(["--threshold", "2", "--fail-on-inconclusive"] + a).returncode, 6,
+         "--fail-on-inconclusive: exit 6")
+
+
+def kineto_traces():
+    out = []
+    for root in (os.path.join(SHARED, "testdata"), os.path.join(ROOT, "testdata", "kineto")):
+        for dp, _, fs in os.walk(root):
+            for f in sorted(fs):
+                if f.endswith((".json", ".json.gz")) and "/et" not in dp and "_et" not in f \
+                        and "chakra" not in dp:
+                    out.append(os.path.join(dp, f))
+    return sorted(out)
+
+
+def check_self(d):
+    traces = kineto_traces()
+    C.check(len(traces) >= 20, "self-diff: traces found", len(traces))
+    bad = []
+    for t in traces:
+        p = run(["--format", "json", t, t])
+        if p.returncode != 0:
+            bad.append((t, p.returncode, p.stderr.decode()[-200:]))
+            continue
+        doc = json.loads(p.stdout)
+        if any(r["delta_ns"] != 0 or r["status"] != "matched" for r in doc["rows"]) or \
+                any(m["base"]["value"] != m["new"]["value"] for m in doc["metrics"]):
+            bad.append((t, "a delta", ""))
+    C.eq(bad, [], "self-diff of every shared Kineto trace: exit 0, every delta 0")
+    a = run(["--format", "json", "--allow-env-mismatch", CTRL, TEST]).stdout
+    b = run(["--format", "json", "--allow-env-mismatch", CTRL, TEST]).stdout
+    C.check(a == b and len(a) > 1000, "two runs: byte-identical JSON")
+
+
+def check_reports(d):
+    md, js, ju, summ = (os.path.join(d, n) for n in ("r.md", "r.json", "r.xml", "summary.md"))
+    open(summ, "w").write("earlier step\n")
+    env = dict(os.environ, GITHUB_STEP_SUMMARY=summ)
+    p = run(["--allow-env-mismatch", "--format", "github", "--markdown", md, "--json", js,
+             "--junit", ju, CTRL, TEST], env=env)
+    C.eq(p.returncode, 1, "reports: exit 1")
+    lines = p.stdout.decode().splitlines()
+    C.check(any(l.startswith("::error title=tracetool diff::device_step_time regressed") for l in lines),
+            "github: an ::error for the step time", lines[:3])
+    C.check(any(l.startswith("::warning title=tracetool diff::compared although") for l in lines),
+            "github: a ::warning for the environment", lines[:3])
+    root = ET.parse(ju).getroot()
+    C.eq((root.tag, root.get("failures")), ("testsuite", "1"), "junit: one failure")
+    C.check(any(tc.find("failure") is not None and tc.get("name") == "device_step_time"
+                for tc in root.iter("testcase")), "junit: the step time failed")
+    with open(js) as f:
+        C.eq(json.load(f)["exit_code"], 1, "--json file")
+    with open(md) as f:
+        text = f.read()
+    C.check(text.startswith("### tracetool diff: REGRESSION") and "| Metric |" in text,
+            "--markdown file", text[:100])
+    with open(summ) as f:
+        s = f.read()
+    C.check(s.startswith("earlier step\n### tracetool diff: REGRESSION"),
+            "$GITHUB_STEP_SUMMARY appended", s[:80])
+
+
+def check_errors(d):
+    C.eq(run([]).returncode, 2, "no inputs: usage (2)")
+    C.eq(run(["--gate", "speed", CTRL, CTRL]).returncode, 2, "bad --gate: usage (2)")
+    C.eq(run(["--threshold", "-1", CTRL, CTRL]).returncode, 2, "bad --threshold: usage (2)")
+    et = os.path.join(SHARED, "testdata", "param", "et_only", "pt2_et.json.gz")
+    p = run([et, et])
+    C.eq(p.returncode, 3, "an ET alone: bad input (3)")
+    C.check(p.stderr.decode().count("\n") == 1 and "pt2_et.json.gz" in p.stderr.decode(),
+            "one line naming the file", p.stderr.decode())
+    bad = os.path.join(d, "bad.json")
+    open(bad, "w").write("{not json")
+    C.eq(run([bad, CTRL]).returncode, 3, "not JSON: bad input (3)")
+    C.eq(run([os.path.join(d, "missing.json"), CTRL]).returncode, 4, "missing file: 4")
+    p = run(["--json", "/nonexistent/dir/r.json", CTRL, CTRL])
+    C.eq(p.returncode, 4, "unwritable --json: 4")
+
+
+def main():
+    for p in (CTRL, TEST):
+        if not os.path.exists(p):
+            C.skip(p, "missing")
+            return C.finish()
+    with tempfile.TemporaryDirectory() as d:
+        C.section("pair", check_pair, d)
+        C.section("aa", check_aa)
+        C.section("self", check_self, d)
+        C.section("reports", check_reports, d)
+        C.section("errors", check_errors, d)
+    return C.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
