@@ -197,7 +197,7 @@ static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, 
                   const char *key)
 {
     long kb = tt__diff_find(b, kind, key), kn = tt__diff_find(n, kind, key);
-    int what = !strcmp(kind, "op") ? 1 : 2;
+    int what = !strcmp(kind, "op") || !strcmp(kind, "runtime") ? 1 : 2;
     memset(w, 0, sizeof(*w));
     if (!(w->kind = strdup(kind)) || !(w->key = strdup(key)))
         return -1;
@@ -247,7 +247,8 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
     tt_bh_adjust(p, r->nrows, q);
     for (i = 0; i < r->nrows; i++) {
         tt_diff_row *w = &r->rows[i];
-        unsigned need = !strcmp(w->kind, "op") ? TT_GATE_OPS : TT_GATE_KERNELS;
+        unsigned need = !strcmp(w->kind, "op") || !strcmp(w->kind, "runtime") ? TT_GATE_OPS
+                                                                              : TT_GATE_KERNELS;
         double change = w->base_ns != 0 ? w->new_ns / w->base_ns - 1.0 : INFINITY;
         w->q = isnan(w->p) ? NAN : q[i];
         w->share = r->step_delta_ns != 0 ? w->delta_ns / r->step_delta_ns : NAN;

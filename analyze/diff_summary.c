@@ -287,7 +287,9 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
     if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, s.name FROM slices AS s"
                                   " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
                                   "  AND s.cat IN (SELECT id FROM strings WHERE s IN"
-                                  "   ('cpu_op', 'Operator'))") < 0)
+                                  "   ('cpu_op', 'Operator', 'user_annotation'))"
+                                  "  AND s.name NOT IN (SELECT id FROM strings"
+                                  "   WHERE s GLOB 'ProfilerStep#[0-9]*')") < 0)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, j->trace);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -306,6 +308,32 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
     }
     sqlite3_finalize(st);
     return r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the CPU ops");
+}
+
+/* runtime / driver calls by name: a new synchronisation per step shows */
+static int load_runtime(struct trace_job *j)
+{
+    sqlite3_stmt *st;
+    int r;
+    if (tt_db_prepare(j->db, &st, "SELECT r.ts, r.dur, n.s FROM runtime AS r"
+                                  " JOIN strings AS n ON n.id = r.name"
+                                  " WHERE r.trace_id = ?1 AND r.ts IS NOT NULL") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t i = step_at(j, sqlite3_column_int64(st, 0));
+        long k;
+        if (i == (size_t)-1)
+            continue;
+        if ((k = tt__diff_key(j->t, "runtime", (const char *)sqlite3_column_text(st, 2))) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        j->t->keys[k].count[i] += 1;
+        j->t->keys[k].ns[i] += (double)sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the runtime calls");
 }
 
 static int cmp_gact(const void *a, const void *b)
@@ -489,7 +517,7 @@ static int trace_summary(tt_db *db, int64_t trace, struct tt_diff_side **out, in
         rc = TT_EDB;
         goto out;
     }
-    if ((rc = load_ops(&j, str)) < 0 || (rc = load_gpu(&j, str)) < 0 ||
+    if ((rc = load_ops(&j, str)) < 0 || (rc = load_runtime(&j)) < 0 || (rc = load_gpu(&j, str)) < 0 ||
         (rc = load_memory(&j)) < 0)
         goto out;
     *rank = j.rank;

@@ -228,6 +228,72 @@ def check_reports(d):
             "$GITHUB_STEP_SUMMARY appended", s[:80])
 
 
+def check_hta_parity():
+    """HTA's own unit-test pair (tests/test_trace_diff.py: rank 1, step 1010):
+    added AddmmBackward0, All2All_Pooled_Req, CatBackward0; removed
+    nccl:all_reduce; one GPU kernel whose count went down."""
+    base = os.path.join(SHARED, "testdata", "hta", "trace_compare", "base")
+    test = os.path.join(SHARED, "testdata", "hta", "trace_compare", "test")
+    if not os.path.isdir(base):
+        C.skip("hta/trace_compare", "missing")
+        return
+    p = run(["--steps", "1010", "--format", "json", base, test])
+    C.eq(p.returncode, 0, "trace_compare: one step a side, exit 0")
+    doc = json.loads(p.stdout)
+    rows = doc["rows"]
+    cpu = [r for r in rows if r["kind"] in ("op", "runtime")]
+    C.eq(sorted(r["key"] for r in cpu if r["status"] == "added"),
+         ["AddmmBackward0", "All2All_Pooled_Req", "CatBackward0"], "trace_compare: added ops")
+    C.eq(sorted(r["key"] for r in cpu if r["status"] == "removed"), ["nccl:all_reduce"],
+         "trace_compare: removed ops")
+    gpu_down = [r for r in rows if r["kind"] == "kernel" and r["new_count"] < r["base_count"]]
+    C.eq(len(gpu_down), 1, "trace_compare: one kernel fewer")
+    C.eq(doc["metrics"][0]["verdict"], "inconclusive", "trace_compare: one step: inconclusive")
+
+
+def synthetic(path, steps, ops):
+    """A CPU trace: ProfilerStep#1..steps, each holding ops [(name, dur_us)]."""
+    evs, t = [], 1000
+    for s in range(1, steps + 1):
+        span = sum(d for _, d in ops) + 10
+        evs.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % s, "pid": 1,
+                    "tid": 1, "ts": t, "dur": span})
+        u = t + 5
+        for name, dur in ops:
+            evs.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": u,
+                        "dur": dur})
+            u += dur
+        t += span + 50
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": evs}, f)
+
+
+def check_escaping_and_cut(d):
+    base, new = os.path.join(d, "sb.json"), os.path.join(d, "sn.json")
+    evil = "evil%op\nline"
+    synthetic(base, 6, [("aten::mm", 1000), (evil, 100)])
+    synthetic(new, 6, [("aten::mm", 1000), (evil, 400)])
+    p = run(["--gate", "+ops", "--format", "github", base, new])
+    out = p.stdout.decode()
+    C.eq(p.returncode, 1, "synthetic: a regression (exit 1)")
+    C.check("::error title=tracetool diff::op evil%25op%0Aline regressed" in out,
+            "github: % and newline escaped in a workflow command", out)
+    C.check(all(l.startswith("::") for l in out.splitlines()), "github: one command per line")
+    # a Markdown report over 1 MiB is cut in $GITHUB_STEP_SUMMARY
+    ops = [("op_%05d_%s" % (i, "x" * 60), 10) for i in range(9000)]
+    synthetic(base, 2, ops[:4500])
+    synthetic(new, 2, ops[4500:])
+    summ = os.path.join(d, "big_summary.md")
+    env = dict(os.environ, GITHUB_STEP_SUMMARY=summ)
+    p = run(["--top", "100000", "--markdown", os.path.join(d, "big.md"), base, new], env=env)
+    full = os.path.getsize(os.path.join(d, "big.md"))
+    got = open(summ).read()
+    C.check(full > 1024 * 1024, "synthetic: the full Markdown report is over 1 MiB", full)
+    C.check(len(got.encode()) <= 1024 * 1024 and "lines omitted" in got.splitlines()[-1],
+            "$GITHUB_STEP_SUMMARY: cut below 1 MiB, says how much was left out",
+            (len(got), got.splitlines()[-1][:80]))
+
+
 def check_errors(d):
     C.eq(run([]).returncode, 2, "no inputs: usage (2)")
     C.eq(run(["--gate", "speed", CTRL, CTRL]).returncode, 2, "bad --gate: usage (2)")
@@ -255,6 +321,8 @@ def main():
         C.section("aa", check_aa)
         C.section("self", check_self, d)
         C.section("reports", check_reports, d)
+        C.section("hta parity", check_hta_parity)
+        C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
     return C.finish()
 
