@@ -263,6 +263,10 @@ static int load_steps(struct trace_job *j)
     return 0;
 }
 
+/* CPU ops: cpu_op and user_annotation slices, legacy ones (Operator, or
+ * no category: the array traces of the legacy profiler), ProfilerStep#N
+ * left out (the steps are the samples) */
+
 /* the key of an op name (string id) */
 static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
 {
@@ -286,8 +290,8 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
     int r;
     if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, s.name FROM slices AS s"
                                   " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
-                                  "  AND s.cat IN (SELECT id FROM strings WHERE s IN"
-                                  "   ('cpu_op', 'Operator', 'user_annotation'))"
+                                  "  AND (s.cat IS NULL OR s.cat IN (SELECT id FROM strings WHERE s IN"
+                                  "   ('cpu_op', 'Operator', 'user_annotation')))"
                                   "  AND s.name NOT IN (SELECT id FROM strings"
                                   "   WHERE s GLOB 'ProfilerStep#[0-9]*')") < 0)
         return TT_EDB;

@@ -17,6 +17,11 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
   --threshold 2 inconclusive (too few steps), --fail-on-inconclusive exit 6.
 - self-diff of every shared Kineto trace: exit 0, every delta 0; the JSON
   of two runs byte-identical.
+- real A/B pairs made by PyTorch 1.13 (tests/fixtures/diff): A/A in two
+  processes does not gate; a planted op worth ~25% of a step gates (exit 1)
+  and is the top contributor; a tiny planted op does not gate and shows as
+  count changes.
+- HTA's trace_compare pair: the same added / removed ops as HTA's tests.
 - the reports: JUnit XML parses with one failure, GitHub workflow commands,
   --markdown/--json/--junit files, $GITHUB_STEP_SUMMARY appended.
 - usage errors exit 2, an ET alone or not-a-trace exit 3, a missing file 4.
@@ -228,6 +233,38 @@ def check_reports(d):
             "$GITHUB_STEP_SUMMARY appended", s[:80])
 
 
+FIX = os.path.join(ROOT, "tests", "fixtures", "diff")
+
+
+def check_torch_pairs():
+    """Real A/B pairs made by PyTorch 1.13 (tests/fixtures/make_diff_fixtures.py),
+    each run in its own process, 16 steps a run."""
+    a1, a2 = os.path.join(FIX, "a1.trace.json.gz"), os.path.join(FIX, "a2.trace.json.gz")
+    planted, small = os.path.join(FIX, "planted.trace.json.gz"), os.path.join(FIX, "small.trace.json.gz")
+    for x, y in ((a1, a2), (a2, a1)):
+        p = run(["--format", "json", x, y])
+        doc = json.loads(p.stdout)
+        C.check(p.returncode == 0 and doc["metrics"][0]["verdict"] in ("unchanged", "improved"),
+                "torch A/A (%s vs %s): no gate" % (os.path.basename(x), os.path.basename(y)),
+                (p.returncode, doc["summary"]))
+        C.eq((doc["metrics"][0]["base"]["n"], doc["metrics"][0]["new"]["n"]), (16, 16), "A/A: 16 steps a side")
+    p = run(["--format", "json", a1, planted])
+    doc = json.loads(p.stdout)
+    C.eq((p.returncode, doc["metrics"][0]["id"], doc["metrics"][0]["verdict"]),
+         (1, "cpu_step_time", "regressed"), "torch planted ~25% op: regression, exit 1")
+    top = doc["rows"][0]
+    C.eq((top["key"], top["status"]), ("planted_extra", "added"), "the planted op is the top contributor")
+    C.check(0.8 < top["share"] < 1.2, "it explains the step time change", top["share"])
+    p = run(["--format", "json", a1, small])
+    doc = json.loads(p.stdout)
+    C.eq((p.returncode, doc["metrics"][0]["verdict"]), (0, "unchanged"),
+         "torch tiny planted op: no gate, exit 0")
+    changed = {r["key"]: (r["base_count"], r["new_count"]) for r in doc["rows"]
+               if r["status"] == "count changed"}
+    C.check(changed.get("aten::zeros") == (2, 3) and changed.get("aten::add_") == (12, 13),
+            "the tiny change is listed as count changes (aten::zeros, aten::add_ +1 a step)", changed)
+
+
 def check_hta_parity():
     """HTA's own unit-test pair (tests/test_trace_diff.py: rank 1, step 1010):
     added AddmmBackward0, All2All_Pooled_Req, CatBackward0; removed
@@ -322,6 +359,7 @@ def main():
         C.section("self", check_self, d)
         C.section("reports", check_reports, d)
         C.section("hta parity", check_hta_parity)
+        C.section("torch pairs", check_torch_pairs)
         C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
     return C.finish()
