@@ -47,4 +47,9 @@ long tt__diff_find(const struct tt_diff_side *s, const char *kind, const char *k
 /* one more sample (NaN metrics, zero keys); its index, or -1 TT_ENOMEM */
 long tt__diff_add_sample(struct tt_diff_side *s, int64_t step);
 
+/* diff_save.c: 1 if path is a regular file holding a --save-summary side */
+int tt__diff_is_summary(const char *path);
+/* read one (TT_EINVALID naming the file and offset when it is not one) */
+int tt__diff_summary_read(const char *path, struct tt_diff_side **out);
+
 #endif

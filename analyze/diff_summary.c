@@ -692,7 +692,8 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
 {
     tt_diff_options def = TT_DIFF_OPTIONS_INIT;
     struct tref *tr = NULL;
-    size_t ntr = 0, atr = 0, i, k, run;
+    struct tt_diff_side **summ = NULL;
+    size_t ntr = 0, atr = 0, i, k, run, nsumm = 0, asumm = 0;
     struct tt_diff_side *s;
     int rc = 0;
     *out = NULL;
@@ -703,15 +704,37 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     s->world = -1;
     for (i = 0; i < n && rc == 0; i++) {
         size_t l = strlen(s->label);
+        if (tt__diff_is_summary(inputs[i])) {
+            struct tt_diff_side *sum;
+            if ((rc = tt__diff_summary_read(inputs[i], &sum)) == 0) {
+                /* the saved side's own label: the report reads as of its traces */
+                snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", sum->label);
+                if (TT_ALLOC_GROW(summ, nsumm + 1, asumm) < 0) {
+                    tt_diff_side_free(sum);
+                    rc = tt_error_set(TT_ENOMEM, "out of memory");
+                } else {
+                    summ[nsumm++] = sum;
+                }
+            }
+            continue;
+        }
         snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", inputs[i]);
         rc = input_traces(inputs[i], &tr, &ntr, &atr);
     }
-    if (rc == 0 && !ntr)
+    if (rc == 0 && !ntr && !nsumm)
         rc = tt_error_set_at(TT_EINVALID, n ? inputs[n - 1] : "", -1,
                              "no Chrome/Kineto trace in it (an Execution Trace alone cannot be"
                              " compared)");
     /* runs: the k-th trace of a rank is in run k */
-    s->has_gpu = ntr > 0;
+    s->has_gpu = ntr + nsumm > 0;
+    for (i = 0; rc == 0 && i < nsumm; i++) {
+        s->has_gpu &= summ[i]->has_gpu;
+        s->has_mem |= summ[i]->has_mem;
+        if (!s->gpu[0])
+            snprintf(s->gpu, sizeof(s->gpu), "%s", summ[i]->gpu);
+        if (summ[i]->world > s->world)
+            s->world = summ[i]->world;
+    }
     for (i = 0; rc == 0 && i < ntr; i++) {
         for (k = 0, tr[i].run = 0; k < i; k++)
             if (tr[k].rank == tr[i].rank)
@@ -728,6 +751,17 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     s->ntraces = ntr;
     for (run = 0; rc == 0 && run < s->nruns; run++)
         rc = merge_run(s, tr, ntr, run, o, is_new);
+    /* a saved side: its samples as they are (in the step window) */
+    for (k = 0; rc == 0 && k < nsumm; k++) {
+        for (i = 0; rc == 0 && i < summ[k]->n; i++)
+            if (in_window(o, is_new, summ[k]->step[i]) && take(s, summ[k], i) < 0)
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+        s->ntraces += summ[k]->ntraces;
+        s->nruns += summ[k]->nruns;
+    }
+    for (k = 0; k < nsumm; k++)
+        tt_diff_side_free(summ[k]);
+    free(summ);
     for (i = 0; i < ntr; i++)
         tt_diff_side_free(tr[i].t);
     free(tr);

@@ -11,7 +11,8 @@
 #include "tracetool/diff.h"
 
 enum { O_BASE, O_NEW, O_STEPS, O_NEW_STEPS, O_SKIP, O_GATE, O_THR, O_OPTHR, O_MEMTHR, O_ALPHA,
-       O_FDR, O_NOSTATS, O_ALLOW, O_FAILINC, O_CLOCK, O_FORMAT, O_MD, O_JSON, O_JUNIT, O_TOP };
+       O_FDR, O_NOSTATS, O_ALLOW, O_FAILINC, O_CLOCK, O_FORMAT, O_MD, O_JSON, O_JUNIT, O_TOP,
+       O_SAVE };
 
 static const struct cli_opt opts[] = {
     { "base", O_BASE, "INPUT", "one more BASE input (a run or rank); repeatable", 'b' },
@@ -38,6 +39,9 @@ static const struct cli_opt opts[] = {
     { "json", O_JSON, "FILE", "also write the JSON report to FILE", 0 },
     { "junit", O_JUNIT, "FILE", "also write the JUnit XML report to FILE", 0 },
     { "top", O_TOP, "N", "contributor rows in text/markdown (default 20)", 0 },
+    { "save-summary", O_SAVE, "FILE", "write NEW's per-step samples and keys to FILE, a\n"
+      "small input for a later diff (the baseline CI keeps); with\n"
+      "one side only, just write it", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 
@@ -63,7 +67,7 @@ struct ctx {
     const char **base, **new_;
     size_t nb, nn;
     int format;
-    const char *md, *json, *junit;
+    const char *md, *json, *junit, *save;
 };
 
 static void add_input(const char ***v, size_t *n, const char *s)
@@ -153,6 +157,7 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
     case O_MD: x->md = arg; break;
     case O_JSON: x->json = arg; break;
     case O_JUNIT: x->junit = arg; break;
+    case O_SAVE: x->save = arg; break;
     default:
         if (parse_i64(arg, &n) < 0 || n < 0 || n > 100000)
             cli_usage_error(c, "bad --top '%s'", arg);
@@ -195,6 +200,20 @@ static void step_summary(const tt_diff_result *r, const tt_diff_options *o)
     free(buf);
 }
 
+/* --save-summary with one side: write it, compare nothing */
+static int save_only(struct ctx *x)
+{
+    tt_diff_side *s = NULL;
+    int rc = x->nb ? tt_diff_side_load(x->base, x->nb, &x->o, 0, &s)
+                   : tt_diff_side_load(x->new_, x->nn, &x->o, 1, &s);
+    if (rc == 0)
+        rc = tt_diff_side_save(s, x->save);
+    tt_diff_side_free(s);
+    free(x->base);
+    free(x->new_);
+    return rc < 0 ? report_error(rc) : 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
     struct ctx x;
@@ -205,16 +224,25 @@ int cmd_diff(int argc, char **argv)
     x.o = (tt_diff_options)TT_DIFF_OPTIONS_INIT;
     if (!(first = cli_parse(&cmd, argc, argv, set, &x)))
         return 0;
-    for (k = first; k < argc; k++)
-        add_input(k == first && argc - first == 2 ? &x.base : k == first && !x.nb ? &x.base
-                                                                                  : &x.new_,
-                  k == first && argc - first == 2 ? &x.nb : k == first && !x.nb ? &x.nb : &x.nn,
-                  argv[k]);
+    for (k = first; k < argc; k++) {
+        /* BASE NEW; one operand is BASE unless -b gave one */
+        int to_base = k == first && (argc - first == 2 || !x.nb);
+        add_input(to_base ? &x.base : &x.new_, to_base ? &x.nb : &x.nn, argv[k]);
+    }
+    if (x.save && x.nb + x.nn > 0 && (!x.nb || !x.nn)) /* one side: summarise it */
+        return save_only(&x);
     if (!x.nb || !x.nn)
         cli_usage_error(&cmd, "need BASE and NEW (or -b/-n)");
     if ((rc = tt_diff_side_load(x.base, x.nb, &x.o, 0, &b)) < 0 ||
         (rc = tt_diff_side_load(x.new_, x.nn, &x.o, 1, &n)) < 0) {
         tt_diff_side_free(b);
+        free(x.base);
+        free(x.new_);
+        return report_error(rc);
+    }
+    if (x.save && (rc = tt_diff_side_save(n, x.save)) < 0) {
+        tt_diff_side_free(b);
+        tt_diff_side_free(n);
         free(x.base);
         free(x.new_);
         return report_error(rc);

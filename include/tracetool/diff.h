@@ -92,6 +92,10 @@ typedef struct tt_diff_side tt_diff_side;
 TT_EXTERN(int) tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options *o,
                                  int is_new, tt_diff_side **out);
 TT_EXTERN(void) tt_diff_side_free(tt_diff_side *s);
+/* the side's per-step samples and keys as a small JSON file (whole or not
+ * at all) that tt_diff_side_load reads back as an input: a baseline CI can
+ * keep instead of the traces */
+TT_EXTERN(int) tt_diff_side_save(const tt_diff_side *s, const char *path);
 
 /* verdicts, best first */
 enum { TT_V_UNCHANGED = 0, TT_V_IMPROVED, TT_V_INCONCLUSIVE, TT_V_REGRESSED, TT_V_NOT_GATED };

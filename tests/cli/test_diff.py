@@ -22,6 +22,8 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
   and is the top contributor; a tiny planted op does not gate and shows as
   count changes.
 - HTA's trace_compare pair: the same added / removed ops as HTA's tests.
+- --save-summary: the diff from a saved summary is byte-identical to the diff
+  from the traces; a truncated summary exits 3.
 - the reports: JUnit XML parses with one failure, GitHub workflow commands,
   --markdown/--json/--junit files, $GITHUB_STEP_SUMMARY appended.
 - usage errors exit 2, an ET alone or not-a-trace exit 3, a missing file 4.
@@ -331,6 +333,35 @@ def check_escaping_and_cut(d):
             (len(got), got.splitlines()[-1][:80]))
 
 
+def check_summary(d):
+    """--save-summary: a small file that stands for a side; the diff from it is
+    the diff from the traces, byte for byte"""
+    cs, ts = os.path.join(d, "c.sum.json"), os.path.join(d, "t.sum.json")
+    p = run(["--save-summary", cs, CTRL])
+    C.eq((p.returncode, p.stdout), (0, b""), "--save-summary with one side: exit 0, no report")
+    C.check(os.path.getsize(cs) < os.path.getsize(CTRL) / 10, "the summary is small",
+            os.path.getsize(cs))
+    want = run(["--allow-env-mismatch", "--format", "json", CTRL, TEST]).stdout
+    got = run(["--allow-env-mismatch", "--format", "json", cs, TEST]).stdout
+    C.check(got == want, "summary vs trace: the same JSON as trace vs trace")
+    p = run(["--allow-env-mismatch", "--save-summary", ts, CTRL, TEST])
+    C.eq(p.returncode, 1, "--save-summary beside a diff: the diff's exit code")
+    got = run(["--allow-env-mismatch", "--format", "json", cs, ts]).stdout
+    C.check(got == want, "summary vs summary (NEW saved by the diff): the same JSON")
+    got = run(["--allow-env-mismatch", "--steps", "1012-1014", "--format", "json", cs, TEST]).stdout
+    doc = json.loads(got)
+    C.eq(doc["metrics"][0]["base"]["n"], 3, "--steps applies to a summary's samples")
+    bad = os.path.join(d, "bad.sum.json")
+    with open(cs) as f:
+        text = f.read()
+    with open(bad, "w") as f:
+        f.write(text[:len(text) // 2])
+    p = run([bad, TEST])
+    C.eq(p.returncode, 3, "a truncated summary: bad input (3)")
+    C.check("bad.sum.json" in p.stderr.decode() and p.stderr.decode().count("\n") == 1,
+            "one line naming it", p.stderr.decode())
+
+
 def check_errors(d):
     C.eq(run([]).returncode, 2, "no inputs: usage (2)")
     C.eq(run(["--gate", "speed", CTRL, CTRL]).returncode, 2, "bad --gate: usage (2)")
@@ -360,6 +391,7 @@ def main():
         C.section("reports", check_reports, d)
         C.section("hta parity", check_hta_parity)
         C.section("torch pairs", check_torch_pairs)
+        C.section("summary", check_summary, d)
         C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
     return C.finish()
