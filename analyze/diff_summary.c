@@ -360,7 +360,8 @@ static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
         free(have);
         return;
     }
-    qsort(g, ng, sizeof(*g), cmp_gact);
+    if (ng)
+        qsort(g, ng, sizeof(*g), cmp_gact);
     while (i < ng) {
         size_t s = g[i].step;
         int64_t lo = g[i].ts, hi = g[i].end, sum = 0, mx = g[i].end;
