@@ -221,6 +221,29 @@ static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, 
     return 0;
 }
 
+/* how much of each side's time the keys found on both sides hold */
+static void coverage(tt_diff_result *r)
+{
+    double tot[2][2] = { { 0, 0 }, { 0, 0 } }, mat[2][2] = { { 0, 0 }, { 0, 0 } };
+    size_t i;
+    int k, side;
+    for (i = 0; i < r->nrows; i++) {
+        const tt_diff_row *w = &r->rows[i];
+        k = !strcmp(w->kind, "op") ? 0 : !strcmp(w->kind, "kernel") ? 1 : -1;
+        if (k < 0)
+            continue;
+        for (side = 0; side < 2; side++) {
+            double v = side ? w->new_ns : w->base_ns;
+            tot[k][side] += v;
+            if (w->status == 0 || w->status == 3)
+                mat[k][side] += v;
+        }
+    }
+    for (k = 0; k < 2; k++)
+        for (side = 0; side < 2; side++)
+            r->coverage[k][side] = tot[k][side] > 0 ? mat[k][side] / tot[k][side] : NAN;
+}
+
 static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side *n,
                       const tt_diff_options *o, double base_step)
 {
@@ -262,6 +285,7 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
     }
     free(p);
     free(q);
+    coverage(r);
     qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_row);
     for (k = 0; k < r->nrows; k++)
         if (r->rows[k].verdict == TT_V_REGRESSED && r->verdict < TT_V_REGRESSED)

@@ -9,7 +9,10 @@
 #include "common/compat.h"
 #include "tracetool/diff.h"
 
+#include "analyze/diff_state.h"
+
 #include <ctype.h>
+#include <errno.h>
 #include <string.h>
 
 static void put(char *out, size_t cap, size_t *n, const char *s, size_t len)
@@ -220,4 +223,112 @@ void tt_kernel_family(const char *name, char *out, size_t cap)
         prev_tile = tile;
     }
     free(s);
+}
+
+/* ---- --rename FILE ---- */
+
+void tt__renames_free(struct tt__renames *r)
+{
+    size_t i;
+    for (i = 0; i < r->n; i++) {
+        regfree(&r->re[i]);
+        free(r->rep[i]);
+    }
+    free(r->re);
+    free(r->rep);
+    memset(r, 0, sizeof(*r));
+}
+
+/* one "REGEX => REPLACEMENT" line */
+static int rename_line(struct tt__renames *r, const char *path, int lineno, char *line)
+{
+    char *arrow = strstr(line, " => "), *rep;
+    size_t len;
+    int e;
+    regex_t *re;
+    char **rp;
+    if (!arrow)
+        return tt_error_set_at(TT_EINVALID, path, -1, "line %d: want 'REGEX => REPLACEMENT'",
+                               lineno);
+    *arrow = '\0';
+    rep = arrow + 4;
+    len = strlen(rep);
+    while (len && (rep[len - 1] == '\n' || rep[len - 1] == '\r'))
+        rep[--len] = '\0';
+    if (!(re = realloc(r->re, (r->n + 1) * sizeof(*re))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    r->re = re;
+    if (!(rp = realloc(r->rep, (r->n + 1) * sizeof(*rp))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    r->rep = rp;
+    if ((e = regcomp(&r->re[r->n], line, REG_EXTENDED)) != 0) {
+        char msg[128];
+        regerror(e, &r->re[r->n], msg, sizeof(msg));
+        return tt_error_set_at(TT_EINVALID, path, -1, "line %d: bad regular expression: %s",
+                               lineno, msg);
+    }
+    if (!(r->rep[r->n] = strdup(rep))) {
+        regfree(&r->re[r->n]);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    r->n++;
+    return 0;
+}
+
+int tt__renames_load(const char *path, struct tt__renames *r)
+{
+    FILE *f;
+    char line[4096];
+    int lineno = 0, rc = 0;
+    memset(r, 0, sizeof(*r));
+    if (!(f = fopen(path, "r")))
+        return tt_error_set_at(TT_EIO, path, -1, "%s", strerror(errno));
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        size_t k = 0;
+        lineno++;
+        while (line[k] == ' ' || line[k] == '\t')
+            k++;
+        if (!line[k] || line[k] == '\n' || line[k] == '#')
+            continue;
+        rc = rename_line(r, path, lineno, line + k);
+    }
+    fclose(f);
+    if (rc < 0)
+        tt__renames_free(r);
+    return rc;
+}
+
+/* rule k once on in: the first match replaced, \0..\9 its groups */
+static void apply_one(const struct tt__renames *r, size_t k, const char *in, char *out, size_t cap)
+{
+    regmatch_t m[10];
+    size_t n = 0;
+    const char *p;
+    if (regexec(&r->re[k], in, 10, m, 0) != 0) {
+        snprintf(out, cap, "%s", in);
+        return;
+    }
+    put(out, cap, &n, in, (size_t)m[0].rm_so);
+    for (p = r->rep[k]; *p; p++) {
+        if (*p == '\\' && p[1] >= '0' && p[1] <= '9') {
+            int g = p[1] - '0';
+            if (m[g].rm_so >= 0)
+                put(out, cap, &n, in + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+            p++;
+        } else {
+            put(out, cap, &n, p, 1);
+        }
+    }
+    put(out, cap, &n, in + m[0].rm_eo, strlen(in + m[0].rm_eo));
+}
+
+void tt__renames_apply(const struct tt__renames *r, const char *in, char *out, size_t cap)
+{
+    char tmp[1024];
+    size_t k;
+    snprintf(out, cap, "%s", in);
+    for (k = 0; k < r->n; k++) {
+        snprintf(tmp, sizeof(tmp), "%s", out);
+        apply_one(r, k, tmp, out, cap);
+    }
 }

@@ -142,6 +142,19 @@ static int rows_table(const tt_diff_result *r, int status, int limit, int fmt, F
 
 /* ---- text and Markdown ---- */
 
+static void write_coverage(const tt_diff_result *r, int md, FILE *out)
+{
+    static const char *const what[2] = { "CPU op time", "kernel time" };
+    int k;
+    for (k = 0; k < 2; k++) {
+        if (isnan(r->coverage[k][0]) && isnan(r->coverage[k][1]))
+            continue;
+        fprintf(out, "%s%s in keys found on both sides: BASE %.1f%%, NEW %.1f%%\n", md ? "- " : "  ",
+                what[k], isnan(r->coverage[k][0]) ? 0.0 : r->coverage[k][0] * 100,
+                isnan(r->coverage[k][1]) ? 0.0 : r->coverage[k][1] * 100);
+    }
+}
+
 static int write_human(const tt_diff_result *r, const tt_diff_options *o, int md, FILE *out)
 {
     static const char *const section[] = { "Environment", "Gated and reported metrics",
@@ -159,7 +172,12 @@ static int write_human(const tt_diff_result *r, const tt_diff_options *o, int md
         tt_table_text_safe(out, r->reason);
         fputs("\n\n", out);
     }
-    for (s = 0; s < 6 && rc == 0; s++) {
+    for (s = 0; s < 7 && rc == 0; s++) {
+        if (s == 6) {
+            fputs(md ? "#### Notes\n\n" : "Notes\n", out);
+            write_coverage(r, md, out);
+            break;
+        }
         fprintf(out, md ? "#### %s\n\n" : "%s\n", section[s]);
         switch (s) {
         case 0:
@@ -246,7 +264,15 @@ static void write_json(const tt_diff_result *r, FILE *out)
     json_str(out, r->env[1]);
     fputs(", \"mismatch\": ", out);
     json_str(out, r->mismatch);
-    fputs("},\n  \"metrics\": [", out);
+    fputs("},\n  \"coverage\": {\"op_time\": {\"base\": ", out);
+    json_num(out, r->coverage[0][0]);
+    fputs(", \"new\": ", out);
+    json_num(out, r->coverage[0][1]);
+    fputs("}, \"kernel_time\": {\"base\": ", out);
+    json_num(out, r->coverage[1][0]);
+    fputs(", \"new\": ", out);
+    json_num(out, r->coverage[1][1]);
+    fputs("}},\n  \"metrics\": [", out);
     for (i = 0; i < r->nmetrics; i++) {
         const tt_diff_metric *m = &r->metrics[i];
         fprintf(out, "%s\n    {\"id\": \"%s\", \"unit\": \"%s\", \"polarity\": \"lower_is_better\","

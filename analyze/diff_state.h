@@ -8,6 +8,7 @@
 
 #include "tracetool/diff.h"
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,17 @@ long tt__diff_key(struct tt_diff_side *s, const char *kind, const char *key);
 long tt__diff_find(const struct tt_diff_side *s, const char *kind, const char *key);
 /* one more sample (NaN metrics, zero keys); its index, or -1 TT_ENOMEM */
 long tt__diff_add_sample(struct tt_diff_side *s, int64_t step);
+
+/* diff_keys.c: --rename rules, applied in order to every key (each rule
+ * replaces its first match; \0..\9 in the replacement are the groups) */
+struct tt__renames {
+    regex_t *re;
+    char **rep;
+    size_t n;
+};
+int tt__renames_load(const char *path, struct tt__renames *r);
+void tt__renames_apply(const struct tt__renames *r, const char *in, char *out, size_t cap);
+void tt__renames_free(struct tt__renames *r);
 
 /* diff_save.c: 1 if path is a regular file holding a --save-summary side */
 int tt__diff_is_summary(const char *path);

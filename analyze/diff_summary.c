@@ -178,7 +178,18 @@ struct trace_job {
     struct i64map names; /* op name string id -> key index + 1 */
     int64_t rank;
     int have_rank;
+    const tt_diff_options *o;
+    const struct tt__renames *ren; /* --rename (n 0: none) */
 };
+
+/* key k after the --rename rules (k itself without them) */
+static const char *renamed(const struct trace_job *j, const char *k, char *buf, size_t cap)
+{
+    if (!j->ren || !j->ren->n)
+        return k;
+    tt__renames_apply(j->ren, k, buf, cap);
+    return buf;
+}
 
 /* the step whose CPU span holds ts, or (size_t)-1 */
 static size_t step_at(const struct trace_job *j, int64_t ts)
@@ -270,6 +281,7 @@ static int load_steps(struct trace_job *j)
 /* the key of an op name (string id) */
 static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
 {
+    char rbuf[1024];
     size_t v;
     long k;
     if (tt__i64map_get(&j->names, name, &v))
@@ -278,7 +290,8 @@ static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
     sqlite3_bind_int64(str, 1, name);
     if (sqlite3_step(str) != SQLITE_ROW)
         return -2;
-    if ((k = tt__diff_key(j->t, "op", (const char *)sqlite3_column_text(str, 0))) < 0 ||
+    if ((k = tt__diff_key(j->t, "op", renamed(j, (const char *)sqlite3_column_text(str, 0), rbuf,
+                                              sizeof(rbuf)))) < 0 ||
         tt__i64map_put(&j->names, name, (size_t)k + 1) < 0)
         return -1;
     return k;
@@ -317,6 +330,7 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
 /* runtime / driver calls by name: a new synchronisation per step shows */
 static int load_runtime(struct trace_job *j)
 {
+    char rbuf[1024];
     sqlite3_stmt *st;
     int r;
     if (tt_db_prepare(j->db, &st, "SELECT r.ts, r.dur, n.s FROM runtime AS r"
@@ -329,7 +343,8 @@ static int load_runtime(struct trace_job *j)
         long k;
         if (i == (size_t)-1)
             continue;
-        if ((k = tt__diff_key(j->t, "runtime", (const char *)sqlite3_column_text(st, 2))) < 0) {
+        if ((k = tt__diff_key(j->t, "runtime", renamed(j, (const char *)sqlite3_column_text(st, 2),
+                                                       rbuf, sizeof(rbuf)))) < 0) {
             sqlite3_finalize(st);
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
@@ -387,6 +402,27 @@ static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
     free(have);
 }
 
+/* the key of the GPU activity on row st: a kernel by family, raw name or
+ * launching op (--match), a memcpy / memset by name; then --rename */
+static long gpu_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st, const char *kind,
+                    char *fam, size_t cap)
+{
+    char rbuf[1024];
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    if (kind[0] != 'k' || j->o->match == TT_MATCH_NAME)
+        snprintf(fam, cap, "%s", name);
+    else if (j->o->match == TT_MATCH_OP && sqlite3_column_type(st, 5) != SQLITE_NULL) {
+        sqlite3_reset(str);
+        sqlite3_bind_int64(str, 1, sqlite3_column_int64(st, 5));
+        if (sqlite3_step(str) == SQLITE_ROW)
+            snprintf(fam, cap, "launched by %s", (const char *)sqlite3_column_text(str, 0));
+        else
+            tt_kernel_family(name, fam, cap);
+    } else
+        tt_kernel_family(name, fam, cap);
+    return tt__diff_key(j->t, kind, renamed(j, fam, rbuf, sizeof(rbuf)));
+}
+
 static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
 {
     sqlite3_stmt *st;
@@ -420,11 +456,7 @@ static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
             double *c = &j->t->m[kind[0] == 'k' ? M_NKERNEL : kind[3] == 'c' ? M_NMEMCPY : M_NMEMSET][i];
             *c = (isnan(*c) ? 0 : *c) + 1;
         }
-        if (kind[0] == 'k')
-            tt_kernel_family((const char *)sqlite3_column_text(st, 1), fam, sizeof(fam));
-        else
-            snprintf(fam, sizeof(fam), "%s", (const char *)sqlite3_column_text(st, 1));
-        if ((k = tt__diff_key(j->t, kind, fam)) < 0)
+        if ((k = gpu_key(j, str, st, kind, fam, sizeof(fam))) < 0)
             goto oom;
         j->t->keys[k].count[i] += 1;
         j->t->keys[k].ns[i] += (double)dur;
@@ -503,7 +535,8 @@ static int load_env(struct trace_job *j)
 }
 
 /* one trace of db as a side of one sample per step */
-static int trace_summary(tt_db *db, int64_t trace, struct tt_diff_side **out, int64_t *rank,
+static int trace_summary(tt_db *db, int64_t trace, const tt_diff_options *o,
+                         const struct tt__renames *ren, struct tt_diff_side **out, int64_t *rank,
                          int *have_rank)
 {
     struct trace_job j;
@@ -513,6 +546,8 @@ static int trace_summary(tt_db *db, int64_t trace, struct tt_diff_side **out, in
     *out = NULL;
     j.db = db;
     j.trace = trace;
+    j.o = o;
+    j.ren = ren;
     if (!(j.t = calloc(1, sizeof(*j.t))))
         return tt_error_set(TT_ENOMEM, "out of memory");
     j.t->world = -1;
@@ -631,7 +666,8 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
 }
 
 /* every trace of one input: a database, a directory or a trace file */
-static int input_traces(const char *in, struct tref **tr, size_t *ntr, size_t *atr)
+static int input_traces(const char *in, const tt_diff_options *o, const struct tt__renames *ren,
+                        struct tref **tr, size_t *ntr, size_t *atr)
 {
     tt_db *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -671,7 +707,7 @@ static int input_traces(const char *in, struct tref **tr, size_t *ntr, size_t *a
         }
         t = &(*tr)[*ntr];
         memset(t, 0, sizeof(*t));
-        if ((rc = trace_summary(db, sqlite3_column_int64(st, 0), &t->t, &t->rank, &have_rank)) < 0) {
+        if ((rc = trace_summary(db, sqlite3_column_int64(st, 0), o, ren, &t->t, &t->rank, &have_rank)) < 0) {
             if (!tt_error_last()->source[0])
                 tt_error_set_at(rc, in, -1, "%s", tt_error_last()->message);
             goto out;
@@ -694,6 +730,7 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     tt_diff_options def = TT_DIFF_OPTIONS_INIT;
     struct tref *tr = NULL;
     struct tt_diff_side **summ = NULL;
+    struct tt__renames ren;
     size_t ntr = 0, atr = 0, i, k, run, nsumm = 0, asumm = 0;
     struct tt_diff_side *s;
     int rc = 0;
@@ -703,6 +740,11 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     if (!(s = calloc(1, sizeof(*s))))
         return tt_error_set(TT_ENOMEM, "out of memory");
     s->world = -1;
+    memset(&ren, 0, sizeof(ren));
+    if (o->rename && (rc = tt__renames_load(o->rename, &ren)) < 0) {
+        free(s);
+        return rc;
+    }
     for (i = 0; i < n && rc == 0; i++) {
         size_t l = strlen(s->label);
         if (tt__diff_is_summary(inputs[i])) {
@@ -720,7 +762,7 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
             continue;
         }
         snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", inputs[i]);
-        rc = input_traces(inputs[i], &tr, &ntr, &atr);
+        rc = input_traces(inputs[i], o, &ren, &tr, &ntr, &atr);
     }
     if (rc == 0 && !ntr && !nsumm)
         rc = tt_error_set_at(TT_EINVALID, n ? inputs[n - 1] : "", -1,
@@ -766,6 +808,7 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     for (i = 0; i < ntr; i++)
         tt_diff_side_free(tr[i].t);
     free(tr);
+    tt__renames_free(&ren);
     if (rc < 0) {
         tt_diff_side_free(s);
         return rc;

@@ -12,7 +12,7 @@
 
 enum { O_BASE, O_NEW, O_STEPS, O_NEW_STEPS, O_SKIP, O_GATE, O_THR, O_OPTHR, O_MEMTHR, O_ALPHA,
        O_FDR, O_NOSTATS, O_ALLOW, O_FAILINC, O_CLOCK, O_FORMAT, O_MD, O_JSON, O_JUNIT, O_TOP,
-       O_SAVE };
+       O_SAVE, O_MATCH, O_RENAME };
 
 static const struct cli_opt opts[] = {
     { "base", O_BASE, "INPUT", "one more BASE input (a run or rank); repeatable", 'b' },
@@ -42,6 +42,10 @@ static const struct cli_opt opts[] = {
     { "save-summary", O_SAVE, "FILE", "write NEW's per-step samples and keys to FILE, a\n"
       "small input for a later diff (the baseline CI keeps); with\n"
       "one side only, just write it", 0 },
+    { "match", O_MATCH, "family|name|op", "key kernels by family (default), raw name, or the\n"
+      "CPU op that launched them (across GPUs or libraries)", 0 },
+    { "rename", O_RENAME, "FILE", "lines 'REGEX => REPLACEMENT' applied to every key\n"
+      "(\\1..\\9: groups), so renamed ops and kernels match", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 
@@ -158,6 +162,12 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
     case O_JSON: x->json = arg; break;
     case O_JUNIT: x->junit = arg; break;
     case O_SAVE: x->save = arg; break;
+    case O_MATCH: {
+        static const int m[] = { TT_MATCH_FAMILY, TT_MATCH_NAME, TT_MATCH_OP };
+        x->o.match = m[cli_choose(c, &opts[O_MATCH], arg, "match")];
+        break;
+    }
+    case O_RENAME: x->o.rename = arg; break;
     default:
         if (parse_i64(arg, &n) < 0 || n < 0 || n > 100000)
             cli_usage_error(c, "bad --top '%s'", arg);

@@ -60,6 +60,10 @@ TT_EXTERN(void) tt_kernel_family(const char *name, char *out, size_t cap);
 
 enum { TT_DIFF_TEXT = 0, TT_DIFF_MARKDOWN, TT_DIFF_JSON, TT_DIFF_JUNIT, TT_DIFF_GITHUB };
 
+/* kernels keyed by their family (default), their raw name, or the CPU op
+ * that launched them (across hardware or libraries, where names change) */
+enum { TT_MATCH_FAMILY = 0, TT_MATCH_NAME, TT_MATCH_OP };
+
 /* what can fail the build */
 enum { TT_GATE_STEP = 1u, TT_GATE_MEMORY = 2u, TT_GATE_OPS = 4u, TT_GATE_KERNELS = 8u };
 
@@ -79,11 +83,13 @@ typedef struct tt_diff_options {
     int64_t new_steps_lo, new_steps_hi; /* NEW (-1: as BASE) */
     int64_t skip_first;       /* steps left out at the start of each trace */
     int top;                  /* rows in the report (20) */
+    int match;                /* kernels keyed by TT_MATCH_* */
+    const char *rename;       /* a file of "REGEX => REPLACEMENT" lines for keys (NULL) */
 } tt_diff_options;
 #define TT_DIFF_OPTIONS_VERSION 1
 #define TT_DIFF_OPTIONS_INIT                                                              \
     { TT_DIFF_OPTIONS_VERSION, TT_GATE_STEP | TT_GATE_MEMORY, 5.0, 10.0, 5.0, 0.01, 0.05, \
-      0, 0, 0, 0, -1, -1, -1, -1, 0, 20 }
+      0, 0, 0, 0, -1, -1, -1, -1, 0, 20, TT_MATCH_FAMILY, NULL }
 
 typedef struct tt_diff_side tt_diff_side;
 
@@ -137,6 +143,10 @@ typedef struct tt_diff_result {
     tt_diff_row *rows;     /* sorted by |delta_ns| (largest first), then key */
     size_t nrows;
     double step_delta_ns;  /* new - base median step time */
+    /* share of each side's per-step time in keys found on both sides:
+     * [0] CPU ops (CPU time), [1] kernels (device time); [.][0] BASE, [.][1] NEW
+     * (NaN when the side has none) */
+    double coverage[2][2];
     char *notes;           /* lines */
 } tt_diff_result;
 

@@ -22,6 +22,8 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
   and is the top contributor; a tiny planted op does not gate and shows as
   count changes.
 - HTA's trace_compare pair: the same added / removed ops as HTA's tests.
+- matching: kernel-family coverage of the pair >= 85% / 99% (docs/DIFF.md);
+  --rename folds keys (a bad regex exits 3 naming the line); --match op.
 - --save-summary: the diff from a saved summary is byte-identical to the diff
   from the traces; a truncated summary exits 3.
 - the reports: JUnit XML parses with one failure, GitHub workflow commands,
@@ -362,6 +364,34 @@ def check_summary(d):
             "one line naming it", p.stderr.decode())
 
 
+def check_matching(d):
+    """kernel families cover the pair as docs/DIFF.md measured (>= 85% / 99%);
+    --rename folds keys; --match op keys kernels by their launching op"""
+    doc = json.loads(run(["--allow-env-mismatch", "--format", "json", CTRL, TEST]).stdout)
+    cov = doc["coverage"]["kernel_time"]
+    C.check(cov["base"] >= 0.85 and cov["new"] >= 0.99, "family coverage of kernel time", cov)
+    ren = os.path.join(d, "rename.txt")
+    with open(ren, "w") as f:
+        f.write("# the GEMMs of both libraries are one\n"
+                "^(cutlass::Kernel|ARCH_sgemm_TILE|magma_sgemmEx_kernel)$ => GEMM(\\1)\n"
+                "^GEMM\\(.*\\)$ => GEMM\n")
+    doc = json.loads(run(["--allow-env-mismatch", "--rename", ren, "--format", "json", CTRL, TEST]).stdout)
+    keys = {r["key"]: r for r in doc["rows"] if r["kind"] == "kernel"}
+    C.check("GEMM" in keys and keys["GEMM"]["status"] != "added" and "cutlass::Kernel" not in keys,
+            "--rename: both sides' GEMMs are one key", sorted(keys)[:5])
+    C.check(doc["coverage"]["kernel_time"]["base"] > cov["base"], "--rename raises the coverage")
+    with open(ren, "w") as f:
+        f.write("bad( => x\n")
+    p = run(["--rename", ren, CTRL, CTRL])
+    C.eq(p.returncode, 3, "--rename with a bad regex: bad input (3)")
+    C.check("rename.txt: line 1" in p.stderr.decode(), "names the file and line", p.stderr.decode())
+    doc = json.loads(run(["--allow-env-mismatch", "--match", "op", "--format", "json", CTRL, TEST]).stdout)
+    keys = {r["key"]: r for r in doc["rows"] if r["kind"] == "kernel"}
+    C.check(keys.get("launched by aten::mm", {}).get("status") == "count changed" and
+            keys.get("launched by CompiledFunction", {}).get("status") == "added",
+            "--match op: kernels by the op that launched them", sorted(keys)[:6])
+
+
 def check_errors(d):
     C.eq(run([]).returncode, 2, "no inputs: usage (2)")
     C.eq(run(["--gate", "speed", CTRL, CTRL]).returncode, 2, "bad --gate: usage (2)")
@@ -392,6 +422,7 @@ def main():
         C.section("hta parity", check_hta_parity)
         C.section("torch pairs", check_torch_pairs)
         C.section("summary", check_summary, d)
+        C.section("matching", check_matching, d)
         C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
     return C.finish()
