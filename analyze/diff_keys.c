@@ -1,7 +1,7 @@
 /*
  * analyze/diff_keys.c - the family of a GPU kernel name, so that the same
  * kernel matches across library versions, architectures and tile choices
- * (docs/DIFF.md, "Matching"): what HTA's shorten_name drops (return type,
+ * (docs/DIFF.md, "Keys"): what HTA's shorten_name drops (return type,
  * parameter list, template arguments) plus architecture prefixes, tile and
  * layout tokens, Triton's numeric suffix, and NCCL kernels keyed by
  * collective and data type from either naming scheme.
