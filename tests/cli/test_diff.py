@@ -5,7 +5,7 @@ Expected values come from this script (standard library only), reading the
 traces itself: the device step time of a step is the end of the last GPU
 activity (kernel, memcpy, memset) whose runtime call (same correlation id)
 starts inside the step's ProfilerStep#N span, minus that of the step before;
-the per-step GPU activity counts likewise. ../shared/docs/DIFF.md quotes the same
+the per-step GPU activity counts likewise. docs/DIFF.md quotes the same
 figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
 
 - hta/trace_diff control vs test (A100 8 ranks vs V100 2 ranks): exit 6
@@ -22,7 +22,7 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
   and is the top contributor; a tiny planted op does not gate and shows as
   count changes.
 - HTA's trace_compare pair: the same added / removed ops as HTA's tests.
-- matching: kernel-family coverage of the pair >= 85% / 99% (../shared/docs/DIFF.md);
+- matching: kernel-family coverage of the pair >= 85% / 99% (docs/DIFF.md);
   --rename folds keys (a bad regex exits 3 naming the line); --match op.
 - --save-summary: the diff from a saved summary is byte-identical to the diff
   from the traces; a truncated summary exits 3.
@@ -365,7 +365,7 @@ def check_summary(d):
 
 
 def check_matching(d):
-    """kernel families cover the pair as ../shared/docs/DIFF.md measured (>= 85% / 99%);
+    """kernel families cover the pair as docs/DIFF.md measured (>= 85% / 99%);
     --rename folds keys; --match op keys kernels by their launching op"""
     doc = json.loads(run(["--allow-env-mismatch", "--format", "json", CTRL, TEST]).stdout)
     cov = doc["coverage"]["kernel_time"]

@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_diff.c - the statistics and keys of `tracetool diff`.
  * Expected values: exact Mann-Whitney tails 1/C(n+m, n) for complete
- * separation (the floors quoted in ../shared/docs/DIFF.md), and the rest computed by
+ * separation (the floors quoted in docs/DIFF.md), and the rest computed by
  * brute-force enumeration / the textbook formulas in a Python standard-library
  * script (itertools over all arrangements, statistics.median, math.erfc).
  */
