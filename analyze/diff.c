@@ -143,7 +143,7 @@ static int add_metric(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
     }
     m = &r->metrics[r->nmetrics++];
     memset(m, 0, sizeof(*m));
-    m->id = metric_id[which];
+    snprintf(m->id, sizeof(m->id), "%s", metric_id[which]);
     m->unit = metric_unit[which];
     m->gated = gated;
     m->b = vb;
@@ -161,6 +161,96 @@ static int add_metric(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
         m->verdict = TT_V_NOT_GATED;
     } else
         decide_stat(m, o->threshold, o);
+    return 0;
+}
+
+/* ---- --rank-agg each ---- */
+
+static int64_t mapped(const tt_diff_options *o, int64_t rank)
+{
+    size_t k;
+    for (k = 0; k < o->nrank_map; k++)
+        if (o->rank_map[2 * k] == rank)
+            return o->rank_map[2 * k + 1];
+    return rank;
+}
+
+/* the finite samples of metric `which` of rank `rank` */
+static double *of_rank(const tt_diff_side *s, int which, int64_t rank, size_t *k)
+{
+    double *v = malloc((s->n ? s->n : 1) * sizeof(*v));
+    size_t i;
+    *k = 0;
+    if (!v)
+        return NULL;
+    for (i = 0; i < s->n; i++)
+        if (s->rank[i] == rank && !isnan(s->m[which][i]))
+            v[(*k)++] = s->m[which][i];
+    return v;
+}
+
+/* a step time metric per BASE rank against its NEW rank; the verdicts
+ * need the Benjamini-Hochberg adjusted p across ranks */
+static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side *n, int which,
+                    const tt_diff_options *o)
+{
+    size_t i, j, first = r->nmetrics, cnt;
+    double *p, *q;
+    for (i = 0; i < b->n; i++) {
+        tt_diff_metric *m;
+        int64_t rk = b->rank[i], nr = mapped(o, rk);
+        for (j = 0; j < i && b->rank[j] != rk; j++)
+            ;
+        if (j < i)
+            continue; /* done */
+        m = &r->metrics[r->nmetrics];
+        memset(m, 0, sizeof(*m));
+        if (nr == rk)
+            snprintf(m->id, sizeof(m->id), "%s rank %lld", metric_id[which], (long long)rk);
+        else
+            snprintf(m->id, sizeof(m->id), "%s rank %lld vs %lld", metric_id[which], (long long)rk,
+                     (long long)nr);
+        m->unit = metric_unit[which];
+        m->gated = (o->gate & TT_GATE_STEP) != 0;
+        m->b = of_rank(b, which, rk, &m->nb);
+        m->n = of_rank(n, which, nr, &m->nn);
+        if (!m->b || !m->n) {
+            free((double *)m->b);
+            free((double *)m->n);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        r->nmetrics++;
+        if (!m->nb || !m->nn) {
+            m->verdict = TT_V_NOT_GATED;
+            m->base = m->new_ = m->ratio = m->hl = m->p = NAN;
+            snprintf(m->note, sizeof(m->note), "no samples of this rank on %s",
+                     m->nb ? "NEW" : "BASE");
+            continue;
+        }
+        decide_stat(m, o->threshold, o);
+    }
+    cnt = r->nmetrics - first;
+    p = malloc((cnt ? cnt : 1) * sizeof(*p));
+    q = malloc((cnt ? cnt : 1) * sizeof(*q));
+    if (!p || !q) {
+        free(p);
+        free(q);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < cnt; i++)
+        p[i] = r->metrics[first + i].p;
+    tt_bh_adjust(p, cnt, q);
+    for (i = 0; i < cnt; i++) {
+        tt_diff_metric *m = &r->metrics[first + i];
+        if ((m->verdict == TT_V_REGRESSED || m->verdict == TT_V_IMPROVED) && !o->no_stats &&
+            q[i] > o->alpha) {
+            m->verdict = TT_V_INCONCLUSIVE;
+            snprintf(m->note, sizeof(m->note), "not significant across %zu ranks (BH q = %.3g)",
+                     cnt, q[i]);
+        }
+    }
+    free(p);
+    free(q);
     return 0;
 }
 
@@ -396,7 +486,7 @@ int tt_diff_compare(const tt_diff_side *b, const tt_diff_side *n, const tt_diff_
     env_line(r->env[0], sizeof(r->env[0]), b);
     env_line(r->env[1], sizeof(r->env[1]), n);
     mismatch(r, b, n);
-    if (!(r->metrics = calloc(M_COUNT, sizeof(*r->metrics))))
+    if (!(r->metrics = calloc(M_COUNT + (o->rank_each ? b->n : 0), sizeof(*r->metrics))))
         return tt_error_set(TT_ENOMEM, "out of memory");
     /* the device clock needs a step before each sample: single-step traces
      * fall back to ProfilerStep durations */
@@ -404,9 +494,9 @@ int tt_diff_compare(const tt_diff_side *b, const tt_diff_side *n, const tt_diff_
              !isnan(vmax(n->m[M_DEV_STEP], n->n));
     /* the primary step time first */
     which = device ? M_DEV_STEP : M_CPU_STEP;
-    if ((rc = add_metric(r, b, n, which, (o->gate & TT_GATE_STEP) != 0, o)) < 0)
+    if ((rc = add_metric(r, b, n, which, (o->gate & TT_GATE_STEP) && !o->rank_each, o)) < 0)
         return rc;
-    if (r->nmetrics == 0 || r->metrics[0].id != metric_id[which]) {
+    if (r->nmetrics == 0 || strcmp(r->metrics[0].id, metric_id[which])) {
         r->not_comparable = 1;
         snprintf(r->reason, sizeof(r->reason),
                  "NOT COMPARABLE: %s has no step to compare (no ProfilerStep#N in the chosen"
@@ -423,6 +513,8 @@ int tt_diff_compare(const tt_diff_side *b, const tt_diff_side *n, const tt_diff_
                              o)) < 0)
             return rc;
     }
+    if (o->rank_each && r->nmetrics && (rc = per_rank(r, b, n, which, o)) < 0)
+        return rc;
     for (i = 0; i < r->nmetrics; i++)
         if (r->metrics[i].gated && r->metrics[i].verdict != TT_V_NOT_GATED &&
             r->metrics[i].verdict > r->verdict)

@@ -83,6 +83,11 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
         snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->step[i]);
         tt_buf_add(&b, t, strlen(t));
     }
+    tt_buf_add(&b, "],\n\"ranks\":[", 12);
+    for (i = 0; i < s->n; i++) {
+        snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->rank[i]);
+        tt_buf_add(&b, t, strlen(t));
+    }
     tt_buf_add(&b, "],\n\"metrics\":{", 14);
     for (m = 0; m < M_COUNT; m++) {
         if (m)
@@ -300,6 +305,15 @@ static int read_top(struct rd *r, struct tt_diff_side *s)
                 if (tt__diff_add_sample(s, (int64_t)st[i]) < 0)
                     rc = tt_error_set(TT_ENOMEM, "out of memory");
             free(st);
+        } else if (IS("ranks")) {
+            size_t nr = 0;
+            if ((rc = tt_jp_array_begin(&r->jp)) < 0)
+                return rc;
+            while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_int(r, &v)) == 0) {
+                if (nr >= s->n)
+                    return bad(r, "more ranks than steps");
+                s->rank[nr++] = v;
+            }
         } else if (IS("metrics")) {
             const char *mk;
             size_t ml;

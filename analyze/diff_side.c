@@ -106,6 +106,9 @@ long tt__diff_add_sample(struct tt_diff_side *s, int64_t step)
         if (!st)
             return -1;
         s->step = st;
+        if (!(st = realloc(s->rank, cap * sizeof(*st))))
+            return -1;
+        s->rank = st;
         for (i = 0; i < M_COUNT; i++)
             if (grow_arr(&s->m[i], s->alloc, cap, NAN) < 0)
                 return -1;
@@ -117,6 +120,7 @@ long tt__diff_add_sample(struct tt_diff_side *s, int64_t step)
         s->alloc = cap;
     }
     s->step[s->n] = step;
+    s->rank[s->n] = -1;
     return (long)s->n++;
 }
 
@@ -137,6 +141,7 @@ void tt_diff_side_free(tt_diff_side *s)
     free(s->keys);
     free(s->kmap);
     free(s->step);
+    free(s->rank);
     free(s);
 }
 

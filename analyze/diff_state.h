@@ -34,6 +34,7 @@ struct tt_diff_side {
     size_t ntraces, nruns;
     size_t n, alloc;       /* samples */
     int64_t *step;         /* ProfilerStep number of each sample */
+    int64_t *rank;         /* its rank (-1 unknown) */
     double *m[M_COUNT];    /* per sample (NaN: not known) */
     struct dkey *keys;
     size_t nkeys, akeys;

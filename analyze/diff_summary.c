@@ -466,12 +466,13 @@ static double primary(const struct tt_diff_side *t, size_t i, int device)
 }
 
 /* copy sample i of trace t into a new sample of s */
-static int take(struct tt_diff_side *s, const struct tt_diff_side *t, size_t i)
+static int take(struct tt_diff_side *s, const struct tt_diff_side *t, size_t i, int64_t rank)
 {
     long n = tt__diff_add_sample(s, t->step[i]);
     size_t m, k;
     if (n < 0)
         return -1;
+    s->rank[n] = rank;
     for (m = 0; m < M_COUNT; m++)
         s->m[m][n] = t->m[m][i];
     for (m = M_NKERNEL; m <= M_NMEMSET && t->has_gpu; m++)
@@ -506,6 +507,11 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
             double best;
             if (!in_window(o, is_new, t->step[i]))
                 continue;
+            if (o->rank_each) { /* every rank's own sample */
+                if (take(s, t, i, tr[a].rank) < 0)
+                    return tt_error_set(TT_ENOMEM, "out of memory");
+                continue;
+            }
             /* taken already from an earlier trace of the run? */
             for (b = 0; b < a && !seen; b++)
                 if (tr[b].run == run)
@@ -526,7 +532,7 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
                         best_i = bi;
                     }
             }
-            if (take(s, tr[best_a].t, best_i) < 0)
+            if (take(s, tr[best_a].t, best_i, tr[best_a].rank) < 0)
                 return tt_error_set(TT_ENOMEM, "out of memory");
         }
     }
@@ -665,7 +671,7 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     /* a saved side: its samples as they are (in the step window) */
     for (k = 0; rc == 0 && k < nsumm; k++) {
         for (i = 0; rc == 0 && i < summ[k]->n; i++)
-            if (in_window(o, is_new, summ[k]->step[i]) && take(s, summ[k], i) < 0)
+            if (in_window(o, is_new, summ[k]->step[i]) && take(s, summ[k], i, summ[k]->rank[i]) < 0)
                 rc = tt_error_set(TT_ENOMEM, "out of memory");
         s->ntraces += summ[k]->ntraces;
         s->nruns += summ[k]->nruns;

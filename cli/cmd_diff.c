@@ -12,7 +12,7 @@
 
 enum { O_BASE, O_NEW, O_STEPS, O_NEW_STEPS, O_SKIP, O_GATE, O_THR, O_OPTHR, O_MEMTHR, O_ALPHA,
        O_FDR, O_NOSTATS, O_ALLOW, O_FAILINC, O_CLOCK, O_FORMAT, O_MD, O_JSON, O_JUNIT, O_TOP,
-       O_SAVE, O_MATCH, O_RENAME };
+       O_SAVE, O_MATCH, O_RENAME, O_RANK_AGG, O_RANK_MAP };
 
 static const struct cli_opt opts[] = {
     { "base", O_BASE, "INPUT", "one more BASE input (a run or rank); repeatable", 'b' },
@@ -46,6 +46,10 @@ static const struct cli_opt opts[] = {
       "CPU op that launched them (across GPUs or libraries)", 0 },
     { "rename", O_RENAME, "FILE", "lines 'REGEX => REPLACEMENT' applied to every key\n"
       "(\\1..\\9: groups), so renamed ops and kernels match", 0 },
+    { "rank-agg", O_RANK_AGG, "max|each", "per step the slowest rank (default), or a verdict\n"
+      "per rank (Benjamini-Hochberg across ranks)", 0 },
+    { "rank-map", O_RANK_MAP, "B:N,...", "with --rank-agg each: BASE rank B is compared with\n"
+      "NEW rank N (default: the same number)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 
@@ -72,7 +76,37 @@ struct ctx {
     size_t nb, nn;
     int format;
     const char *md, *json, *junit, *save;
+    int64_t *rank_map;
 };
+
+/* --rank-map 0:4,1:5 */
+static void parse_rank_map(const struct cli_cmd *c, struct ctx *x, const char *arg)
+{
+    const char *p = arg;
+    size_t n = 0;
+    while (*p) {
+        char *end;
+        long long a = strtoll(p, &end, 10), b;
+        int64_t *m;
+        if (end == p || *end != ':' || a < 0)
+            cli_usage_error(c, "bad --rank-map '%s' (want B:N,...)", arg);
+        p = end + 1;
+        b = strtoll(p, &end, 10);
+        if (end == p || (*end && *end != ',') || b < 0)
+            cli_usage_error(c, "bad --rank-map '%s' (want B:N,...)", arg);
+        if (!(m = realloc(x->rank_map, (n + 1) * 2 * sizeof(*m)))) {
+            fputs("tracetool diff: out of memory\n", stderr);
+            exit(EXIT_IO);
+        }
+        m[2 * n] = a;
+        m[2 * n + 1] = b;
+        x->rank_map = m;
+        n++;
+        p = *end ? end + 1 : end;
+    }
+    x->o.rank_map = x->rank_map;
+    x->o.nrank_map = n;
+}
 
 static void add_input(const char ***v, size_t *n, const char *s)
 {
@@ -168,6 +202,8 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
         break;
     }
     case O_RENAME: x->o.rename = arg; break;
+    case O_RANK_AGG: x->o.rank_each = cli_choose(c, &opts[O_RANK_AGG], arg, "rank aggregation"); break;
+    case O_RANK_MAP: parse_rank_map(c, x, arg); break;
     default:
         if (parse_i64(arg, &n) < 0 || n < 0 || n > 100000)
             cli_usage_error(c, "bad --top '%s'", arg);
@@ -221,6 +257,7 @@ static int save_only(struct ctx *x)
     tt_diff_side_free(s);
     free(x->base);
     free(x->new_);
+    free(x->rank_map);
     return rc < 0 ? report_error(rc) : 0;
 }
 
@@ -248,6 +285,7 @@ int cmd_diff(int argc, char **argv)
         tt_diff_side_free(b);
         free(x.base);
         free(x.new_);
+        free(x.rank_map);
         return report_error(rc);
     }
     if (x.save && (rc = tt_diff_side_save(n, x.save)) < 0) {
@@ -255,6 +293,7 @@ int cmd_diff(int argc, char **argv)
         tt_diff_side_free(n);
         free(x.base);
         free(x.new_);
+        free(x.rank_map);
         return report_error(rc);
     }
     rc = tt_diff_compare(b, n, &x.o, &r);
@@ -262,6 +301,7 @@ int cmd_diff(int argc, char **argv)
     tt_diff_side_free(n);
     free(x.base);
     free(x.new_);
+    free(x.rank_map);
     if (rc < 0)
         return report_error(rc);
     rc = tt_diff_write(&r, &x.o, x.format, stdout);

@@ -85,11 +85,15 @@ typedef struct tt_diff_options {
     int top;                  /* rows in the report (20) */
     int match;                /* kernels keyed by TT_MATCH_* */
     const char *rename;       /* a file of "REGEX => REPLACEMENT" lines for keys (NULL) */
+    int rank_each;            /* a step time verdict per rank (BH across ranks), not the
+                               * slowest rank per step */
+    const int64_t *rank_map;  /* pairs BASE rank, NEW rank (NULL: the same numbers) */
+    size_t nrank_map;
 } tt_diff_options;
 #define TT_DIFF_OPTIONS_VERSION 1
 #define TT_DIFF_OPTIONS_INIT                                                              \
     { TT_DIFF_OPTIONS_VERSION, TT_GATE_STEP | TT_GATE_MEMORY, 5.0, 10.0, 5.0, 0.01, 0.05, \
-      0, 0, 0, 0, -1, -1, -1, -1, 0, 20, TT_MATCH_FAMILY, NULL }
+      0, 0, 0, 0, -1, -1, -1, -1, 0, 20, TT_MATCH_FAMILY, NULL, 0, NULL, 0 }
 
 typedef struct tt_diff_side tt_diff_side;
 
@@ -107,7 +111,8 @@ TT_EXTERN(int) tt_diff_side_save(const tt_diff_side *s, const char *path);
 enum { TT_V_UNCHANGED = 0, TT_V_IMPROVED, TT_V_INCONCLUSIVE, TT_V_REGRESSED, TT_V_NOT_GATED };
 
 typedef struct tt_diff_metric {
-    const char *id;       /* "device_step_time", "cpu_step_time", "peak_allocated", ... */
+    char id[64];          /* "device_step_time", "cpu_step_time", "peak_allocated", ...;
+                           * with --rank-agg each "device_step_time rank 3" */
     const char *unit;     /* "ns", "bytes", "count" */
     int gated;
     size_t nb, nn;        /* samples */

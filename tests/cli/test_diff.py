@@ -24,6 +24,8 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
 - HTA's trace_compare pair: the same added / removed ops as HTA's tests.
 - matching: kernel-family coverage of the pair >= 85% / 99% (docs/DIFF.md);
   --rename folds keys (a bad regex exits 3 naming the line); --match op.
+- ranks: param/dlrm_8rank ranks 0-3 vs 4-7: no gated regression, by the
+  slowest rank (default) and per rank (--rank-agg each --rank-map).
 - --save-summary: the diff from a saved summary is byte-identical to the diff
   from the traces; a truncated summary exits 3.
 - the reports: JUnit XML parses with one failure, GitHub workflow commands,
@@ -392,10 +394,49 @@ def check_matching(d):
             "--match op: kernels by the op that launched them", sorted(keys)[:6])
 
 
+def check_ranks(d):
+    """param/dlrm_8rank, ranks 0-3 against 4-7: no gated regression, by the
+    slowest rank per step (default) or per rank with --rank-map"""
+    k = os.path.join(SHARED, "testdata", "param", "dlrm_8rank", "kineto")
+    files = sorted(os.listdir(k)) if os.path.isdir(k) else []
+    w = {int(f.split("_")[0][6:]): os.path.join(k, f) for f in files if f.startswith("worker")}
+    if len(w) != 8:
+        C.skip("dlrm_8rank", "missing")
+        return
+    args = []
+    for r in range(4):
+        args += ["-b", w[r], "-n", w[r + 4]]
+    p = run(["--format", "json"] + args)
+    doc = json.loads(p.stdout)
+    C.eq(p.returncode, 0, "dlrm ranks 0-3 vs 4-7: no gated regression")
+    C.check("8 vs" not in doc["environment"]["mismatch"] and "4 traces" in doc["environment"]["base"],
+            "dlrm: 4 traces a side, comparable", doc["environment"])
+    p = run(["--format", "json", "--rank-agg", "each", "--rank-map", "0:4,1:5,2:6,3:7"] + args)
+    doc = json.loads(p.stdout)
+    per = [m for m in doc["metrics"] if " rank " in m["id"]]
+    C.eq(p.returncode, 0, "--rank-agg each: exit 0")
+    C.eq([m["id"] for m in per], ["cpu_step_time rank %d vs %d" % (r, r + 4) for r in range(4)],
+         "--rank-agg each --rank-map: one metric per rank pair")
+    C.check(all(m["verdict"] != "regressed" for m in per), "no rank regressed")
+    summ = os.path.join(d, "dlrm.sum.json")
+    base = []
+    for r in range(4):
+        base += ["-b", w[r]]
+    news = []
+    for r in range(4):
+        news += ["-n", w[r + 4]]
+    C.eq(run(["--save-summary", summ, "--rank-agg", "each"] + base).returncode, 0,
+         "--save-summary of ranks 0-3")
+    p2 = run(["--format", "json", "--rank-agg", "each", "--rank-map", "0:4,1:5,2:6,3:7", "-b", summ] + news)
+    C.check(p2.stdout == p.stdout, "a saved side keeps its ranks: the same JSON",
+            p2.stderr.decode()[-200:])
+
+
 def check_errors(d):
     C.eq(run([]).returncode, 2, "no inputs: usage (2)")
     C.eq(run(["--gate", "speed", CTRL, CTRL]).returncode, 2, "bad --gate: usage (2)")
     C.eq(run(["--threshold", "-1", CTRL, CTRL]).returncode, 2, "bad --threshold: usage (2)")
+    C.eq(run(["--rank-map", "0-4", CTRL, CTRL]).returncode, 2, "bad --rank-map: usage (2)")
     et = os.path.join(SHARED, "testdata", "param", "et_only", "pt2_et.json.gz")
     p = run([et, et])
     C.eq(p.returncode, 3, "an ET alone: bad input (3)")
@@ -423,6 +464,7 @@ def main():
         C.section("torch pairs", check_torch_pairs)
         C.section("summary", check_summary, d)
         C.section("matching", check_matching, d)
+        C.section("ranks", check_ranks, d)
         C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
     return C.finish()
