@@ -367,10 +367,11 @@ static void write_junit(const tt_diff_result *r, FILE *out)
     }
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<testsuite name=\"tracetool diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\""
-                 " skipped=\"%zu\">\n",
+                 " skipped=\"%zu\" time=\"0\">\n",
             tests, failures, skipped);
     if (r->not_comparable) {
-        fputs("  <testcase classname=\"environment\" name=\"comparable\"><failure message=\"", out);
+        fputs("  <testcase classname=\"environment\" name=\"comparable\" time=\"0\">"
+              "<failure type=\"not comparable\" message=\"", out);
         xml_text(out, r->reason);
         fputs("\"/></testcase>\n", out);
     }
@@ -381,11 +382,13 @@ static void write_junit(const tt_diff_result *r, FILE *out)
             continue;
         snprintf(msg, sizeof(msg), "%s %s: %+.1f%%%s%s", m->id, vname[m->verdict],
                  (m->ratio - 1) * 100, m->note[0] ? "; " : "", m->note);
-        fprintf(out, "  <testcase classname=\"%s\" name=\"%s\">",
+        fprintf(out, "  <testcase classname=\"%s\" name=\"%s\" time=\"0\">",
                 strstr(m->id, "peak") ? "memory" : "step", m->id);
         if (m->verdict == TT_V_REGRESSED || m->verdict == TT_V_INCONCLUSIVE ||
             m->verdict == TT_V_NOT_GATED) {
-            fputs(m->verdict == TT_V_REGRESSED ? "<failure message=\"" : "<skipped message=\"", out);
+            fputs(m->verdict == TT_V_REGRESSED ? "<failure type=\"regression\" message=\""
+                                               : "<skipped message=\"",
+                  out);
             xml_text(out, msg);
             fputs("\"/>", out);
         }
@@ -397,9 +400,10 @@ static void write_junit(const tt_diff_result *r, FILE *out)
             continue;
         fprintf(out, "  <testcase classname=\"%s\" name=\"", w->kind);
         xml_text(out, w->key);
-        fputs("\">", out);
+        fputs("\" time=\"0\">", out);
         if (w->verdict == TT_V_REGRESSED)
-            fprintf(out, "<failure message=\"+%.3f ms per step\"/>", w->delta_ns / 1e6);
+            fprintf(out, "<failure type=\"regression\" message=\"+%.3f ms per step\"/>",
+                    w->delta_ns / 1e6);
         fputs("</testcase>\n", out);
     }
     fputs("  <system-out>", out);

@@ -146,6 +146,29 @@ static int load_steps(struct trace_job *j)
  * no category: the array traces of the legacy profiler), ProfilerStep#N
  * left out (the steps are the samples) */
 
+/* string id -> its text into buf ("" when none) */
+static const char *str_of(sqlite3_stmt *str, int64_t id, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    sqlite3_reset(str);
+    sqlite3_bind_int64(str, 1, id);
+    if (sqlite3_step(str) == SQLITE_ROW)
+        snprintf(buf, cap, "%s", (const char *)sqlite3_column_text(str, 0));
+    return buf;
+}
+
+/* the key of an op name and input shapes (string ids; --match shape) */
+static long op_shape_key(struct trace_job *j, sqlite3_stmt *str, int64_t name, int64_t dims)
+{
+    char n[1024], d[1024], k[2100], rbuf[1024];
+    str_of(str, name, n, sizeof(n));
+    if (!n[0])
+        return -2;
+    str_of(str, dims, d, sizeof(d));
+    snprintf(k, sizeof(k), "%s %s", n, d[0] ? d : "[]");
+    return tt__diff_key(j->t, "op", renamed(j, k, rbuf, sizeof(rbuf)));
+}
+
 /* the key of an op name (string id) */
 static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
 {
@@ -169,7 +192,7 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
 {
     sqlite3_stmt *st;
     int r;
-    if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, s.name FROM slices AS s"
+    if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, s.name, s.input_dims FROM slices AS s"
                                   " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
                                   "  AND (s.cat IS NULL OR s.cat IN (SELECT id FROM strings WHERE s IN"
                                   "   ('cpu_op', 'Operator', 'user_annotation')))"
@@ -182,7 +205,9 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
         long k;
         if (i == (size_t)-1)
             continue;
-        if ((k = op_key(j, str, sqlite3_column_int64(st, 2))) == -1) {
+        if ((k = j->o->match == TT_MATCH_SHAPE
+                     ? op_shape_key(j, str, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3))
+                     : op_key(j, str, sqlite3_column_int64(st, 2))) == -1) {
             sqlite3_finalize(st);
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
@@ -298,7 +323,8 @@ static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
     size_t ng = 0, ag = 0;
     char fam[512];
     int r, rc = 0;
-    if (tt_db_prepare(j->db, &st, "SELECT g.kind, n.s, g.ts, g.dur, r.ts, o.name FROM gpu_ops AS g"
+    if (tt_db_prepare(j->db, &st, "SELECT g.kind, n.s, g.ts, g.dur, r.ts, o.name, o.input_dims"
+                                  " FROM gpu_ops AS g"
                                   " JOIN strings AS n ON n.id = g.name"
                                   " LEFT JOIN runtime AS r ON r.id = g.runtime_id"
                                   " LEFT JOIN slices AS o ON o.id = g.op_id"
@@ -330,7 +356,10 @@ static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
         j->t->keys[k].ns[i] += (double)dur;
         j->t->keys[k].dev[i] += (double)dur;
         if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
-            long ok = op_key(j, str, sqlite3_column_int64(st, 5));
+            long ok = j->o->match == TT_MATCH_SHAPE
+                          ? op_shape_key(j, str, sqlite3_column_int64(st, 5),
+                                         sqlite3_column_int64(st, 6))
+                          : op_key(j, str, sqlite3_column_int64(st, 5));
             if (ok == -1)
                 goto oom;
             if (ok >= 0)

@@ -42,8 +42,9 @@ static const struct cli_opt opts[] = {
     { "save-summary", O_SAVE, "FILE", "write NEW's per-step samples and keys to FILE, a\n"
       "small input for a later diff (the baseline CI keeps); with\n"
       "one side only, just write it", 0 },
-    { "match", O_MATCH, "family|name|op", "key kernels by family (default), raw name, or the\n"
-      "CPU op that launched them (across GPUs or libraries)", 0 },
+    { "match", O_MATCH, "family|name|op|shape", "key kernels by family (default), raw name, or\n"
+      "the CPU op that launched them (across GPUs or libraries);\n"
+      "shape: CPU ops by name and input shapes", 0 },
     { "rename", O_RENAME, "FILE", "lines 'REGEX => REPLACEMENT' applied to every key\n"
       "(\\1..\\9: groups), so renamed ops and kernels match", 0 },
     { "rank-agg", O_RANK_AGG, "max|each", "per step the slowest rank (default), or a verdict\n"
@@ -197,7 +198,7 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
     case O_JUNIT: x->junit = arg; break;
     case O_SAVE: x->save = arg; break;
     case O_MATCH: {
-        static const int m[] = { TT_MATCH_FAMILY, TT_MATCH_NAME, TT_MATCH_OP };
+        static const int m[] = { TT_MATCH_FAMILY, TT_MATCH_NAME, TT_MATCH_OP, TT_MATCH_SHAPE };
         x->o.match = m[cli_choose(c, &opts[O_MATCH], arg, "match")];
         break;
     }

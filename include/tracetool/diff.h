@@ -61,8 +61,9 @@ TT_EXTERN(void) tt_kernel_family(const char *name, char *out, size_t cap);
 enum { TT_DIFF_TEXT = 0, TT_DIFF_MARKDOWN, TT_DIFF_JSON, TT_DIFF_JUNIT, TT_DIFF_GITHUB };
 
 /* kernels keyed by their family (default), their raw name, or the CPU op
- * that launched them (across hardware or libraries, where names change) */
-enum { TT_MATCH_FAMILY = 0, TT_MATCH_NAME, TT_MATCH_OP };
+ * that launched them (across hardware or libraries, where names change);
+ * TT_MATCH_SHAPE: kernels by family, CPU ops by name and input shapes */
+enum { TT_MATCH_FAMILY = 0, TT_MATCH_NAME, TT_MATCH_OP, TT_MATCH_SHAPE };
 
 /* what can fail the build */
 enum { TT_GATE_STEP = 1u, TT_GATE_MEMORY = 2u, TT_GATE_OPS = 4u, TT_GATE_KERNELS = 8u };

@@ -225,6 +225,16 @@ def check_reports(d):
             "github: a ::warning for the environment", lines[:3])
     root = ET.parse(ju).getroot()
     C.eq((root.tag, root.get("failures")), ("testsuite", "1"), "junit: one failure")
+    # the constraints of the common JUnit schema (Jenkins junit-10.xsd): the
+    # suite's counts and the testcases' names, a message and type on failures
+    C.check(all(root.get(a) is not None for a in ("name", "tests", "failures", "errors", "skipped", "time"))
+            and int(root.get("tests")) == len(root.findall("testcase")), "junit: the suite's attributes")
+    C.check(all(tc.get("name") and tc.get("classname") and tc.get("time") is not None
+                for tc in root.findall("testcase")), "junit: every testcase has name, classname, time")
+    C.check(all(f.get("message") and f.get("type") for f in root.iter("failure")),
+            "junit: failures carry message and type")
+    C.check(set(ch.tag for ch in root) <= {"testcase", "system-out", "system-err", "properties"},
+            "junit: only testcases and output in the suite")
     C.check(any(tc.find("failure") is not None and tc.get("name") == "device_step_time"
                 for tc in root.iter("testcase")), "junit: the step time failed")
     with open(js) as f:
@@ -387,6 +397,11 @@ def check_matching(d):
     p = run(["--rename", ren, CTRL, CTRL])
     C.eq(p.returncode, 3, "--rename with a bad regex: bad input (3)")
     C.check("rename.txt: line 1" in p.stderr.decode(), "names the file and line", p.stderr.decode())
+    doc = json.loads(run(["--allow-env-mismatch", "--match", "shape", "--format", "json", CTRL, TEST]).stdout)
+    mm = [r["key"] for r in doc["rows"] if r["kind"] == "op" and r["key"].startswith("aten::mm ")]
+    C.check("aten::mm [[100,1024],[1024,256]]" in mm, "--match shape: ops by name and input shapes", mm[:3])
+    doc = json.loads(run(["--match", "shape", "--format", "json", CTRL, CTRL]).stdout)
+    C.check(all(r["delta_ns"] == 0 for r in doc["rows"]), "--match shape: self-diff all zero")
     doc = json.loads(run(["--allow-env-mismatch", "--match", "op", "--format", "json", CTRL, TEST]).stdout)
     keys = {r["key"]: r for r in doc["rows"] if r["kind"] == "kernel"}
     C.check(keys.get("launched by aten::mm", {}).get("status") == "count changed" and
