@@ -145,7 +145,7 @@ static void strip_signature(const char *name, char *out, size_t cap)
     int sig = 0;
     char *sp;
     for (i = 0; name[i] && n + 1 < cap; i++) {
-        if (!strncmp(name + i, "(anonymous namespace)::", 23)) {
+        if (name[i] == '(' && !strncmp(name + i, "(anonymous namespace)::", 23)) {
             i += 22;
             continue;
         }

@@ -44,6 +44,7 @@ struct trace_job {
     struct tstep *st;
     size_t nst;
     struct i64map names; /* op name string id -> key index + 1 */
+    struct i64map gnames; /* GPU activity name string id * 4 + kind -> key index + 1 */
     int64_t rank;
     int have_rank;
     const tt_diff_options *o;
@@ -221,13 +222,12 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
 }
 
 /* runtime / driver calls by name: a new synchronisation per step shows */
-static int load_runtime(struct trace_job *j)
+static int load_runtime(struct trace_job *j, sqlite3_stmt *str)
 {
-    char rbuf[1024];
+    char rbuf[1024], nbuf[1024];
     sqlite3_stmt *st;
     int r;
-    if (tt_db_prepare(j->db, &st, "SELECT r.ts, r.dur, n.s FROM runtime AS r"
-                                  " JOIN strings AS n ON n.id = r.name"
+    if (tt_db_prepare(j->db, &st, "SELECT r.ts, r.dur, r.name FROM runtime AS r"
                                   " WHERE r.trace_id = ?1 AND r.ts IS NOT NULL") < 0)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, j->trace);
@@ -236,8 +236,14 @@ static int load_runtime(struct trace_job *j)
         long k;
         if (i == (size_t)-1)
             continue;
-        if ((k = tt__diff_key(j->t, "runtime", renamed(j, (const char *)sqlite3_column_text(st, 2),
-                                                       rbuf, sizeof(rbuf)))) < 0) {
+        size_t v;
+        int64_t nid = sqlite3_column_int64(st, 2);
+        if (tt__i64map_get(&j->gnames, nid * 4, &v)) { /* runtime names: kind 0 */
+            k = (long)v - 1;
+        } else if (!*str_of(str, nid, nbuf, sizeof(nbuf))) {
+            continue;
+        } else if ((k = tt__diff_key(j->t, "runtime", renamed(j, nbuf, rbuf, sizeof(rbuf)))) < 0 ||
+                   tt__i64map_put(&j->gnames, nid * 4, (size_t)k + 1) < 0) {
             sqlite3_finalize(st);
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
@@ -300,8 +306,17 @@ static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
 static long gpu_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st, const char *kind,
                     char *fam, size_t cap)
 {
-    char rbuf[1024];
-    const char *name = (const char *)sqlite3_column_text(st, 1);
+    char rbuf[1024], nbuf[2048];
+    int64_t nid = sqlite3_column_int64(st, 1);
+    int64_t ck = nid * 4 + (kind[0] == 'k' ? 1 : kind[3] == 'c' ? 2 : 3);
+    const char *name;
+    size_t v;
+    long k;
+    /* one key per name (and kind) unless the launching op decides it */
+    int cache = kind[0] != 'k' || j->o->match != TT_MATCH_OP;
+    if (cache && tt__i64map_get(&j->gnames, ck, &v))
+        return (long)v - 1;
+    name = str_of(str, nid, nbuf, sizeof(nbuf));
     if (kind[0] != 'k' || j->o->match == TT_MATCH_NAME)
         snprintf(fam, cap, "%s", name);
     else if (j->o->match == TT_MATCH_OP && sqlite3_column_type(st, 5) != SQLITE_NULL) {
@@ -313,7 +328,10 @@ static long gpu_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st, co
             tt_kernel_family(name, fam, cap);
     } else
         tt_kernel_family(name, fam, cap);
-    return tt__diff_key(j->t, kind, renamed(j, fam, rbuf, sizeof(rbuf)));
+    k = tt__diff_key(j->t, kind, renamed(j, fam, rbuf, sizeof(rbuf)));
+    if (k >= 0 && cache && tt__i64map_put(&j->gnames, ck, (size_t)k + 1) < 0)
+        return -1;
+    return k;
 }
 
 static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
@@ -323,9 +341,8 @@ static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
     size_t ng = 0, ag = 0;
     char fam[512];
     int r, rc = 0;
-    if (tt_db_prepare(j->db, &st, "SELECT g.kind, n.s, g.ts, g.dur, r.ts, o.name, o.input_dims"
+    if (tt_db_prepare(j->db, &st, "SELECT g.kind, g.name, g.ts, g.dur, r.ts, o.name, o.input_dims"
                                   " FROM gpu_ops AS g"
-                                  " JOIN strings AS n ON n.id = g.name"
                                   " LEFT JOIN runtime AS r ON r.id = g.runtime_id"
                                   " LEFT JOIN slices AS o ON o.id = g.op_id"
                                   " WHERE g.trace_id = ?1 AND g.ts IS NOT NULL"
@@ -454,7 +471,7 @@ static int trace_summary(tt_db *db, int64_t trace, const tt_diff_options *o,
         rc = TT_EDB;
         goto out;
     }
-    if ((rc = load_ops(&j, str)) < 0 || (rc = load_runtime(&j)) < 0 || (rc = load_gpu(&j, str)) < 0 ||
+    if ((rc = load_ops(&j, str)) < 0 || (rc = load_runtime(&j, str)) < 0 || (rc = load_gpu(&j, str)) < 0 ||
         (rc = load_memory(&j)) < 0)
         goto out;
     *rank = j.rank;
@@ -463,6 +480,7 @@ out:
     sqlite3_finalize(str);
     free(j.st);
     tt__i64map_free(&j.names);
+    tt__i64map_free(&j.gnames);
     if (rc < 0)
         tt_diff_side_free(j.t);
     else
@@ -520,52 +538,69 @@ static int take(struct tt_diff_side *s, const struct tt_diff_side *t, size_t i, 
     return 0;
 }
 
-/* the samples of one run: per step number the slowest rank's */
+/* a usable sample of a run: trace a's sample i */
+struct cand {
+    int64_t step;
+    size_t a, i;
+};
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const struct cand *p = x, *q = y;
+    if (p->step != q->step)
+        return p->step < q->step ? -1 : 1;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->i < q->i ? -1 : p->i > q->i;
+}
+
+/* the samples of one run, in step order: per step number the slowest
+ * rank's (ties: the first trace), or every rank's with --rank-agg each;
+ * sorted, so O(n log n) in the samples of the run */
 static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t run,
                      const tt_diff_options *o, int is_new)
 {
-    size_t a, i;
-    int device = s->has_gpu && o->step_clock == 0;
+    size_t a, i, n = 0, cap = 0, g;
+    struct cand *c = NULL;
+    int device = s->has_gpu && o->step_clock == 0, rc = 0;
     for (a = 0; a < ntr; a++) {
-        struct tt_diff_side *t = tr[a].t;
         if (tr[a].run != run)
             continue;
-        for (i = (size_t)(o->skip_first > 0 ? o->skip_first : 0); i < t->n; i++) {
-            size_t b, bi = 0, best_a = a, best_i = i;
-            int seen = 0;
-            double best;
-            if (!in_window(o, is_new, t->step[i]))
+        for (i = (size_t)(o->skip_first > 0 ? o->skip_first : 0); i < tr[a].t->n; i++) {
+            if (!in_window(o, is_new, tr[a].t->step[i]))
                 continue;
-            if (o->rank_each) { /* every rank's own sample */
-                if (take(s, t, i, tr[a].rank) < 0)
-                    return tt_error_set(TT_ENOMEM, "out of memory");
-                continue;
-            }
-            /* taken already from an earlier trace of the run? */
-            for (b = 0; b < a && !seen; b++)
-                if (tr[b].run == run)
-                    for (bi = 0; bi < tr[b].t->n; bi++)
-                        if (tr[b].t->step[bi] == t->step[i])
-                            seen = 1;
-            if (seen)
-                continue;
-            best = primary(t, i, device);
-            for (b = a + 1; b < ntr; b++) {
-                if (tr[b].run != run)
-                    continue;
-                for (bi = (size_t)(o->skip_first > 0 ? o->skip_first : 0); bi < tr[b].t->n; bi++)
-                    if (tr[b].t->step[bi] == t->step[i] &&
-                        (isnan(best) || primary(tr[b].t, bi, device) > best)) {
-                        best = primary(tr[b].t, bi, device);
-                        best_a = b;
-                        best_i = bi;
-                    }
-            }
-            if (take(s, tr[best_a].t, best_i, tr[best_a].rank) < 0)
+            if (TT_ALLOC_GROW(c, n + 1, cap) < 0) {
+                free(c);
                 return tt_error_set(TT_ENOMEM, "out of memory");
+            }
+            c[n].step = tr[a].t->step[i];
+            c[n].a = a;
+            c[n++].i = i;
         }
     }
-    return 0;
+    if (n)
+        qsort(c, n, sizeof(*c), cmp_cand);
+    for (g = 0; g < n && rc == 0;) {
+        size_t e = g, best = g;
+        double bv = primary(tr[c[g].a].t, c[g].i, device);
+        while (e < n && c[e].step == c[g].step)
+            e++;
+        for (i = g; i < e && rc == 0; i++) {
+            double v = primary(tr[c[i].a].t, c[i].i, device);
+            if (o->rank_each) {
+                if (take(s, tr[c[i].a].t, c[i].i, tr[c[i].a].rank) < 0)
+                    rc = tt_error_set(TT_ENOMEM, "out of memory");
+            } else if (!isnan(v) && (isnan(bv) || v > bv)) {
+                bv = v;
+                best = i;
+            }
+        }
+        if (!o->rank_each && rc == 0 && take(s, tr[c[best].a].t, c[best].i, tr[c[best].a].rank) < 0)
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+        g = e;
+    }
+    free(c);
+    return rc;
 }
 
 /* every trace of one input: a database, a directory or a trace file */
