@@ -189,20 +189,32 @@ static double *of_rank(const tt_diff_side *s, int which, int64_t rank, size_t *k
     return v;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* a step time metric per BASE rank against its NEW rank; the verdicts
  * need the Benjamini-Hochberg adjusted p across ranks */
 static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side *n, int which,
                     const tt_diff_options *o)
 {
-    size_t i, j, first = r->nmetrics, cnt;
+    size_t i, nr_ = 0, first = r->nmetrics, cnt;
     double *p, *q;
-    for (i = 0; i < b->n; i++) {
+    int64_t *ranks = malloc((b->n ? b->n : 1) * sizeof(*ranks));
+    if (!ranks)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    /* the distinct BASE ranks, in order */
+    memcpy(ranks, b->rank, b->n * sizeof(*ranks));
+    if (b->n)
+        qsort(ranks, b->n, sizeof(*ranks), cmp_i64);
+    for (i = 0; i < b->n; i++)
+        if (!nr_ || ranks[nr_ - 1] != ranks[i])
+            ranks[nr_++] = ranks[i];
+    for (i = 0; i < nr_; i++) {
         tt_diff_metric *m;
-        int64_t rk = b->rank[i], nr = mapped(o, rk);
-        for (j = 0; j < i && b->rank[j] != rk; j++)
-            ;
-        if (j < i)
-            continue; /* done */
+        int64_t rk = ranks[i], nr = mapped(o, rk);
         m = &r->metrics[r->nmetrics];
         memset(m, 0, sizeof(*m));
         if (nr == rk)
@@ -217,6 +229,7 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
         if (!m->b || !m->n) {
             free((double *)m->b);
             free((double *)m->n);
+            free(ranks);
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
         r->nmetrics++;
@@ -229,6 +242,7 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
         }
         decide_stat(m, o->threshold, o);
     }
+    free(ranks);
     cnt = r->nmetrics - first;
     p = malloc((cnt ? cnt : 1) * sizeof(*p));
     q = malloc((cnt ? cnt : 1) * sizeof(*q));

@@ -38,6 +38,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -447,6 +448,24 @@ def check_ranks(d):
             p2.stderr.decode()[-200:])
 
 
+def check_scaling(d):
+    """linear in the steps: N and 4N steps of 40 ops a side, at most ~5x the time"""
+    times = []
+    for n in (150, 600):
+        b, nw = os.path.join(d, "lb%d.json" % n), os.path.join(d, "ln%d.json" % n)
+        ops = [("op_%d" % i, 20 + i) for i in range(40)]
+        synthetic(b, n, ops)
+        synthetic(nw, n, ops[:-1] + [("op_new", 30)])
+        for f in (b, nw):  # ingest once: time the diff, not the parse
+            subprocess.run([TOOL, "ingest", "-q", f + ".db", f], check=True)
+        t0 = time.perf_counter()
+        p = run(["--format", "json", b + ".db", nw + ".db"])
+        times.append(time.perf_counter() - t0)
+        C.eq(p.returncode, 0, "scaling: %d steps a side: exit 0" % n)
+    C.check(times[1] <= 8 * max(times[0], 0.05), "diff time linear in steps (4x steps: %.2f -> %.2f s)"
+            % tuple(times))
+
+
 def check_errors(d):
     C.eq(run([]).returncode, 2, "no inputs: usage (2)")
     C.eq(run(["--gate", "speed", CTRL, CTRL]).returncode, 2, "bad --gate: usage (2)")
@@ -480,6 +499,7 @@ def main():
         C.section("summary", check_summary, d)
         C.section("matching", check_matching, d)
         C.section("ranks", check_ranks, d)
+        C.section("scaling", check_scaling, d)
         C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
     return C.finish()
