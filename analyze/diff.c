@@ -285,11 +285,20 @@ static double key_median(const tt_diff_side *s, long k, int what)
     return m;
 }
 
+/* the step itself (torch's ProfilerStep* key) is the whole change, no
+ * contributor to it: listed after the others */
+static int is_step_key(const tt_diff_row *w)
+{
+    return !strcmp(w->key, "ProfilerStep*");
+}
+
 static int cmp_row(const void *a, const void *b)
 {
     const tt_diff_row *x = a, *y = b;
     double dx = fabs(x->delta_ns), dy = fabs(y->delta_ns);
     int c;
+    if (is_step_key(x) != is_step_key(y))
+        return is_step_key(x) ? 1 : -1;
     if (dx != dy)
         return dx > dy ? -1 : 1;
     if ((c = strcmp(x->kind, y->kind)) != 0)

@@ -110,7 +110,7 @@ static int rows_table(const tt_diff_result *r, int status, int limit, int fmt, F
         const tt_diff_row *w = &r->rows[i];
         if (status >= 0 && w->status != status)
             continue;
-        if (status < 0 && w->delta_ns == 0)
+        if (status < 0 && (w->delta_ns == 0 || !strcmp(w->key, "ProfilerStep*")))
             continue;
         if (limit >= 0 && shown_n >= (size_t)limit) {
             (*left)++;

@@ -144,8 +144,8 @@ static int load_steps(struct trace_job *j)
 }
 
 /* CPU ops: cpu_op and user_annotation slices, legacy ones (Operator, or
- * no category: the array traces of the legacy profiler), ProfilerStep#N
- * left out (the steps are the samples) */
+ * no category: the array traces of the legacy profiler); ProfilerStep#N is
+ * torch's key "ProfilerStep*" (one a step), as key_averages and HTA count it */
 
 /* string id -> its text into buf ("" when none) */
 static const char *str_of(sqlite3_stmt *str, int64_t id, char *buf, size_t cap)
@@ -158,6 +158,12 @@ static const char *str_of(sqlite3_stmt *str, int64_t id, char *buf, size_t cap)
     return buf;
 }
 
+/* torch's key of an op name: ProfilerStep#N -> ProfilerStep* */
+static const char *torch_key(const char *name)
+{
+    return strncmp(name, "ProfilerStep#", 13) ? name : "ProfilerStep*";
+}
+
 /* the key of an op name and input shapes (string ids; --match shape) */
 static long op_shape_key(struct trace_job *j, sqlite3_stmt *str, int64_t name, int64_t dims)
 {
@@ -166,7 +172,7 @@ static long op_shape_key(struct trace_job *j, sqlite3_stmt *str, int64_t name, i
     if (!n[0])
         return -2;
     str_of(str, dims, d, sizeof(d));
-    snprintf(k, sizeof(k), "%s %s", n, d[0] ? d : "[]");
+    snprintf(k, sizeof(k), "%s %s", torch_key(n), d[0] ? d : "[]");
     return tt__diff_key(j->t, "op", renamed(j, k, rbuf, sizeof(rbuf)));
 }
 
@@ -182,8 +188,8 @@ static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
     sqlite3_bind_int64(str, 1, name);
     if (sqlite3_step(str) != SQLITE_ROW)
         return -2;
-    if ((k = tt__diff_key(j->t, "op", renamed(j, (const char *)sqlite3_column_text(str, 0), rbuf,
-                                              sizeof(rbuf)))) < 0 ||
+    if ((k = tt__diff_key(j->t, "op", renamed(j, torch_key((const char *)sqlite3_column_text(str, 0)),
+                                              rbuf, sizeof(rbuf)))) < 0 ||
         tt__i64map_put(&j->names, name, (size_t)k + 1) < 0)
         return -1;
     return k;
@@ -196,9 +202,7 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
     if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, s.name, s.input_dims FROM slices AS s"
                                   " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
                                   "  AND (s.cat IS NULL OR s.cat IN (SELECT id FROM strings WHERE s IN"
-                                  "   ('cpu_op', 'Operator', 'user_annotation')))"
-                                  "  AND s.name NOT IN (SELECT id FROM strings"
-                                  "   WHERE s GLOB 'ProfilerStep#[0-9]*')") < 0)
+                                  "   ('cpu_op', 'Operator', 'user_annotation')))") < 0)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, j->trace);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {

@@ -302,6 +302,10 @@ def check_hta_parity():
          "trace_compare: removed ops")
     gpu_down = [r for r in rows if r["kind"] == "kernel" and r["new_count"] < r["base_count"]]
     C.eq(len(gpu_down), 1, "trace_compare: one kernel fewer")
+    cats = {"=": 0, "+": 0, "-": 0}
+    for r in cpu:
+        cats["=" if r["base_count"] == r["new_count"] else "+" if r["new_count"] > r["base_count"] else "-"] += 1
+    C.eq(cats, {"=": 5, "+": 3, "-": 1}, "trace_compare: HTA's CPU count change categories")
     C.eq(doc["metrics"][0]["verdict"], "inconclusive", "trace_compare: one step: inconclusive")
 
 
