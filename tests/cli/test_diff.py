@@ -470,6 +470,53 @@ def check_scaling(d):
             % tuple(times))
 
 
+BAD_INPUTS = [
+    ("empty", b""),
+    ("whitespace", b"  \n\t "),
+    ("not JSON", b"hello"),
+    ("a number", b"42\n"),
+    ("empty object", b"{}"),
+    ("traceEvents not an array", b'{"traceEvents": 5}'),
+    ("truncated", b'{"traceEvents": ['),
+    ("data after the document", b'{"traceEvents": []}\n  x'),
+    ("bad token", b'{"traceEvents":[{"ph":X}]}'),
+]
+
+
+def check_bad_inputs(d):
+    """every refused input: the same one line as `ingest` gives (file, byte,
+    what), on either side, the same exit code, nothing on stdout"""
+    good = os.path.join(d, "good.json")
+    synthetic(good, 2, [("aten::mm", 10)])
+    for label, data in BAD_INPUTS + [("gzip with a syntax error", None)]:
+        path = os.path.join(d, "bad_%s.json" % label.replace(" ", "_"))
+        with open(path, "wb") as f:
+            if data is None:
+                import gzip
+                f.write(gzip.compress(b'{"traceEvents":[{"ph":"X","ts":1.2.3}]}'))
+            else:
+                f.write(data)
+        db = os.path.join(d, "bad.db")
+        if os.path.exists(db):
+            os.unlink(db)
+        ing = subprocess.run([TOOL, "ingest", "-q", db, path], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        for args in ([path, good], [good, path]):
+            p = run(args)
+            lines = p.stderr.decode().splitlines()
+            C.check(p.returncode == ing.returncode and p.returncode in (3, 4) and p.stdout == b""
+                    and lines == ing.stderr.decode().splitlines() and len(lines) == 1,
+                    "bad input (%s, %s): as ingest refuses it" % (label, "BASE" if args[0] == path else "NEW"),
+                    (p.returncode, ing.returncode, lines, ing.stderr.decode()))
+    # names with control characters cannot forge report lines
+    evil = os.path.join(d, "evil.json")
+    synthetic(evil, 2, [("aten::mm", 10), ("fake\nREGRESSION: forged\x1b[2J", 5)])
+    p = run([good, evil])
+    out = p.stdout.decode()
+    C.check(p.returncode == 0 and "\nREGRESSION: forged" not in out and "\x1b" not in out,
+            "control characters in a key are shown escaped in the text report", out[-400:])
+
+
 def check_errors(d):
     C.eq(run([]).returncode, 2, "no inputs: usage (2)")
     C.eq(run(["--gate", "speed", CTRL, CTRL]).returncode, 2, "bad --gate: usage (2)")
@@ -504,6 +551,7 @@ def main():
         C.section("matching", check_matching, d)
         C.section("ranks", check_ranks, d)
         C.section("scaling", check_scaling, d)
+        C.section("bad inputs", check_bad_inputs, d)
         C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
     return C.finish()
