@@ -324,11 +324,18 @@ static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, 
                 : w->base_count != w->new_count          ? 3
                                                          : 0;
     w->p = NAN;
-    if (kb >= 0 && kn >= 0 && b->n && n->n) {
-        const double *xb = what == 1 ? b->keys[kb].ns : b->keys[kb].dev;
-        const double *xn = what == 1 ? n->keys[kn].ns : n->keys[kn].dev;
-        w->p = w->delta_ns >= 0 ? tt_mwu_p_greater(xb, b->n, xn, n->n, NULL)
-                                : tt_mwu_p_greater(xn, n->n, xb, b->n, NULL);
+    if ((kb >= 0 || kn >= 0) && b->n && n->n) {
+        /* a key a side lacks is zero in each of its steps: an added op that
+         * costs time is as testable as one that grew */
+        double *zb = kb < 0 ? calloc(b->n, sizeof(double)) : NULL;
+        double *zn = kn < 0 ? calloc(n->n, sizeof(double)) : NULL;
+        const double *xb = kb < 0 ? zb : what == 1 ? b->keys[kb].ns : b->keys[kb].dev;
+        const double *xn = kn < 0 ? zn : what == 1 ? n->keys[kn].ns : n->keys[kn].dev;
+        if (xb && xn)
+            w->p = w->delta_ns >= 0 ? tt_mwu_p_greater(xb, b->n, xn, n->n, NULL)
+                                    : tt_mwu_p_greater(xn, n->n, xb, b->n, NULL);
+        free(zb);
+        free(zn);
     }
     w->verdict = TT_V_NOT_GATED;
     return 0;
@@ -388,8 +395,8 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
         double change = w->base_ns != 0 ? w->new_ns / w->base_ns - 1.0 : INFINITY;
         w->q = isnan(w->p) ? NAN : q[i];
         w->share = r->step_delta_ns != 0 ? w->delta_ns / r->step_delta_ns : NAN;
-        if (!(o->gate & need) || !strncmp(w->key, "nccl:", 5))
-            continue;
+        if (!(o->gate & need) || !strncmp(w->key, "nccl:", 5) || is_step_key(w))
+            continue; /* NCCL waits for peers; the step is the step metric */
         w->verdict = TT_V_UNCHANGED;
         if (fabs(change) * 100 >= o->op_threshold &&
             !(base_step > 0 && fabs(w->delta_ns) < 0.01 * base_step) &&

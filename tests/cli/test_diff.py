@@ -272,6 +272,16 @@ def check_torch_pairs():
     top = doc["rows"][0]
     C.eq((top["key"], top["status"]), ("planted_extra", "added"), "the planted op is the top contributor")
     C.check(0.8 < top["share"] < 1.2, "it explains the step time change", top["share"])
+    # per-op gates (opt-in): the planted op and the matmul inside it, nothing
+    # in A/A (Benjamini-Hochberg across rows), nothing for the tiny op
+    doc = json.loads(run(["--gate", "+ops,kernels", "--format", "json", a1, planted]).stdout)
+    gated = sorted(r["key"] for r in doc["rows"] if r["verdict"] == "regressed")
+    C.eq(gated, ["aten::mm", "planted_extra"], "--gate +ops: the planted op (added) and its matmul")
+    for x, y in ((a1, a2), (a2, a1), (a1, small)):
+        doc = json.loads(run(["--gate", "+ops,kernels", "--format", "json", x, y]).stdout)
+        C.check(doc["exit_code"] == 0 and not [r for r in doc["rows"] if r["verdict"] == "regressed"],
+                "--gate +ops: no row gated (%s vs %s)" % (os.path.basename(x), os.path.basename(y)),
+                [r["key"] for r in doc["rows"] if r["verdict"] == "regressed"])
     p = run(["--format", "json", a1, small])
     doc = json.loads(p.stdout)
     C.eq((p.returncode, doc["metrics"][0]["verdict"]), (0, "unchanged"),
