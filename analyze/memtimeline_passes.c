@@ -120,7 +120,6 @@ int tt__memtl_walk_push(struct memwalk *w, int64_t id, int64_t end, unsigned f, 
     w->stack[n].id = id;
     w->stack[n].end = end;
     w->stack[n].flags = f | (n ? w->stack[n - 1].flags : 0);
-    w->stack[n].step = (f & PH_STEP) ? id : n ? w->stack[n - 1].step : 0;
     w->stack[n].name = name;
     w->stack[n].step_name = (f & PH_STEP) ? name : n ? w->stack[n - 1].step_name : 0;
     return 0;
@@ -142,7 +141,6 @@ void tt__memtl_store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t
     c->op_id = w->stack[w->n - 1].id;
     c->op_end = w->stack[w->n - 1].end;
     c->flags = w->stack[w->n - 1].flags;
-    c->step = w->stack[w->n - 1].step;
     c->op_name = w->stack[w->n - 1].name;
     c->step_name = w->stack[w->n - 1].step_name;
     c->has = 1;
@@ -592,7 +590,6 @@ int tt__memtl_category_pass(struct evspill *sp, int nocat, struct memtl_scan *sc
             a->op_id = ev.op_id;
             a->op_end = ev.op_end;
             a->flags = ev.flags;
-            a->step = ev.step;
             a->etcat = ev.etcat;
             a->rule = ev.rule;
         } else if (bytes < 0 && a) {
@@ -760,7 +757,6 @@ int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struc
         c = tt__memtl_ctx(cs, ev.id);
         ev.op_id = c->op_id;
         ev.op_end = c->op_end;
-        ev.step = c->step;
         ev.op_name = c->op_name;
         ev.step_name = c->step_name;
         ev.flags = c->flags;

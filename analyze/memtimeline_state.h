@@ -31,7 +31,7 @@ extern const char *const tt__memtl_et_rule[];  /* ETR_COUNT texts (the first NUL
 /* ---- live allocations by address (open addressing) ---- */
 
 struct live {
-    int64_t addr, bytes, mem_id, ts, op_id, op_end, step;
+    int64_t addr, bytes, mem_id, ts, op_id, op_end;
     int64_t op_name; /* string id */
     size_t idx; /* its record in the spill */
     unsigned flags;
@@ -55,8 +55,8 @@ void tt__live_del(struct livemap *m, struct live *e);
 
 /* an event's context (pass 1): all zero when no op is around it */
 struct memctx {
-    int64_t op_id, op_end, step; /* the innermost op, its end, its ProfilerStep */
-    int64_t op_name, step_name;  /* their names' string ids */
+    int64_t op_id, op_end;       /* the innermost op and its end */
+    int64_t op_name, step_name;  /* its name and its ProfilerStep's (string ids) */
     unsigned flags;              /* PH_* of the ops around it */
     int has;                     /* an op is around it */
 };
@@ -78,7 +78,7 @@ static inline const struct memctx *tt__memtl_ctx(const struct ctxstore *cs, int6
 /* the ops open around a point of one thread, innermost last */
 struct memframe {
     int64_t id, end, name; /* name: its string id */
-    int64_t step, step_name; /* the ProfilerStep around it (0 none) */
+    int64_t step_name;       /* the ProfilerStep around it (0 none) */
     unsigned flags;          /* PH_* of it and the ops around it */
 };
 
@@ -102,7 +102,7 @@ enum { EV_ADDR = 1, EV_TA = 2, EV_TR = 4 };
 
 struct memev {
     int64_t id, ts, addr, bytes, ta, tr; /* ta, tr: Total Allocated / Reserved */
-    int64_t op_id, op_end, step;         /* the context */
+    int64_t op_id, op_end;               /* the context */
     int64_t op_name, step_name;          /* string ids */
     unsigned flags;                      /* its PH_* */
     unsigned has;                        /* EV_* */
