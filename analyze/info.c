@@ -11,6 +11,7 @@
  */
 #include "common/compat.h"
 #include "common/buf.h"
+#include "common/hash.h"
 #include "store/db_internal.h"
 #include "tracetool/table.h"
 
@@ -38,33 +39,24 @@ struct info {
     size_t nthr, athr;
 };
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
 static uint64_t hash_str(uint64_t h, const char *s)
 {
     h ^= 0xcbf29ce484222325ULL;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return mix64(h);
+    return tt_mix64(h);
 }
 
 static uint64_t hash_cat(char ph, const char *cat)
 {
-    return cat ? hash_str((unsigned char)ph, cat) : mix64((unsigned char)ph + 0x9e37ULL);
+    return cat ? hash_str((unsigned char)ph, cat) : tt_mix64((unsigned char)ph + 0x9e37ULL);
 }
 
 static uint64_t hash_id(uint64_t h, const tt_id *id)
 {
     if (!id->present)
-        return mix64(h ^ 0x51);
-    return id->is_str ? hash_str(h ^ 0x52, id->str) : mix64(h ^ (uint64_t)id->num ^ 0x53);
+        return tt_mix64(h ^ 0x51);
+    return id->is_str ? hash_str(h ^ 0x52, id->str) : tt_mix64(h ^ (uint64_t)id->num ^ 0x53);
 }
 
 /* Make room for n entries (load <= 1/2), rehashing the n - 1 already in. */
@@ -149,7 +141,7 @@ static int add_ds(struct info *in, int64_t dev, int64_t stream, int64_t n)
 {
     tt_info_summary *s = &in->s;
     size_t j;
-    uint64_t h = mix64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)stream);
+    uint64_t h = tt_mix64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)stream);
     if (slots_reserve(&in->ds_ix, s->nstreams + 1) < 0)
         return TT_ENOMEM;
     for (j = h & (in->ds_ix.cap - 1); in->ds_ix.v[j].i; j = (j + 1) & (in->ds_ix.cap - 1)) {

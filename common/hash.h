@@ -16,6 +16,17 @@ typedef struct tt_hash {
     size_t ntail;
 } tt_hash;
 
+/* a 64-bit finaliser (MurmurHash3's fmix64): every input bit moves every
+ * output bit, for hash tables keyed by ids that share their low bits */
+static inline uint64_t tt_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
 void tt_hash_init(tt_hash *h);
 void tt_hash_update(tt_hash *h, const void *data, size_t len);
 /* Writes 32 lowercase hex digits and a NUL into out[33]. */

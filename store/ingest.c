@@ -182,7 +182,7 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
 static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
 {
     struct rowbuf *st = &g->rbuf[R_RT];
-    int64_t op_id = 0, rid, ring;
+    int64_t op_id = 0, rid;
     int rc;
     if (ev->has_ts) {
         struct thread *t = ig_thread_of(g, &ev->pid, &ev->tid);
@@ -212,10 +212,9 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
         return rc;
     if (op_id)
         g->res->linked_runtime++;
-    if (!HAVE(TT_A_CORRELATION) || (ring = ig_pend_find(g, ev->correlation)) < 0)
+    if (!HAVE(TT_A_CORRELATION))
         return 0;
-    g->res->linked_gpu++;
-    return ig_pend_emit(g, (size_t)ring, rid, op_id);
+    return ig_pend_runtime(g, ev->correlation, rid, op_id);
 }
 
 /* ---- ac2g flows folded into their rows (docs/SCHEMA.md, view flows) ---- */
@@ -837,7 +836,7 @@ out:
 /* the rows of tt__ingest_rows could not be linked without the SQL passes */
 static int needs_db(const struct ingest *g)
 {
-    return g->any_rt_dirty || g->unlinked_gpu > 0 || g->end_b_updates > 0;
+    return g->any_rt_dirty || g->gpu_late > 0 || g->end_b_updates > 0;
 }
 
 /*
@@ -938,7 +937,7 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
     res->format = g.format;
     res->needs_db = needs_db(&g);
     res->why_db = g.any_rt_dirty ? "runtime calls to relink (ops out of order on a thread)"
-                  : g.unlinked_gpu ? "GPU activities whose runtime call was not near them"
+                  : g.gpu_late ? "GPU activities whose runtime call was not near them"
                   : g.end_b_updates ? "'B' slices closed after their row was handed over"
                                     : NULL;
     res->have_rank = g.meta.have_rank;

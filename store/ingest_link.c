@@ -1,10 +1,10 @@
 /*
  * store/ingest_link.c - the links of an ingest: slice nesting per thread,
  * runtime call -> innermost enclosing cpu_op (walked in step with a
- * per-thread spool of ops while streaming), GPU activity -> runtime call by
- * correlation (held back in a ring until the call arrives), and the post
- * passes for what streaming could not link (ordered per-thread scans and
- * merge joins of sorted scans: O(n log n) on any trace).
+ * per-thread spool of ops while streaming; GPU activity -> runtime call
+ * while streaming is ingest_pend.c), and the post passes for what streaming
+ * could not link (ordered per-thread scans and merge joins of sorted scans:
+ * O(n log n) on any trace).
  */
 #include "common/compat.h"
 #include "store/ingest_state.h"
@@ -144,53 +144,101 @@ static int spool_io_error(void)
     return tt_error_set(TT_EIO, "cannot use a temporary file: %s", strerror(errno));
 }
 
-/* Append op [ts, end] to t's spool; 1 if it breaks start order, else 0 */
+#define SPOOL_MOVES 32
+
+/* a sorts after f: later start, or the same start and an earlier end */
+static int sorts_after(const struct frame *a, const struct frame *f)
+{
+    return a->ts > f->ts || (a->ts == f->ts && a->end < f->end);
+}
+
+/* Write the oldest `nb` blocks of the window out */
+static int spool_flush(struct ingest *g, struct opspool *sp, size_t nb)
+{
+    size_t i, n_in = (size_t)(sp->nrec - (int64_t)sp->nblk * OPS_BLK);
+    size_t bytes = OPS_BLK * sizeof(*sp->wbuf);
+    if (!g->spool && !(g->spool = tt__tmpfile()))
+        return TT_EIO; /* said which directory, and why */
+    if (TT_ALLOC_GROW(sp->boff, sp->nblk + nb, sp->aoff) < 0 ||
+        TT_ALLOC_GROW(sp->bts, sp->nblk + nb, sp->ats) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (pwrite(fileno(g->spool), sp->wbuf, nb * bytes, (off_t)g->spool_end) !=
+        (ssize_t)(nb * bytes))
+        return spool_io_error();
+    for (i = 0; i < nb; i++) {
+        sp->boff[sp->nblk] = g->spool_end;
+        sp->bts[sp->nblk] = sp->wbuf[i * OPS_BLK].ts;
+        sp->nblk++;
+        g->spool_end += (int64_t)bytes;
+    }
+    sp->flushed_last = sp->wbuf[nb * OPS_BLK - 1];
+    memmove(sp->wbuf, &sp->wbuf[nb * OPS_BLK], (n_in - nb * OPS_BLK) * sizeof(*sp->wbuf));
+    return 0;
+}
+
+/* Room for one more record in the window: grow it, or write half of it out */
+static int spool_room(struct ingest *g, struct opspool *sp)
+{
+    size_t n_in = (size_t)(sp->nrec - (int64_t)sp->nblk * OPS_BLK);
+    size_t cap = sp->wcap ? sp->wcap * 4 : 16;
+    struct frame *w;
+    if (n_in < sp->wcap)
+        return 0;
+    if (cap > OPS_WIN)
+        cap = OPS_WIN;
+    if (cap > OPS_BLK && g->spool_mem + (cap - sp->wcap) * sizeof(*w) > OPS_MEM)
+        cap = sp->wcap > OPS_BLK ? sp->wcap : OPS_BLK; /* no more memory for windows */
+    if (cap == sp->wcap) {
+        size_t nb = cap / OPS_BLK / 2;
+        return spool_flush(g, sp, nb ? nb : 1);
+    }
+    if (!(w = realloc(sp->wbuf, cap * sizeof(*w))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (cap > OPS_BLK)
+        g->spool_mem += (cap - (sp->wcap > OPS_BLK ? sp->wcap : OPS_BLK)) * sizeof(*w);
+    sp->wbuf = w;
+    sp->wcap = cap;
+    return 0;
+}
+
+/*
+ * Append op [ts, end] to t's spool, in its place in the window: 0, or 1 when
+ * that place is in a block already written out (or placing late ops has
+ * moved more than SPOOL_MOVES times the records so far: a parent written
+ * after its subtree moves past it, so that is the mean depth), or an error. The walk has not
+ * reached a late op's place: it starts after every call linked so far ends
+ * (else the caller marked the thread dirty), so every record after it does
+ * too, and the walk pushes only ops that start at or before a call.
+ */
 int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts,
                      int64_t end)
 {
     struct opspool *sp = &t->ops;
-    size_t k = (size_t)(sp->nrec % OPS_BLK);
-    int unordered = 0;
-    if (k >= sp->wcap) {
-        size_t cap = sp->wcap ? sp->wcap * 4 : 16;
-        struct frame *w;
-        if (cap > OPS_BLK)
-            cap = OPS_BLK;
-        if (!(w = realloc(sp->wbuf, cap * sizeof(*w))))
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        sp->wbuf = w;
-        sp->wcap = cap;
+    struct frame f;
+    size_t n_in, j;
+    int rc;
+    f.id = id;
+    f.ts = ts;
+    f.end = end;
+    if ((rc = spool_room(g, sp)) < 0)
+        return rc;
+    n_in = (size_t)(sp->nrec - (int64_t)sp->nblk * OPS_BLK);
+    j = n_in;
+    while (j && sorts_after(&sp->wbuf[j - 1], &f))
+        j--;
+    if (j < n_in) {
+        if (j == 0 && sp->nblk && sorts_after(&sp->flushed_last, &f))
+            return 1;
+        sp->moved += (int64_t)(n_in - j);
+        if (sp->moved > SPOOL_MOVES * sp->nrec + OPS_WIN)
+            return 1;
+        memmove(&sp->wbuf[j + 1], &sp->wbuf[j], (n_in - j) * sizeof(*sp->wbuf));
+    } else if (j == 0 && sp->nblk && sorts_after(&sp->flushed_last, &f)) {
+        return 1;
     }
-    if (sp->nrec) {
-        const struct frame *last;
-        if (k) {
-            last = &sp->wbuf[k - 1];
-        } else {
-            /* the previous block was just written out; it is still in wbuf */
-            last = &sp->wbuf[OPS_BLK - 1];
-        }
-        unordered = ts < last->ts || (ts == last->ts && end > last->end);
-    }
-    sp->wbuf[k].id = id;
-    sp->wbuf[k].ts = ts;
-    sp->wbuf[k].end = end;
+    sp->wbuf[j] = f;
     sp->nrec++;
-    if (k == OPS_BLK - 1) {
-        size_t bytes = OPS_BLK * sizeof(*sp->wbuf);
-        if (!g->spool && !(g->spool = tt__tmpfile()))
-            return TT_EIO; /* said which directory, and why */
-        if (TT_ALLOC_GROW(sp->boff, sp->nblk + 1, sp->aoff) < 0 ||
-            TT_ALLOC_GROW(sp->bts, sp->nblk + 1, sp->ats) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        if (pwrite(fileno(g->spool), sp->wbuf, bytes, (off_t)g->spool_end) !=
-            (ssize_t)bytes)
-            return spool_io_error();
-        sp->boff[sp->nblk] = g->spool_end;
-        sp->bts[sp->nblk] = sp->wbuf[0].ts;
-        sp->nblk++;
-        g->spool_end += (int64_t)bytes;
-    }
-    return unordered;
+    return 0;
 }
 
 /* Record k of t's spool */
@@ -199,7 +247,7 @@ static int spool_get(struct ingest *g, struct opspool *sp, int64_t k,
 {
     int64_t blk = k / OPS_BLK;
     if ((size_t)blk >= sp->nblk) {
-        *out = sp->wbuf[k % OPS_BLK];
+        *out = sp->wbuf[k - (int64_t)sp->nblk * OPS_BLK];
         return 0;
     }
     if (blk != sp->rblk || !sp->rbuf) {
@@ -230,6 +278,18 @@ static int64_t spool_seek(struct ingest *g, struct opspool *sp, int64_t from)
         else
             hi = mid;
     }
+    if (lo == sp->nblk && (sp->nblk == 0 || sp->flushed_last.ts < from)) {
+        /* in the window (sorted): bisect it */
+        size_t a = 0, b = (size_t)(sp->nrec - (int64_t)sp->nblk * OPS_BLK);
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (sp->wbuf[mid].ts < from)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        return (int64_t)sp->nblk * OPS_BLK + (int64_t)a;
+    }
     k = lo ? (int64_t)(lo - 1) * OPS_BLK : 0;
     for (; k < sp->nrec; k++) {
         if (spool_get(g, sp, k, &f) < 0)
@@ -238,130 +298,6 @@ static int64_t spool_seek(struct ingest *g, struct opspool *sp, int64_t from)
             break;
     }
     return k;
-}
-/* ---- pending GPU activities, keyed by correlation ---- */
-
-static size_t pend_hash(int64_t corr)
-{
-    uint64_t x = (uint64_t)corr * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(x >> 40) & (PEND_HASH - 1);
-}
-
-static void pend_unhash(struct ingest *g, size_t ring)
-{
-    /* linear probing with backward-shift deletion */
-    size_t j = pend_hash(g->pend[ring].ev->correlation), k;
-    while (g->pend_slot[j] != (int64_t)ring + 1)
-        j = (j + 1) & (PEND_HASH - 1);
-    g->pend_slot[j] = 0;
-    k = (j + 1) & (PEND_HASH - 1);
-    while (g->pend_slot[k]) {
-        size_t r = (size_t)g->pend_slot[k] - 1;
-        size_t h = pend_hash(g->pend[r].ev->correlation);
-        /* move k back to j if h is not cyclically in (j, k] */
-        if ((j < k) ? (h <= j || h > k) : (h <= j && h > k)) {
-            g->pend_slot[j] = g->pend_slot[k];
-            g->pend_slot[k] = 0;
-            j = k;
-        }
-        k = (k + 1) & (PEND_HASH - 1);
-    }
-}
-
-int ig_pend_emit(struct ingest *g, size_t ring, int64_t runtime_id, int64_t op_id)
-{
-    struct pending *p = &g->pend[ring];
-    int rc;
-    pend_unhash(g, ring);
-    rc = ig_insert_gpu(g, p->ev, p->cat, p->name, runtime_id, op_id, p->flow);
-    free(p->ev);
-    p->ev = NULL;
-    g->npend--;
-    return rc;
-}
-
-/* store the oldest pending activities until at most `keep` remain */
-int ig_pend_flush(struct ingest *g, size_t keep)
-{
-    while (g->npend > keep) {
-        size_t ring = g->pend_head;
-        int rc;
-        g->pend_head = (g->pend_head + 1) % PEND_MAX;
-        if (!g->pend[ring].ev)
-            continue;
-        if ((rc = ig_pend_emit(g, ring, 0, 0)) < 0)
-            return rc;
-    }
-    if (g->npend == 0)
-        g->pend_head = 0;
-    return 0;
-}
-
-int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
-{
-    size_t ring, j;
-    int rc;
-    if (!g->pend) {
-        g->pend = calloc(PEND_MAX, sizeof(*g->pend));
-        g->pend_slot = calloc(PEND_HASH, sizeof(*g->pend_slot));
-        if (!g->pend || !g->pend_slot)
-            return tt_error_set(TT_ENOMEM, "out of memory");
-    }
-    if (g->npend == PEND_MAX && (rc = ig_pend_flush(g, PEND_MAX - 1)) < 0)
-        return rc;
-    /* one pending activity per correlation: an older one is stored as is */
-    j = pend_hash(ev->correlation);
-    while (g->pend_slot[j]) {
-        size_t r = (size_t)g->pend_slot[j] - 1;
-        if (g->pend[r].ev->correlation == ev->correlation) {
-            if ((rc = ig_pend_emit(g, r, 0, 0)) < 0)
-                return rc;
-            j = pend_hash(ev->correlation);
-            continue;
-        }
-        j = (j + 1) & (PEND_HASH - 1);
-    }
-    ring = (g->pend_head + g->npend) % PEND_MAX;
-    while (g->pend[ring].ev) /* a hole left by pend_emit: skip over it */
-        ring = (ring + 1) % PEND_MAX;
-    g->pend[ring].ev = tt__event_clone(ev);
-    if (!g->pend[ring].ev)
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    g->pend[ring].cat = cat;
-    g->pend[ring].name = name;
-    g->pend[ring].flow = 0;
-    g->pend_slot[j] = (int64_t)ring + 1;
-    g->npend++;
-    return 0;
-}
-
-int64_t ig_pend_find(struct ingest *g, int64_t corr)
-{
-    size_t j;
-    if (!g->npend)
-        return -1;
-    j = pend_hash(corr);
-    while (g->pend_slot[j]) {
-        size_t r = (size_t)g->pend_slot[j] - 1;
-        if (g->pend[r].ev->correlation == corr)
-            return (int64_t)r;
-        j = (j + 1) & (PEND_HASH - 1);
-    }
-    return -1;
-}
-
-void ig_pend_release(struct ingest *g)
-{
-    size_t i;
-    if (g->pend) {
-        for (i = 0; i < PEND_MAX; i++)
-            free(g->pend[i].ev);
-    }
-    free(g->pend);
-    free(g->pend_slot);
-    g->pend = NULL;
-    g->pend_slot = NULL;
-    g->npend = 0;
 }
 /* ---- runtime calls, linked to their CPU op while streaming ---- */
 

@@ -1,8 +1,9 @@
 /*
  * store/ingest_state.h - what the three parts of the ingest share:
  * ingest.c (the event sink and the transaction), ingest_write.c (rows
- * batched into SQLite on the calling thread) and ingest_link.c (nesting,
- * runtime -> op and GPU -> runtime links, in-stream and in the post passes).
+ * batched into SQLite on the calling thread), ingest_link.c (nesting,
+ * runtime -> op links, in-stream and in the post passes) and ingest_pend.c
+ * (GPU -> runtime links while streaming).
  * Internal.
  */
 #ifndef TT_STORE_INGEST_STATE_H
@@ -12,6 +13,7 @@
 #include <stdio.h>
 
 #include "common/buf.h"
+#include "common/i64map.h"
 #include "common/strtab.h"
 #include "store/db_internal.h"
 #include "store/ingest_rows.h"
@@ -25,18 +27,26 @@ struct frame {
 };
 
 /*
- * A thread's cpu_ops in arrival order, for the runtime walk
- * (link_runtime_event). Full blocks go to a temporary file shared by all
- * threads; the block being filled stays in memory. Memory per thread is at
- * most two blocks (48 KB), whatever the trace size.
+ * A thread's cpu_ops in start order (longest first on a tie), for the runtime
+ * walk (link_runtime_event). The newest records stay in memory, sorted, in a
+ * window of up to OPS_WIN records, so that an op written after ops it
+ * starts before (a parent after its children: old profilers, and Kineto on
+ * a tie) takes its place there; the older half of a full window goes to a
+ * temporary file shared by all threads, a block at a time. Memory per
+ * thread is at most OPS_WIN records (384 KB), and a window grows past
+ * OPS_BLK only while all of them together stay under OPS_MEM.
  */
-#define OPS_BLK 1024 /* records per block */
+#define OPS_BLK 1024            /* records per block */
+#define OPS_WIN (16 * OPS_BLK)  /* most records a window holds */
+#define OPS_MEM (64u << 20)     /* bytes of windows over OPS_BLK, all threads */
 
 struct opspool {
-    struct frame *wbuf;   /* records nflushed * OPS_BLK .. nrec - 1 */
-    size_t wcap;          /* records wbuf holds: grows to OPS_BLK (many
-                             threads with few ops each cost little) */
+    struct frame *wbuf;   /* records nblk * OPS_BLK .. nrec - 1, sorted */
+    size_t wcap;          /* records wbuf holds: grows (many threads with
+                             few ops each cost little) */
     int64_t nrec;         /* records appended */
+    int64_t moved;        /* records moved to make room for late ones */
+    struct frame flushed_last; /* the last record written out */
     int64_t *boff, *bts;  /* per flushed block: file offset, first ts */
     size_t nblk, aoff, ats;
     struct frame *rbuf;   /* one flushed block read back */
@@ -73,7 +83,9 @@ struct pending {
     tt_event *ev; /* clone, NULL when the slot is free */
     int64_t cat, name;
     int flow;     /* FLOW_* folded into it (fold_flow) */
+    size_t older, newer; /* ring index + 1 of the next of its correlation (0: none) */
 };
+struct rt_recent;
 
 /* ---- batched row writer ---- */
 
@@ -195,10 +207,15 @@ struct ingest {
     /* in-stream links */
     FILE *spool;                /* full opspool blocks of every thread */
     int64_t spool_end;
+    size_t spool_mem;           /* bytes of windows over OPS_BLK records */
     struct pending *pend;       /* GPU events waiting for their runtime call */
     size_t npend, pend_head;    /* ring of PEND_MAX */
-    int64_t *pend_slot;         /* hash: correlation -> ring index + 1 */
+    int64_t *pend_slot;         /* hash: correlation -> ring index + 1 of the newest */
+    struct rt_recent *rt_cache; /* recent runtime calls by correlation */
+    uint64_t *rt_bloom;         /* correlations of every runtime call (Bloom) */
+    struct i64map unlinked;     /* correlations of GPU rows stored unlinked */
     int64_t unlinked_gpu;       /* GPU rows stored without their runtime link */
+    int64_t gpu_late;           /* of which the merge join after the load may link */
     int any_rt_dirty;
     int stopped_for_db;         /* tt__ingest_rows stopped reading: needs_db */
     int64_t n_annot;            /* gpu_user_annotation rows */
@@ -291,7 +308,7 @@ struct thread *ig_thread_of(struct ingest *g, const tt_id *pid, const tt_id *tid
 void ig_threads_release(struct ingest *g);
 int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur, int64_t *depth, int64_t *parent);
 int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t end);
-int ig_pend_emit(struct ingest *g, size_t ring, int64_t runtime_id, int64_t op_id);
+int ig_pend_runtime(struct ingest *g, int64_t corr, int64_t rid, int64_t op_id);
 int ig_pend_flush(struct ingest *g, size_t keep);
 int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name);
 int64_t ig_pend_find(struct ingest *g, int64_t corr);

@@ -519,7 +519,5 @@ int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t nam
     rb_opt(st, TT_C_GPU_RUNTIME_ID, runtime_id != 0, runtime_id);
     rb_opt(st, TT_C_GPU_OP_ID, op_id != 0, op_id);
     rb_opt(st, TT_C_GPU_FLOW, flow != 0, flow);
-    if (!runtime_id && xc != TT_XC_GPU_ANNOT && HAVE(TT_A_CORRELATION))
-        g->unlinked_gpu++;
     return ig_rb_commit(g, st, "cannot store a GPU activity");
 }

@@ -662,13 +662,29 @@ def check_file_paths(tmp, root):
         how, rows = averages_path(f, ["--group-by-stack", "3"])
         C.eq(how, "--group-by-stack reads the args", "--group-by-stack: through a database")
         same_as_db("df_index_resolver --group-by-stack", f, rows, ["--group-by-stack", "3"])
-    # a thread whose ops come after its runtime calls: relinked in SQL
+    # a parent op written after its children of the same start (and a tie
+    # group across a block of the op spool): linked in the stream
     f = os.path.join(root, "hta/trace_diff/control/control.json.gz")
     if os.path.exists(f):
         how, rows = averages_path(f)
-        C.eq(how, "runtime calls to relink (ops out of order on a thread)",
-             "control: through a database")
+        C.eq(how, "stream", "control: read without a database")
         same_as_db("control", f, rows)
+        compare_rows("control streamed", rows, ta.key_averages(raw_events(f)))
+    # CUDA-graph launches (many kernels a correlation) and kernels whose
+    # runtime call is not in the trace: linked in the stream
+    f = os.path.join(root, "hta/trace_diff/test/test.json.gz")
+    if os.path.exists(f):
+        how, rows = averages_path(f)
+        C.eq(how, "stream", "trace_diff test: read without a database")
+        compare_rows("trace_diff test streamed", rows, ta.key_averages(raw_events(f)))
+    # ops written at their end (old profilers: parents after their subtree)
+    for rel in ("kineto/tb_plugin_2021-02/worker0.pt.trace.json.gz",
+                "kineto/tb_plugin_2020-12_array_format/worker0.pt.trace.json.gz"):
+        f = os.path.join(root, rel)
+        if os.path.exists(f):
+            how, rows = averages_path(f)
+            C.eq(how, "stream", rel + ": read without a database")
+            same_as_db(rel, f, rows)
         # standard input cannot be read twice: straight to the database way
         with open(f, "rb") as fh:
             data = fh.read()
@@ -697,6 +713,75 @@ def check_file_paths(tmp, root):
         how, rows = averages_path(f)
         C.eq(how, want, name + ": how the file was read")
         same_as_db(name, f, rows)
+
+
+def RT(ts, corr, name="cudaLaunchKernel", dur=2):
+    return X(name, ts, dur, cat="cuda_runtime", correlation=corr)
+
+
+def K(ts, corr, dur=5, name="gemm"):
+    return X(name, ts, dur, cat="kernel", pid=0, tid=7, correlation=corr)
+
+
+def link_order_traces():
+    """{name: (events, how averages must read it)}: the orders in which
+    profilers write ops, runtime calls and kernels, each linked in the
+    stream where the links can be known there"""
+    ties = [X("lead", 0, 5)]  # shifts the tie groups across a spool block
+    for i in range(700):
+        t = 1000 * (i + 1)
+        # children before their parent of the same start (Kineto sorts by start only)
+        ties += [X("aten::add", t, 10), X("aten::mid", t, 20), X("aten::outer", t, 50),
+                 K(t + 200, 2 * i), RT(t + 2, 2 * i), K(t + 300, 2 * i + 1),
+                 RT(t + 30, 2 * i + 1)]
+    graph = [X("replay", 0, 100), X("other", 200, 50)]
+    graph += [K(300 + 10 * j, 7) for j in range(5)] + [RT(10, 7, "cudaGraphLaunch")]
+    graph += [K(400, 8), RT(210, 8)]
+    graph += [K(500, 99), K(520, 98)]  # calls made before the trace began
+    rocm = [X("op", 0, 100), RT(10, 11, "hipLaunchKernel"), K(200, 11),
+            RT(50, 12, "hipLaunchKernel"), K(300, 12)]
+    # more kernels waiting for their calls than the ring holds: the first
+    # ones are stored before their call comes, and linked after the load
+    late = [X("big", 0, 10 ** 6)]
+    late += [K(2 * 10 ** 6 + j, 1000 + j, 1) for j in range(4200)]
+    late += [RT(10 + j, 1000 + j) for j in range(4200)]
+    # each op written at its end: children before their parent
+    at_end = []
+    for i in range(300):
+        t = 1000 * i
+        at_end += [X("aten::leaf", t + 20, 10), X("aten::inner", t + 10, 40),
+                   X("aten::step", t, 900), K(10 ** 6 + t, 2 * i), RT(t + 22, 2 * i),
+                   K(10 ** 6 + t + 500, 2 * i + 1), RT(t + 100, 2 * i + 1)]
+    # a runtime call written before an op that encloses it
+    before = [RT(10, 1), X("op", 0, 100), K(500, 1)]
+    return {"ties": (ties, "stream"), "graph": (graph, "stream"), "rocm": (rocm, "stream"),
+            "late": (late, "GPU activities whose runtime call was not near them"),
+            "at_end": (at_end, "stream"),
+            "call_before_op": (before, "runtime calls to relink (ops out of order on a thread)")}
+
+
+def check_link_orders(tmp):
+    """Device time lands on the op that launched it whatever the order of the
+    file (against the Python reference, which links without regard to
+    order), read without a database when the stream can link it."""
+    for name, (events, want) in link_order_traces().items():
+        path = os.path.join(tmp, "order_%s.json" % name)
+        with open(path, "w") as f:
+            json.dump({"schemaVersion": 1, "traceEvents": events}, f)
+        label = "link order " + name
+        how, rows = averages_path(path)
+        C.eq(how, want, label + ": how the file was read")
+        prows = ta.key_averages(ta.load_events(path))
+        compare_rows(label, rows, prows)
+        dev = sum(p.self_device_time_total for p in prows)
+        C.check(dev > 0, label + ": the reference gives device time", dev)
+        db = os.path.join(tmp, "order.db")
+        if os.path.exists(db):
+            os.remove(db)
+        cp = te.run_tool(["ingest", "-q", db, path])
+        if C.eq(cp.returncode, 0, label + ": ingest"):
+            compare_rows(label + " from DB", json_rows(["--row-limit", "-1", db], label), prows)
+            os.remove(db)
 
 
 def check_synthetic(tmp, name):
@@ -806,6 +891,7 @@ def main():
             C.section("synthetic " + name, check_synthetic, tmp, name)
         C.section("synthetic shapes", check_synthetic_shapes, tmp)
         C.section("gpu annotations", check_gpu_annotations, tmp)
+        C.section("link orders", check_link_orders, tmp)
 
         if not os.path.isdir(root):
             C.skip("shared traces", "no test data at %s" % root)

@@ -360,13 +360,13 @@ Test(ingest, kineto_rows_in_the_right_tables)
     q_expect("i|100|1|1120000|1|0|140000000000000|512|1536|2097152\n",
              "SELECT ph, pid, tid, ts, device_type, device_id, addr, bytes,"
              " total_allocated, total_reserved FROM memory");
-    /* flows: the 'f' follows its kernel (held until its runtime call) and is
-     * folded into it; the 's' is not next to its runtime call: a row */
+    /* flows: neither is next to its event (the kernel, linked as it came to
+     * its runtime call written before it, is followed by other rows): two
+     * rows, the same flows */
     q_expect("s|77|100|1|1200000|NULL\nf|77|0|7|1300000|e\n",
              "SELECT ph, flow_id, pid, tid, ts, bp FROM flows ORDER BY ts");
-    q_expect("s\n", "SELECT ph FROM flow_events");
-    q_expect("volta_sgemm|2\n", "SELECT n.s, g.flow FROM gpu_ops g JOIN strings n ON n.id = g.name"
-                                 " WHERE g.flow IS NOT NULL");
+    q_expect("s\nf\n", "SELECT ph FROM flow_events ORDER BY ts");
+    cr_assert_eq(q_int("SELECT count(*) FROM gpu_ops WHERE flow IS NOT NULL"), 0);
     /* metadata events */
     q_expect("process_name|100|python|NULL\n"
              "thread_name|100|main|NULL\n"
@@ -1370,5 +1370,155 @@ Test(ingest, rows_stop_when_a_database_is_needed)
     cr_assert_lt(res.stats.events, 20002, "read %lld events", (long long)res.stats.events);
     cr_assert_lt(slices, 20001);
     free(res.metadata);
+    tt_buf_release(&b);
+}
+
+/* ---- links made in the stream (store/ingest_pend.c, the op spool) ---- */
+
+#define X_OP "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d}"
+#define X_RT                                                                               \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%d,"     \
+    "\"dur\":2,\"args\":{\"correlation\":%d}}"
+#define X_K                                                                                \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":1,"  \
+    "\"args\":{\"correlation\":%d}}"
+
+/* needs_db of the rows of doc (no database) */
+static int rows_need_db(const char *name, const tt_buf *doc)
+{
+    int64_t slices = 0;
+    tt__rowsink sink = { NULL, count_rows, NULL };
+    tt__rows_result res;
+    sink.ctx = &slices;
+    cr_assert_eq(tt__ingest_rows(write_file(name, doc->buf, doc->len), &sink, 0, 0, &res), 0,
+                 "%s", tt_error_last()->message);
+    free(res.metadata);
+    return res.needs_db;
+}
+
+/* "kernel correlation -> name of the op of its runtime call" rows */
+#define GPU_OPS_SQL                                                                        \
+    "SELECT g.correlation, coalesce(o.s, '-') FROM gpu_ops g LEFT JOIN slices s"           \
+    " ON s.id = g.op_id LEFT JOIN strings o ON o.id = s.name ORDER BY g.correlation, g.ts"
+
+Test(ingest, parent_written_after_children_of_its_start)
+{
+    /* Kineto sorts ops by start only: children of the same start may come
+     * first. 400 groups, shifted by one op so one group spans two spool
+     * blocks (1024 records). Each group: calls in the child, the middle op
+     * and the parent only. */
+    tt_buf b = TT_BUF_INIT;
+    int i;
+    tt_buf_addstr(&b, "{\"traceEvents\":[");
+    tt_buf_addf(&b, X_OP, "lead", 0, 5);
+    for (i = 0; i < 400; i++) {
+        int t = 1000 * (i + 1);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_OP, "child", t, 10);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_OP, "mid", t, 20);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_OP, "parent", t, 50);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_K, t + 500, 3 * i + 1);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_RT, "r_child", t + 2, 3 * i + 1);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_K, t + 600, 3 * i + 2);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_RT, "r_mid", t + 15, 3 * i + 2);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_K, t + 700, 3 * i + 3);
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_RT, "r_parent", t + 40, 3 * i + 3);
+    }
+    tt_buf_addstr(&b, "]}");
+    cr_assert_not(rows_need_db("ties_rows.json", &b), "linked in the stream");
+    cr_assert_eq(ingest(write_file("ties.json", b.buf, b.len), 0, NULL), 0, "%s",
+                 tt_error_last()->message);
+    cr_assert_eq(q_int("SELECT count(*) FROM runtime r JOIN slices s ON s.id = r.op_id"
+                       " JOIN strings n ON n.id = r.name JOIN strings o ON o.id = s.name"
+                       " WHERE n.s = 'r_' || o.s"),
+                 1200);
+    cr_assert_eq(q_int("SELECT count(*) FROM gpu_ops g JOIN runtime r ON r.id = g.runtime_id"
+                       " WHERE g.op_id = r.op_id"),
+                 1200);
+    tt_buf_release(&b);
+}
+
+Test(ingest, graph_launch_rocm_order_and_calls_outside_the_trace)
+{
+    /* five kernels of one cudaGraphLaunch before it; a ROCm-order launch
+     * (call first); kernels whose call is not in the trace */
+    tt_buf b = TT_BUF_INIT;
+    int j;
+    tt_buf_addstr(&b, "{\"traceEvents\":[");
+    tt_buf_addf(&b, X_OP, "replay", 0, 100);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_OP, "hip", 200, 100);
+    for (j = 0; j < 5; j++) {
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_K, 1000 + j, 7);
+    }
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_RT, "cudaGraphLaunch", 10, 7);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_RT, "hipLaunchKernel", 210, 8);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_K, 2000, 8);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_K, 3000, 99);
+    tt_buf_addstr(&b, "]}");
+    cr_assert_not(rows_need_db("graph_rows.json", &b), "linked in the stream");
+    cr_assert_eq(ingest(write_file("graph.json", b.buf, b.len), 0, NULL), 0, "%s",
+                 tt_error_last()->message);
+    q_expect("7|replay\n7|replay\n7|replay\n7|replay\n7|replay\n8|hip\n99|-\n", GPU_OPS_SQL);
+    tt_buf_release(&b);
+}
+
+Test(ingest, late_calls_left_to_the_merge_join)
+{
+    /* 4200 kernels before their calls: more than the ring holds, so the
+     * first ones are stored before their call comes (needs the database) */
+    tt_buf b = TT_BUF_INIT;
+    int j;
+    tt_buf_addstr(&b, "{\"traceEvents\":[");
+    tt_buf_addf(&b, X_OP, "big", 0, 100000);
+    for (j = 0; j < 4200; j++) {
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_K, 200000 + j, 1000 + j);
+    }
+    for (j = 0; j < 4200; j++) {
+        tt_buf_addch(&b, ',');
+        tt_buf_addf(&b, X_RT, "launch", 10 + j, 1000 + j);
+    }
+    tt_buf_addstr(&b, "]}");
+    cr_assert(rows_need_db("late_rows.json", &b));
+    cr_assert_eq(ingest(write_file("late.json", b.buf, b.len), 0, NULL), 0, "%s",
+                 tt_error_last()->message);
+    cr_assert_eq(q_int("SELECT count(*) FROM gpu_ops WHERE op_id IS NOT NULL"), 4200);
+    tt_buf_release(&b);
+}
+
+Test(ingest, repeated_correlation_left_to_the_merge_join)
+{
+    tt_buf b = TT_BUF_INIT;
+    /* two calls of one correlation before its kernel (ROCm order): the
+     * kernel is the merge join's, which takes the later call at or before it */
+    tt_buf_addstr(&b, "{\"traceEvents\":[");
+    tt_buf_addf(&b, X_OP, "first", 0, 100);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_OP, "second", 200, 100);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_RT, "a", 10, 5);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_RT, "b", 210, 5);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_K, 250, 5);
+    tt_buf_addstr(&b, "]}");
+    cr_assert(rows_need_db("dup_rows.json", &b));
+    cr_assert_eq(ingest(write_file("dup.json", b.buf, b.len), 0, NULL), 0, "%s",
+                 tt_error_last()->message);
+    q_expect("5|second\n", GPU_OPS_SQL);
     tt_buf_release(&b);
 }
