@@ -22,7 +22,7 @@
 #include "formats/reader_internal.h"
 
 #define RT_CACHE 4096           /* recent runtime calls, direct-mapped */
-#define BLOOM_BITS (1u << 26)   /* 8 MiB, touched as used */
+#define BLOOM_WORDS (1u << 19) /* 4 MiB, touched as used */
 #define UNLINKED_MAX (1u << 20) /* correlations kept; beyond: gpu_late */
 
 struct rt_recent {
@@ -39,24 +39,22 @@ static size_t pend_hash(int64_t corr)
 
 /* ---- what the merge join after the load could still link ---- */
 
+/* A blocked Bloom filter: the three bits of a correlation in one word (one
+ * cache miss per call, not three) */
 static int bloom_test_set(struct ingest *g, int64_t corr, int set)
 {
-    uint64_t h = tt_mix64((uint64_t)corr), a = h, b = (h >> 32) | 1;
-    int i, all = 1;
-    for (i = 0; i < 3; i++) {
-        uint32_t bit = (uint32_t)(a + (uint64_t)i * b) & (BLOOM_BITS - 1);
-        uint64_t m = 1ULL << (bit & 63);
-        if (!(g->rt_bloom[bit >> 6] & m))
-            all = 0;
-        if (set)
-            g->rt_bloom[bit >> 6] |= m;
-    }
+    uint64_t h = tt_mix64((uint64_t)corr);
+    uint64_t *w = &g->rt_bloom[(h >> 18) & (BLOOM_WORDS - 1)];
+    uint64_t m = 1ULL << (h & 63) | 1ULL << ((h >> 6) & 63) | 1ULL << ((h >> 12) & 63);
+    int all = (*w & m) == m;
+    if (set)
+        *w |= m;
     return all;
 }
 
 static int bloom_init(struct ingest *g)
 {
-    if (!g->rt_bloom && !(g->rt_bloom = calloc(BLOOM_BITS / 64, sizeof(uint64_t))))
+    if (!g->rt_bloom && !(g->rt_bloom = calloc(BLOOM_WORDS, sizeof(uint64_t))))
         return tt_error_set(TT_ENOMEM, "out of memory");
     return 0;
 }
