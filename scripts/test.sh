@@ -18,3 +18,14 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer build, all tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_SANITIZE=address,undefined
+echo "== ThreadSanitizer: the capture library (threads racing the schedule, fork, exit)"
+mkdir -p build-tsan
+gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
+  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c tests/capture/capture_scenarios.c \
+  -lz -lpthread -o build-tsan/capture_scenarios
+gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
+  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c capture/examples/capture_demo.c \
+  -lz -lpthread -o build-tsan/capture-demo
+TSAN_OPTIONS=halt_on_error=1 CAPTURE_SCENARIOS=$PWD/build-tsan/capture_scenarios \
+  CAPTURE_DEMO=$PWD/build-tsan/capture-demo \
+  TRACETOOL=$PWD/build/tracetool TT_SHARED=$PWD/../shared python3 tests/cli/test_capture.py

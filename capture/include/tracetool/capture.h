@@ -1,0 +1,153 @@
+/*
+ * tracetool/capture.h - record CPU scopes, steps and memory events inside a
+ * running program and write them as a Kineto trace (what torch.profiler
+ * writes: tracetool, HTA, Perfetto and chrome://tracing read it) and a
+ * matching PyTorch Execution Trace.
+ *
+ * The library links only libc, pthreads and zlib. It never breaks the
+ * program it profiles: no call aborts or exits, a failure is logged once
+ * (tt_cap_config.log, stderr by default) and capture switches off, and the
+ * program's own work always runs.
+ *
+ *     tt_cap_config c;
+ *     tt_cap_config_default(&c);
+ *     c.out_dir = "traces";            // <worker>.<time_ns>.pt.trace.json
+ *     c.wait = 1, c.warmup = 1, c.active = 2;
+ *     tt_cap_start(&c);
+ *     for (int i = 0; i < 10; i++) {
+ *         TT_CAP_SCOPE("train_step");  // a cpu_op until the end of the block
+ *         work();
+ *         tt_cap_step();               // ProfilerStep#i ends, the schedule moves
+ *     }
+ *     tt_cap_stop();
+ *
+ * Hot path: a scope costs two clock reads and one append to a buffer of the
+ * calling thread (no lock, no allocation but a new 64 KiB chunk now and
+ * then); with no profile recording it costs one atomic load.
+ */
+#ifndef TRACETOOL_CAPTURE_H
+#define TRACETOOL_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TT_CAP_API __attribute__((visibility("default")))
+
+typedef enum tt_cap_status {
+    TT_CAP_OK = 0,
+    TT_CAP_EBUSY = -1,   /* a profile is already running: this request is ignored (and counted) */
+    TT_CAP_EINVAL = -2,  /* a bad configuration (negative schedule, bad regex, ...) */
+    TT_CAP_ENOMEM = -3,
+    TT_CAP_EIO = -4,     /* a file could not be written */
+    TT_CAP_EOFF = -5     /* no profile running, or capture switched off after a failure */
+} tt_cap_status;
+
+/* kinds of a scope: Kineto's categories */
+enum { TT_CAP_CPU_OP = 0, TT_CAP_USER_ANNOTATION = 7 };
+
+typedef struct tt_cap_trace tt_cap_trace; /* a finished window: valid inside on_trace_ready */
+typedef void (*tt_cap_ready_fn)(const tt_cap_trace *t, void *user);
+typedef void (*tt_cap_log_fn)(const char *line, void *user);
+
+typedef struct tt_cap_config {
+    /*
+     * torch.profiler.schedule(skip_first, wait, warmup, active, repeat) over
+     * the steps counted by tt_cap_step(); active == 0: no schedule (one
+     * window from tt_cap_start to tt_cap_stop, no ProfilerStep annotations).
+     */
+    int skip_first, wait, warmup, active, repeat;
+    /* called with each finished window; NULL: the tensorboard-style handler
+     * writes <out_dir>/<worker_name>.<time_ns>.pt.trace.json[.gz] */
+    tt_cap_ready_fn on_trace_ready;
+    void *user;
+    const char *out_dir;     /* default "." (made if missing) */
+    const char *worker_name; /* default "<hostname>_<pid>" */
+    int use_gzip;            /* the handler writes .gz */
+    int write_et;            /* the handler also writes <...>.pt.et.json[.gz] */
+    int record_shapes;       /* keep the shapes given to tt_cap_scope_shapes */
+    const char *name_filter; /* POSIX extended regex: scopes whose name does not match are not recorded */
+    double max_duration_s;   /* a window stops recording after this long (0: no limit) */
+    size_t max_bytes;        /* memory for events, all threads (0: 256 MiB); past it events are dropped and counted */
+    tt_cap_log_fn log;       /* failures, one line each (NULL: stderr) */
+    void *log_user;
+} tt_cap_config;
+
+typedef struct tt_cap_stats {
+    uint64_t scopes, mem_events; /* recorded in the windows so far */
+    uint64_t dropped;            /* events past max_bytes or max_duration_s */
+    uint64_t ignored_starts;     /* tt_cap_start while a profile ran */
+    uint64_t traces;             /* windows handed to on_trace_ready */
+} tt_cap_stats;
+
+TT_CAP_API void tt_cap_config_default(tt_cap_config *c);
+/* Start the one profile of the process (TT_CAP_EBUSY when one runs). */
+TT_CAP_API tt_cap_status tt_cap_start(const tt_cap_config *c);
+/* End the current step (and its ProfilerStep#N annotation), move the schedule. */
+TT_CAP_API tt_cap_status tt_cap_step(void);
+/* Stop the profile; a window still recording is finished and handed over. */
+TT_CAP_API tt_cap_status tt_cap_stop(void);
+/* Write a finished window as a Kineto trace (".gz": gzip) to path, through
+ * path.tmp renamed when complete; et_path (may be NULL): its Execution Trace. */
+TT_CAP_API tt_cap_status tt_cap_write_trace(const tt_cap_trace *t, const char *path, const char *et_path);
+/* the scopes of a window with a Record function id (what both files hold) */
+TT_CAP_API size_t tt_cap_trace_scopes(const tt_cap_trace *t);
+TT_CAP_API void tt_cap_get_stats(tt_cap_stats *s);
+/* the last failure, or "" */
+TT_CAP_API const char *tt_cap_last_error(void);
+/* tt_cap_stop, then free everything; also run at exit(). Idempotent. */
+TT_CAP_API void tt_cap_shutdown(void);
+
+/* ---- scopes (record functions) ---- */
+
+typedef struct tt_cap_srcloc {
+    const char *name, *file; /* static storage */
+    uint32_t line;
+    uint8_t kind; /* TT_CAP_CPU_OP or TT_CAP_USER_ANNOTATION */
+} tt_cap_srcloc;
+
+typedef struct tt_cap_scope {
+    const tt_cap_srcloc *loc;
+    uint64_t rf_id; /* 0: not recording */
+    int64_t t0;
+    unsigned gen;   /* the window it began in */
+} tt_cap_scope;
+
+TT_CAP_API tt_cap_scope tt_cap_scope_begin(const tt_cap_srcloc *loc);
+TT_CAP_API void tt_cap_scope_end(tt_cap_scope *s);
+/* Input shapes and types of an open scope: n inputs, input i has ndim[i]
+ * dimensions dims[i][0..ndim[i]) and type dtypes[i] ("float", "Scalar"...;
+ * NULL: none). Kept only with record_shapes. */
+TT_CAP_API void tt_cap_scope_shapes(tt_cap_scope *s, int n, const int64_t *const *dims, const int *ndim,
+                         const char *const *dtypes);
+
+#define TT_CAP__CAT2(a, b) a##b
+#define TT_CAP__CAT(a, b) TT_CAP__CAT2(a, b)
+/* a scope from here to the end of the enclosing block (GCC/Clang cleanup) */
+#define TT_CAP_SCOPE_KIND(name, kind)                                                          \
+    static const tt_cap_srcloc TT_CAP__CAT(tt_cap_loc_, __LINE__) = { name, __FILE__,          \
+                                                                       __LINE__, kind };       \
+    __attribute__((cleanup(tt_cap_scope_end))) tt_cap_scope TT_CAP__CAT(tt_cap_sc_, __LINE__) = \
+        tt_cap_scope_begin(&TT_CAP__CAT(tt_cap_loc_, __LINE__))
+#define TT_CAP_SCOPE(name) TT_CAP_SCOPE_KIND(name, TT_CAP_CPU_OP)
+#define TT_CAP_ANNOTATION(name) TT_CAP_SCOPE_KIND(name, TT_CAP_USER_ANNOTATION)
+
+/* ---- memory ---- */
+
+/* c10 device types */
+enum { TT_CAP_DEV_CPU = 0, TT_CAP_DEV_CUDA = 1 };
+
+/* An allocation (bytes > 0) or a free (bytes < 0) at ptr, with the
+ * allocator's totals after it: a [memory] event on the calling thread.
+ * For the CPU, dev_id is written as -1 (c10's index of the one CPU device). */
+TT_CAP_API void tt_cap_mem_event(const void *ptr, int64_t bytes, int64_t total_allocated,
+                      int64_t total_reserved, int dev_type, int dev_id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * capture/src/buffer.c - the hot path: each thread appends its records to
+ * chunks of its own (no lock; a mutex only to register a thread and to take
+ * a new chunk's bytes from the global budget), and the collector takes every
+ * thread's chunks when a window ends.
+ *
+ * A thread sets `busy` before it looks at the recording flag and clears it
+ * after appending; the collector clears the flag and then waits for each
+ * thread's `busy` to be 0 (both sequentially consistent), so no append is
+ * under way when the chunks change hands, and none starts until the next
+ * window.
+ */
+#define _GNU_SOURCE
+#include "capture/src/capture_internal.h"
+#include "common/i64map.h"
+
+#include <regex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+atomic_int tt_cap__recording;
+atomic_uint tt_cap__gen;
+atomic_ullong tt_cap__dropped;
+atomic_size_t tt_cap__bytes;
+size_t tt_cap__max_bytes = (size_t)256 << 20;
+int64_t tt_cap__deadline;
+int tt_cap__record_shapes;
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static regex_t filter;
+static int have_filter;
+static struct cap_thread **reg;
+static size_t nreg, areg;
+static uint32_t next_logical = 1;
+static atomic_ullong rf_counter = 1;
+static pthread_key_t key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct cap_thread *self;
+
+#define RF_BLOCK 256
+
+int64_t tt_cap__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the name filter: a verdict per source location, cached per thread ---- */
+
+/* Compile the filter (NULL: none); -1 with the error said when it is bad */
+int tt_cap__filter_set(const char *re)
+{
+    int rc;
+    if (have_filter)
+        regfree(&filter);
+    have_filter = 0;
+    if (!re)
+        return 0;
+    if ((rc = regcomp(&filter, re, REG_EXTENDED | REG_NOSUB)) != 0) {
+        char msg[128];
+        regerror(rc, &filter, msg, sizeof(msg));
+        tt_cap__set_error("bad name filter '%s': %s", re, msg);
+        return -1;
+    }
+    have_filter = 1;
+    return 0;
+}
+
+int tt_cap__name_ok(struct cap_thread *t, const tt_cap_srcloc *loc)
+{
+    size_t k;
+    if (!have_filter)
+        return 1;
+    k = ((uintptr_t)loc >> 4) & 63;
+    if (t->fkey[k] != loc) {
+        t->in_lib = 1;
+        t->fval[k] = (signed char)(loc->name && regexec(&filter, loc->name, 0, NULL, 0) == 0);
+        t->in_lib = 0;
+        t->fkey[k] = loc;
+    }
+    return t->fval[k];
+}
+
+void tt_cap__registry_lock(void)
+{
+    pthread_mutex_lock(&reg_lock);
+}
+
+void tt_cap__registry_unlock(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* in a forked child: the lock may have been held by a thread that is gone */
+void tt_cap__registry_reinit(void)
+{
+    pthread_mutex_init(&reg_lock, NULL);
+}
+
+static void thread_exit(void *arg)
+{
+    struct cap_thread *t = arg;
+    pthread_mutex_lock(&reg_lock);
+    t->dead = 1; /* its records stay until the window is collected */
+    pthread_mutex_unlock(&reg_lock);
+    self = NULL;
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&key, thread_exit);
+}
+
+struct cap_thread *tt_cap__thread(void)
+{
+    struct cap_thread *t = self;
+    if (t)
+        return t;
+    pthread_once(&key_once, make_key);
+    if (!(t = calloc(1, sizeof(*t))))
+        return NULL;
+    t->os_tid = (pid_t)syscall(SYS_gettid);
+    pthread_getname_np(pthread_self(), t->name, sizeof(t->name));
+    pthread_mutex_lock(&reg_lock);
+    if (nreg == areg) {
+        size_t n = areg ? areg * 2 : 16;
+        struct cap_thread **r = realloc(reg, n * sizeof(*r));
+        if (!r) {
+            pthread_mutex_unlock(&reg_lock);
+            free(t);
+            return NULL;
+        }
+        reg = r;
+        areg = n;
+    }
+    t->logical_tid = next_logical++;
+    reg[nreg++] = t;
+    pthread_mutex_unlock(&reg_lock);
+    pthread_setspecific(key, t);
+    self = t;
+    return t;
+}
+
+uint64_t tt_cap__rf_id(struct cap_thread *t)
+{
+    if (t->rf_next == t->rf_end) {
+        t->rf_next = atomic_fetch_add(&rf_counter, RF_BLOCK);
+        t->rf_end = t->rf_next + RF_BLOCK;
+    }
+    return t->rf_next++;
+}
+
+void *tt_cap__reserve(struct cap_thread *t, size_t size)
+{
+    struct chunk *c = t->tail;
+    void *p;
+    unsigned gen = atomic_load(&tt_cap__gen);
+    if (t->gen != gen) { /* chunks of an earlier window were collected */
+        t->head = t->tail = NULL;
+        t->gen = gen;
+        c = NULL;
+    }
+    if (!c || c->used + size > CHUNK_BYTES) {
+        if (atomic_fetch_add(&tt_cap__bytes, sizeof(*c)) + sizeof(*c) > tt_cap__max_bytes ||
+            !(c = malloc(sizeof(*c)))) {
+            atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
+            atomic_fetch_add(&tt_cap__dropped, 1);
+            return NULL;
+        }
+        c->next = NULL;
+        c->used = 0;
+        if (t->tail)
+            t->tail->next = c;
+        else
+            t->head = c;
+        t->tail = c;
+    }
+    p = c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+/* ---- the collector ---- */
+
+int tt_cap__collect(struct tt_cap_trace *tr)
+{
+    size_t i, k = 0, taken;
+    unsigned gen = atomic_load(&tt_cap__gen);
+    pthread_mutex_lock(&reg_lock);
+    tr->th = calloc(nreg ? nreg : 1, sizeof(*tr->th));
+    for (i = 0; i < nreg; i++) {
+        struct cap_thread *t = reg[i];
+        while (atomic_load(&t->busy))
+            sched_yield();
+        if (tr->th && t->gen == gen && t->head) {
+            struct trace_thread *o = &tr->th[k++];
+            o->os_tid = t->os_tid;
+            o->logical_tid = t->logical_tid;
+            memcpy(o->name, t->name, sizeof(o->name));
+            o->head = t->head;
+        } else if (t->gen == gen) {
+            /* no room to describe it: its events are dropped */
+            struct chunk *c = t->head;
+            while (c) {
+                struct chunk *n = c->next;
+                free(c);
+                atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
+                c = n;
+            }
+        }
+        t->head = t->tail = NULL;
+    }
+    taken = k;
+    /* threads that exited are gone now that their records are taken */
+    for (i = k = 0; i < nreg; i++) {
+        if (reg[i]->dead)
+            free(reg[i]);
+        else
+            reg[k++] = reg[i];
+    }
+    nreg = k;
+    pthread_mutex_unlock(&reg_lock);
+    if (!tr->th)
+        return TT_CAP_ENOMEM;
+    tr->nth = taken;
+    return 0;
+}
+
+void tt_cap__trace_free(struct tt_cap_trace *tr)
+{
+    size_t i;
+    for (i = 0; i < tr->nth; i++) {
+        struct chunk *c = tr->th[i].head;
+        while (c) {
+            struct chunk *n = c->next;
+            free(c);
+            atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
+            c = n;
+        }
+    }
+    free(tr->th);
+    memset(tr, 0, sizeof(*tr));
+}
+
+void tt_cap__threads_reset(int free_them)
+{
+    size_t i;
+    for (i = 0; free_them && i < nreg; i++) {
+        struct chunk *c = reg[i]->head;
+        while (c) {
+            struct chunk *n = c->next;
+            free(c);
+            c = n;
+        }
+        if (reg[i] != self)
+            free(reg[i]);
+    }
+    if (free_them) {
+        free(reg);
+        reg = NULL;
+        nreg = areg = 0;
+    }
+}
+
+/* ---- reading a window's records ---- */
+
+const struct rec_hdr *tt_cap__rec_first(const struct trace_thread *th, const struct chunk **c,
+                                        size_t *off)
+{
+    *c = th->head;
+    *off = 0;
+    while (*c && (*c)->used == 0)
+        *c = (*c)->next;
+    return *c ? (const struct rec_hdr *)(*c)->data : NULL;
+}
+
+const struct rec_hdr *tt_cap__rec_next(const struct chunk **c, size_t *off)
+{
+    const struct rec_hdr *h = (const struct rec_hdr *)((*c)->data + *off);
+    *off += h->size;
+    while (*c && *off >= (*c)->used) {
+        *c = (*c)->next;
+        *off = 0;
+    }
+    return *c ? (const struct rec_hdr *)((*c)->data + *off) : NULL;
+}
+
+static int scope_cmp(const void *pa, const void *pb)
+{
+    const struct rec_scope *a = *(const struct rec_scope *const *)pa;
+    const struct rec_scope *b = *(const struct rec_scope *const *)pb;
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
+    if (a->t1 != b->t1)
+        return a->t1 > b->t1 ? -1 : 1;
+    return a->rf_id < b->rf_id ? -1 : a->rf_id > b->rf_id;
+}
+
+/* the scope and step records of a window thread, in start order (longest
+ * first on a tie); shapes (may be NULL) maps rf_id -> index into *shp */
+int tt_cap__scopes(const struct trace_thread *th, const struct rec_scope ***out, size_t *n,
+                   struct i64map *shapes, const struct rec_shapes ***shp)
+{
+    const struct rec_hdr *h;
+    const struct chunk *c;
+    size_t off, k = 0, ks = 0, cap = 0, caps = 0;
+    *out = NULL;
+    *n = 0;
+    for (h = tt_cap__rec_first(th, &c, &off); h; h = tt_cap__rec_next(&c, &off)) {
+        if (h->type == REC_SCOPE || h->type == REC_STEP) {
+            if (k == cap) {
+                const struct rec_scope **v;
+                cap = cap ? cap * 2 : 256;
+                if (!(v = realloc((void *)*out, cap * sizeof(*v))))
+                    return -1;
+                *out = v;
+            }
+            (*out)[k++] = (const struct rec_scope *)h;
+        } else if (h->type == REC_SHAPES && shapes) {
+            if (ks == caps) {
+                const struct rec_shapes **v;
+                caps = caps ? caps * 2 : 64;
+                if (!(v = realloc((void *)*shp, caps * sizeof(*v))))
+                    return -1;
+                *shp = v;
+            }
+            (*shp)[ks] = (const struct rec_shapes *)h;
+            if (tt__i64map_put(shapes, (int64_t)((const struct rec_shapes *)h)->rf_id, ks) < 0)
+                return -1;
+            ks++;
+        }
+    }
+    if (k)
+        qsort((void *)*out, k, sizeof(**out), scope_cmp);
+    *n = k;
+    return 0;
+}
+
+/* The input at p of a shapes record: ndim, its dims (8 bytes each, maybe
+ * unaligned), the dtype; returns where the next input starts */
+const unsigned char *tt_cap__shape_next(const unsigned char *p, int32_t *nd,
+                                        const unsigned char **dims, const char **dtype,
+                                        int32_t *dl)
+{
+    memcpy(nd, p, 4);
+    memcpy(dl, p + 4, 4);
+    *dims = p + 8;
+    *dtype = (const char *)p + 8 + 8 * (size_t)*nd;
+    return p + 8 + 8 * (size_t)*nd + (size_t)(*dl + 7) / 8 * 8;
+}
+
+/* ---- scopes and memory events (the public hot path) ---- */
+
+/* the calling thread, marked busy, when a window records; else NULL */
+static struct cap_thread *enter(void)
+{
+    struct cap_thread *t = self;
+    if (!atomic_load_explicit(&tt_cap__recording, memory_order_relaxed))
+        return NULL;
+    if (!t && !(t = tt_cap__thread()))
+        return NULL;
+    if (t->in_lib)
+        return NULL;
+    atomic_store(&t->busy, 1);
+    if (!atomic_load(&tt_cap__recording)) {
+        atomic_store(&t->busy, 0);
+        return NULL;
+    }
+    return t;
+}
+
+static void leave(struct cap_thread *t)
+{
+    atomic_store(&t->busy, 0);
+}
+
+tt_cap_scope tt_cap_scope_begin(const tt_cap_srcloc *loc)
+{
+    tt_cap_scope s = { loc, 0, 0, 0 };
+    struct cap_thread *t = enter();
+    if (!t)
+        return s;
+    if (loc && tt_cap__name_ok(t, loc)) {
+        s.rf_id = tt_cap__rf_id(t);
+        s.gen = atomic_load(&tt_cap__gen);
+        s.t0 = tt_cap__now();
+        if (t->nopen < OPEN_MAX)
+            t->open[t->nopen] = s.rf_id;
+        t->nopen++;
+    }
+    leave(t);
+    return s;
+}
+
+void tt_cap_scope_end(tt_cap_scope *s)
+{
+    struct cap_thread *t;
+    struct rec_scope *r;
+    int64_t t1;
+    if (!s->rf_id)
+        return;
+    t1 = tt_cap__now();
+    t = self;
+    if (t && t->nopen > 0)
+        t->nopen--; /* the scope is closed whether or not it is kept */
+    if (!(t = enter()))
+        return;
+    if (s->gen != atomic_load(&tt_cap__gen) || (tt_cap__deadline && t1 > tt_cap__deadline)) {
+        if (tt_cap__deadline && t1 > tt_cap__deadline)
+            atomic_fetch_add(&tt_cap__dropped, 1);
+        leave(t);
+        return;
+    }
+    if ((r = tt_cap__reserve(t, sizeof(*r)))) {
+        r->h.type = REC_SCOPE;
+        r->h.size = sizeof(*r);
+        r->loc = s->loc;
+        r->t0 = s->t0;
+        r->t1 = t1;
+        r->rf_id = s->rf_id;
+        r->parent_rf = t->nopen > 0 && t->nopen <= OPEN_MAX ? t->open[t->nopen - 1] : 0;
+        r->step = 0;
+    }
+    leave(t);
+    s->rf_id = 0;
+}
+
+static size_t shapes_size(int n, const int *ndim, const char *const *dtypes)
+{
+    size_t sz = sizeof(struct rec_shapes);
+    int i;
+    for (i = 0; i < n; i++)
+        sz += 8 + 8 * (size_t)(ndim[i] > 0 ? ndim[i] : 0) +
+              ((dtypes && dtypes[i] ? strlen(dtypes[i]) : 0) + 7) / 8 * 8;
+    return sz;
+}
+
+void tt_cap_scope_shapes(tt_cap_scope *s, int n, const int64_t *const *dims, const int *ndim,
+                         const char *const *dtypes)
+{
+    struct cap_thread *t;
+    struct rec_shapes *r;
+    size_t sz;
+    int i;
+    if (!s->rf_id || !tt_cap__record_shapes || n < 0 || n > 4096 || (n && !ndim))
+        return;
+    for (i = 0; i < n; i++)
+        if (ndim[i] < 0 || ndim[i] > 64 || (ndim[i] && (!dims || !dims[i])))
+            return;
+    if (!(t = enter()))
+        return;
+    sz = shapes_size(n, ndim, dtypes);
+    if (sz <= CHUNK_BYTES && s->gen == atomic_load(&tt_cap__gen) &&
+        (r = tt_cap__reserve(t, sz))) {
+        unsigned char *p = (unsigned char *)(r + 1);
+        r->h.type = REC_SHAPES;
+        r->h.size = (uint32_t)sz;
+        r->rf_id = s->rf_id;
+        r->n = n;
+        r->pad = 0;
+        for (i = 0; i < n; i++) {
+            int32_t nd = ndim[i], dl = (int32_t)(dtypes && dtypes[i] ? strlen(dtypes[i]) : 0);
+            memcpy(p, &nd, 4);
+            memcpy(p + 4, &dl, 4);
+            p += 8;
+            if (nd) {
+                memcpy(p, dims[i], 8 * (size_t)nd);
+                p += 8 * (size_t)nd;
+            }
+            if (dl) {
+                memcpy(p, dtypes[i], (size_t)dl);
+                memset(p + dl, 0, (size_t)((dl + 7) / 8 * 8 - dl));
+            }
+            p += (dl + 7) / 8 * 8;
+        }
+    }
+    leave(t);
+}
+
+void tt_cap_mem_event(const void *ptr, int64_t bytes, int64_t total_allocated,
+                      int64_t total_reserved, int dev_type, int dev_id)
+{
+    struct cap_thread *t = enter();
+    struct rec_mem *r;
+    int64_t now;
+    if (!t)
+        return;
+    now = tt_cap__now();
+    if (tt_cap__deadline && now > tt_cap__deadline) {
+        atomic_fetch_add(&tt_cap__dropped, 1);
+    } else if ((r = tt_cap__reserve(t, sizeof(*r)))) {
+        r->h.type = REC_MEM;
+        r->h.size = sizeof(*r);
+        r->t = now;
+        r->addr = (uint64_t)(uintptr_t)ptr;
+        r->bytes = bytes;
+        r->total_allocated = total_allocated;
+        r->total_reserved = total_reserved;
+        r->dev_type = dev_type;
+        r->dev_id = dev_type == TT_CAP_DEV_CPU ? -1 : dev_id; /* c10: the CPU's index is -1 */
+    }
+    leave(t);
+}
+
+/* ProfilerStep#N: opened on the calling thread (its ops nest in it) */
+uint64_t tt_cap__step_open(unsigned *gen)
+{
+    struct cap_thread *t = enter();
+    uint64_t rf;
+    if (!t)
+        return 0;
+    rf = tt_cap__rf_id(t);
+    *gen = atomic_load(&tt_cap__gen);
+    if (t->nopen < OPEN_MAX)
+        t->open[t->nopen] = rf;
+    t->nopen++;
+    leave(t);
+    return rf;
+}
+
+/* and closed: recorded when its window still records */
+void tt_cap__step_close(int64_t step, int64_t t0, uint64_t rf, unsigned gen)
+{
+    struct cap_thread *t = self;
+    struct rec_scope *r;
+    if (!rf)
+        return;
+    if (t && t->nopen > 0 && t->nopen <= OPEN_MAX && t->open[t->nopen - 1] == rf)
+        t->nopen--;
+    if (!(t = enter()))
+        return;
+    if (gen == atomic_load(&tt_cap__gen) && (r = tt_cap__reserve(t, sizeof(*r)))) {
+        r->h.type = REC_STEP;
+        r->h.size = sizeof(*r);
+        r->loc = NULL;
+        r->t0 = t0;
+        r->t1 = tt_cap__now();
+        r->rf_id = rf;
+        r->parent_rf = t->nopen > 0 && t->nopen <= OPEN_MAX ? t->open[t->nopen - 1] : 0;
+        r->step = step;
+    }
+    leave(t);
+}

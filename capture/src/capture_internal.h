@@ -1,0 +1,172 @@
+/*
+ * capture/src/capture_internal.h - what the parts of the capture library
+ * share: the records in the per-thread chunks (buffer.c appends them on the
+ * hot path, with the recording state), the thread registry, failures
+ * (log.c), the profile (core.c), a
+ * finished window (struct tt_cap_trace) and the writers (kineto_out.c,
+ * et_out.c, out.c). Internal.
+ */
+#ifndef TT_CAPTURE_INTERNAL_H
+#define TT_CAPTURE_INTERNAL_H
+
+#include "tracetool/capture.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- records: appended to a thread's chunks, read by the writers ---- */
+
+enum { REC_SCOPE = 1, REC_STEP = 2, REC_MEM = 3, REC_SHAPES = 4 };
+
+struct rec_hdr {
+    uint16_t type;
+    uint16_t pad;
+    uint32_t size; /* bytes of the record, header included, a multiple of 8 */
+};
+
+/* a scope (REC_SCOPE) or a ProfilerStep#step annotation (REC_STEP), written
+ * at its end: children before their parents */
+struct rec_scope {
+    struct rec_hdr h;
+    const tt_cap_srcloc *loc; /* REC_STEP: NULL */
+    int64_t t0, t1;           /* CLOCK_MONOTONIC ns */
+    uint64_t rf_id, parent_rf; /* parent_rf: the enclosing scope on the thread (0: none) */
+    int64_t step;             /* REC_STEP: N */
+};
+
+/* the shapes of scope rf_id, written when given (before the scope's end):
+ * n inputs, then per input int32 ndim, int32 dtype length, ndim int64 dims,
+ * the dtype bytes (no NUL), padded to 8 */
+struct rec_shapes {
+    struct rec_hdr h;
+    uint64_t rf_id;
+    int32_t n;
+    int32_t pad;
+};
+
+struct rec_mem {
+    struct rec_hdr h;
+    int64_t t;
+    uint64_t addr;
+    int64_t bytes, total_allocated, total_reserved;
+    int32_t dev_type, dev_id;
+};
+
+#define CHUNK_BYTES (64 * 1024)
+
+struct chunk {
+    struct chunk *next;
+    size_t used; /* bytes of data[] in use */
+    _Alignas(8) unsigned char data[CHUNK_BYTES];
+};
+
+/* ---- threads ---- */
+
+#define OPEN_MAX 128 /* open scopes a thread tracks for parents */
+
+struct cap_thread {
+    pid_t os_tid;
+    uint32_t logical_tid; /* 1, 2, ... in order of first use (the ET's tid) */
+    char name[16];        /* pthread name when it registered */
+    atomic_int busy;      /* appending: the collector waits for 0 */
+    int in_lib;           /* re-entrancy guard */
+    int dead;             /* the thread exited; freed once collected */
+    struct chunk *head, *tail;
+    uint64_t rf_next, rf_end; /* a block of record-function ids */
+    uint64_t open[OPEN_MAX];
+    int nopen;
+    unsigned gen; /* the window its chunks belong to */
+    /* name filter verdicts by srcloc (direct-mapped) */
+    const tt_cap_srcloc *fkey[64];
+    signed char fval[64];
+};
+
+/* ---- a finished window ---- */
+
+struct trace_thread {
+    pid_t os_tid;
+    uint32_t logical_tid;
+    char name[16];
+    struct chunk *head;
+};
+
+struct tt_cap_trace {
+    struct trace_thread *th;
+    size_t nth;
+    int64_t start_mono, end_mono;     /* the window */
+    int64_t mono_to_unix;             /* add to a CLOCK_MONOTONIC ns for Unix ns */
+    int record_shapes;
+    uint64_t dropped, ignored_starts; /* written into the trace */
+    int max_duration_hit;
+    size_t nscopes;                   /* scope and step records */
+};
+
+/* ---- buffer.c: the hot path's state ---- */
+
+extern atomic_int tt_cap__recording; /* events are appended */
+extern atomic_uint tt_cap__gen;      /* the window being recorded */
+extern atomic_ullong tt_cap__dropped;
+extern atomic_size_t tt_cap__bytes;  /* bytes of chunks held, all threads */
+extern size_t tt_cap__max_bytes;
+extern int64_t tt_cap__deadline;     /* CLOCK_MONOTONIC ns when the window stops recording (0: none) */
+extern int tt_cap__record_shapes;
+
+int64_t tt_cap__now(void);
+int tt_cap__filter_set(const char *re);
+int tt_cap__name_ok(struct cap_thread *t, const tt_cap_srcloc *loc);
+
+/* ---- log.c ---- */
+
+void tt_cap__log_to(tt_cap_log_fn fn, void *user);
+void tt_cap__log(const char *msg);
+/* a failure: said through the log, and recording stops */
+void tt_cap__fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tt_cap__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- buffer.c ---- */
+
+/* the calling thread (registered on first use), or NULL */
+struct cap_thread *tt_cap__thread(void);
+/* room for a record of `size` bytes in t's chunks (NULL: dropped, counted) */
+void *tt_cap__reserve(struct cap_thread *t, size_t size);
+uint64_t tt_cap__rf_id(struct cap_thread *t);
+uint64_t tt_cap__step_open(unsigned *gen);
+void tt_cap__step_close(int64_t step, int64_t t0, uint64_t rf, unsigned gen);
+/* end recording and take every thread's chunks into tr (core.c holds the control lock) */
+int tt_cap__collect(struct tt_cap_trace *tr);
+void tt_cap__trace_free(struct tt_cap_trace *tr);
+/* drop every thread (at shutdown and in a forked child) */
+void tt_cap__threads_reset(int free_them);
+void tt_cap__registry_lock(void);
+void tt_cap__registry_unlock(void);
+void tt_cap__registry_reinit(void);
+
+/* ---- writers ---- */
+
+struct out; /* out.c: a file written to path.tmp, plain or gzip */
+struct out *tt_cap__out_open(const char *path);
+int tt_cap__out_write(struct out *o, const void *p, size_t n);
+int tt_cap__out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tt_cap__out_json_string(struct out *o, const char *s, size_t n);
+int tt_cap__out_dims(struct out *o, const unsigned char *dims, int32_t nd);
+/* finish: rename to path (0), or remove the .tmp (error) */
+int tt_cap__out_close(struct out *o, int ok);
+
+int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path);
+int tt_cap__write_et(const struct tt_cap_trace *tr, const char *path);
+
+/* iterate the records of a window thread */
+const struct rec_hdr *tt_cap__rec_first(const struct trace_thread *th, const struct chunk **c,
+                                        size_t *off);
+const struct rec_hdr *tt_cap__rec_next(const struct chunk **c, size_t *off);
+struct i64map;
+int tt_cap__scopes(const struct trace_thread *th, const struct rec_scope ***out, size_t *n,
+                   struct i64map *shapes, const struct rec_shapes ***shp);
+const unsigned char *tt_cap__shape_next(const unsigned char *p, int32_t *nd,
+                                        const unsigned char **dims, const char **dtype,
+                                        int32_t *dl);
+
+#endif

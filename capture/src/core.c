@@ -1,0 +1,370 @@
+/*
+ * capture/src/core.c - the one profile of the process: configuration,
+ * windows and the step schedule (schedule.c), failures (logged once, then
+ * capture off: the program goes on), exit and fork.
+ *
+ * Control calls (start, step, stop, shutdown) take one mutex; the hot path
+ * (buffer.c) never does.
+ */
+#define _GNU_SOURCE
+#include "capture/src/capture_internal.h"
+#include "capture/src/schedule.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+
+static pthread_mutex_t ctl = PTHREAD_MUTEX_INITIALIZER;
+static int active;          /* a profile runs */
+static tt_cap_config cfg;   /* its configuration (strings copied below) */
+static char *out_dir, *worker;
+static int sched_on;
+static tt_cap_sched sched;
+static int64_t step;
+static enum tt_cap_action act;
+static int64_t step_t0;
+static uint64_t step_rf;
+static unsigned step_gen;
+static int64_t win_start;
+static uint64_t win_dropped0; /* tt_cap__dropped when the window began */
+static tt_cap_stats stats;
+static atomic_ullong ignored_starts;
+static int hooks_done;
+
+static int64_t mono_to_unix(void)
+{
+    struct timespec a, r, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return ((int64_t)r.tv_sec * 1000000000 + r.tv_nsec) -
+           (((int64_t)a.tv_sec + b.tv_sec) * 500000000 + (a.tv_nsec + b.tv_nsec) / 2);
+}
+
+/* ---- windows ---- */
+
+static void window_begin(void)
+{
+    win_start = tt_cap__now();
+    win_dropped0 = atomic_load(&tt_cap__dropped);
+    tt_cap__deadline = cfg.max_duration_s > 0 ? win_start + (int64_t)(cfg.max_duration_s * 1e9) : 0;
+    atomic_fetch_add(&tt_cap__gen, 1);
+    atomic_store(&tt_cap__recording, 1);
+}
+
+static void handler(const tt_cap_trace *t)
+{
+    char path[PATH_MAX], et[PATH_MAX];
+    struct timespec now;
+    int n;
+    clock_gettime(CLOCK_REALTIME, &now);
+    n = snprintf(path, sizeof(path), "%s/%s.%lld.pt.trace.json%s", out_dir, worker,
+                 (long long)now.tv_sec * 1000000000LL + now.tv_nsec, cfg.use_gzip ? ".gz" : "");
+    snprintf(et, sizeof(et), "%s/%s.%lld.pt.et.json%s", out_dir, worker,
+             (long long)now.tv_sec * 1000000000LL + now.tv_nsec, cfg.use_gzip ? ".gz" : "");
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        tt_cap__fail("output path too long in %s", out_dir);
+        return;
+    }
+    tt_cap_write_trace(t, path, cfg.write_et ? et : NULL);
+}
+
+static void window_end(int save)
+{
+    struct tt_cap_trace tr;
+    struct cap_thread *me = tt_cap__thread();
+    memset(&tr, 0, sizeof(tr));
+    atomic_store(&tt_cap__recording, 0);
+    if (me)
+        me->in_lib = 1; /* nothing the writers do is recorded */
+    if (tt_cap__collect(&tr) < 0) {
+        tt_cap__fail("out of memory collecting a window");
+    } else if (save) {
+        const struct rec_hdr *h;
+        const struct chunk *c;
+        size_t i, off;
+        tr.start_mono = win_start;
+        tr.end_mono = tt_cap__now();
+        tr.mono_to_unix = mono_to_unix();
+        tr.record_shapes = cfg.record_shapes;
+        tr.dropped = atomic_load(&tt_cap__dropped) - win_dropped0;
+        tr.ignored_starts = atomic_load(&ignored_starts);
+        tr.max_duration_hit = tt_cap__deadline && tr.end_mono > tt_cap__deadline;
+        for (i = 0; i < tr.nth; i++)
+            for (h = tt_cap__rec_first(&tr.th[i], &c, &off); h; h = tt_cap__rec_next(&c, &off)) {
+                if (h->type == REC_SCOPE || h->type == REC_STEP)
+                    stats.scopes++, tr.nscopes++;
+                else if (h->type == REC_MEM)
+                    stats.mem_events++;
+            }
+        stats.dropped += tr.dropped;
+        stats.traces++;
+        if (cfg.on_trace_ready)
+            cfg.on_trace_ready(&tr, cfg.user);
+        else
+            handler(&tr);
+    }
+    tt_cap__trace_free(&tr);
+    if (me)
+        me->in_lib = 0;
+}
+
+/* carry out the schedule's bits (TT_CAP_DO_*) */
+static void apply(unsigned bits)
+{
+    int recording = atomic_load(&tt_cap__recording);
+    if (recording && (bits & TT_CAP_DO_STOP))
+        window_end((bits & TT_CAP_DO_SAVE) != 0);
+    if (bits & TT_CAP_DO_START) {
+        window_begin();
+        if (!recording && (bits & TT_CAP_DO_STOP))
+            window_end((bits & TT_CAP_DO_SAVE) != 0); /* warmup then none: nothing kept */
+    }
+}
+
+static void step_open(void)
+{
+    step_t0 = tt_cap__now();
+    step_rf = tt_cap__step_open(&step_gen);
+}
+
+static void step_close(void)
+{
+    tt_cap__step_close(step, step_t0, step_rf, step_gen);
+    step_rf = 0;
+}
+
+/* ---- exit and fork ---- */
+
+static void at_exit(void)
+{
+    tt_cap_shutdown();
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&ctl);
+    tt_cap__registry_lock();
+}
+
+static void fork_parent(void)
+{
+    tt_cap__registry_unlock();
+    pthread_mutex_unlock(&ctl);
+}
+
+/* the child records nothing and writes none of the parent's events */
+static void fork_child(void)
+{
+    pthread_mutex_init(&ctl, NULL);
+    tt_cap__registry_reinit();
+    atomic_store(&tt_cap__recording, 0);
+    tt_cap__threads_reset(1);
+    active = 0;
+    tt_cap__filter_set(NULL);
+}
+
+/* ---- the public calls ---- */
+
+void tt_cap_config_default(tt_cap_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->out_dir = ".";
+    c->record_shapes = 1;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char buf[PATH_MAX];
+    size_t i, n = strlen(dir);
+    if (n == 0 || n >= sizeof(buf))
+        return -1;
+    memcpy(buf, dir, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char ch = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return -1;
+            buf[i] = ch;
+        }
+    }
+    return 0;
+}
+
+static int configure(const tt_cap_config *c)
+{
+    char host[256];
+    int warn = 0;
+    cfg = *c;
+    tt_cap__log_to(c->log, c->log_user);
+    sched_on = c->active > 0 || c->wait || c->warmup || c->skip_first || c->repeat;
+    sched.skip_first = c->skip_first;
+    sched.wait = c->wait;
+    sched.warmup = c->warmup;
+    sched.active = c->active;
+    sched.repeat = c->repeat;
+    if (sched_on && tt_cap__sched_check(&sched, &warn) < 0) {
+        tt_cap__set_error("invalid schedule (skip_first %d, wait %d, warmup %d, active %d, "
+                          "repeat %d)", c->skip_first, c->wait, c->warmup, c->active, c->repeat);
+        return TT_CAP_EINVAL;
+    }
+    if (warn)
+        tt_cap__log("profiler won't be using warmup, this can skew profiler results");
+    if (c->name_filter && tt_cap__filter_set(c->name_filter) < 0)
+        return TT_CAP_EINVAL;
+    if (gethostname(host, sizeof(host)) != 0)
+        strcpy(host, "localhost");
+    host[sizeof(host) - 1] = 0;
+    free(out_dir);
+    free(worker);
+    out_dir = strdup(c->out_dir && *c->out_dir ? c->out_dir : ".");
+    if (c->worker_name && *c->worker_name) {
+        worker = strdup(c->worker_name);
+    } else if ((worker = malloc(strlen(host) + 32))) {
+        sprintf(worker, "%s_%ld", host, (long)getpid());
+    }
+    if (!out_dir || !worker) {
+        tt_cap__set_error("out of memory");
+        return TT_CAP_ENOMEM;
+    }
+    cfg.out_dir = out_dir;
+    cfg.worker_name = worker;
+    cfg.name_filter = NULL;
+    cfg.log = NULL; /* log.c holds it */
+    tt_cap__max_bytes = c->max_bytes ? c->max_bytes : (size_t)256 << 20;
+    tt_cap__record_shapes = c->record_shapes;
+    if (!c->on_trace_ready && mkdir_p(out_dir) != 0) {
+        tt_cap__set_error("cannot make the directory %s: %s", out_dir, strerror(errno));
+        return TT_CAP_EIO;
+    }
+    return 0;
+}
+
+tt_cap_status tt_cap_start(const tt_cap_config *c)
+{
+    tt_cap_config def;
+    int rc;
+    if (!c) {
+        tt_cap_config_default(&def);
+        c = &def;
+    }
+    pthread_mutex_lock(&ctl);
+    if (active) {
+        atomic_fetch_add(&ignored_starts, 1);
+        stats.ignored_starts++;
+        pthread_mutex_unlock(&ctl);
+        tt_cap__set_error("a profile is already running: this one is ignored");
+        return TT_CAP_EBUSY;
+    }
+    if (!hooks_done) {
+        atexit(at_exit);
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        hooks_done = 1;
+    }
+    if ((rc = configure(c)) < 0) {
+        tt_cap__filter_set(NULL);
+        tt_cap__log(tt_cap_last_error());
+        pthread_mutex_unlock(&ctl);
+        return (tt_cap_status)rc;
+    }
+    active = 1;
+    step = 0;
+    if (sched_on) {
+        act = tt_cap__sched_action(&sched, 0);
+        apply(tt_cap__sched_transition(TT_CAP_NONE, act));
+        step_open();
+    } else {
+        window_begin();
+    }
+    pthread_mutex_unlock(&ctl);
+    return TT_CAP_OK;
+}
+
+tt_cap_status tt_cap_step(void)
+{
+    enum tt_cap_action next;
+    pthread_mutex_lock(&ctl);
+    if (!active) {
+        pthread_mutex_unlock(&ctl);
+        return TT_CAP_EOFF;
+    }
+    if (sched_on) {
+        step_close();
+        step++;
+        next = tt_cap__sched_action(&sched, step);
+        apply(tt_cap__sched_transition(act, next));
+        act = next;
+        step_open();
+    } else {
+        step++;
+    }
+    pthread_mutex_unlock(&ctl);
+    return TT_CAP_OK;
+}
+
+tt_cap_status tt_cap_stop(void)
+{
+    pthread_mutex_lock(&ctl);
+    if (!active) {
+        pthread_mutex_unlock(&ctl);
+        return TT_CAP_EOFF;
+    }
+    if (sched_on) {
+        step_close();
+        apply(tt_cap__sched_exit(act));
+    } else {
+        apply(TT_CAP_DO_STOP | TT_CAP_DO_SAVE);
+    }
+    atomic_store(&tt_cap__recording, 0);
+    active = 0;
+    tt_cap__filter_set(NULL);
+    pthread_mutex_unlock(&ctl);
+    return TT_CAP_OK;
+}
+
+tt_cap_status tt_cap_write_trace(const tt_cap_trace *t, const char *path, const char *et_path)
+{
+    if (!t || !path) {
+        tt_cap__set_error("no trace or no path");
+        return TT_CAP_EINVAL;
+    }
+    if (tt_cap__write_kineto(t, path) < 0 || (et_path && tt_cap__write_et(t, et_path) < 0)) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "%s", tt_cap_last_error());
+        tt_cap__fail("%s", msg);
+        return TT_CAP_EIO;
+    }
+    return TT_CAP_OK;
+}
+
+void tt_cap_get_stats(tt_cap_stats *s)
+{
+    pthread_mutex_lock(&ctl);
+    *s = stats;
+    s->ignored_starts = atomic_load(&ignored_starts);
+    pthread_mutex_unlock(&ctl);
+}
+
+size_t tt_cap_trace_scopes(const tt_cap_trace *t)
+{
+    return t ? t->nscopes : 0;
+}
+
+void tt_cap_shutdown(void)
+{
+    tt_cap_stop();
+    pthread_mutex_lock(&ctl);
+    tt_cap__threads_reset(0);
+    free(out_dir);
+    free(worker);
+    out_dir = worker = NULL;
+    pthread_mutex_unlock(&ctl);
+}

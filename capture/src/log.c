@@ -1,0 +1,52 @@
+/*
+ * capture/src/log.c - failures: the last one (tt_cap_last_error), and the
+ * log line each one gets (the configuration's callback, else stderr). A
+ * failure while a window records switches recording off: the program goes
+ * on, the library records no more.
+ */
+#include "capture/src/capture_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static tt_cap_log_fn log_fn;
+static void *log_user;
+static char last_error[512];
+
+void tt_cap__set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+}
+
+void tt_cap__log_to(tt_cap_log_fn fn, void *user)
+{
+    log_fn = fn;
+    log_user = user;
+}
+
+void tt_cap__log(const char *msg)
+{
+    if (log_fn)
+        log_fn(msg, log_user);
+    else
+        fprintf(stderr, "tracetool capture: %s\n", msg);
+}
+
+/* A failure: said once, and this profile records no more. */
+void tt_cap__fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+    atomic_store(&tt_cap__recording, 0);
+    tt_cap__log(last_error);
+}
+
+const char *tt_cap_last_error(void)
+{
+    return last_error;
+}

@@ -1,0 +1,213 @@
+/*
+ * capture/src/out.c - a file the writers fill: written to <path>.tmp
+ * (gzip when the path ends in ".gz", zlib), renamed to <path> only when
+ * complete, removed on any failure, so a reader never sees half a trace.
+ * JSON strings are escaped per RFC 8259, and bytes that are not UTF-8
+ * become U+FFFD, so any name a program gives makes valid JSON.
+ */
+#define _GNU_SOURCE
+#include "capture/src/capture_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+struct out {
+    char *path, *tmp;
+    FILE *f;
+    gzFile gz;
+    unsigned char buf[1 << 16];
+    size_t n;
+    int err; /* errno of the first failure */
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+struct out *tt_cap__out_open(const char *path)
+{
+    struct out *o = calloc(1, sizeof(*o));
+    int fd;
+    if (!o || !(o->path = strdup(path)) || !(o->tmp = malloc(strlen(path) + 5))) {
+        if (o)
+            free(o->path);
+        free(o);
+        tt_cap__set_error("out of memory");
+        return NULL;
+    }
+    sprintf(o->tmp, "%s.tmp", path);
+    if (!(o->f = fopen(o->tmp, "wb"))) {
+        tt_cap__set_error("cannot write %s: %s", o->tmp, strerror(errno));
+        free(o->path);
+        free(o->tmp);
+        free(o);
+        return NULL;
+    }
+    if (ends_with(path, ".gz")) {
+        fd = dup(fileno(o->f));
+        if (fd < 0 || !(o->gz = gzdopen(fd, "wb6"))) {
+            tt_cap__set_error("cannot write %s: %s", o->tmp, strerror(errno ? errno : ENOMEM));
+            fclose(o->f);
+            remove(o->tmp);
+            free(o->path);
+            free(o->tmp);
+            free(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static int flush_buf(struct out *o)
+{
+    if (!o->n || o->err)
+        return o->err ? -1 : 0;
+    if (o->gz) {
+        if (gzwrite(o->gz, o->buf, (unsigned)o->n) != (int)o->n)
+            o->err = errno ? errno : EIO;
+    } else if (fwrite(o->buf, 1, o->n, o->f) != o->n) {
+        o->err = errno ? errno : EIO;
+    }
+    o->n = 0;
+    return o->err ? -1 : 0;
+}
+
+int tt_cap__out_write(struct out *o, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    while (n) {
+        size_t k = sizeof(o->buf) - o->n;
+        if (k > n)
+            k = n;
+        memcpy(o->buf + o->n, s, k);
+        o->n += k;
+        s += k;
+        n -= k;
+        if (o->n == sizeof(o->buf) && flush_buf(o) < 0)
+            return -1;
+    }
+    return o->err ? -1 : 0;
+}
+
+int tt_cap__out_printf(struct out *o, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(tmp)) {
+        o->err = EINVAL;
+        return -1;
+    }
+    return tt_cap__out_write(o, tmp, (size_t)n);
+}
+
+/* length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len, i;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        len = 2, cp = s[0] & 0x1f;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        len = 3, cp = s[0] & 0x0f;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        len = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return len;
+}
+
+int tt_cap__out_json_string(struct out *o, const char *str, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0, start = 0;
+    tt_cap__out_write(o, "\"", 1);
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t l = c >= 0x20 && c != '"' && c != '\\' && c != 0x7f ? utf8_len(s + i, n - i) : 0;
+        if (l) {
+            i += l;
+            continue;
+        }
+        tt_cap__out_write(o, s + start, i - start);
+        if (c == '"' || c == '\\') {
+            char e[2] = { '\\', (char)c };
+            tt_cap__out_write(o, e, 2);
+        } else if (c < 0x20 || c == 0x7f) {
+            char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+            tt_cap__out_write(o, e, 6);
+        } else {
+            tt_cap__out_write(o, "\\ufffd", 6); /* not UTF-8 */
+        }
+        start = ++i;
+    }
+    tt_cap__out_write(o, s + start, n - start);
+    return tt_cap__out_write(o, "\"", 1);
+}
+
+/* "[d0, d1, ...]" from nd 8-byte integers at dims */
+int tt_cap__out_dims(struct out *o, const unsigned char *dims, int32_t nd)
+{
+    int32_t d;
+    tt_cap__out_write(o, "[", 1);
+    for (d = 0; d < nd; d++) {
+        int64_t v;
+        memcpy(&v, dims + 8 * d, 8);
+        tt_cap__out_printf(o, "%s%lld", d ? ", " : "", (long long)v);
+    }
+    return tt_cap__out_write(o, "]", 1);
+}
+
+int tt_cap__out_close(struct out *o, int ok)
+{
+    int rc = 0;
+    if (!o)
+        return -1;
+    if (flush_buf(o) < 0)
+        ok = 0;
+    if (o->gz) {
+        int zr = gzclose(o->gz);
+        if (zr != Z_OK && !o->err)
+            o->err = EIO;
+    }
+    if (fflush(o->f) != 0 && !o->err)
+        o->err = errno ? errno : EIO;
+    if (fclose(o->f) != 0 && !o->err)
+        o->err = errno ? errno : EIO;
+    if (o->err || !ok) {
+        if (o->err)
+            tt_cap__set_error("cannot write %s: %s", o->tmp, strerror(o->err));
+        remove(o->tmp);
+        rc = -1;
+    } else if (rename(o->tmp, o->path) != 0) {
+        tt_cap__set_error("cannot rename %s to %s: %s", o->tmp, o->path, strerror(errno));
+        remove(o->tmp);
+        rc = -1;
+    }
+    free(o->path);
+    free(o->tmp);
+    free(o);
+    return rc;
+}

@@ -1,0 +1,372 @@
+/*
+ * tests/capture/capture_scenarios.c - a program that links the capture library
+ * the way a user's does, one scenario per mode; tests/cli/test_capture.py
+ * runs it and checks what it wrote with Python's json module alone.
+ *
+ *   capture_scenarios MODE DIR
+ *
+ * It prints "result <n>" (the program's own work, which capture must never
+ * change) and "stats scopes=.. mem=.. dropped=.. ignored=.. traces=..".
+ */
+#define _GNU_SOURCE
+#include "tracetool/capture.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Thread_local volatile long sink; /* keeps work() from being optimised away */
+
+static long work(int n)
+{
+    long s = 0;
+    int i;
+    for (i = 0; i < n; i++)
+        s += (long)i * i % 7;
+    sink += s;
+    return s;
+}
+
+/* one training step: nested ops with shapes, an allocation and its free */
+static long step_body(int i)
+{
+    static const tt_cap_srcloc linear = { "aten::linear", __FILE__, __LINE__, TT_CAP_CPU_OP };
+    static const int64_t d0[] = { 3, 4 }, d1[] = { 3, 4 };
+    const int64_t *dims[] = { d0, d1, NULL };
+    const int ndim[] = { 2, 2, 0 };
+    const char *types[] = { "float", "float", "Scalar" };
+    tt_cap_scope s = tt_cap_scope_begin(&linear);
+    long r;
+    tt_cap_scope_shapes(&s, 3, dims, ndim, types);
+    {
+        TT_CAP_SCOPE("aten::addmm");
+        tt_cap_mem_event((void *)(uintptr_t)(0x1000 + 64 * i), 48, 48, 2097152, TT_CAP_DEV_CPU, 0);
+        r = work(2000);
+        tt_cap_mem_event((void *)(uintptr_t)(0x1000 + 64 * i), -48, 0, 2097152, TT_CAP_DEV_CPU, 0);
+    }
+    tt_cap_scope_end(&s);
+    return r;
+}
+
+static void *side_thread(void *arg)
+{
+    int i, n = *(int *)arg;
+    pthread_setname_np(pthread_self(), "side");
+    for (i = 0; i < n; i++) {
+        TT_CAP_SCOPE("aten::side");
+        work(500);
+    }
+    return NULL;
+}
+
+static void print_stats(long result)
+{
+    tt_cap_stats s;
+    tt_cap_get_stats(&s);
+    printf("result %ld\nstats scopes=%llu mem=%llu dropped=%llu ignored=%llu traces=%llu\n", result,
+           (unsigned long long)s.scopes, (unsigned long long)s.mem_events,
+           (unsigned long long)s.dropped, (unsigned long long)s.ignored_starts,
+           (unsigned long long)s.traces);
+}
+
+/* torch's test_execution_trace schedule: 3, 1, 1, 2, 1 over 10 steps */
+static int mode_schedule(const char *dir, int gz)
+{
+    tt_cap_config c;
+    pthread_t th;
+    int n = 200, i;
+    long r = 0;
+    tt_cap_config_default(&c);
+    c.out_dir = dir;
+    c.worker_name = "worker0";
+    c.skip_first = 3, c.wait = 1, c.warmup = 1, c.active = 2, c.repeat = 1;
+    c.use_gzip = gz;
+    c.write_et = 1;
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    pthread_create(&th, NULL, side_thread, &n);
+    for (i = 0; i < 10; i++) {
+        r += step_body(i);
+        tt_cap_step();
+    }
+    pthread_join(th, NULL);
+    tt_cap_stop();
+    print_stats(r);
+    return 0;
+}
+
+static void ready(const tt_cap_trace *t, void *user)
+{
+    char path[512], et[512];
+    const char *dir = user;
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    snprintf(et, sizeof(et), "%s/trace.et.json", dir);
+    tt_cap_write_trace(t, path, et);
+}
+
+/* names a program may give: quotes, backslashes, control characters, bytes that are not UTF-8 */
+static int mode_names(const char *dir)
+{
+    static const tt_cap_srcloc locs[] = {
+        { "quote\"back\\slash", __FILE__, 1, TT_CAP_CPU_OP },
+        { "ctl\x01\x1f\n\t", __FILE__, 2, TT_CAP_CPU_OP },
+        { "bad\xff\xc3(utf8\xe2\x82", __FILE__, 3, TT_CAP_USER_ANNOTATION },
+        { "ok \xc3\xa9\xe2\x82\xac", __FILE__, 4, TT_CAP_CPU_OP },
+    };
+    tt_cap_config c;
+    size_t i;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = ready;
+    c.user = (void *)dir;
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    for (i = 0; i < sizeof(locs) / sizeof(locs[0]); i++) {
+        tt_cap_scope s = tt_cap_scope_begin(&locs[i]);
+        work(100);
+        tt_cap_scope_end(&s);
+    }
+    tt_cap_stop();
+    print_stats(0);
+    return 0;
+}
+
+struct racer {
+    int n;
+    long r;
+};
+
+static void *racer_main(void *arg)
+{
+    struct racer *rc = arg;
+    int i;
+    for (i = 0; i < rc->n; i++) {
+        TT_CAP_SCOPE("aten::outer");
+        {
+            TT_CAP_SCOPE("aten::inner");
+            rc->r += work(10);
+        }
+    }
+    return NULL;
+}
+
+/* 8 threads of nested scopes while the main thread steps the schedule */
+static int mode_threads(const char *dir)
+{
+    tt_cap_config c;
+    pthread_t th[8];
+    struct racer rc[8];
+    long r = 0;
+    int i;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = ready;
+    c.user = (void *)dir;
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    for (i = 0; i < 8; i++) {
+        rc[i].n = 4000;
+        rc[i].r = 0;
+        pthread_create(&th[i], NULL, racer_main, &rc[i]);
+    }
+    for (i = 0; i < 50; i++)
+        tt_cap_step();
+    for (i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        r += rc[i].r;
+    }
+    tt_cap_stop();
+    print_stats(r);
+    return 0;
+}
+
+static unsigned long long race_windows, race_scopes;
+static void race_ready(const tt_cap_trace *t, void *user)
+{
+    (void)user;
+    race_windows++;
+    race_scopes += tt_cap_trace_scopes(t);
+}
+
+/* windows open and close (wait 1, active 1, repeat 0; stop and start every
+ * 50 steps) while 8 threads append 100,000 nested scope pairs each */
+static int mode_race(void)
+{
+    tt_cap_config c;
+    pthread_t th[8];
+    struct racer rc[8];
+    long r = 0;
+    int i;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = race_ready;
+    c.wait = 1, c.warmup = 0, c.active = 1;
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    for (i = 0; i < 8; i++) {
+        rc[i].n = 100000;
+        rc[i].r = 0;
+        pthread_create(&th[i], NULL, racer_main, &rc[i]);
+    }
+    for (i = 0; i < 400; i++) {
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+        tt_cap_step();
+        if (i % 50 == 49) { /* stop and start again while the threads run */
+            tt_cap_stop();
+            tt_cap_start(&c);
+        }
+    }
+    for (i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        r += rc[i].r;
+    }
+    tt_cap_stop();
+    printf("windows %llu\nwindow_scopes %llu\n", race_windows, race_scopes);
+    print_stats(r);
+    return 0;
+}
+
+/* fork in the middle of a window: the child neither deadlocks nor writes */
+static int mode_fork(const char *dir)
+{
+    tt_cap_config c;
+    pid_t pid;
+    int st = 0;
+    long r;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = ready;
+    c.user = (void *)dir;
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    r = step_body(0);
+    pid = fork();
+    if (pid == 0) {
+        alarm(10);
+        step_body(1);
+        tt_cap_step();
+        tt_cap_stop();
+        tt_cap_shutdown();
+        _exit(7);
+    }
+    waitpid(pid, &st, 0);
+    printf("child %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    r += step_body(2);
+    tt_cap_stop();
+    print_stats(r);
+    return 0;
+}
+
+static int count_log;
+static void log_fn(const char *line, void *user)
+{
+    (void)user;
+    count_log++;
+    printf("log %s\n", line);
+}
+
+/* failures: an output directory that cannot be made, a bad filter, a
+ * second start, a write that fails; the work runs and gives its result */
+static int mode_fail(const char *dir)
+{
+    tt_cap_config c;
+    long r = 0;
+    int rc;
+    tt_cap_config_default(&c);
+    c.log = log_fn;
+    c.out_dir = "/etc/passwd/traces"; /* under a file: no directory can be made */
+    rc = tt_cap_start(&c);
+    printf("start unwritable %d\n", rc);
+    r += step_body(0);
+    c.out_dir = dir;
+    c.name_filter = "([unclosed";
+    rc = tt_cap_start(&c);
+    printf("start badregex %d\n", rc);
+    c.name_filter = NULL;
+    rc = tt_cap_start(&c);
+    printf("start ok %d\n", rc);
+    rc = tt_cap_start(&c);
+    printf("start again %d\n", rc);
+    r += step_body(1);
+    tt_cap_stop();
+    printf("stop again %d\n", tt_cap_stop());
+    printf("logs %d\n", count_log);
+    print_stats(r);
+    return 0;
+}
+
+/* limits: a memory cap, a maximum duration, a name filter */
+static int mode_limits(const char *dir, const char *which)
+{
+    tt_cap_config c;
+    long r = 0;
+    int i;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = ready;
+    c.user = (void *)dir;
+    if (!strcmp(which, "cap"))
+        c.max_bytes = 3 * 65536;
+    else if (!strcmp(which, "maxdur"))
+        c.max_duration_s = 0.05;
+    else
+        c.name_filter = "^aten::add";
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    for (i = 0; i < 3000; i++) {
+        r += step_body(i);
+        if (!strcmp(which, "maxdur") && i == 100) {
+            struct timespec ts = { 0, 100000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    tt_cap_stop();
+    print_stats(r);
+    return 0;
+}
+
+/* exit() with a window open: the trace is written at exit */
+static int mode_exit(const char *dir)
+{
+    tt_cap_config c;
+    tt_cap_config_default(&c);
+    c.out_dir = dir;
+    c.worker_name = "atexit";
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    printf("result %ld\n", step_body(0));
+    fflush(stdout);
+    exit(3);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: capture_scenarios MODE DIR\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "schedule"))
+        return mode_schedule(argv[2], 0);
+    if (!strcmp(argv[1], "schedule-gz"))
+        return mode_schedule(argv[2], 1);
+    if (!strcmp(argv[1], "names"))
+        return mode_names(argv[2]);
+    if (!strcmp(argv[1], "threads"))
+        return mode_threads(argv[2]);
+    if (!strcmp(argv[1], "fork"))
+        return mode_fork(argv[2]);
+    if (!strcmp(argv[1], "race"))
+        return mode_race();
+    if (!strcmp(argv[1], "fail"))
+        return mode_fail(argv[2]);
+    if (!strcmp(argv[1], "cap") || !strcmp(argv[1], "maxdur") || !strcmp(argv[1], "filter"))
+        return mode_limits(argv[2], argv[1]);
+    if (!strcmp(argv[1], "exit"))
+        return mode_exit(argv[2]);
+    if (!strcmp(argv[1], "plain")) { /* no profile: the work alone */
+        printf("result %ld\n", step_body(0));
+        return 0;
+    }
+    fprintf(stderr, "capture_scenarios: unknown mode %s\n", argv[1]);
+    return 2;
+}
