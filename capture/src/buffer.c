@@ -247,23 +247,32 @@ void tt_cap__trace_free(struct tt_cap_trace *tr)
     memset(tr, 0, sizeof(*tr));
 }
 
+/* In a forked child: every other thread is gone, and no record of the
+ * parent's may be written; the calling thread stays registered, empty. */
 void tt_cap__threads_reset(int free_them)
 {
     size_t i;
-    for (i = 0; free_them && i < nreg; i++) {
+    struct cap_thread *me = self;
+    if (!free_them)
+        return;
+    for (i = 0; i < nreg; i++) {
         struct chunk *c = reg[i]->head;
         while (c) {
             struct chunk *n = c->next;
             free(c);
             c = n;
         }
-        if (reg[i] != self)
+        if (reg[i] != me)
             free(reg[i]);
     }
-    if (free_them) {
-        free(reg);
-        reg = NULL;
-        nreg = areg = 0;
+    nreg = 0;
+    atomic_store(&tt_cap__bytes, 0);
+    if (me) {
+        me->head = me->tail = NULL;
+        me->nopen = 0;
+        me->os_tid = getpid(); /* the child's one thread */
+        atomic_store(&me->busy, 0);
+        reg[nreg++] = me;
     }
 }
 

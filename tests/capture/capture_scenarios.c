@@ -12,9 +12,12 @@
 #include "tracetool/capture.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,11 +102,13 @@ static int mode_schedule(const char *dir, int gz)
     return 0;
 }
 
+static const char *kill_name = "trace.json";
+
 static void ready(const tt_cap_trace *t, void *user)
 {
     char path[512], et[512];
     const char *dir = user;
-    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, kill_name);
     snprintf(et, sizeof(et), "%s/trace.et.json", dir);
     tt_cap_write_trace(t, path, et);
 }
@@ -339,6 +344,57 @@ static int mode_exit(const char *dir)
     exit(3);
 }
 
+/* a crash (abort) or SIGKILL with a window open, and during a write-out:
+ * never a final file that is half-written (at most a .tmp) */
+static int mode_crash(const char *dir, int how)
+{
+    tt_cap_config c;
+    tt_cap_config_default(&c);
+    c.out_dir = dir;
+    c.worker_name = "crash";
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    step_body(0);
+    fflush(stdout);
+    if (how == 0)
+        abort();
+    if (how == 1)
+        raise(SIGKILL);
+    /* killed while the trace is written: the child writes through a FIFO
+     * (its path.tmp) that the parent reads a little of, then kills it */
+    {
+        char tmp[512], buf[4096];
+        pid_t pid;
+        int fd, i;
+        snprintf(tmp, sizeof(tmp), "%s/killed.json.tmp", dir);
+        if (mkfifo(tmp, 0600) != 0)
+            return 1;
+        pid = fork();
+        if (pid == 0) {
+            tt_cap_config_default(&c);
+            c.on_trace_ready = ready;
+            c.user = (void *)dir;
+            kill_name = "killed.json";
+            tt_cap_start(&c);
+            for (i = 0; i < 2000; i++)
+                step_body(i);
+            tt_cap_stop(); /* blocks on the FIFO; killed in there */
+            _exit(0);
+        }
+        fd = open(tmp, O_RDONLY);
+        if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
+            return 1;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        close(fd);
+        unlink(tmp);
+        printf("killed while writing\n");
+    }
+    tt_cap_stop();
+    printf("result 0\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -363,6 +419,12 @@ int main(int argc, char **argv)
         return mode_limits(argv[2], argv[1]);
     if (!strcmp(argv[1], "exit"))
         return mode_exit(argv[2]);
+    if (!strcmp(argv[1], "abort"))
+        return mode_crash(argv[2], 0);
+    if (!strcmp(argv[1], "kill"))
+        return mode_crash(argv[2], 1);
+    if (!strcmp(argv[1], "kill-writing"))
+        return mode_crash(argv[2], 2);
     if (!strcmp(argv[1], "plain")) { /* no profile: the work alone */
         printf("result %ld\n", step_body(0));
         return 0;

@@ -300,6 +300,29 @@ def check_exit(tmp):
         C.eq(sum(1 for e in ops(doc) if e["name"] == "aten::linear"), 1, "exit: its ops")
 
 
+def check_crash(tmp):
+    for mode in ("abort", "kill", "kill-writing"):
+        d = os.path.join(tmp, mode)
+        os.makedirs(d)
+        cp, kv = demo(mode, d, timeout=120)
+        if mode == "kill-writing":
+            C.eq(cp.returncode, 0, mode + ": exit code")
+        else:
+            C.check(cp.returncode < 0, mode + ": died of its signal", cp.returncode)
+        finals = [f for f in os.listdir(d) if not f.endswith(".tmp")]
+        good = []
+        for f in finals:  # a final file is always complete JSON
+            try:
+                load(os.path.join(d, f))
+                good.append(f)
+            except ValueError:
+                pass
+        C.eq(sorted(good), sorted(finals), mode + ": no half-written final file")
+        if mode == "kill-writing":
+            C.check(b"killed while writing" in cp.stdout, mode + ": killed in the middle of a write")
+            C.check("killed.json" not in finals, mode + ": the killed writer left no final file")
+
+
 def check_user_demo(tmp):
     """capture-demo, the example program: torch's test schedule on 4 threads"""
     d = os.path.join(tmp, "user_demo")
@@ -366,6 +389,7 @@ def main():
         C.section("fail", check_fail, tmp)
         C.section("limits", check_limits, tmp)
         C.section("exit", check_exit, tmp)
+        C.section("crash", check_crash, tmp)
         if os.access(USER_DEMO, os.X_OK):
             C.section("capture-demo", check_user_demo, tmp)
         else:
