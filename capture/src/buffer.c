@@ -555,3 +555,26 @@ void tt_cap__step_close(int64_t step, int64_t t0, uint64_t rf, unsigned gen)
     }
     leave(t);
 }
+
+/* a metric as a counter event of the window being recorded (metrics.c) */
+void tt_cap_metric_trace(double ts, const char *group, const char *name, int64_t value, void *user)
+{
+    struct cap_thread *t;
+    struct rec_counter *r;
+    size_t gl = strlen(group), nl = strlen(name), sz;
+    (void)ts, (void)user;
+    if (gl > 1024 || nl > 1024 || !(t = enter()))
+        return;
+    sz = sizeof(*r) + (gl + nl + 7) / 8 * 8;
+    if ((r = tt_cap__reserve(t, sz))) {
+        r->h.type = REC_COUNTER;
+        r->h.size = (uint32_t)sz;
+        r->t = tt_cap__now();
+        r->value = value;
+        r->group_len = (uint32_t)gl;
+        r->name_len = (uint32_t)nl;
+        memcpy(r + 1, group, gl);
+        memcpy((char *)(r + 1) + gl, name, nl);
+    }
+    leave(t);
+}

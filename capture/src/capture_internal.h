@@ -19,7 +19,7 @@
 
 /* ---- records: appended to a thread's chunks, read by the writers ---- */
 
-enum { REC_SCOPE = 1, REC_STEP = 2, REC_MEM = 3, REC_SHAPES = 4 };
+enum { REC_SCOPE = 1, REC_STEP = 2, REC_MEM = 3, REC_SHAPES = 4, REC_COUNTER = 5 };
 
 struct rec_hdr {
     uint16_t type;
@@ -53,6 +53,14 @@ struct rec_mem {
     uint64_t addr;
     int64_t bytes, total_allocated, total_reserved;
     int32_t dev_type, dev_id;
+};
+
+/* a metric written into the trace (tt_cap_metric_trace): a counter event;
+ * then the group and the name bytes (no NULs), padded to 8 */
+struct rec_counter {
+    struct rec_hdr h;
+    int64_t t, value;
+    uint32_t group_len, name_len;
 };
 
 #define CHUNK_BYTES (64 * 1024)

@@ -87,6 +87,19 @@ static int write_thread(struct out *o, const struct tt_cap_trace *tr, const stru
     }
     for (h = tt_cap__rec_first(th, &c, &off); h; h = tt_cap__rec_next(&c, &off)) {
         const struct rec_mem *m = (const struct rec_mem *)h;
+        if (h->type == REC_COUNTER) {
+            const struct rec_counter *k = (const struct rec_counter *)h;
+            const char *gn = (const char *)(k + 1);
+            ts_us(ts, k->t + tr->mono_to_unix - base);
+            tt_cap__out_printf(o, "%s\n  {\"ph\": \"C\", \"name\": ", *first ? "" : ",");
+            *first = 0;
+            tt_cap__out_json_string(o, gn, k->group_len);
+            tt_cap__out_printf(o, ", \"pid\": %ld, \"tid\": %ld, \"ts\": %s, \"args\": {", pid,
+                               (long)th->os_tid, ts);
+            tt_cap__out_json_string(o, gn + k->group_len, k->name_len);
+            tt_cap__out_printf(o, ": %lld}}", (long long)k->value);
+            continue;
+        }
         if (h->type != REC_MEM)
             continue;
         ts_us(ts, m->t + tr->mono_to_unix - base);

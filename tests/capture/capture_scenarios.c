@@ -395,6 +395,68 @@ static int mode_crash(const char *dir, int how)
     return 0;
 }
 
+static int ok_fn(void *arg)
+{
+    (void)arg;
+    work(1000);
+    return 0;
+}
+
+static int fail_fn(void *arg)
+{
+    (void)arg;
+    return 42;
+}
+
+static tt_cap_config *nested_cfg;
+static int nested_fn(void *arg)
+{
+    int *depth = arg;
+    TT_CAP_SCOPE("nested_work");
+    if (++*depth < 3) /* a profiled function calling itself: runs, unprofiled */
+        return tt_cap_profile_function(nested_cfg, nested_fn, arg) + 1;
+    return 100;
+}
+
+/* metrics: handlers per group, prof, and functions run under a profile */
+static int mode_metrics(const char *dir)
+{
+    tt_cap_config c;
+    char path[512];
+    FILE *jl;
+    int depth = 0, r;
+    snprintf(path, sizeof(path), "%s/metrics.jsonl", dir);
+    if (!(jl = fopen(path, "w")))
+        return 1;
+    tt_cap_metrics_configure("agent", tt_cap_metric_console, stdout);
+    tt_cap_metrics_configure("jsonl", tt_cap_metric_jsonl, jl);
+    tt_cap_metrics_configure("trace", tt_cap_metric_trace, NULL);
+    tt_cap_put_metric("restarts", 5, "agent");
+    tt_cap_put_metric("quoted\"name", -3, "jsonl");
+    tt_cap_put_metric("nowhere", 1, NULL); /* torchelastic: the null handler */
+    printf("prof ok %d\n", tt_cap_prof("train", "agent", ok_fn, NULL));
+    printf("prof fail %d\n", tt_cap_prof("train", "agent", fail_fn, NULL));
+    tt_cap_config_default(&c);
+    c.on_trace_ready = ready;
+    c.user = (void *)dir;
+    nested_cfg = &c;
+    kill_name = "metrics_trace.json";
+    tt_cap_start(&c);
+    tt_cap_put_metric("loss_x1000", 1234, "trace");
+    tt_cap_stop();
+    kill_name = "function_trace.json";
+    r = tt_cap_profile_function(&c, nested_fn, &depth);
+    printf("profile_function %d depth %d\n", r, depth);
+    c.out_dir = "/etc/passwd/x"; /* cannot start: the work still runs */
+    c.on_trace_ready = NULL;
+    c.log = log_fn;
+    depth = 5;
+    printf("profile_function unwritable %d\n", tt_cap_profile_function(&c, nested_fn, &depth));
+    fclose(jl);
+    print_stats(0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -419,6 +481,8 @@ int main(int argc, char **argv)
         return mode_limits(argv[2], argv[1]);
     if (!strcmp(argv[1], "exit"))
         return mode_exit(argv[2]);
+    if (!strcmp(argv[1], "metrics"))
+        return mode_metrics(argv[2]);
     if (!strcmp(argv[1], "abort"))
         return mode_crash(argv[2], 0);
     if (!strcmp(argv[1], "kill"))

@@ -323,6 +323,36 @@ def check_crash(tmp):
             C.check("killed.json" not in finals, mode + ": the killed writer left no final file")
 
 
+def check_metrics(tmp):
+    d = os.path.join(tmp, "metrics")
+    os.makedirs(d)
+    cp, kv = demo("metrics", d)
+    C.eq(cp.returncode, 0, "metrics: exit code")
+    out = cp.stdout.decode()
+    console = [ln for ln in out.splitlines() if ln.startswith("[")]
+    C.check(all(re.fullmatch(r"\[\d+\.\d+\]\[agent\]: [\w.]+=-?\d+", ln) for ln in console) and
+            len(console) == 5, "metrics: torchelastic's console lines", console)
+    C.eq([ln.split(": ", 1)[1].split("=")[0] for ln in console],
+         ["restarts", "train.success", "train.duration.ms", "train.failure", "train.duration.ms"],
+         "metrics: put_metric, then prof's success / failure / duration.ms")
+    C.check("prof ok 0" in out and "prof fail 42" in out, "metrics: prof returns the function's result")
+    C.check("nowhere" not in out, "metrics: a group without a handler goes to the null handler")
+    lines = [json.loads(ln) for ln in open(os.path.join(d, "metrics.jsonl"))]
+    C.eq([(x["group"], x["name"], x["value"]) for x in lines], [("jsonl", 'quoted"name', -3)],
+         "metrics: JSON lines")
+    doc, _ = load(os.path.join(d, "metrics_trace.json"))
+    cs = [e for e in doc["traceEvents"] if e.get("ph") == "C"]
+    C.eq([(e["name"], e["args"]) for e in cs], [("trace", {"loss_x1000": 1234})],
+         "metrics: the trace handler writes a counter event")
+    C.check("profile_function 102 depth 3" in out,
+            "metrics: a profiled function calling itself runs every level and returns", out)
+    doc, _ = load(os.path.join(d, "function_trace.json"))
+    C.eq(sum(1 for e in ops(doc) if e["name"] == "nested_work"), 3,
+         "metrics: the outer profile holds the nested calls' scopes")
+    C.check("profile_function unwritable 100" in out and "log cannot make the directory" in out,
+            "metrics: capture that cannot start: the function runs and returns its result")
+
+
 def check_user_demo(tmp):
     """capture-demo, the example program: torch's test schedule on 4 threads"""
     d = os.path.join(tmp, "user_demo")
@@ -390,6 +420,7 @@ def main():
         C.section("limits", check_limits, tmp)
         C.section("exit", check_exit, tmp)
         C.section("crash", check_crash, tmp)
+        C.section("metrics", check_metrics, tmp)
         if os.access(USER_DEMO, os.X_OK):
             C.section("capture-demo", check_user_demo, tmp)
         else:

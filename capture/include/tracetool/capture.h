@@ -146,6 +146,31 @@ enum { TT_CAP_DEV_CPU = 0, TT_CAP_DEV_CUDA = 1 };
 TT_CAP_API void tt_cap_mem_event(const void *ptr, int64_t bytes, int64_t total_allocated,
                       int64_t total_reserved, int dev_type, int dev_id);
 
+/* ---- metrics (torchelastic's metrics API) and wrappers ---- */
+
+/* a handler: gets every metric of its group */
+typedef void (*tt_cap_metric_fn)(double unix_s, const char *group, const char *name, int64_t value,
+                                 void *user);
+/* handlers given here: null (the default), console ("[ts][group]: name=value"
+ * on user, a FILE *, or stdout), JSON lines on user (a FILE *), and trace (a
+ * counter event in the window being recorded, on the calling thread) */
+TT_CAP_API void tt_cap_metric_null(double, const char *, const char *, int64_t, void *);
+TT_CAP_API void tt_cap_metric_console(double, const char *, const char *, int64_t, void *);
+TT_CAP_API void tt_cap_metric_jsonl(double, const char *, const char *, int64_t, void *);
+TT_CAP_API void tt_cap_metric_trace(double, const char *, const char *, int64_t, void *);
+/* the handler of a group (NULL: the default for groups without one); fn NULL: null */
+TT_CAP_API tt_cap_status tt_cap_metrics_configure(const char *group, tt_cap_metric_fn fn, void *user);
+/* a metric (group NULL: "torchelastic") */
+TT_CAP_API void tt_cap_put_metric(const char *name, int64_t value, const char *group);
+/* Run fn(arg) and return its result (0: success), with torchelastic's prof
+ * metrics: <key>.success or <key>.failure = 1, and <key>.duration.ms */
+TT_CAP_API int tt_cap_prof(const char *key, const char *group, int (*fn)(void *), void *arg);
+/* Run fn(arg) under a profile of its own (configuration c) and return its
+ * result whatever happens to capture: when a profile already runs (a nested
+ * or concurrent call) or cannot start, fn runs unprofiled (counted in
+ * tt_cap_stats.ignored_starts). */
+TT_CAP_API int tt_cap_profile_function(const tt_cap_config *c, int (*fn)(void *), void *arg);
+
 #ifdef __cplusplus
 }
 #endif
