@@ -18,19 +18,22 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-atomic_int tt_cap__recording;
+int tt_cap__recording; /* __atomic builtins: the public header reads it */
 atomic_uint tt_cap__gen;
 atomic_ullong tt_cap__dropped;
 atomic_size_t tt_cap__bytes;
 size_t tt_cap__max_bytes = (size_t)256 << 20;
 int64_t tt_cap__deadline;
 int tt_cap__record_shapes;
+int tt_cap__use_tsc;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* chunks given back */
 static regex_t filter;
 static int have_filter;
 static struct cap_thread **reg;
@@ -39,16 +42,10 @@ static uint32_t next_logical = 1;
 static atomic_ullong rf_counter = 1;
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static _Thread_local struct cap_thread *self;
+/* initial-exec: no __tls_get_addr call on the hot path of the shared library */
+static _Thread_local struct cap_thread *self __attribute__((tls_model("initial-exec")));
 
 #define RF_BLOCK 256
-
-int64_t tt_cap__now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- the name filter: a verdict per source location, cached per thread ---- */
 
@@ -100,6 +97,7 @@ void tt_cap__registry_unlock(void)
 void tt_cap__registry_reinit(void)
 {
     pthread_mutex_init(&reg_lock, NULL);
+    pthread_mutex_init(&pool_lock, NULL);
 }
 
 static void thread_exit(void *arg)
@@ -155,6 +153,59 @@ uint64_t tt_cap__rf_id(struct cap_thread *t)
     return t->rf_next++;
 }
 
+/*
+ * Chunks come from a pool that windows give theirs back to (a mutex taken
+ * once per 64 KiB, never per event), so a program recording window after
+ * window allocates nothing once the first one is written. Chunks in use and
+ * in the pool never hold more than max_bytes together (the pool only gets
+ * what windows held).
+ */
+static struct chunk *pool;
+static size_t npool;
+
+static struct chunk *chunk_get(void)
+{
+    struct chunk *c;
+    pthread_mutex_lock(&pool_lock);
+    if ((c = pool)) {
+        pool = c->next;
+        npool--;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return c ? c : malloc(sizeof(*c));
+}
+
+/* give a list of chunks back (the bytes they held are free again) */
+static void chunks_put(struct chunk *c)
+{
+    while (c) {
+        struct chunk *n = c->next;
+        atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
+        pthread_mutex_lock(&pool_lock);
+        if (npool < tt_cap__max_bytes / sizeof(*c)) {
+            c->next = pool;
+            pool = c;
+            npool++;
+            c = NULL;
+        }
+        pthread_mutex_unlock(&pool_lock);
+        free(c);
+        c = n;
+    }
+}
+
+void tt_cap__pool_free(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    while (pool) {
+        struct chunk *n = pool->next;
+        free(pool);
+        pool = n;
+    }
+    npool = 0;
+    pthread_mutex_unlock(&pool_lock);
+}
+
 void *tt_cap__reserve(struct cap_thread *t, size_t size)
 {
     struct chunk *c = t->tail;
@@ -167,7 +218,7 @@ void *tt_cap__reserve(struct cap_thread *t, size_t size)
     }
     if (!c || c->used + size > CHUNK_BYTES) {
         if (atomic_fetch_add(&tt_cap__bytes, sizeof(*c)) + sizeof(*c) > tt_cap__max_bytes ||
-            !(c = malloc(sizeof(*c)))) {
+            !(c = chunk_get())) {
             atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
             atomic_fetch_add(&tt_cap__dropped, 1);
             return NULL;
@@ -187,10 +238,39 @@ void *tt_cap__reserve(struct cap_thread *t, size_t size)
 
 /* ---- the collector ---- */
 
+/*
+ * With membarrier(2) (Linux >= 4.14) the collector makes every thread run a
+ * full barrier between its clearing the recording flag and its reading the
+ * busy flags, so the hot path needs only a compiler barrier between setting
+ * busy and reading the flag (the asymmetric barrier of liburcu and folly),
+ * not a fence of its own. Without it (or under ThreadSanitizer, which does
+ * not know membarrier), sequentially consistent operations on both sides.
+ */
+static int asym;
+
+void tt_cap__fence_init(void)
+{
+#if defined(SYS_membarrier) && !defined(__SANITIZE_THREAD__)
+    asym = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+}
+
+/* after the recording flag was cleared (sequentially consistent), before
+ * the busy flags are read (sequentially consistent too) */
+static void collector_fence(void)
+{
+#if defined(SYS_membarrier)
+    if (asym)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+#endif
+}
+
+
 int tt_cap__collect(struct tt_cap_trace *tr)
 {
     size_t i, k = 0, taken;
     unsigned gen = atomic_load(&tt_cap__gen);
+    collector_fence(); /* the recording flag is clear: no append starts after this */
     pthread_mutex_lock(&reg_lock);
     tr->th = calloc(nreg ? nreg : 1, sizeof(*tr->th));
     for (i = 0; i < nreg; i++) {
@@ -205,13 +285,7 @@ int tt_cap__collect(struct tt_cap_trace *tr)
             o->head = t->head;
         } else if (t->gen == gen) {
             /* no room to describe it: its events are dropped */
-            struct chunk *c = t->head;
-            while (c) {
-                struct chunk *n = c->next;
-                free(c);
-                atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
-                c = n;
-            }
+            chunks_put(t->head);
         }
         t->head = t->tail = NULL;
     }
@@ -234,15 +308,8 @@ int tt_cap__collect(struct tt_cap_trace *tr)
 void tt_cap__trace_free(struct tt_cap_trace *tr)
 {
     size_t i;
-    for (i = 0; i < tr->nth; i++) {
-        struct chunk *c = tr->th[i].head;
-        while (c) {
-            struct chunk *n = c->next;
-            free(c);
-            atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
-            c = n;
-        }
-    }
+    for (i = 0; i < tr->nth; i++)
+        chunks_put(tr->th[i].head);
     free(tr->th);
     memset(tr, 0, sizeof(*tr));
 }
@@ -369,15 +436,23 @@ const unsigned char *tt_cap__shape_next(const unsigned char *p, int32_t *nd,
 static struct cap_thread *enter(void)
 {
     struct cap_thread *t = self;
-    if (!atomic_load_explicit(&tt_cap__recording, memory_order_relaxed))
+    int on;
+    if (!__atomic_load_n(&tt_cap__recording, __ATOMIC_RELAXED))
         return NULL;
     if (!t && !(t = tt_cap__thread()))
         return NULL;
     if (t->in_lib)
         return NULL;
-    atomic_store(&t->busy, 1);
-    if (!atomic_load(&tt_cap__recording)) {
-        atomic_store(&t->busy, 0);
+    if (asym) {
+        atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst); /* the collector's membarrier does the rest */
+        on = __atomic_load_n(&tt_cap__recording, __ATOMIC_RELAXED);
+    } else {
+        atomic_store(&t->busy, 1);
+        on = __atomic_load_n(&tt_cap__recording, __ATOMIC_SEQ_CST);
+    }
+    if (!on) {
+        atomic_store_explicit(&t->busy, 0, memory_order_release);
         return NULL;
     }
     return t;
@@ -385,28 +460,29 @@ static struct cap_thread *enter(void)
 
 static void leave(struct cap_thread *t)
 {
-    atomic_store(&t->busy, 0);
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
-tt_cap_scope tt_cap_scope_begin(const tt_cap_srcloc *loc)
+/* A scope's beginning touches only its thread's own state (no chunk): no
+ * busy flag; the window it began in is checked at its end. */
+tt_cap_scope tt_cap__scope_begin(const tt_cap_srcloc *loc)
 {
     tt_cap_scope s = { loc, 0, 0, 0 };
-    struct cap_thread *t = enter();
-    if (!t)
+    struct cap_thread *t = self;
+    if (!__atomic_load_n(&tt_cap__recording, __ATOMIC_RELAXED))
         return s;
-    if (loc && tt_cap__name_ok(t, loc)) {
-        s.rf_id = tt_cap__rf_id(t);
-        s.gen = atomic_load(&tt_cap__gen);
-        s.t0 = tt_cap__now();
-        if (t->nopen < OPEN_MAX)
-            t->open[t->nopen] = s.rf_id;
-        t->nopen++;
-    }
-    leave(t);
+    if ((!t && !(t = tt_cap__thread())) || t->in_lib || !loc || !tt_cap__name_ok(t, loc))
+        return s;
+    s.rf_id = tt_cap__rf_id(t);
+    s.gen = atomic_load_explicit(&tt_cap__gen, memory_order_acquire);
+    s.t0 = tt_cap__now();
+    if (t->nopen < OPEN_MAX)
+        t->open[t->nopen] = s.rf_id;
+    t->nopen++;
     return s;
 }
 
-void tt_cap_scope_end(tt_cap_scope *s)
+void tt_cap__scope_end(tt_cap_scope *s)
 {
     struct cap_thread *t;
     struct rec_scope *r;

@@ -9,6 +9,10 @@
 #ifndef TT_CAPTURE_INTERNAL_H
 #define TT_CAPTURE_INTERNAL_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* clock_gettime, gettid, pthread names: first include of every file */
+#endif
+
 #include "tracetool/capture.h"
 
 #include <pthread.h>
@@ -16,6 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 /* ---- records: appended to a thread's chunks, read by the writers ---- */
 
@@ -114,7 +122,6 @@ struct tt_cap_trace {
 
 /* ---- buffer.c: the hot path's state ---- */
 
-extern atomic_int tt_cap__recording; /* events are appended */
 extern atomic_uint tt_cap__gen;      /* the window being recorded */
 extern atomic_ullong tt_cap__dropped;
 extern atomic_size_t tt_cap__bytes;  /* bytes of chunks held, all threads */
@@ -122,8 +129,29 @@ extern size_t tt_cap__max_bytes;
 extern int64_t tt_cap__deadline;     /* CLOCK_MONOTONIC ns when the window stops recording (0: none) */
 extern int tt_cap__record_shapes;
 
-int64_t tt_cap__now(void);
+extern int tt_cap__use_tsc; /* tt_cap__now() reads the invariant TSC */
+
+/* The raw clock of the hot path: the TSC where it is invariant (a few ns),
+ * else CLOCK_MONOTONIC ns. A window's times are made CLOCK_MONOTONIC ns when
+ * it ends (core.c), from pairs of both clocks read then and at the start. */
+static inline int64_t tt_cap__mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t tt_cap__now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (tt_cap__use_tsc)
+        return (int64_t)__rdtsc();
+#endif
+    return tt_cap__mono();
+}
+
 int tt_cap__filter_set(const char *re);
+void tt_cap__fence_init(void);
 int tt_cap__name_ok(struct cap_thread *t, const tt_cap_srcloc *loc);
 
 /* ---- log.c ---- */
@@ -148,6 +176,7 @@ int tt_cap__collect(struct tt_cap_trace *tr);
 void tt_cap__trace_free(struct tt_cap_trace *tr);
 /* drop every thread (at shutdown and in a forked child) */
 void tt_cap__threads_reset(int free_them);
+void tt_cap__pool_free(void);
 void tt_cap__registry_lock(void);
 void tt_cap__registry_unlock(void);
 void tt_cap__registry_reinit(void);

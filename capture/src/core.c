@@ -48,15 +48,91 @@ static int64_t mono_to_unix(void)
            (((int64_t)a.tv_sec + b.tv_sec) * 500000000 + (a.tv_nsec + b.tv_nsec) / 2);
 }
 
+/* ---- the clock: raw ticks on the hot path, CLOCK_MONOTONIC ns in a window ---- */
+
+static int clock_ready;
+static int64_t raw0, mono0; /* a pair read at the first start */
+static double tick_ns = 1.0;
+
+static int tsc_invariant(void)
+{
+    char line[4096];
+    int c = 0, n = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, "flags", 5)) {
+            c = strstr(line, " constant_tsc") != NULL;
+            n = strstr(line, " nonstop_tsc") != NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return c && n;
+}
+
+static void clock_init(void)
+{
+    int64_t m;
+    if (clock_ready)
+        return;
+    clock_ready = 1;
+#if defined(__x86_64__) || defined(__i386__)
+    tt_cap__use_tsc = tsc_invariant() && !getenv("TT_CAPTURE_NO_TSC");
+#endif
+    tt_cap__fence_init();
+    raw0 = tt_cap__now();
+    mono0 = tt_cap__mono();
+    if (tt_cap__use_tsc) { /* a first rate, for deadlines: 2 ms */
+        do
+            m = tt_cap__mono();
+        while (m - mono0 < 2000000);
+        tick_ns = (double)(m - mono0) / (double)(tt_cap__now() - raw0);
+    }
+}
+
+/* the window's raw times made CLOCK_MONOTONIC ns, anchored at its end */
+static void to_mono(struct tt_cap_trace *tr, int64_t raw1, int64_t mono1)
+{
+    double scale = raw1 > raw0 ? (double)(mono1 - mono0) / (double)(raw1 - raw0) : 1.0;
+    const struct rec_hdr *h;
+    const struct chunk *c;
+    size_t i, off;
+#define CONV(x) (mono1 - (int64_t)((double)(raw1 - (x)) * scale))
+    tr->start_mono = tt_cap__use_tsc ? CONV(win_start) : win_start;
+    tr->end_mono = mono1;
+    if (!tt_cap__use_tsc)
+        return;
+    tick_ns = scale;
+    for (i = 0; i < tr->nth; i++)
+        for (h = tt_cap__rec_first(&tr->th[i], &c, &off); h; h = tt_cap__rec_next(&c, &off)) {
+            if (h->type == REC_SCOPE || h->type == REC_STEP) {
+                struct rec_scope *r = (struct rec_scope *)(uintptr_t)h;
+                r->t0 = CONV(r->t0);
+                r->t1 = CONV(r->t1);
+            } else if (h->type == REC_MEM) {
+                struct rec_mem *r = (struct rec_mem *)(uintptr_t)h;
+                r->t = CONV(r->t);
+            } else if (h->type == REC_COUNTER) {
+                struct rec_counter *r = (struct rec_counter *)(uintptr_t)h;
+                r->t = CONV(r->t);
+            }
+        }
+#undef CONV
+}
+
 /* ---- windows ---- */
 
 static void window_begin(void)
 {
     win_start = tt_cap__now();
     win_dropped0 = atomic_load(&tt_cap__dropped);
-    tt_cap__deadline = cfg.max_duration_s > 0 ? win_start + (int64_t)(cfg.max_duration_s * 1e9) : 0;
+    tt_cap__deadline = cfg.max_duration_s > 0
+                           ? win_start + (int64_t)(cfg.max_duration_s * 1e9 / tick_ns)
+                           : 0;
     atomic_fetch_add(&tt_cap__gen, 1);
-    atomic_store(&tt_cap__recording, 1);
+    __atomic_store_n(&tt_cap__recording, 1, __ATOMIC_SEQ_CST);
 }
 
 static void handler(const tt_cap_trace *t)
@@ -81,7 +157,7 @@ static void window_end(int save)
     struct tt_cap_trace tr;
     struct cap_thread *me = tt_cap__thread();
     memset(&tr, 0, sizeof(tr));
-    atomic_store(&tt_cap__recording, 0);
+    __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
     if (me)
         me->in_lib = 1; /* nothing the writers do is recorded */
     if (tt_cap__collect(&tr) < 0) {
@@ -90,13 +166,13 @@ static void window_end(int save)
         const struct rec_hdr *h;
         const struct chunk *c;
         size_t i, off;
-        tr.start_mono = win_start;
-        tr.end_mono = tt_cap__now();
+        int64_t raw1 = tt_cap__now(), mono1 = tt_cap__mono();
+        tr.max_duration_hit = tt_cap__deadline && raw1 > tt_cap__deadline;
+        to_mono(&tr, raw1, mono1);
         tr.mono_to_unix = mono_to_unix();
         tr.record_shapes = cfg.record_shapes;
         tr.dropped = atomic_load(&tt_cap__dropped) - win_dropped0;
         tr.ignored_starts = atomic_load(&ignored_starts);
-        tr.max_duration_hit = tt_cap__deadline && tr.end_mono > tt_cap__deadline;
         for (i = 0; i < tr.nth; i++)
             for (h = tt_cap__rec_first(&tr.th[i], &c, &off); h; h = tt_cap__rec_next(&c, &off)) {
                 if (h->type == REC_SCOPE || h->type == REC_STEP)
@@ -119,7 +195,7 @@ static void window_end(int save)
 /* carry out the schedule's bits (TT_CAP_DO_*) */
 static void apply(unsigned bits)
 {
-    int recording = atomic_load(&tt_cap__recording);
+    int recording = __atomic_load_n(&tt_cap__recording, __ATOMIC_SEQ_CST);
     if (recording && (bits & TT_CAP_DO_STOP))
         window_end((bits & TT_CAP_DO_SAVE) != 0);
     if (bits & TT_CAP_DO_START) {
@@ -165,7 +241,7 @@ static void fork_child(void)
 {
     pthread_mutex_init(&ctl, NULL);
     tt_cap__registry_reinit();
-    atomic_store(&tt_cap__recording, 0);
+    __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
     tt_cap__threads_reset(1);
     active = 0;
     tt_cap__filter_set(NULL);
@@ -264,6 +340,7 @@ tt_cap_status tt_cap_start(const tt_cap_config *c)
         tt_cap__set_error("a profile is already running: this one is ignored");
         return TT_CAP_EBUSY;
     }
+    clock_init();
     if (!hooks_done) {
         atexit(at_exit);
         pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -323,7 +400,7 @@ tt_cap_status tt_cap_stop(void)
     } else {
         apply(TT_CAP_DO_STOP | TT_CAP_DO_SAVE);
     }
-    atomic_store(&tt_cap__recording, 0);
+    __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
     active = 0;
     tt_cap__filter_set(NULL);
     pthread_mutex_unlock(&ctl);
@@ -363,6 +440,7 @@ void tt_cap_shutdown(void)
     tt_cap_stop();
     pthread_mutex_lock(&ctl);
     tt_cap__threads_reset(0);
+    tt_cap__pool_free();
     free(out_dir);
     free(worker);
     out_dir = worker = NULL;

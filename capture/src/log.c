@@ -42,7 +42,7 @@ void tt_cap__fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
-    atomic_store(&tt_cap__recording, 0);
+    __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
     tt_cap__log(last_error);
 }
 

@@ -122,9 +122,9 @@ void tt_cap_put_metric(const char *name, int64_t value, const char *group)
 int tt_cap_prof(const char *key, const char *group, int (*fn)(void *), void *arg)
 {
     char name[256];
-    int64_t t0 = tt_cap__now(), ms;
+    int64_t t0 = tt_cap__mono(), ms;
     int result = fn(arg);
-    ms = (tt_cap__now() - t0) / 1000000;
+    ms = (tt_cap__mono() - t0) / 1000000;
     snprintf(name, sizeof(name), "%s.%s", key ? key : "fn", result == 0 ? "success" : "failure");
     tt_cap_put_metric(name, 1, group);
     snprintf(name, sizeof(name), "%s.duration.ms", key ? key : "fn");

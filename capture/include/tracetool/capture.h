@@ -116,8 +116,27 @@ typedef struct tt_cap_scope {
     unsigned gen;   /* the window it began in */
 } tt_cap_scope;
 
-TT_CAP_API tt_cap_scope tt_cap_scope_begin(const tt_cap_srcloc *loc);
-TT_CAP_API void tt_cap_scope_end(tt_cap_scope *s);
+/* non-zero while a window records (read by the inline functions below) */
+TT_CAP_API extern int tt_cap__recording;
+TT_CAP_API tt_cap_scope tt_cap__scope_begin(const tt_cap_srcloc *loc);
+TT_CAP_API void tt_cap__scope_end(tt_cap_scope *s);
+
+/* Begin a scope: with nothing recording, one load and no call. */
+static inline tt_cap_scope tt_cap_scope_begin(const tt_cap_srcloc *loc)
+{
+    if (__builtin_expect(!__atomic_load_n(&tt_cap__recording, __ATOMIC_RELAXED), 1)) {
+        tt_cap_scope s = { loc, 0, 0, 0 };
+        return s;
+    }
+    return tt_cap__scope_begin(loc);
+}
+
+/* End it (a scope that recorded nothing costs a test). */
+static inline void tt_cap_scope_end(tt_cap_scope *s)
+{
+    if (s->rf_id)
+        tt_cap__scope_end(s);
+}
 /* Input shapes and types of an open scope: n inputs, input i has ndim[i]
  * dimensions dims[i][0..ndim[i]) and type dtypes[i] ("float", "Scalar"...;
  * NULL: none). Kept only with record_shapes. */
