@@ -457,6 +457,29 @@ static int mode_metrics(const char *dir)
     return 0;
 }
 
+/* two scopes around 20 ms sleeps, 30 ms apart: the clock's conversion */
+static int mode_sleep(const char *dir)
+{
+    tt_cap_config c;
+    struct timespec d20 = { 0, 20000000 }, d10 = { 0, 10000000 };
+    int i;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = ready;
+    c.user = (void *)dir;
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    for (i = 0; i < 2; i++) {
+        {
+            TT_CAP_SCOPE("sleep20");
+            nanosleep(&d20, NULL);
+        }
+        nanosleep(&d10, NULL);
+    }
+    tt_cap_stop();
+    print_stats(0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -481,6 +504,8 @@ int main(int argc, char **argv)
         return mode_limits(argv[2], argv[1]);
     if (!strcmp(argv[1], "exit"))
         return mode_exit(argv[2]);
+    if (!strcmp(argv[1], "sleep"))
+        return mode_sleep(argv[2]);
     if (!strcmp(argv[1], "metrics"))
         return mode_metrics(argv[2]);
     if (!strcmp(argv[1], "abort"))

@@ -353,6 +353,26 @@ def check_metrics(tmp):
             "metrics: capture that cannot start: the function runs and returns its result")
 
 
+def check_clock(tmp):
+    """times in µs on the program's clock: the TSC (where invariant) and
+    clock_gettime (TT_CAPTURE_NO_TSC) both give the sleeps' lengths"""
+    for env in ({}, {"TT_CAPTURE_NO_TSC": "1"}):
+        label = "clock " + ("clock_gettime" if env else "default")
+        d = os.path.join(tmp, label.replace(" ", "_"))
+        os.makedirs(d)
+        cp = subprocess.run([DEMO, "sleep", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            timeout=60, env=dict(os.environ, **env))
+        C.eq(cp.returncode, 0, label + ": exit code")
+        doc, _ = load(os.path.join(d, "trace.json"))
+        evs = sorted(ops(doc), key=lambda e: e["ts"])
+        C.eq(len(evs), 2, label + ": two scopes")
+        if len(evs) == 2:
+            C.check(all(19900 <= e["dur"] <= 30000 for e in evs), label + ": 20 ms each",
+                    [e["dur"] for e in evs])
+            gap = evs[1]["ts"] - evs[0]["ts"]
+            C.check(29900 <= gap <= 45000, label + ": 30 ms apart", gap)
+
+
 def check_user_demo(tmp):
     """capture-demo, the example program: torch's test schedule on 4 threads"""
     d = os.path.join(tmp, "user_demo")
@@ -421,6 +441,7 @@ def main():
         C.section("exit", check_exit, tmp)
         C.section("crash", check_crash, tmp)
         C.section("metrics", check_metrics, tmp)
+        C.section("clock", check_clock, tmp)
         if os.access(USER_DEMO, os.X_OK):
             C.section("capture-demo", check_user_demo, tmp)
         else:
