@@ -28,4 +28,5 @@ gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Wer
   -lz -lpthread -o build-tsan/capture-demo
 TSAN_OPTIONS=halt_on_error=1 CAPTURE_SCENARIOS=$PWD/build-tsan/capture_scenarios \
   CAPTURE_DEMO=$PWD/build-tsan/capture-demo \
+  CAPTURE_MALLOC=$PWD/build/capture/libtracetool_capture_malloc.so ALLOC_PROG=$PWD/build/tests/alloc_prog \
   TRACETOOL=$PWD/build/tracetool TT_SHARED=$PWD/../shared python3 tests/cli/test_capture.py

@@ -373,6 +373,45 @@ def check_clock(tmp):
             C.check(29900 <= gap <= 45000, label + ": 30 ms apart", gap)
 
 
+def check_malloc_preload(tmp):
+    """an unmodified program with libtracetool_capture_malloc.so preloaded"""
+    lib, prog = os.environ.get("CAPTURE_MALLOC"), os.environ.get("ALLOC_PROG")
+    if lib == "none":
+        print("note: malloc interposer not run in a sanitizer build (it runs in the release one)")
+        return
+    if not (lib and prog and os.path.exists(lib) and os.path.exists(prog)):
+        C.skip("malloc interposer", "CAPTURE_MALLOC / ALLOC_PROG not built")
+        return
+    d = os.path.join(tmp, "preload")
+    plain = subprocess.run([prog], stdout=subprocess.PIPE, timeout=60)
+    env = dict(os.environ, LD_PRELOAD=lib, TT_CAPTURE_DIR=d, TT_CAPTURE_WORKER="ap")
+    pre = subprocess.run([prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, env=env)
+    C.eq((pre.returncode, pre.stdout), (plain.returncode, plain.stdout),
+         "preload: the program's exit status and output unchanged")
+    files = glob.glob(os.path.join(d, "ap.*.pt.trace.json"))
+    C.eq(len(files), 1, "preload: the trace written at exit")
+    if not files:
+        return
+    doc, _ = load(files[0])
+    mem = [e for e in doc["traceEvents"] if e.get("name") == "[memory]"]
+    allocs = [e for e in mem if e["args"]["Bytes"] > 0]
+    frees = [e for e in mem if e["args"]["Bytes"] < 0]
+    C.check(len(allocs) >= 1100 and len(frees) >= 1100, "preload: 1000 blocks and 100 reallocs",
+            (len(allocs), len(frees)))
+    live = {}
+    for e in sorted(mem, key=lambda e: e["ts"]):
+        a = e["args"]["Addr"]
+        live[a] = live.get(a, 0) + e["args"]["Bytes"]
+    left = [v for v in live.values() if v]
+    C.check(len(left) <= 2 and all(v > 0 for v in left),
+            "preload: every block's events balance (stdio's buffer may live on)", left[:5])
+    C.check(all(e["args"]["Device Type"] == 0 and e["args"]["Device Id"] == -1 for e in mem),
+            "preload: device cpu")
+    html = os.path.join(tmp, "preload.html")
+    cp = te.run_tool(["memtimeline", files[0], html])
+    C.eq(cp.returncode, 0, "preload: tracetool memtimeline draws it")
+
+
 def check_user_demo(tmp):
     """capture-demo, the example program: torch's test schedule on 4 threads"""
     d = os.path.join(tmp, "user_demo")
@@ -442,6 +481,7 @@ def main():
         C.section("crash", check_crash, tmp)
         C.section("metrics", check_metrics, tmp)
         C.section("clock", check_clock, tmp)
+        C.section("malloc preload", check_malloc_preload, tmp)
         if os.access(USER_DEMO, os.X_OK):
             C.section("capture-demo", check_user_demo, tmp)
         else:
