@@ -31,17 +31,20 @@ extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 static volatile long allocs;
-void *malloc(size_t n)
+void *count_malloc(size_t n) __asm__("malloc");
+void *count_calloc(size_t a, size_t b) __asm__("calloc");
+void *count_realloc(void *p, size_t n) __asm__("realloc");
+void *count_malloc(size_t n)
 {
     allocs++;
     return __libc_malloc(n);
 }
-void *calloc(size_t a, size_t b)
+void *count_calloc(size_t a, size_t b)
 {
     allocs++;
     return __libc_calloc(a, b);
 }
-void *realloc(void *p, size_t n)
+void *count_realloc(void *p, size_t n)
 {
     allocs++;
     return __libc_realloc(p, n);
@@ -56,7 +59,7 @@ static double now_s(void)
 
 #define N 2000000
 static volatile long sink;
-static const tt_cap_srcloc loc = { "aten::bench", __FILE__, __LINE__, TT_CAP_CPU_OP };
+static const tt_cap_srcloc bench_loc = { "aten::bench", __FILE__, __LINE__, TT_CAP_CPU_OP };
 
 static double per_op(double t0, double t1, long n)
 {
@@ -121,7 +124,7 @@ int main(void)
     /* a scope with no profile: one atomic load each end */
     t0 = now_s();
     for (i = 0; i < N; i++) {
-        tt_cap_scope s = tt_cap_scope_begin(&loc);
+        tt_cap_scope s = tt_cap_scope_begin(&bench_loc);
         sink += i;
         tt_cap_scope_end(&s);
     }
@@ -136,7 +139,7 @@ int main(void)
         return 1;
     /* warm-up: a window as big as the measured one, written and given back */
     for (i = 0; i < N; i++) {
-        tt_cap_scope s = tt_cap_scope_begin(&loc);
+        tt_cap_scope s = tt_cap_scope_begin(&bench_loc);
         tt_cap_scope_end(&s);
     }
     tt_cap_stop();
@@ -145,7 +148,7 @@ int main(void)
     a0 = allocs;
     t0 = now_s();
     for (i = 0; i < N; i++) {
-        tt_cap_scope s = tt_cap_scope_begin(&loc);
+        tt_cap_scope s = tt_cap_scope_begin(&bench_loc);
         sink += i;
         tt_cap_scope_end(&s);
     }

@@ -1,5 +1,5 @@
 /*
- * capture/src/malloc_hook.c - libtracetool_capture_malloc.so: malloc, free,
+ * capture/preload/malloc_hook.c - libtracetool_capture_malloc.so: malloc, free,
  * calloc and realloc interposed (LD_PRELOAD) so an unmodified program's heap
  * shows as [memory] events (device cpu) while a profile records.
  *
@@ -27,6 +27,13 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
 
+/* the four functions, under names of their own in C; their symbols are the
+ * C library's names (the interposition) */
+TT_CAP_API void *tt_cap__malloc(size_t n) __asm__("malloc");
+TT_CAP_API void *tt_cap__calloc(size_t a, size_t b) __asm__("calloc");
+TT_CAP_API void tt_cap__free(void *p) __asm__("free");
+TT_CAP_API void *tt_cap__realloc(void *old, size_t n) __asm__("realloc");
+
 static _Thread_local int in_hook __attribute__((tls_model("initial-exec")));
 static atomic_llong live_bytes;
 
@@ -38,7 +45,7 @@ static void event(void *p, int64_t bytes)
 
 #define RECORDING() (__atomic_load_n(&tt_cap__recording, __ATOMIC_RELAXED) && !in_hook)
 
-TT_CAP_API void *malloc(size_t n)
+void *tt_cap__malloc(size_t n)
 {
     void *p = __libc_malloc(n);
     if (p && RECORDING()) {
@@ -49,7 +56,7 @@ TT_CAP_API void *malloc(size_t n)
     return p;
 }
 
-TT_CAP_API void *calloc(size_t a, size_t b)
+void *tt_cap__calloc(size_t a, size_t b)
 {
     void *p = __libc_calloc(a, b);
     if (p && RECORDING()) {
@@ -60,7 +67,7 @@ TT_CAP_API void *calloc(size_t a, size_t b)
     return p;
 }
 
-TT_CAP_API void free(void *p)
+void tt_cap__free(void *p)
 {
     if (p && RECORDING()) {
         in_hook = 1;
@@ -70,7 +77,7 @@ TT_CAP_API void free(void *p)
     __libc_free(p);
 }
 
-TT_CAP_API void *realloc(void *old, size_t n)
+void *tt_cap__realloc(void *old, size_t n)
 {
     int64_t was = old && RECORDING() ? (int64_t)malloc_usable_size(old) : 0;
     void *p = __libc_realloc(old, n);
