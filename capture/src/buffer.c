@@ -31,6 +31,7 @@ size_t tt_cap__max_bytes = (size_t)256 << 20;
 int64_t tt_cap__deadline;
 int tt_cap__record_shapes;
 int tt_cap__use_tsc;
+int tt_cap__fault_alloc;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* chunks given back */
@@ -172,6 +173,8 @@ static struct chunk *chunk_get(void)
         npool--;
     }
     pthread_mutex_unlock(&pool_lock);
+    if (!c && tt_cap__fault_alloc)
+        return NULL; /* a test's injected out-of-memory */
     return c ? c : malloc(sizeof(*c));
 }
 

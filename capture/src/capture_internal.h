@@ -130,6 +130,8 @@ extern int64_t tt_cap__deadline;     /* CLOCK_MONOTONIC ns when the window stops
 extern int tt_cap__record_shapes;
 
 extern int tt_cap__use_tsc; /* tt_cap__now() reads the invariant TSC */
+/* TT_CAPTURE_FAULT=alloc (tests): every allocation of chunks and outputs fails */
+extern int tt_cap__fault_alloc;
 
 /* The raw clock of the hot path: the TSC where it is invariant (a few ns),
  * else CLOCK_MONOTONIC ns. A window's times are made CLOCK_MONOTONIC ns when

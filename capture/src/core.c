@@ -341,6 +341,7 @@ tt_cap_status tt_cap_start(const tt_cap_config *c)
         return TT_CAP_EBUSY;
     }
     clock_init();
+    tt_cap__fault_alloc = getenv("TT_CAPTURE_FAULT") && !strcmp(getenv("TT_CAPTURE_FAULT"), "alloc");
     if (!hooks_done) {
         atexit(at_exit);
         pthread_atfork(fork_prepare, fork_parent, fork_child);

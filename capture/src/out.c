@@ -32,7 +32,7 @@ static int ends_with(const char *s, const char *suffix)
 
 struct out *tt_cap__out_open(const char *path)
 {
-    struct out *o = calloc(1, sizeof(*o));
+    struct out *o = tt_cap__fault_alloc ? NULL : calloc(1, sizeof(*o));
     int fd;
     if (!o || !(o->path = strdup(path)) || !(o->tmp = malloc(strlen(path) + 5))) {
         if (o)

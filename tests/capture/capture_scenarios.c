@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -480,6 +481,31 @@ static int mode_sleep(const char *dir)
     return 0;
 }
 
+/* a full disk (a file-size limit: every write past 4 KiB fails) and, with
+ * TT_CAPTURE_FAULT=alloc, no memory: logged, nothing half-written, the
+ * work's result returned */
+static int mode_nospace(const char *dir)
+{
+    tt_cap_config c;
+    struct rlimit lim = { 4096, 4096 };
+    long r = 0;
+    int i;
+    signal(SIGXFSZ, SIG_IGN);
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 1;
+    tt_cap_config_default(&c);
+    c.out_dir = dir;
+    c.worker_name = "full";
+    c.log = log_fn;
+    tt_cap_start(&c);
+    for (i = 0; i < 200; i++)
+        r += step_body(i);
+    tt_cap_stop();
+    printf("logs %d\n", count_log);
+    print_stats(r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -504,6 +530,8 @@ int main(int argc, char **argv)
         return mode_limits(argv[2], argv[1]);
     if (!strcmp(argv[1], "exit"))
         return mode_exit(argv[2]);
+    if (!strcmp(argv[1], "nospace"))
+        return mode_nospace(argv[2]);
     if (!strcmp(argv[1], "sleep"))
         return mode_sleep(argv[2]);
     if (!strcmp(argv[1], "metrics"))

@@ -267,6 +267,24 @@ def check_fail(tmp):
         C.eq(doc["tracetool_capture"]["ignored_starts"], 1, "fail: the ignored start is in the trace")
 
 
+def check_nospace(tmp):
+    """a full disk, and no memory (TT_CAPTURE_FAULT=alloc): said once, no
+    file half-written, the program's result the same"""
+    for label, env, said in (("full disk", {}, "File too large"),
+                             ("no memory", {"TT_CAPTURE_FAULT": "alloc"}, "out of memory")):
+        d = os.path.join(tmp, label.replace(" ", "_"))
+        os.makedirs(d)
+        cp = subprocess.run([DEMO, "nospace", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            timeout=60, env=dict(os.environ, **env))
+        out = cp.stdout.decode()
+        kv = dict(ln.split(" ", 1) for ln in out.splitlines() if " " in ln)
+        C.eq(cp.returncode, 0, label + ": exit code")
+        C.eq(kv.get("result"), PLAIN_RESULT and str(int(PLAIN_RESULT) * 200), label + ": the work's result")
+        C.eq(kv.get("logs"), "1", label + ": said once")
+        C.check(said in out, label + ": the log says why", out[-300:])
+        C.eq(os.listdir(d), [], label + ": nothing half-written is left")
+
+
 def check_limits(tmp):
     for mode in ("cap", "maxdur", "filter"):
         d = os.path.join(tmp, mode)
@@ -440,6 +458,15 @@ def check_user_demo(tmp):
     C.eq(len(mem), 32, "capture-demo: an allocation and a free per op")
     et, _ = load(ets[0])
     check_et("capture-demo", et, evs)
+    db = os.path.join(tmp, "demo.db")
+    cp = te.run_tool(["ingest", "-q", db, files[0]])
+    C.eq(cp.returncode, 0, "capture-demo: tracetool ingest")
+    cp = te.run_tool(["averages", "--format", "json", db])
+    if C.eq(cp.returncode, 0, "capture-demo: tracetool averages on the database"):
+        rows = json.loads(cp.stdout)["traces"][0]["rows"]
+        C.eq(dict((r["name"], r["count"]) for r in rows if r["name"].startswith("aten::")),
+             {"aten::linear": 8, "aten::addmm": 8, "aten::relu": 8},
+             "capture-demo: the database counts what the demo did")
     cp = te.run_tool(["crosscheck", "--strict", ets[0], files[0]])
     C.eq(cp.returncode, 0, "capture-demo: tracetool crosscheck --strict")
     cp = te.run_tool(["averages", "--format", "json", files[0]])
@@ -477,6 +504,7 @@ def main():
         C.section("fork", check_fork, tmp)
         C.section("fail", check_fail, tmp)
         C.section("limits", check_limits, tmp)
+        C.section("nospace", check_nospace, tmp)
         C.section("exit", check_exit, tmp)
         C.section("crash", check_crash, tmp)
         C.section("metrics", check_metrics, tmp)
