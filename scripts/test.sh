@@ -21,10 +21,10 @@ LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
 echo "== ThreadSanitizer: the capture library (threads racing the schedule, fork, exit)"
 mkdir -p build-tsan
 gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
-  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c tests/capture/capture_scenarios.c \
+  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c common/buf.c tests/capture/capture_scenarios.c \
   -lz -lpthread -o build-tsan/capture_scenarios
 gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
-  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c capture/examples/capture_demo.c \
+  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c common/buf.c capture/examples/capture_demo.c \
   -lz -lpthread -o build-tsan/capture-demo
 TSAN_OPTIONS=halt_on_error=1 CAPTURE_SCENARIOS=$PWD/build-tsan/capture_scenarios \
   CAPTURE_DEMO=$PWD/build-tsan/capture-demo \

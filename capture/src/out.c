@@ -2,11 +2,13 @@
  * capture/src/out.c - a file the writers fill: written to <path>.tmp
  * (gzip when the path ends in ".gz", zlib), renamed to <path> only when
  * complete, removed on any failure, so a reader never sees half a trace.
- * JSON strings are escaped per RFC 8259, and bytes that are not UTF-8
- * become U+FFFD, so any name a program gives makes valid JSON.
+ * JSON strings: bytes that are not UTF-8 become U+FFFD, then the project's
+ * RFC 8259 escaping (common/buf.c), so any name a program gives makes valid
+ * JSON.
  */
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@ struct out {
     unsigned char buf[1 << 16];
     size_t n;
     int err; /* errno of the first failure */
+    tt_buf text, json; /* a string made UTF-8, then escaped */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -34,6 +37,10 @@ struct out *tt_cap__out_open(const char *path)
 {
     struct out *o = tt_cap__fault_alloc ? NULL : calloc(1, sizeof(*o));
     int fd;
+    if (o) {
+        tt_buf_init(&o->text);
+        tt_buf_init(&o->json);
+    }
     if (!o || !(o->path = strdup(path)) || !(o->tmp = malloc(strlen(path) + 5))) {
         if (o)
             free(o->path);
@@ -138,33 +145,30 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+/* A JSON string: bytes that are not UTF-8 become U+FFFD, then the
+ * project's own escaping (common/buf.c, RFC 8259) */
 int tt_cap__out_json_string(struct out *o, const char *str, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, start = 0;
-    tt_cap__out_write(o, "\"", 1);
+    tt_buf_reset(&o->text);
+    tt_buf_reset(&o->json);
     while (i < n) {
-        unsigned char c = s[i];
-        size_t l = c >= 0x20 && c != '"' && c != '\\' && c != 0x7f ? utf8_len(s + i, n - i) : 0;
+        size_t l = utf8_len(s + i, n - i);
         if (l) {
             i += l;
             continue;
         }
-        tt_cap__out_write(o, s + start, i - start);
-        if (c == '"' || c == '\\') {
-            char e[2] = { '\\', (char)c };
-            tt_cap__out_write(o, e, 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-            tt_cap__out_write(o, e, 6);
-        } else {
-            tt_cap__out_write(o, "\\ufffd", 6); /* not UTF-8 */
-        }
+        tt_buf_add(&o->text, s + start, i - start);
+        tt_buf_add(&o->text, "\xef\xbf\xbd", 3);
         start = ++i;
     }
-    tt_cap__out_write(o, s + start, n - start);
-    return tt_cap__out_write(o, "\"", 1);
+    tt_buf_add(&o->text, s + start, n - start);
+    if (o->text.oom || tt_buf_add_json_string(&o->json, o->text.buf, o->text.len) < 0) {
+        o->err = ENOMEM;
+        return -1;
+    }
+    return tt_cap__out_write(o, o->json.buf, o->json.len);
 }
 
 /* "[d0, d1, ...]" from nd 8-byte integers at dims */
@@ -206,6 +210,8 @@ int tt_cap__out_close(struct out *o, int ok)
         remove(o->tmp);
         rc = -1;
     }
+    tt_buf_release(&o->text);
+    tt_buf_release(&o->json);
     free(o->path);
     free(o->tmp);
     free(o);
