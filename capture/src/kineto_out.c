@@ -1,6 +1,6 @@
 /*
  * capture/src/kineto_out.c - a window as the Chrome-trace JSON that Kineto
- * 2.x writes (../docs/CAPTURE.md of the team's notes, section 1): the header
+ * 2.x writes (libkineto's output_json.cpp, ChromeTraceLogger): the header
  * keys in Kineto's order, times in µs with ns fractions relative to
  * baseTimeNanoseconds, cpu_op / user_annotation complete events with
  * External id, Record function id, Ev Idx and the input shapes, [memory]
