@@ -188,6 +188,24 @@ static int busiest_device(tt_db *db, int64_t trace, int *dtype, int64_t *did)
     return found;
 }
 
+/* The CPU is one device (c10 gives it index -1), but a trace may carry
+ * another index on its CPU events: "cpu" is then the CPU index with the most
+ * events (left as it is when there are none) */
+static int cpu_index(tt_db *db, int64_t trace, int64_t *did)
+{
+    sqlite3_stmt *st;
+    if (tt_db_prepare(db, &st, "SELECT coalesce(device_id, -1) FROM memory"
+                               " WHERE trace_id = ?1 AND device_type = 0"
+                               " AND ts IS NOT NULL AND bytes IS NOT NULL"
+                               " GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *did = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
 /* ---- coalescing (torch's _coalesce_timeline) ---- */
 
 struct coalesce {
@@ -948,6 +966,8 @@ static int select_job(tt_db *db, const tt_memtl_options *opts, struct job *j)
     }
     if (opts->device) {
         if ((rc = tt_device_parse(opts->device, &j->dtype, &j->did)) < 0)
+            return rc;
+        if (j->dtype == 0 && (rc = cpu_index(db, j->trace, &j->did)) < 0)
             return rc;
     } else if ((rc = busiest_device(db, j->trace, &j->dtype, &j->did)) <= 0) {
         if (rc < 0)

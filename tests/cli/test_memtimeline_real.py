@@ -195,6 +195,28 @@ def check_hip(d):
         C.eq(cp.returncode, 2, "--device %s: usage error" % bad)
 
 
+def check_cpu_index(d):
+    """CPU events that carry Device Id 0 (not c10's -1): --device cpu and
+    cpu:0 find them, as the default device does"""
+    path = os.path.join(d, "cpu0.json")
+    events, total = [], 0
+    for i in range(6):
+        b = 256 if i < 3 else -256
+        total += b
+        events.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 7, "tid": 7,
+                       "ts": 1000 + 10 * i, "args": {"Device Type": 0, "Device Id": 0,
+                                                     "Addr": 0x5000 + 512 * (i % 3), "Bytes": b,
+                                                     "Total Allocated": total,
+                                                     "Total Reserved": 4096}})
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": events}, f)
+    want = expected_points(memory_events(events, 0, 0), lambda s, a: int(a["Total Allocated"]))
+    for opts in ((), ("--device", "cpu"), ("--device", "cpu:0")):
+        got, _ = timeline(path, os.path.join(d, "cpu0_out.json"), *opts)
+        if C.check(got is not None, "CPU index 0 %s: exit 0" % (opts,)):
+            same_curve(got, want, "CPU index 0 %s" % (opts,))
+
+
 def check_parameter_evidence(d):
     """PARAMETER only where the trace says so: a block never freed, made
     outside the steps of a trace that has ProfilerStep ops. Without steps, an
@@ -232,6 +254,7 @@ def main():
     try:
         C.section("HIP", check_hip, d)
         C.section("PARAMETER evidence", check_parameter_evidence, d)
+        C.section("CPU index", check_cpu_index, d)
         if os.path.exists(TB):
             C.section("tb_plugin_2021-06", check_tb, d)
         else:
