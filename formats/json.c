@@ -2,6 +2,7 @@
  * formats/json.c - streaming window + value cursor (see json.h).
  */
 #include "common/compat.h"
+#include "common/utf8.h"
 #include "formats/json.h"
 
 #include <errno.h>
@@ -512,39 +513,6 @@ static char *put_utf8(char *o, uint32_t cp)
     return o;
 }
 
-/* Length of a valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned char c = p[0];
-    int n, i;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (end - p < n)
-        return 0;
-    for (i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 int tt_jp_string(tt_jp *jp, tt_arena *a, const char **s, size_t *len)
 {
     const unsigned char *p, *e, *start;
@@ -662,7 +630,7 @@ int tt_jp_string(tt_jp *jp, tt_arena *a, const char **s, size_t *len)
             continue;
         }
         {
-            int n = utf8_len(p, e);
+            int n = tt_utf8_len(p, e);
             if (n == 0) {
                 jp->repairs++;
                 o = put_utf8(o, 0xFFFD);

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
 #include "common/buf.h"
+#include "common/utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -117,34 +118,6 @@ int tt_cap__out_printf(struct out *o, const char *fmt, ...)
     return tt_cap__out_write(o, tmp, (size_t)n);
 }
 
-/* length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len, i;
-    uint32_t cp;
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        len = 2, cp = s[0] & 0x1f;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
-        len = 3, cp = s[0] & 0x0f;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-        len = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return len;
-}
-
 /* A JSON string: bytes that are not UTF-8 become U+FFFD, then the
  * project's own escaping (common/buf.c, RFC 8259) */
 int tt_cap__out_json_string(struct out *o, const char *str, size_t n)
@@ -154,7 +127,7 @@ int tt_cap__out_json_string(struct out *o, const char *str, size_t n)
     tt_buf_reset(&o->text);
     tt_buf_reset(&o->json);
     while (i < n) {
-        size_t l = utf8_len(s + i, n - i);
+        size_t l = (size_t)tt_utf8_len(s + i, s + n);
         if (l) {
             i += l;
             continue;
