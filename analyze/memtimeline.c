@@ -206,6 +206,37 @@ static int cpu_index(tt_db *db, int64_t trace, int64_t *did)
     return 0;
 }
 
+/* the queries above answered from the counts of `memtimeline FILE`'s
+ * stream (memtimeline_stream.c), when they are exact */
+static const struct memtl_devscan *pre_dev(const struct memtl_streamed *p, int dtype, int64_t did)
+{
+    size_t k;
+    for (k = 0; k < p->ndev; k++)
+        if (p->dev[k].dtype == dtype && p->dev[k].did == did)
+            return &p->dev[k];
+    return NULL;
+}
+
+/* the busiest device (cpu_only: the busiest CPU index); 0 when none */
+static int pre_busiest(const struct memtl_streamed *p, int cpu_only, int *dtype, int64_t *did)
+{
+    const struct memtl_devscan *b = NULL;
+    size_t k;
+    for (k = 0; k < p->ndev; k++) {
+        const struct memtl_devscan *d = &p->dev[k];
+        if (!d->nrec || (cpu_only && d->dtype != 0))
+            continue;
+        if (!b || d->nrec > b->nrec ||
+            (d->nrec == b->nrec && (d->dtype > b->dtype || (d->dtype == b->dtype && d->did < b->did))))
+            b = d;
+    }
+    if (!b)
+        return 0;
+    *dtype = b->dtype;
+    *did = b->did;
+    return 1;
+}
+
 /* ---- coalescing (torch's _coalesce_timeline) ---- */
 
 struct coalesce {
@@ -501,7 +532,7 @@ static int emit_trace(struct emit *e)
     struct i64map et;
     struct evspill sp;
     struct memev ev;
-    size_t idx;
+    size_t idx, pdev = (size_t)-1;
     int rc, r;
     memset(&sc, 0, sizeof(sc));
     memset(&cs, 0, sizeof(cs));
@@ -511,8 +542,10 @@ static int emit_trace(struct emit *e)
     if (j->pre) {
         size_t k;
         for (k = 0; k < j->pre->ndev; k++)
-            if (j->pre->dev[k].dtype == j->dtype && j->pre->dev[k].did == j->did)
+            if (j->pre->dev[k].dtype == j->dtype && j->pre->dev[k].did == j->did) {
                 sc = j->pre->dev[k].sc;
+                pdev = k;
+            }
     } else if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc, &cs)) < 0) {
         goto out;
     }
@@ -521,10 +554,19 @@ static int emit_trace(struct emit *e)
                                 j->pre ? &j->pre->cs : &cs, &et)) < 0)
         goto out;
     memtl_timing("et");
-    if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
-        (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc, j->pre ? &j->pre->cs : &cs,
-                             &et, &sp)) < 0)
+    rc = 1;
+    if (pdev != (size_t)-1 &&
+        (rc = tt__memtl_load_streamed(j->pre, pdev, &j->pre->cs, &et, &sp)) < 0)
         goto out;
+    if (rc == 1) { /* from the database */
+        if (j->pre && getenv("TT_DEBUG_MEMTL"))
+            fprintf(stderr, "memtimeline: the events come from the database\n");
+        tt__evspill_free(&sp);
+        if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
+            (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc,
+                                 j->pre ? &j->pre->cs : &cs, &et, &sp)) < 0)
+            goto out;
+    }
     free(cs.v);
     cs.v = NULL;
     memtl_timing("load");
@@ -933,7 +975,8 @@ out:
 }
 
 /* the trace and device opts select, as *j (j->label is allocated) */
-static int select_job(tt_db *db, const tt_memtl_options *opts, struct job *j)
+static int select_job(tt_db *db, const tt_memtl_options *opts, const struct memtl_streamed *pre,
+                      struct job *j)
 {
     sqlite3_stmt *tr;
     const char *fmt;
@@ -967,9 +1010,14 @@ static int select_job(tt_db *db, const tt_memtl_options *opts, struct job *j)
     if (opts->device) {
         if ((rc = tt_device_parse(opts->device, &j->dtype, &j->did)) < 0)
             return rc;
-        if (j->dtype == 0 && (rc = cpu_index(db, j->trace, &j->did)) < 0)
+        if (j->dtype == 0 && pre && pre->exact) {
+            int dt;
+            pre_busiest(pre, 1, &dt, &j->did);
+        } else if (j->dtype == 0 && (rc = cpu_index(db, j->trace, &j->did)) < 0) {
             return rc;
-    } else if ((rc = busiest_device(db, j->trace, &j->dtype, &j->did)) <= 0) {
+        }
+    } else if ((rc = pre && pre->exact ? pre_busiest(pre, 0, &j->dtype, &j->did)
+                                       : busiest_device(db, j->trace, &j->dtype, &j->did)) <= 0) {
         if (rc < 0)
             return rc;
         return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
@@ -977,8 +1025,10 @@ static int select_job(tt_db *db, const tt_memtl_options *opts, struct job *j)
                                " profile_memory=True?)");
     }
     tt_device_format(j->dtype, j->did, j->device, sizeof(j->device));
-    if (!tt__memtl_q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1 AND device_type = ?2"
-                          " AND coalesce(device_id, -1) = ?3", j->trace, j->dtype, j->did, &ok)) {
+    if (pre && pre->exact ? !pre_dev(pre, j->dtype, j->did) || !pre_dev(pre, j->dtype, j->did)->nall
+                          : !tt__memtl_q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1"
+                                              " AND device_type = ?2 AND coalesce(device_id, -1) = ?3",
+                                          j->trace, j->dtype, j->did, &ok)) {
         char have[512];
         devices_present(db, j->trace, have, sizeof(have));
         return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
@@ -996,7 +1046,7 @@ int tt_memtimeline_compute(tt_db *db, const tt_memtl_options *opts, tt_memtl_res
     struct job j;
     int rc;
     memset(result, 0, sizeof(*result));
-    if ((rc = select_job(db, opts ? opts : &def, &j)) == 0)
+    if ((rc = select_job(db, opts ? opts : &def, NULL, &j)) == 0)
         rc = compute(&j, result, 1, NULL);
     free((char *)j.label);
     return rc;
@@ -1006,7 +1056,7 @@ static int memtimeline_pre(tt_db *db, const tt_memtl_options *opts, const char *
                            const struct memtl_streamed *pre)
 {
     struct job j;
-    int rc = select_job(db, opts, &j);
+    int rc = select_job(db, opts, pre, &j);
     j.pre = pre;
     if (rc == 0)
         rc = run_job(&j, output);

@@ -726,6 +726,35 @@ void tt__memrd_close(struct memrd *r)
 
 /* ---- the records of the later passes (a temporary file) ---- */
 
+int tt__memtl_spill_event(struct memev *ev, const struct ctxstore *cs, const struct i64map *et,
+                          struct evspill *sp)
+{
+    const struct memctx *c = tt__memtl_ctx(cs, ev->id);
+    size_t v;
+    ev->op_id = c->op_id;
+    ev->op_end = c->op_end;
+    ev->op_name = c->op_name;
+    ev->step_name = c->step_name;
+    ev->flags = c->flags;
+    ev->etcat = -1;
+    if (et->n && tt__i64map_get(et, ev->id, &v)) {
+        ev->etcat = (int)(v & 0xff);
+        ev->rule = (int)(v >> 8);
+    }
+    if (fwrite(ev, sizeof(*ev), 1, sp->f) != 1)
+        return tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
+    sp->n++;
+    return 0;
+}
+
+int tt__memtl_spill_done(struct evspill *sp)
+{
+    if (!(sp->cat = malloc(sp->n + 1)) || !(sp->rule = calloc(sp->n + 1, 1)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    memset(sp->cat, TT_CAT_UNKNOWN, sp->n + 1);
+    return 0;
+}
+
 int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struct memtl_scan *sc,
                    const struct ctxstore *cs, const struct i64map *et, struct evspill *sp)
 {
@@ -742,8 +771,6 @@ int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struc
     while ((r = tt__memrd_step(&rd)) == SQLITE_ROW) {
         sqlite3_stmt *st = rd.cur;
         struct memev ev;
-        const struct memctx *c;
-        size_t v;
         memset(&ev, 0, sizeof(ev));
         ev.id = sqlite3_column_int64(st, 0);
         ev.ts = sqlite3_column_int64(st, 1);
@@ -754,29 +781,13 @@ int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struc
         ev.has = (sqlite3_column_type(st, 2) != SQLITE_NULL ? EV_ADDR : 0) |
                  (sqlite3_column_type(st, 4) != SQLITE_NULL ? EV_TA : 0) |
                  (sqlite3_column_type(st, 5) != SQLITE_NULL ? EV_TR : 0);
-        c = tt__memtl_ctx(cs, ev.id);
-        ev.op_id = c->op_id;
-        ev.op_end = c->op_end;
-        ev.op_name = c->op_name;
-        ev.step_name = c->step_name;
-        ev.flags = c->flags;
-        ev.etcat = -1;
-        if (et->n && tt__i64map_get(et, ev.id, &v)) {
-            ev.etcat = (int)(v & 0xff);
-            ev.rule = (int)(v >> 8);
-        }
-        if (fwrite(&ev, sizeof(ev), 1, sp->f) != 1) {
-            rc = tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
+        if ((rc = tt__memtl_spill_event(&ev, cs, et, sp)) < 0)
             goto out;
-        }
-        sp->n++;
     }
     if (r != SQLITE_DONE)
         rc = tt_db_error(db, "cannot read memory events");
-    else if (!(sp->cat = malloc(sp->n + 1)) || !(sp->rule = calloc(sp->n + 1, 1)))
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
     else
-        memset(sp->cat, TT_CAT_UNKNOWN, sp->n + 1);
+        rc = tt__memtl_spill_done(sp);
 out:
     tt__memrd_close(&rd);
     return rc;

@@ -232,13 +232,44 @@ struct memtl_devscan {
     int dtype;
     int64_t did;
     struct memtl_scan sc; /* pass 1's part: the time range, has_steps */
+    int64_t nall;         /* its [memory] events */
+    int64_t nrec;         /* those with a time and a size: its records in the spill */
+    int64_t last_ts;
+    int nruns;            /* its records in id order: runs in time order, run k */
+    size_t run_at[MEMRD_RUNS]; /* from spill record run_at[k] (over MEMRD_RUNS: nruns -1) */
+};
+
+/* an event with a time and a size as the stream saw it: the columns of
+ * tt__memtl_load's query */
+struct memrec {
+    int64_t id, ts, addr, bytes, ta, tr;
+    uint32_t dev; /* index into dev */
+    uint32_t has; /* EV_* */
 };
 
 struct memtl_streamed {
     struct ctxstore cs; /* every device's events */
     struct memtl_devscan *dev;
     size_t ndev, adev;
+    /*
+     * exact: every event's device, time and size was an integer or null, so
+     * the counts and the spill say what the memory table's queries would
+     * (else the job asks the database)
+     */
+    int exact;
+    FILE *spill;  /* struct memrec of every device, in id order */
+    size_t nrec;
 };
+
+/* the device's events in time order from the spill, as tt__memtl_load: 0,
+ * 1 when the database must say (too many runs), or an error */
+int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const struct ctxstore *cs,
+                            const struct i64map *et, struct evspill *sp);
+/* ev's context and verdict, then ev onto the spill sp */
+int tt__memtl_spill_event(struct memev *ev, const struct ctxstore *cs, const struct i64map *et,
+                          struct evspill *sp);
+/* after the last tt__memtl_spill_event: the per-record arrays */
+int tt__memtl_spill_done(struct evspill *sp);
 
 int tt__memtl_open_streamed(tt_db **db, const char *path, struct memtl_streamed *out);
 void tt__memtl_streamed_free(struct memtl_streamed *o);

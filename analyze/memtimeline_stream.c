@@ -19,6 +19,7 @@
 #include "store/ingest_rows.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 /* an op on the temporary file */
 struct srec {
@@ -46,6 +47,8 @@ struct mstream {
     FILE *ops;
     struct srec buf[1024];
     size_t nbuf;
+    struct memrec mbuf[512]; /* records on their way to out->spill */
+    size_t nmbuf;
     unsigned char *sflags; /* string id -> PH_* + 1 (0: not a string yet) */
     size_t nsflags;
     struct sthread *th;
@@ -177,7 +180,66 @@ static int device_of(struct memtl_streamed *o, int dtype, int64_t did, size_t *k
     return 0;
 }
 
-/* a [memory] event (row id): onto its thread's list */
+static int flush_mem(struct mstream *st)
+{
+    if (st->nmbuf && fwrite(st->mbuf, sizeof(st->mbuf[0]), st->nmbuf, st->out->spill) != st->nmbuf)
+        return tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
+    st->nmbuf = 0;
+    return 0;
+}
+
+/* an integer or null cell (*has |= bit when not null) into *v; 0 when
+ * neither (the database's affinity may make a number of it) */
+static int int_or_null(const tt__cell *c, int64_t *v, unsigned *has, unsigned bit)
+{
+    *v = 0;
+    if (c->type == TT_CELL_NULL)
+        return 1;
+    if (c->type != TT_CELL_INT)
+        return 0;
+    *v = c->i;
+    *has |= bit;
+    return 1;
+}
+
+/* a [memory] event of device dev with a time: onto the spill, in its
+ * device's runs */
+static int spill_memory(struct mstream *st, const tt__cell *c, int ncols, int r, int64_t id,
+                        size_t dev, int64_t ts)
+{
+    struct memtl_streamed *o = st->out;
+    struct memtl_devscan *d = &o->dev[dev];
+    struct memrec m;
+    unsigned has = 0, size = 0;
+    memset(&m, 0, sizeof(m));
+    if (!int_or_null(row_cell(c, ncols, r, TT_C_MEM_ADDR), &m.addr, &has, EV_ADDR) ||
+        !int_or_null(row_cell(c, ncols, r, TT_C_MEM_BYTES), &m.bytes, &size, 1) ||
+        !int_or_null(row_cell(c, ncols, r, TT_C_MEM_TOTAL_ALLOCATED), &m.ta, &has, EV_TA) ||
+        !int_or_null(row_cell(c, ncols, r, TT_C_MEM_TOTAL_RESERVED), &m.tr, &has, EV_TR)) {
+        o->exact = 0;
+        return 0;
+    }
+    if (!size)
+        return 0; /* no size: not an event of the passes */
+    if (!d->nrec || ts < d->last_ts) {
+        if (d->nruns >= 0 && d->nruns < MEMRD_RUNS)
+            d->run_at[d->nruns++] = o->nrec;
+        else
+            d->nruns = -1;
+    }
+    d->last_ts = ts;
+    d->nrec++;
+    m.id = id;
+    m.ts = ts;
+    m.dev = (uint32_t)dev;
+    m.has = has;
+    st->mbuf[st->nmbuf++] = m;
+    o->nrec++;
+    return st->nmbuf == sizeof(st->mbuf) / sizeof(st->mbuf[0]) ? flush_mem(st) : 0;
+}
+
+/* a [memory] event (row id): counted for its device, onto its thread's
+ * list and the spill */
 static int on_memory(struct mstream *st, const tt__cell *c, int ncols, int r, int64_t id)
 {
     const tt__cell *ts = row_cell(c, ncols, r, TT_C_MEM_TS), *pid = row_cell(c, ncols, r, TT_C_MEM_PID);
@@ -186,17 +248,25 @@ static int on_memory(struct mstream *st, const tt__cell *c, int ncols, int r, in
     const tt__cell *di = row_cell(c, ncols, r, TT_C_MEM_DEVICE_ID);
     struct sthread *t;
     struct mev *m;
-    size_t dev;
-    int rc;
+    size_t dev = 0;
+    int rc, have_dev = 0;
     if (!st->have_mem || id < st->mem_lo)
         st->mem_lo = id;
     if (!st->have_mem || id > st->mem_hi)
         st->mem_hi = id;
     st->have_mem = 1;
+    if (dt->type == TT_CELL_INT && (di->type == TT_CELL_INT || di->type == TT_CELL_NULL)) {
+        if ((rc = device_of(st->out, (int)dt->i, di->type == TT_CELL_INT ? di->i : -1, &dev)) < 0)
+            return rc;
+        st->out->dev[dev].nall++;
+        have_dev = 1;
+    } else if (dt->type != TT_CELL_NULL || di->type == TT_CELL_TEXT) {
+        st->out->exact = 0;
+    }
     if (ts->type == TT_CELL_NULL)
         return 0; /* no time: no context */
     if (ts->type != TT_CELL_INT || pid->type != TT_CELL_INT || tid->type != TT_CELL_INT ||
-        dt->type != TT_CELL_INT || (di->type != TT_CELL_INT && di->type != TT_CELL_NULL)) {
+        !have_dev) {
         st->bail = "a [memory] event's thread or device is not an integer";
         return 1;
     }
@@ -206,21 +276,21 @@ static int on_memory(struct mstream *st, const tt__cell *c, int ncols, int r, in
         st->bail = "a thread's [memory] events out of time order";
         return 1;
     }
-    if ((rc = device_of(st->out, (int)dt->i, di->type == TT_CELL_INT ? di->i : -1, &dev)) < 0)
-        return rc;
     if (TT_ALLOC_GROW(t->mem, t->nmem + 1, t->amem) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     m = &t->mem[t->nmem++];
     m->id = id;
     m->ts = ts->i;
     m->dev = dev;
-    return 0;
+    return spill_memory(st, c, ncols, r, id, dev, ts->i);
 }
 
 static int stream_start(void *ctx, tt_db *db)
 {
     struct mstream *st = ctx;
     st->db = db;
+    if (!(st->out->spill = tt__tmpfile()))
+        return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
     if (!(st->ops = tt__tmpfile()))
         return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
     return 0;
@@ -288,8 +358,10 @@ static int stream_finish(void *ctx)
     struct ctxstore *cs = &st->out->cs;
     size_t i, n;
     int rc;
-    if ((rc = flush_ops(st)) < 0)
+    if ((rc = flush_ops(st)) < 0 || (rc = flush_mem(st)) < 0)
         return rc;
+    if (fflush(st->out->spill) != 0)
+        return tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
     if (st->have_mem) {
         cs->lo = st->mem_lo;
         cs->n = (size_t)(st->mem_hi - st->mem_lo) + 1;
@@ -327,6 +399,8 @@ static void stream_release(struct mstream *st)
 
 void tt__memtl_streamed_free(struct memtl_streamed *o)
 {
+    if (o->spill)
+        fclose(o->spill);
     free(o->cs.v);
     free(o->dev);
     memset(o, 0, sizeof(*o));
@@ -338,6 +412,7 @@ int tt__memtl_open_streamed(tt_db **db, const char *path, struct memtl_streamed 
     tt__rowtap tap;
     int rc;
     memset(out, 0, sizeof(*out));
+    out->exact = 1;
     *db = NULL;
     if (!st)
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -365,4 +440,101 @@ int tt__memtl_open_streamed(tt_db **db, const char *path, struct memtl_streamed 
     if (rc != 0)
         tt__memtl_streamed_free(out);
     return rc;
+}
+
+/* ---- the later passes' records from the spill ---- */
+
+#define CUR_RECS 256
+
+/* the records of one run, one device's only, read ahead */
+struct spcur {
+    size_t at, end; /* the next spill record to read, the run's end */
+    struct memrec buf[CUR_RECS];
+    size_t n, pos;
+};
+
+/* cursor c onto its device's next record: 1, 0 at its run's end, or an error */
+static int spcur_next(int fd, struct spcur *c, uint32_t dev, const struct memrec **out)
+{
+    for (;;) {
+        while (c->pos < c->n) {
+            const struct memrec *m = &c->buf[c->pos++];
+            if (m->dev == dev) {
+                *out = m;
+                return 1;
+            }
+        }
+        if (c->at >= c->end)
+            return 0;
+        {
+            size_t want = c->end - c->at < CUR_RECS ? c->end - c->at : CUR_RECS;
+            ssize_t got = pread(fd, c->buf, want * sizeof(struct memrec),
+                                (off_t)(c->at * sizeof(struct memrec)));
+            if (got <= 0 || (size_t)got % sizeof(struct memrec))
+                return tt_error_set(TT_EIO, "cannot read a temporary file: %s",
+                                    got < 0 ? strerror(errno) : "short read");
+            c->n = (size_t)got / sizeof(struct memrec);
+            c->pos = 0;
+            c->at += c->n;
+        }
+    }
+}
+
+/* the runs of the device merged by (time, id), as tt__memrd_step does */
+static int merge_runs(const struct memtl_streamed *pre, size_t dev, struct spcur *cur,
+                      const struct ctxstore *cs, const struct i64map *et, struct evspill *sp)
+{
+    const struct memtl_devscan *d = &pre->dev[dev];
+    const struct memrec *head[MEMRD_RUNS];
+    int fd = fileno(pre->spill), k, rc;
+    for (k = 0; k < d->nruns; k++) {
+        cur[k].n = cur[k].pos = 0;
+        cur[k].at = d->run_at[k];
+        cur[k].end = k + 1 < d->nruns ? d->run_at[k + 1] : pre->nrec;
+        if ((rc = spcur_next(fd, &cur[k], (uint32_t)dev, &head[k])) < 0)
+            return rc;
+        if (rc == 0)
+            head[k] = NULL;
+    }
+    for (;;) {
+        int best = -1;
+        struct memev ev;
+        for (k = 0; k < d->nruns; k++)
+            if (head[k] && (best < 0 || head[k]->ts < head[best]->ts ||
+                            (head[k]->ts == head[best]->ts && head[k]->id < head[best]->id)))
+                best = k;
+        if (best < 0)
+            return 0;
+        memset(&ev, 0, sizeof(ev));
+        ev.id = head[best]->id;
+        ev.ts = head[best]->ts;
+        ev.addr = head[best]->addr;
+        ev.bytes = head[best]->bytes;
+        ev.ta = head[best]->ta;
+        ev.tr = head[best]->tr;
+        ev.has = head[best]->has;
+        if ((rc = tt__memtl_spill_event(&ev, cs, et, sp)) < 0)
+            return rc;
+        if ((rc = spcur_next(fd, &cur[best], (uint32_t)dev, &head[best])) < 0)
+            return rc;
+        if (rc == 0)
+            head[best] = NULL;
+    }
+}
+
+int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const struct ctxstore *cs,
+                            const struct i64map *et, struct evspill *sp)
+{
+    struct spcur *cur;
+    int rc;
+    memset(sp, 0, sizeof(*sp));
+    if (!pre->exact || !pre->spill || pre->dev[dev].nruns < 0)
+        return 1;
+    if (!(sp->f = tt__tmpfile()))
+        return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
+    if (!(cur = malloc(sizeof(*cur) * (size_t)(pre->dev[dev].nruns + 1))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    rc = merge_runs(pre, dev, cur, cs, et, sp);
+    free(cur);
+    return rc < 0 ? rc : tt__memtl_spill_done(sp);
 }

@@ -15,7 +15,10 @@ one expected, so both routes are covered:
   time order on a thread): the fallback;
 - a trace made here with two threads, events before and after the ops of
   their thread and nested ops: streamed; the same trace with one op moved
-  out of order: the fallback.
+  out of order: the fallback; with the threads' [memory] events in two runs
+  of time order: streamed (the runs merged); in 70 runs: the ops streamed,
+  the events read from the database; with a "Bytes" given as a string:
+  streamed.
 """
 import json
 import os
@@ -32,14 +35,18 @@ C = te.Checker("memtimeline_paths")
 SHARED = te.shared_dir()
 TOOL = te.tracetool_path()
 FALLBACK = "the ops go to a database"
+DB_EVENTS = "the events come from the database"
 
 
-def made_trace(path, disorder):
-    """Two threads: ProfilerStep#1 > aten::linear > aten::empty with
+def made_trace(path, disorder, threads=2, mem_order=1, text_bytes=False):
+    """threads threads: ProfilerStep#1 > aten::linear > aten::empty with
     allocations inside, a backward op freeing them; [memory] events written
-    after every op (as Kineto does)."""
+    after every op (as Kineto does), thread by thread (mem_order -1: the
+    last thread's first, so the device's events in id order are `threads`
+    runs in time order); text_bytes: one "Bytes" written as a string."""
     evs = []
-    for tid in (1, 2):
+    tids = list(range(1, threads + 1))
+    for tid in tids:
         base = 1000 * tid
         evs += [
             {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": tid,
@@ -53,7 +60,7 @@ def made_trace(path, disorder):
         ]
     if disorder:
         evs[1], evs[2] = evs[2], evs[1]
-    for tid in (1, 2):
+    for tid in tids[::mem_order]:
         base = 1000 * tid
         for i, (dt, b) in enumerate([(5, 4096), (25, 8192), (60, 512), (70, -512),
                                      (250, -8192), (600, 1024)]):
@@ -62,15 +69,22 @@ def made_trace(path, disorder):
                         "tid": tid, "ts": base + dt, "s": "t",
                         "args": {"Device Type": 1, "Device Id": 0, "Addr": addr, "Bytes": b,
                                  "Total Allocated": 0, "Total Reserved": 0}})
+    if text_bytes:
+        evs[-1]["args"]["Bytes"] = "1024"
     with open(path, "w") as f:
         json.dump({"schemaVersion": 1, "traceEvents": evs}, f)
 
 
 def route(path, out):
+    """fallback (the ops into a database), db-events (the ops walked while
+    reading, the events then read from the database) or streamed"""
     env = dict(os.environ, TT_DEBUG_MEMTL="1")
     p = subprocess.run([TOOL, "memtimeline", path, out], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, env=env)
-    return p.returncode, "fallback" if FALLBACK in p.stderr.decode() else "streamed"
+    err = p.stderr.decode()
+    if FALLBACK in err:
+        return p.returncode, "fallback"
+    return p.returncode, "db-events" if DB_EVENTS in err else "streamed"
 
 
 def compare(label, path, want_route, opt_sets, d):
@@ -101,6 +115,17 @@ def main():
             made_trace(p, disorder)
             C.section("made %d" % disorder, compare, "made trace%s" % (" (disorder)" if disorder else ""),
                       p, "fallback" if disorder else "streamed", sets + [["--device", "cpu"]], d)
+        # the events of a device from the spill of the stream, in 2 runs
+        # merged by time, in 70 runs (over 64: from the database), and with
+        # a size that is not a number (the reader leaves it null: not an
+        # event of the passes, either way)
+        for name, kw, want in [("two runs", dict(mem_order=-1), "streamed"),
+                               ("70 runs", dict(threads=70, mem_order=-1), "db-events"),
+                               ("text bytes", dict(text_bytes=True), "streamed")]:
+            p = os.path.join(d, "made_%s.json" % name.replace(" ", "_"))
+            made_trace(p, 0, **kw)
+            C.section("made " + name, compare, "made trace (%s)" % name, p, want,
+                      sets + [["--device", "cpu"]], d)
         real = [
             (os.path.join(SHARED, "testdata", "hta", "df_index_resolver", "df_index_resolver.json.gz"),
              "streamed"),

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -130,7 +131,9 @@ def compare_one(old, new, label, args, work):
         out = None
         a = list(args)
         if any("{OUT}" in x for x in a):
-            out = os.path.join(wd, "out%d" % abs(hash(label)))
+            # the thread's own name: two inputs may share a label (the same
+            # relative path under testdata/ and ../shared/testdata)
+            out = os.path.join(wd, "out%d_%d" % (abs(hash(label)), threading.get_ident()))
             a = [x.replace("{OUT}", out) for x in a]
             out += ".json"
         res.append(run(b, a, wd, out))
