@@ -34,6 +34,7 @@ int cmd_kernels(int argc, char **argv);
 int cmd_memtimeline(int argc, char **argv);
 int cmd_crosscheck(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 /* util.c */
 struct cli_cmd;

@@ -24,6 +24,7 @@ static const struct tt_cmd cmds[] = {
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
     { "diff", cmd_diff, "compare two runs step by step: the CI gate for regressions" },
+    { "record", cmd_record, "run a program with GPU/CPU capture injected; write its trace" },
     { "version", cmd_version, "print tracetool's version" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

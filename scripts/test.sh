@@ -20,13 +20,16 @@ LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_SANITIZE=address,undefined
 echo "== ThreadSanitizer: the capture library (threads racing the schedule, fork, exit)"
 mkdir -p build-tsan
+cuda=${TT_CUDA_ROOT:-/usr/local/cuda}
+cupti=()
+if [ -f "$cuda/include/cupti.h" ]; then cupti=(-DTT_HAVE_CUPTI -isystem "$cuda/include"); fi
 gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
-  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c common/buf.c tests/capture/capture_scenarios.c \
+  -I. -Iinclude -Icapture/include "${cupti[@]}" capture/src/*.c common/i64map.c common/buf.c tests/capture/capture_scenarios.c \
   -lz -lpthread -o build-tsan/capture_scenarios
 gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
-  -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c common/buf.c capture/examples/capture_demo.c \
+  -I. -Iinclude -Icapture/include "${cupti[@]}" capture/src/*.c common/i64map.c common/buf.c capture/examples/capture_demo.c \
   -lz -lpthread -o build-tsan/capture-demo
-TSAN_OPTIONS=halt_on_error=1 CAPTURE_SCENARIOS=$PWD/build-tsan/capture_scenarios \
+TT_CUDA_ROOT=$cuda TSAN_OPTIONS=halt_on_error=1 CAPTURE_SCENARIOS=$PWD/build-tsan/capture_scenarios \
   CAPTURE_DEMO=$PWD/build-tsan/capture-demo \
   CAPTURE_MALLOC=$PWD/build/capture/libtracetool_capture_malloc.so ALLOC_PROG=$PWD/build/tests/alloc_prog \
   TRACETOOL=$PWD/build/tracetool TT_SHARED=$PWD/../shared python3 tests/cli/test_capture.py

@@ -8,7 +8,10 @@
  * With TT_CAPTURE_DIR set, the library starts a profile when it is loaded
  * (worker TT_CAPTURE_WORKER, default <hostname>_<pid>; TT_CAPTURE_GZIP=1 for
  * .gz) that is written at exit(); without it, it only adds the heap's events
- * to the profile the program runs itself.
+ * to the profile the program runs itself. With the injection library
+ * (libtracetool_inject.so, `tracetool record --memory`) that profile is the
+ * injection's: TT_CAPTURE_INJECT set, or InitializeInjection in the process,
+ * and this one starts none (one profile per process).
  *
  * Bytes are the allocator's usable size of each block (malloc_usable_size),
  * on the allocation and on its free, so the events of a block balance; the
@@ -18,6 +21,7 @@
  */
 #include "capture/src/capture_internal.h"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +102,10 @@ __attribute__((constructor)) static void preload_start(void)
     const char *dir = getenv("TT_CAPTURE_DIR");
     tt_cap_config c;
     if (!dir || !*dir)
+        return;
+    /* the injection library starts the profile (maybe later, at cuInit) */
+    if ((getenv("TT_CAPTURE_INJECT") && *getenv("TT_CAPTURE_INJECT")) ||
+        dlsym(RTLD_DEFAULT, "InitializeInjection"))
         return;
     in_hook = 1;
     tt_cap_config_default(&c);

@@ -31,7 +31,6 @@ size_t tt_cap__max_bytes = (size_t)256 << 20;
 int64_t tt_cap__deadline;
 int tt_cap__record_shapes;
 int tt_cap__use_tsc;
-int tt_cap__fault_alloc;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* chunks given back */
@@ -115,6 +114,18 @@ static void make_key(void)
     pthread_key_create(&key, thread_exit);
 }
 
+pid_t tt_cap__os_tid(uint32_t pt_id)
+{
+    pid_t tid = 0;
+    size_t i;
+    pthread_mutex_lock(&reg_lock);
+    for (i = 0; i < nreg && !tid; i++)
+        if (reg[i]->pt_id == pt_id)
+            tid = reg[i]->os_tid;
+    pthread_mutex_unlock(&reg_lock);
+    return tid;
+}
+
 struct cap_thread *tt_cap__thread(void)
 {
     struct cap_thread *t = self;
@@ -124,6 +135,7 @@ struct cap_thread *tt_cap__thread(void)
     if (!(t = calloc(1, sizeof(*t))))
         return NULL;
     t->os_tid = (pid_t)syscall(SYS_gettid);
+    t->pt_id = (uint32_t)(uintptr_t)pthread_self();
     pthread_getname_np(pthread_self(), t->name, sizeof(t->name));
     pthread_mutex_lock(&reg_lock);
     if (nreg == areg) {
@@ -470,7 +482,7 @@ static void leave(struct cap_thread *t)
  * busy flag; the window it began in is checked at its end. */
 tt_cap_scope tt_cap__scope_begin(const tt_cap_srcloc *loc)
 {
-    tt_cap_scope s = { loc, 0, 0, 0 };
+    tt_cap_scope s = { loc, 0, 0, 0, 0 };
     struct cap_thread *t = self;
     if (!__atomic_load_n(&tt_cap__recording, __ATOMIC_RELAXED))
         return s;
@@ -482,6 +494,10 @@ tt_cap_scope tt_cap__scope_begin(const tt_cap_srcloc *loc)
     if (t->nopen < OPEN_MAX)
         t->open[t->nopen] = s.rf_id;
     t->nopen++;
+    if (__atomic_load_n(&tt_cap__gpu_active, __ATOMIC_RELAXED)) {
+        tt_cap__gpu_push(s.rf_id, loc->kind);
+        s.gpu = 1;
+    }
     return s;
 }
 
@@ -493,6 +509,10 @@ void tt_cap__scope_end(tt_cap_scope *s)
     if (!s->rf_id)
         return;
     t1 = tt_cap__now();
+    if (s->gpu) {
+        tt_cap__gpu_pop(s->loc->kind);
+        s->gpu = 0;
+    }
     t = self;
     if (t && t->nopen > 0)
         t->nopen--; /* the scope is closed whether or not it is kept */

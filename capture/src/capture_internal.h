@@ -85,6 +85,7 @@ struct chunk {
 
 struct cap_thread {
     pid_t os_tid;
+    uint32_t pt_id;       /* pthread_self()'s low 32 bits: CUPTI's threadId of its calls */
     uint32_t logical_tid; /* 1, 2, ... in order of first use (the ET's tid) */
     char name[16];        /* pthread name when it registered */
     atomic_int busy;      /* appending: the collector waits for 0 */
@@ -109,6 +110,8 @@ struct trace_thread {
     struct chunk *head;
 };
 
+struct gpu_store;
+
 struct tt_cap_trace {
     struct trace_thread *th;
     size_t nth;
@@ -118,7 +121,24 @@ struct tt_cap_trace {
     uint64_t dropped, ignored_starts; /* written into the trace */
     int max_duration_hit;
     size_t nscopes;                   /* scope and step records */
+    struct gpu_store *gpu;            /* the window's GPU records (NULL: no GPU capture) */
 };
+
+/* ---- cupti.c: GPU capture (capture/src/gpu.h has the records) ---- */
+
+extern int tt_cap__gpu_active; /* scopes push their id as CUPTI's external correlation */
+/* enable CUPTI for TT_CAP_GPU_* activities: 0, or -1 (said in one log line);
+ * os_tid: the thread registry's OS tid of a pthread_self()'s low 32 bits */
+int tt_cap__gpu_start(unsigned activities, pid_t (*os_tid)(uint32_t pt_id));
+void tt_cap__gpu_push(uint64_t id, int kind);
+void tt_cap__gpu_pop(int kind);
+/* at a window's end: CUPTI's buffers flushed; the store to write, or NULL */
+struct gpu_store *tt_cap__gpu_flush(void);
+/* the window is written: its GPU records go */
+void tt_cap__gpu_window_done(void);
+void tt_cap__gpu_stop(void);
+/* fn(1) after cudaProfilerStart, fn(0) before cudaProfilerStop: 0, or -1 (logged) */
+TT_CAP_API int tt_cap__gpu_profiler_api(void (*fn)(int start)); /* libtracetool_inject uses it */
 
 /* ---- buffer.c: the hot path's state ---- */
 
@@ -160,12 +180,16 @@ int tt_cap__name_ok(struct cap_thread *t, const tt_cap_srcloc *loc);
 
 void tt_cap__log_to(tt_cap_log_fn fn, void *user);
 void tt_cap__log(const char *msg);
+void tt_cap__log_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* a failure: said through the log, and recording stops */
 void tt_cap__fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tt_cap__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- buffer.c ---- */
 
+/* the OS tid of the registered thread whose pthread_self() has these low
+ * 32 bits (CUPTI's threadId of a runtime call), or 0 */
+pid_t tt_cap__os_tid(uint32_t pt_id);
 /* the calling thread (registered on first use), or NULL */
 struct cap_thread *tt_cap__thread(void);
 /* room for a record of `size` bytes in t's chunks (NULL: dropped, counted) */
@@ -191,6 +215,8 @@ int tt_cap__out_write(struct out *o, const void *p, size_t n);
 int tt_cap__out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int tt_cap__out_json_string(struct out *o, const char *s, size_t n);
 int tt_cap__out_dims(struct out *o, const unsigned char *dims, int32_t nd);
+/* the process's name (/proc/self/comm; else "process PID") */
+void tt_cap__process_name(char *buf, size_t n);
 /* finish: rename to path (0), or remove the .tmp (error) */
 int tt_cap__out_close(struct out *o, int ok);
 

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
+#include "capture/src/gpu.h"
 #include "capture/src/schedule.h"
 
 #include <errno.h>
@@ -126,6 +127,8 @@ static void to_mono(struct tt_cap_trace *tr, int64_t raw1, int64_t mono1)
 
 static void window_begin(void)
 {
+    if (tt_cap__gpu_flush()) /* GPU records of the steps between windows go */
+        tt_cap__gpu_window_done();
     win_start = tt_cap__now();
     win_dropped0 = atomic_load(&tt_cap__dropped);
     tt_cap__deadline = cfg.max_duration_s > 0
@@ -182,12 +185,14 @@ static void window_end(int save)
             }
         stats.dropped += tr.dropped;
         stats.traces++;
+        tr.gpu = tt_cap__gpu_flush(); /* CUPTI hands back its buffers now */
         if (cfg.on_trace_ready)
             cfg.on_trace_ready(&tr, cfg.user);
         else
             handler(&tr);
     }
     tt_cap__trace_free(&tr);
+    tt_cap__gpu_window_done();
     if (me)
         me->in_lib = 0;
 }
@@ -243,6 +248,7 @@ static void fork_child(void)
     tt_cap__registry_reinit();
     __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
     tt_cap__threads_reset(1);
+    __atomic_store_n(&tt_cap__gpu_active, 0, __ATOMIC_SEQ_CST); /* CUPTI is the parent's */
     active = 0;
     tt_cap__filter_set(NULL);
 }
@@ -355,6 +361,9 @@ tt_cap_status tt_cap_start(const tt_cap_config *c)
     }
     active = 1;
     step = 0;
+    /* GPU capture on before the first window: a failure is one log line and
+     * the CPU capture goes on */
+    stats.gpu = cfg.gpu && tt_cap__gpu_start(cfg.gpu, tt_cap__os_tid) == 0;
     if (sched_on) {
         act = tt_cap__sched_action(&sched, 0);
         apply(tt_cap__sched_transition(TT_CAP_NONE, act));
@@ -402,6 +411,7 @@ tt_cap_status tt_cap_stop(void)
         apply(TT_CAP_DO_STOP | TT_CAP_DO_SAVE);
     }
     __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
+    tt_cap__gpu_stop(); /* CUPTI off between profiles: no cost to the program */
     active = 0;
     tt_cap__filter_set(NULL);
     pthread_mutex_unlock(&ctl);

@@ -4,10 +4,14 @@
  * keys in Kineto's order, times in µs with ns fractions relative to
  * baseTimeNanoseconds, cpu_op / user_annotation complete events with
  * External id, Record function id, Ev Idx and the input shapes, [memory]
- * instants, process and thread rows, and Kineto's trailer events.
+ * instants, process and thread rows, and Kineto's trailer events. With GPU
+ * capture, the window's GPU activities (gpu_out.c) follow the CPU threads'
+ * events, "deviceProperties" lists the devices, and "tracetool_gpu" (after
+ * traceEvents: it counts what writing them skipped) says what was lost.
  */
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
+#include "capture/src/gpu.h"
 #include "common/i64map.h"
 
 #include <stdio.h>
@@ -120,28 +124,13 @@ static int write_thread(struct out *o, const struct tt_cap_trace *tr, const stru
     return 0;
 }
 
-static void process_name(char *buf, size_t n)
-{
-    FILE *f = fopen("/proc/self/comm", "r");
-    size_t k = 0;
-    if (f) {
-        k = fread(buf, 1, n - 1, f);
-        fclose(f);
-    }
-    while (k && (buf[k - 1] == '\n' || buf[k - 1] == 0))
-        k--;
-    buf[k] = 0;
-    if (!k)
-        snprintf(buf, n, "process %ld", (long)getpid());
-}
-
 static void write_rows(struct out *o, const struct tt_cap_trace *tr, int64_t base, size_t nops)
 {
     char ts[32], dur[32], comm[64], tname[64];
     long pid = (long)getpid();
     size_t i;
     ts_us(ts, tr->start_mono + tr->mono_to_unix - base);
-    process_name(comm, sizeof(comm));
+    tt_cap__process_name(comm, sizeof(comm));
     tt_cap__out_printf(o, ",\n  {\"name\": \"process_name\", \"ph\": \"M\", \"ts\": %s, \"pid\": %ld, "
                           "\"tid\": 0, \"args\": {\"name\": ", ts, pid);
     tt_cap__out_json_string(o, comm, strlen(comm));
@@ -171,6 +160,30 @@ static void write_rows(struct out *o, const struct tt_cap_trace *tr, int64_t bas
                           "\"pid\": \"\", \"tid\": \"\", \"ts\": %s}", ts);
 }
 
+/* the GPU store is filled by CUPTI's thread: held while it is written */
+static int write_gpu_events(struct out *o, const struct tt_cap_trace *tr, int64_t base,
+                            int64_t *ev_idx, int *first)
+{
+    struct gpu_store *g = tr->gpu;
+    int rc;
+    pthread_mutex_lock(&g->lock);
+    rc = tt_cap__gpu_write_events(o, g, base, tr->mono_to_unix, tr->start_mono, tr->end_mono,
+                                  ev_idx, first);
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+static void write_gpu_counts(struct out *o, struct gpu_store *g)
+{
+    pthread_mutex_lock(&g->lock);
+    tt_cap__out_printf(o, ",\n  \"tracetool_gpu\": {\"dropped_records\": %llu, "
+                          "\"dropped_over_limit\": %llu, \"bad_timestamps\": %llu, "
+                          "\"unknown_records\": %llu}",
+                       (unsigned long long)g->dropped_records, (unsigned long long)g->dropped_store,
+                       (unsigned long long)g->bad_timestamps, (unsigned long long)g->unknown_records);
+    pthread_mutex_unlock(&g->lock);
+}
+
 int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path)
 {
     struct out *o = tt_cap__out_open(path);
@@ -181,7 +194,15 @@ int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path)
     int first = 1, ok = 1;
     if (!o)
         return TT_CAP_EIO;
-    tt_cap__out_printf(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+    tt_cap__out_printf(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": ");
+    if (tr->gpu) {
+        pthread_mutex_lock(&tr->gpu->lock);
+        ok = tt_cap__gpu_write_devices(o, tr->gpu) == 0;
+        pthread_mutex_unlock(&tr->gpu->lock);
+    } else {
+        tt_cap__out_printf(o, "[]");
+    }
+    tt_cap__out_printf(o, ",\n");
     if (tr->record_shapes)
         tt_cap__out_printf(o, "  \"record_shapes\": 1,\n");
     tt_cap__out_printf(o, "  \"tracetool_capture\": {\"dropped_events\": %llu, "
@@ -192,11 +213,16 @@ int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path)
                           "  \"traceEvents\": [", (long long)base);
     for (i = 0; i < tr->nth && ok; i++)
         ok = write_thread(o, tr, &tr->th[i], base, &ev_idx, &first) == 0;
+    if (ok && tr->gpu)
+        ok = write_gpu_events(o, tr, base, &ev_idx, &first) == 0;
     if (first)
         tt_cap__out_printf(o, "\n  {\"name\": \"process_labels\", \"ph\": \"M\", \"pid\": %ld, "
                               "\"tid\": 0, \"args\": {\"labels\": \"CPU\"}}", (long)getpid());
     write_rows(o, tr, base, tr->nscopes);
-    tt_cap__out_printf(o, "\n  ],\n  \"traceName\": ");
+    tt_cap__out_printf(o, "\n  ]");
+    if (tr->gpu)
+        write_gpu_counts(o, tr->gpu);
+    tt_cap__out_printf(o, ",\n  \"traceName\": ");
     slash = slash ? slash + 1 : path;
     tt_cap__out_json_string(o, slash, strlen(slash));
     tt_cap__out_printf(o, "\n}\n");

@@ -35,6 +35,18 @@ void tt_cap__log(const char *msg)
         fprintf(stderr, "tracetool capture: %s\n", msg);
 }
 
+int tt_cap__fault_alloc; /* set by core.c; read by every allocation that can fail */
+
+void tt_cap__log_fmt(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    tt_cap__log(msg);
+}
+
 /* A failure: said once, and this profile records no more. */
 void tt_cap__fail(const char *fmt, ...)
 {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 struct out {
@@ -189,4 +190,20 @@ int tt_cap__out_close(struct out *o, int ok)
     free(o->tmp);
     free(o);
     return rc;
+}
+
+/* the process name Kineto gives its rows: /proc/self/comm */
+void tt_cap__process_name(char *buf, size_t n)
+{
+    FILE *f = fopen("/proc/self/comm", "r");
+    size_t k = 0;
+    if (f) {
+        k = fread(buf, 1, n - 1, f);
+        fclose(f);
+    }
+    while (k && (buf[k - 1] == '\n' || buf[k - 1] == 0))
+        k--;
+    buf[k] = 0;
+    if (!k)
+        snprintf(buf, n, "process %ld", (long)getpid());
 }

@@ -74,13 +74,25 @@ typedef struct tt_cap_config {
     size_t max_bytes;        /* memory for events, all threads (0: 256 MiB); past it events are dropped and counted */
     tt_cap_log_fn log;       /* failures, one line each (NULL: stderr) */
     void *log_user;
+    /* GPU activities recorded through CUPTI (TT_CAP_GPU_* bits; 0: none).
+     * libcupti is loaded at run time; without it, a driver or a GPU, one log
+     * line says so and the CPU capture goes on. */
+    unsigned gpu;
 } tt_cap_config;
+
+enum {
+    TT_CAP_GPU_KERNEL = 1, TT_CAP_GPU_MEMCPY = 2, TT_CAP_GPU_MEMSET = 4,
+    TT_CAP_GPU_RUNTIME = 8, TT_CAP_GPU_DRIVER = 16,
+    TT_CAP_GPU_MEMORY = 32, /* cudaMalloc / cudaFree as [memory] events */
+    TT_CAP_GPU_ALL = 63
+};
 
 typedef struct tt_cap_stats {
     uint64_t scopes, mem_events; /* recorded in the windows so far */
     uint64_t dropped;            /* events past max_bytes or max_duration_s */
     uint64_t ignored_starts;     /* tt_cap_start while a profile ran */
     uint64_t traces;             /* windows handed to on_trace_ready */
+    int gpu;                     /* GPU capture is on */
 } tt_cap_stats;
 
 TT_CAP_API void tt_cap_config_default(tt_cap_config *c);
@@ -114,6 +126,7 @@ typedef struct tt_cap_scope {
     uint64_t rf_id; /* 0: not recording */
     int64_t t0;
     unsigned gen;   /* the window it began in */
+    int gpu;        /* its id was pushed to CUPTI */
 } tt_cap_scope;
 
 /* non-zero while a window records (read by the inline functions below) */
@@ -125,7 +138,7 @@ TT_CAP_API void tt_cap__scope_end(tt_cap_scope *s);
 static inline tt_cap_scope tt_cap_scope_begin(const tt_cap_srcloc *loc)
 {
     if (__builtin_expect(!__atomic_load_n(&tt_cap__recording, __ATOMIC_RELAXED), 1)) {
-        tt_cap_scope s = { loc, 0, 0, 0 };
+        tt_cap_scope s = { loc, 0, 0, 0, 0 };
         return s;
     }
     return tt_cap__scope_begin(loc);
