@@ -12,6 +12,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "analyze/info_ranks.h"
 #include "store/db_internal.h"
 #include "tracetool/table.h"
 
@@ -772,6 +773,32 @@ int tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *re
     return rc;
 }
 
+/* the rank overview, when the database holds several traces and no
+ * --trace picks one: 1 written, 0 not, or an error */
+static int print_ranks(tt_db *db, const tt_info_options *opts, FILE *out)
+{
+    int fmt = opts->version >= 2 ? opts->format : TT_AVG_TABLE;
+    tt_info_ranks r;
+    int rc;
+    if (opts->trace_id || (fmt == TT_AVG_CSV && !opts->json))
+        return 0;
+    if (opts->json)
+        fmt = TT_AVG_JSON;
+    if ((rc = tt_info_ranks_db(db, &r)) < 0)
+        return rc;
+    if (r.n < 2) {
+        tt_info_ranks_free(&r);
+        return 0;
+    }
+    if (fmt == TT_AVG_JSON)
+        fputs("{\"ranks\": ", out);
+    rc = tt__info_ranks_print(&r, fmt, out);
+    if (rc == 0 && fmt != TT_AVG_JSON)
+        fputc('\n', out);
+    tt_info_ranks_free(&r);
+    return rc < 0 ? rc : 1;
+}
+
 int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
 {
     tt_info_options def = TT_INFO_OPTIONS_INIT;
@@ -782,8 +809,10 @@ int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
     p.opts = opts;
     p.out = out;
     p.n = 0;
+    if ((rc = print_ranks(db, opts, out)) < 0)
+        return rc;
     if (wants_json(opts))
-        fputs("{\"traces\": [\n", out);
+        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
     if ((rc = each_db_trace(db, opts, print_one, &p, &n)) < 0)
         return rc;
     if (wants_json(opts))

@@ -131,7 +131,31 @@ TT_EXTERN(int) tt_info_file_result(const char *path, const tt_info_options *opts
 /* NULL-safe; leaves *res empty. */
 TT_EXTERN(void) tt_info_result_free(tt_info_result *res);
 
-/* Print a per-trace summary of an ingested database to `out`. */
+/* One trace of a database in the rank overview that `info` starts with when
+ * the database holds several traces. */
+typedef struct tt_info_rank {
+    int64_t trace_id;
+    char *path;
+    int have_rank, have_world_size, have_span;
+    int64_t rank, world_size;
+    int64_t device;   /* the device most of its GPU activities ran on; -1: none */
+    char *gpu;        /* that device's name in deviceProperties (else the first
+                         entry's); NULL when the trace has none */
+    int64_t steps;    /* distinct ProfilerStep#N annotations */
+    int64_t start_ns, end_ns, events;
+} tt_info_rank;
+
+typedef struct tt_info_ranks {
+    tt_info_rank *rows; /* by rank (unknown ranks last), then trace id */
+    size_t n;
+} tt_info_ranks;
+
+TT_EXTERN(int) tt_info_ranks_db(tt_db *db, tt_info_ranks *out);
+/* NULL-safe; leaves *r empty. */
+TT_EXTERN(void) tt_info_ranks_free(tt_info_ranks *r);
+
+/* Print a per-trace summary of an ingested database to `out`; with several
+ * traces (and no trace_id), the rank overview first (not in CSV). */
 TT_EXTERN(int) tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out);
 /* Read a trace file (streaming, no database) and print the same summary. */
 TT_EXTERN(int) tt_info_file(const char *path, const tt_info_options *opts,

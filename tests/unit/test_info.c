@@ -157,3 +157,46 @@ Test(info, no_such_trace)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+/* the rank overview of the 8-rank DLRM job ingested in the wrong order:
+ * rows by rank, each on its own V100 (device = rank), one step, world 8
+ * (the values of the traces' distributedInfo, deviceProperties and
+ * ProfilerStep#10 annotation, read with Python's json) */
+Test(info, ranks_dlrm)
+{
+    static const char *const names[] = {
+        "worker7_step_12.1694128201553", "worker3_step_12.1694128201557",
+        "worker0_step_12.1694128201545", "worker5_step_12.1694128201549",
+        "worker1_step_12.1694128201556", "worker6_step_12.1694128201553",
+        "worker2_step_12.1694128201554", "worker4_step_12.1694128201547",
+    };
+    static const int64_t events[8] = { 3290, 3424, 3268, 3474, 3310, 3250, 3272, 3250 };
+    char dir[] = "/tmp/tt_info_XXXXXX", db_path[64], cmd[96], rel[128];
+    tt_info_ranks r;
+    tt_db *db = NULL;
+    size_t i;
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(db_path, sizeof(db_path), "%s/t.db", dir);
+    cr_assert_eq(tt_db_open(&db, db_path, TT_DB_CREATE), 0);
+    for (i = 0; i < 8; i++) {
+        snprintf(rel, sizeof(rel), "param/dlrm_8rank/kineto/%s.pt.trace.json.gz", names[i]);
+        cr_assert_eq(tt_ingest_file(db, shared_path(rel), NULL, NULL), 0, "%s",
+                     tt_error_last()->message);
+    }
+    cr_assert_eq(tt_info_ranks_db(db, &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.n, 8);
+    for (i = 0; i < 8; i++) {
+        cr_expect(r.rows[i].have_rank && r.rows[i].rank == (int64_t)i, "row %zu", i);
+        cr_expect(r.rows[i].have_world_size && r.rows[i].world_size == 8);
+        cr_expect_eq(r.rows[i].device, (int64_t)i);
+        cr_expect_str_eq(r.rows[i].gpu, "Tesla V100-SXM2-32GB");
+        cr_expect_eq(r.rows[i].steps, 1);
+        cr_expect_eq(r.rows[i].events, events[i]);
+        cr_expect(r.rows[i].have_span && r.rows[i].end_ns > r.rows[i].start_ns);
+    }
+    tt_info_ranks_free(&r);
+    tt_info_ranks_free(&r); /* emptied: a second free is harmless */
+    tt_db_free(db);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
