@@ -365,27 +365,6 @@ static const char *const chart_js[] = {
 
 /* ---- escaping ---- */
 
-static void add_html(tt_buf *b, const char *s)
-{
-    tt_buf clean = TT_BUF_INIT;
-    const char *p;
-    if (tt__utf8_clean(&clean, s, "\xef\xbf\xbd")) { /* U+FFFD */
-        b->oom = 1;
-        return;
-    }
-    for (p = clean.buf; *p; p++) {
-        switch (*p) {
-        case '&': tt_buf_addstr(b, "&amp;"); break;
-        case '<': tt_buf_addstr(b, "&lt;"); break;
-        case '>': tt_buf_addstr(b, "&gt;"); break;
-        case '"': tt_buf_addstr(b, "&quot;"); break;
-        case '\'': tt_buf_addstr(b, "&#39;"); break;
-        default: tt_buf_addch(b, *p);
-        }
-    }
-    tt_buf_release(&clean);
-}
-
 /* A JSON string that is also safe inside a <script> element. */
 static void add_json_str(tt_buf *b, const char *s)
 {
@@ -531,11 +510,11 @@ static void add_top_table(tt_buf *b, const tt_memtl *tl)
         tt_buf_addf(b, "<tr><td class=\"num\">%zu</td><td class=\"addr\">%s"
                        "</td><td class=\"num\">%.2f</td><td class=\"num\">%.3f</td><td class=\"op\">",
                     i + 1, addr, (double)a->bytes / div, (double)a->t_us / 1000.0);
-        add_html(b, a->op && *a->op ? a->op : "\xe2\x80\x94");
+        tt__add_html(b, a->op && *a->op ? a->op : "\xe2\x80\x94");
         tt_buf_addf(b, "</td><td><i style=\"background:%s\"></i>", tt__category_hex(a->category));
-        add_html(b, tt_category_name(a->category));
+        tt__add_html(b, tt_category_name(a->category));
         tt_buf_addstr(b, "</td><td>");
-        add_html(b, a->rule ? a->rule : "");
+        tt__add_html(b, a->rule ? a->rule : "");
         tt_buf_addstr(b, "</td></tr>\n");
     }
     tt_buf_addstr(b, "</tbody>\n</table>\n</section>\n");
@@ -550,21 +529,21 @@ static void build_page(tt_buf *b, const tt_memtl *tl, const unsigned char *png, 
     tt_buf_addstr(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                      "<title>GPU Memory Timeline \xe2\x80\x94 ");
-    add_html(b, title);
+    tt__add_html(b, title);
     tt_buf_addstr(b, "</title>\n<style>\n");
     for (i = 0; i < TT_ARRAY_SIZE(css); i++)
         tt_buf_addstr(b, css[i]);
     tt_buf_addstr(b, "</style>\n</head>\n<body>\n<header>\n<h1>");
-    add_html(b, title);
+    tt__add_html(b, title);
     tt_buf_addstr(b, "</h1>\n<p class=\"meta\">");
     if (tl->device && *tl->device) {
-        add_html(b, tl->device);
+        tt__add_html(b, tl->device);
         tt_buf_addstr(b, " \xc2\xb7 ");
     }
     tt__peak_line(&peak, tl, "\xef\xbf\xbd");
     if (peak.oom)
         b->oom = 1;
-    add_html(b, peak.buf);
+    tt__add_html(b, peak.buf);
     tt_buf_release(&peak);
     tt_buf_addstr(b, "</p>\n</header>\n"
                      "<section class=\"card\">\n<div class=\"toolbar\"><h2>Interactive timeline</h2>"

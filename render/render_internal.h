@@ -21,6 +21,10 @@ int tt__memtl_check(const tt_memtl *tl);
  * control characters (< 0x20, 0x7f) by a space. Returns 0 or TT_ENOMEM. */
 int tt__utf8_clean(tt_buf *out, const char *s, const char *repl);
 
+/* Append s UTF-8 cleaned (U+FFFD) and HTML-escaped (& < > " '); an
+ * allocation failure sets b->oom. */
+void tt__add_html(tt_buf *b, const char *s);
+
 /* The unit of a chart whose largest value is max_bytes: one binary family
  * everywhere (B, KiB, MiB, GiB, TiB), the largest unit the data reaches.
  * Returns the divisor; *name its name ("MiB"). */

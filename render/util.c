@@ -130,3 +130,24 @@ const char *tt__base_name(const char *title)
     const char *slash = strrchr(title, '/');
     return slash && slash[1] ? slash + 1 : title;
 }
+
+void tt__add_html(tt_buf *b, const char *s)
+{
+    tt_buf clean = TT_BUF_INIT;
+    const char *p;
+    if (tt__utf8_clean(&clean, s, "\xef\xbf\xbd")) { /* U+FFFD */
+        b->oom = 1;
+        return;
+    }
+    for (p = clean.buf; *p; p++) {
+        switch (*p) {
+        case '&': tt_buf_addstr(b, "&amp;"); break;
+        case '<': tt_buf_addstr(b, "&lt;"); break;
+        case '>': tt_buf_addstr(b, "&gt;"); break;
+        case '"': tt_buf_addstr(b, "&quot;"); break;
+        case '\'': tt_buf_addstr(b, "&#39;"); break;
+        default: tt_buf_addch(b, *p);
+        }
+    }
+    tt_buf_release(&clean);
+}

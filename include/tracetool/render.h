@@ -83,6 +83,46 @@ TT_EXTERN(int) tt_render_png_mem(const tt_memtl *tl, unsigned char **png, size_t
  * largest live allocations at the peak with the ops that made them. */
 TT_EXTERN(int) tt_render_html(const tt_memtl *tl, const char *path);
 
+/* ---- `tracetool breakdown --html`: where each rank's GPU time goes ---- */
+
+/* One rank's device over its window, split into parts that add up to the
+ * window: compute, communication not hidden by compute, copies and sets
+ * under no kernel, and the three kinds of idle. */
+typedef struct tt_render_bd_rank {
+    const char *label;        /* "rank 3 cuda:0" */
+    int64_t window_ns;
+    int64_t compute_ns, exposed_comm_ns, memory_only_ns;
+    int64_t host_wait_ns, kernel_wait_ns, other_idle_ns;
+    int64_t comm_ns, overlap_ns; /* for the table: communication, of it hidden */
+    double step_ns;           /* median step; NaN: none */
+} tt_render_bd_rank;
+
+typedef struct tt_render_bd {
+    const char *title;        /* e.g. the input's name; may be NULL */
+    const char *subtitle;     /* a line under it; may be NULL */
+    size_t nranks;
+    const tt_render_bd_rank *ranks;
+    size_t slowest;           /* the rank marked slowest; (size_t)-1: none */
+    /* launch delay (kernel start - runtime call start) histogram: bin i
+     * counts delays in [bin_lo_ns[i], bin_lo_ns[i + 1]) (the last: and
+     * above); nbins may be 0 */
+    size_t nbins;
+    const int64_t *bin_lo_ns;
+    const int64_t *bin_count;
+} tt_render_bd;
+
+/* Parts in the order drawn, and their colours ("#rrggbb"). */
+enum { TT_BD_PART_COMPUTE = 0, TT_BD_PART_EXPOSED_COMM, TT_BD_PART_MEMORY, TT_BD_PART_HOST_WAIT,
+       TT_BD_PART_KERNEL_WAIT, TT_BD_PART_OTHER_IDLE, TT_BD_PART_COUNT };
+TT_EXTERN(const char *) tt_bd_part_name(int part);
+TT_EXTERN(const char *) tt_bd_part_color(int part);
+
+/* One self-contained HTML page (inline SVG and CSS, no script, nothing from
+ * the network): a stacked bar per rank, as long as its window, the longest
+ * full width; the launch-delay histogram; a table of the numbers. Written
+ * whole or not at all. */
+TT_EXTERN(int) tt_render_breakdown_html(const tt_render_bd *bd, const char *path);
+
 TT_END_DECL
 
 #endif
