@@ -31,10 +31,12 @@ int cmd_ingest(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_averages(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_breakdown(int argc, char **argv);
 int cmd_memtimeline(int argc, char **argv);
 int cmd_crosscheck(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* util.c */
 struct cli_cmd;

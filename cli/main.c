@@ -21,9 +21,11 @@ static const struct tt_cmd cmds[] = {
     { "info", cmd_info, "summarise a trace file or an ingested database" },
     { "averages", cmd_averages, "torch's key_averages() table from a trace file or database" },
     { "kernels", cmd_kernels, "GPU kernel and memcpy/memset summary (Nsight-style)" },
+    { "breakdown", cmd_breakdown, "GPU time per rank: busy, compute, communication, idle; launch delays" },
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
     { "diff", cmd_diff, "compare two runs step by step: the CI gate for regressions" },
+    { "export", cmd_export, "one Chrome/Perfetto trace of ranks and steps, from a database or traces" },
     { "record", cmd_record, "run a program with GPU/CPU capture injected; write its trace" },
     { "version", cmd_version, "print tracetool's version" },
 };

@@ -81,6 +81,15 @@ size_t tt_kineto_copy_kind(const char *name, const char **start)
     return (size_t)(e - p);
 }
 
+/* kineto.h: HTA's (^nccl)|(^hccl)|(ncclKernel) with rccl, without ^hip */
+int tt_kineto_is_comm(const char *name)
+{
+    if (!name)
+        return 0;
+    return !strncmp(name, "nccl", 4) || !strncmp(name, "rccl", 4) || !strncmp(name, "hccl", 4) ||
+           strstr(name, "ncclKernel") || strstr(name, "ncclDevKernel");
+}
+
 /* rank from a file name: "rank-70", "rank_3", "rank3", "worker5_..." */
 int tt_rank_from_name(const char *path, int64_t *rank)
 {

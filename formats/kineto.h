@@ -16,6 +16,11 @@ extern const char *const tt_kineto_kind_name[];
 /* "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; "Memset (Device)" -> "Device";
  * the length (0: none) and *start */
 size_t tt_kineto_copy_kind(const char *name, const char **start);
+/* 1 when a GPU kernel name is a collective-communication kernel: NCCL
+ * (ncclKernel_*, ncclDevKernel_*), RCCL (which keeps NCCL's names, or rccl*)
+ * or HCCL; HTA's CommunicateKernelGroupingPattern less its ^hip (hip* names
+ * are runtime calls and copies, not collectives) */
+int tt_kineto_is_comm(const char *name);
 /* Rank from a file name ("rank-70", "rank_3", "worker5_..."); 1 if found. */
 int tt_rank_from_name(const char *path, int64_t *rank);
 /* The trace-level facts among a Kineto trace's top-level keys, decoded in

@@ -76,11 +76,11 @@ static struct {
     CUptiResult (*enable)(CUpti_ActivityKind);
     CUptiResult (*disable)(CUpti_ActivityKind);
     CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
-    CUptiResult (*flush)(uint32_t);
+    CUptiResult (*flush_all)(uint32_t);
     CUptiResult (*ndropped)(CUcontext, uint32_t, size_t *);
     CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
-    CUptiResult (*result)(CUptiResult, const char **);
+    CUptiResult (*error_string)(CUptiResult, const char **);
     CUptiResult (*cbname)(CUpti_CallbackDomain, uint32_t, const char **);
     CUptiResult (*tscb)(CUpti_TimestampCallbackFunc);
     CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
@@ -101,7 +101,7 @@ static void (*range_fn)(int start);
 static const char *cupti_error(CUptiResult r)
 {
     const char *s = NULL;
-    if (api.result && api.result(r, &s) == CUPTI_SUCCESS && s)
+    if (api.error_string && api.error_string(r, &s) == CUPTI_SUCCESS && s)
         return s;
     return "an unknown CUPTI error";
 }
@@ -145,18 +145,18 @@ static int load(void)
     SYM(enable, "cuptiActivityEnable");
     SYM(disable, "cuptiActivityDisable");
     SYM(next, "cuptiActivityGetNextRecord");
-    SYM(flush, "cuptiActivityFlushAll");
+    SYM(flush_all, "cuptiActivityFlushAll");
     SYM(ndropped, "cuptiActivityGetNumDroppedRecords");
     SYM(push, "cuptiActivityPushExternalCorrelationId");
     SYM(pop, "cuptiActivityPopExternalCorrelationId");
-    SYM(result, "cuptiGetResultString");
+    SYM(error_string, "cuptiGetResultString");
     SYM(cbname, "cuptiGetCallbackName");
     SYM(tscb, "cuptiActivityRegisterTimestampCallback");
     SYM(subscribe, "cuptiSubscribe");
     SYM(unsubscribe, "cuptiUnsubscribe");
     SYM(enable_cb, "cuptiEnableCallback");
 #undef SYM
-    if (!api.reg || !api.enable || !api.disable || !api.next || !api.flush || !api.push ||
+    if (!api.reg || !api.enable || !api.disable || !api.next || !api.flush_all || !api.push ||
         !api.pop) {
         tt_cap__log("GPU capture off: this libcupti lacks the activity API");
         dlclose(api.lib);
@@ -324,7 +324,7 @@ struct gpu_store *tt_cap__gpu_flush(void)
 {
     if (!__atomic_load_n(&tt_cap__gpu_active, __ATOMIC_ACQUIRE))
         return NULL;
-    api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* completed buffers come back now */
+    api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* completed buffers come back now */
     return &store;
 }
 
@@ -342,7 +342,7 @@ void tt_cap__gpu_stop(void)
     if (!__atomic_load_n(&tt_cap__gpu_active, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n(&tt_cap__gpu_active, 0, __ATOMIC_RELEASE);
-    api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     disable_all();
     tt_cap__gpu_window_done();
 }

@@ -217,7 +217,7 @@ static int conv_external(struct gpu_store *s, const CUpti_ActivityExternalCorrel
 
 /* ---- names ---- */
 
-static uint64_t hash_str(const char *p, size_t n)
+static uint64_t name_hash(const char *p, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
     while (n--)
@@ -337,7 +337,7 @@ static const char *api_name(struct gpu_store *s, const struct gpu_names *nm, int
         raw = buf;
     }
     n = strlen(raw);
-    h = hash_str(raw, n);
+    h = name_hash(raw, n);
     if ((v = name_find(s, raw, n, h)))
         return v;
     return name_add(s, raw, n, h, raw, api_len(raw));
@@ -376,7 +376,7 @@ static const char *kernel_name(struct gpu_store *s, const char *raw)
     if (!raw)
         raw = ""; /* Kineto's demangle(nullptr) */
     n = strlen(raw);
-    h = hash_str(raw, n);
+    h = name_hash(raw, n);
     if ((v = name_find(s, raw, n, h)))
         return v;
     if (demangler && n <= MAX_SYMBOL && !tt_cap__fault_alloc)
@@ -397,7 +397,7 @@ static const char *kernel_name(struct gpu_store *s, const char *raw)
 
 /* 1: room for a record (zeroed at *e); 0: over max; -1: out of memory
  * (both counted) */
-static int ev_new(struct gpu_store *s, struct gpu_ev **e)
+static int store_ev_new(struct gpu_store *s, struct gpu_ev **e)
 {
     if (s->max && s->n >= s->max) {
         s->dropped_store++;
@@ -440,7 +440,7 @@ static int conv_kernel(struct gpu_store *s, const CUpti_ActivityKernel10 *k)
     int r;
     if (bad_times(s, k->start, k->end))
         return 0;
-    if ((r = ev_new(s, &e)) <= 0)
+    if ((r = store_ev_new(s, &e)) <= 0)
         return r;
     if (!(e->name = kernel_name(s, k->name)))
         return ev_undo(s);
@@ -472,7 +472,7 @@ static int conv_memcpy(struct gpu_store *s, const CUpti_ActivityMemcpy6 *c)
     int r;
     if (bad_times(s, c->start, c->end))
         return 0;
-    if ((r = ev_new(s, &e)) <= 0)
+    if ((r = store_ev_new(s, &e)) <= 0)
         return r;
     e->kind = GPU_MEMCPY;
     e->copy_kind = c->copyKind;
@@ -496,7 +496,7 @@ static int conv_peer(struct gpu_store *s, const CUpti_ActivityMemcpyPtoP4 *c)
     int r;
     if (bad_times(s, c->start, c->end))
         return 0;
-    if ((r = ev_new(s, &e)) <= 0)
+    if ((r = store_ev_new(s, &e)) <= 0)
         return r;
     e->kind = GPU_MEMCPY;
     e->peer = 1;
@@ -525,7 +525,7 @@ static int conv_memset(struct gpu_store *s, const CUpti_ActivityMemset4 *m)
     int r;
     if (bad_times(s, m->start, m->end))
         return 0;
-    if ((r = ev_new(s, &e)) <= 0)
+    if ((r = store_ev_new(s, &e)) <= 0)
         return r;
     e->kind = GPU_MEMSET;
     e->dst_kind = (uint8_t)m->memoryKind;
@@ -563,7 +563,7 @@ static int conv_api(struct gpu_store *s, const CUpti_ActivityAPI *a, const struc
         return 0; /* Kineto writes driver calls that launch kernels only */
     if (bad_times(s, a->start, a->end))
         return 0;
-    if ((r = ev_new(s, &e)) <= 0)
+    if ((r = store_ev_new(s, &e)) <= 0)
         return r;
     e->name = api_name(s, nm, kind == GPU_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API
                                                   : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
@@ -597,7 +597,7 @@ static int conv_memory(struct gpu_store *s, const CUpti_ActivityMemory4 *m)
     }
     if (bad_times(s, m->timestamp, m->timestamp))
         return 0;
-    if ((r = ev_new(s, &e)) <= 0)
+    if ((r = store_ev_new(s, &e)) <= 0)
         return r;
     e->kind = GPU_MEMORY;
     e->device = e->src_device = e->dst_device = m->deviceId;

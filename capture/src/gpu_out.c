@@ -136,7 +136,7 @@ static int flow_start(const struct gpu_ev *e)
            c == 165 || c == 147 || c == 430;
 }
 
-static const struct gpu_device *device_of(const struct gpu_store *s, uint32_t id)
+static const struct gpu_device *gpu_device_of(const struct gpu_store *s, uint32_t id)
 {
     size_t i;
     for (i = 0; i < s->ndev; i++)
@@ -187,7 +187,7 @@ static void flow(struct wctx *w, int start, uint32_t id, long long pid, long lon
 
 static void write_kernel(struct wctx *w, const struct gpu_ev *e, const char *ts, const char *dur)
 {
-    const struct gpu_device *d = device_of(w->s, e->device);
+    const struct gpu_device *d = gpu_device_of(w->s, e->device);
     float sms = d ? (float)d->num_sms : 0.0f; /* smCount: 0 without properties */
     float bps = (float)((int64_t)e->grid[0] * e->grid[1] * e->grid[2]) / sms;
     float wps = bps * (float)(e->block[0] * e->block[1] * e->block[2]) / 32;
@@ -260,7 +260,7 @@ struct totals {
     int n;
 };
 
-static int64_t *total_of(struct totals *t, uint32_t dev)
+static int64_t *mem_total_of(struct totals *t, uint32_t dev)
 {
     int i;
     for (i = 0; i < t->n; i++)
@@ -325,7 +325,7 @@ static uint32_t caller_tid(const struct callers *c, uint32_t correlation)
 static void write_memory(struct wctx *w, const struct gpu_ev *e, const char *ts,
                          struct totals *t, int64_t *ev_idx)
 {
-    int64_t *tot = total_of(t, e->device);
+    int64_t *tot = mem_total_of(t, e->device);
     *tot += e->bytes;
     tt_cap__out_printf(w->o, "%s\n  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
                              "\"name\": \"[memory]\", \"pid\": %u, \"tid\": %lld, \"ts\": %s, ",

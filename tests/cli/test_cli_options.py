@@ -25,7 +25,7 @@ import trace_expect as te  # noqa: E402
 
 C = te.Checker("cli_options")
 ROOT = os.path.join(HERE, "..", "..")
-COMMANDS = ["ingest", "info", "averages", "kernels", "memtimeline", "crosscheck"]
+COMMANDS = ["ingest", "info", "averages", "kernels", "memtimeline", "crosscheck", "breakdown", "export"]
 OPT = re.compile(r"--([a-z][a-z-]*)")
 
 

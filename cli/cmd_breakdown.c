@@ -1,0 +1,105 @@
+/*
+ * cli/cmd_breakdown.c - `tracetool breakdown INPUT|DB`
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "opts.h"
+#include "tracetool/analyze.h"
+#include "tracetool/breakdown.h"
+
+enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS };
+
+static const struct cli_opt opts[] = {
+    { "steps", O_STEPS, "A-B", "only GPU activities launched in ProfilerStep#A..#B\n"
+      "(or N: one step)", 0 },
+    { "rank", O_RANK, "R", "only that rank", 0 },
+    { "trace", O_TRACE, "ID", "only that trace", 0 },
+    { "by", O_BY, "rank|step|stream", "the second table, and what kernel families are\n"
+      "spread over: ranks (default), steps or streams", 0 },
+    { "kernel-wait", O_KWAIT, "NS", "idle gaps under NS ns that are not host wait are\n"
+      "kernel wait (default 30000: HTA's 30 us)", 0 },
+    { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table); csv: the table\n"
+      "of --by; json: every table", 0 },
+    { "row-limit", O_ROWS, "N", "rows per table (default -1 = all)", 0 },
+    { NULL, 0, NULL, NULL, 0 },
+};
+
+static const struct cli_cmd cmd = {
+    "breakdown", "INPUT|DB",
+    "Where the GPU time goes, rank by rank (HTA's temporal and idle time breakdowns,\n"
+    "communication/computation overlap, kernel launch statistics): per rank and\n"
+    "device, from the first to the last GPU activity, busy (union of kernels, memcpy,\n"
+    "memset), compute, communication (NCCL/RCCL kernels), memory, exposed\n"
+    "communication, overlap %, idle split into host wait, kernel wait and other; the\n"
+    "skew across ranks; GPU time per kernel family; launch delay and runtime-call\n"
+    "percentiles per family with the worst launches. INPUT is a trace file, a\n"
+    "directory of per-rank traces or a database made by 'tracetool ingest'.",
+    opts, "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error, or no GPU\n"
+    "activity to break down.",
+    1, 1, "need exactly one input",
+};
+
+/* --steps N or A-B (A <= B) */
+static void set_steps(tt_bd_options *o, const struct cli_cmd *c, const char *arg)
+{
+    const char *dash = strchr(arg, '-');
+    char a[32];
+    if (!dash) {
+        if (parse_i64(arg, &o->step_from) < 0 || o->step_from < 0)
+            cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
+        o->step_to = o->step_from;
+        o->steps_set = 1;
+        return;
+    }
+    if (dash == arg || dash - arg >= (long)sizeof(a))
+        cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
+    memcpy(a, arg, (size_t)(dash - arg));
+    a[dash - arg] = '\0';
+    if (parse_i64(a, &o->step_from) < 0 || parse_i64(dash + 1, &o->step_to) < 0 ||
+        o->step_from < 0 || o->step_from > o->step_to)
+        cli_usage_error(c, "bad step range '%s' (want N or A-B, A <= B)", arg);
+    o->steps_set = 1;
+}
+
+static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
+{
+    tt_bd_options *o = ctx;
+    static const int by[] = { TT_BD_BY_RANK, TT_BD_BY_STEP, TT_BD_BY_STREAM };
+    switch (key) {
+    case O_STEPS: set_steps(o, c, arg); break;
+    case O_RANK: o->rank = opt_rank(c, arg); break;
+    case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
+    case O_BY: o->by = by[cli_choose(c, &opts[O_BY], arg, "grouping")]; break;
+    case O_KWAIT:
+        if (parse_i64(arg, &o->kernel_wait_ns) < 0 || o->kernel_wait_ns < 0)
+            cli_usage_error(c, "bad --kernel-wait '%s' (want ns, >= 0)", arg);
+        break;
+    case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
+    default: o->format = opt_format(c, &opts[O_FORMAT], arg); break;
+    }
+}
+
+int cmd_breakdown(int argc, char **argv)
+{
+    tt_bd_options o = TT_BD_OPTIONS_INIT;
+    const char *in;
+    int rc, first = cli_parse(&cmd, argc, argv, set, &o);
+    if (!first)
+        return 0;
+    in = argv[first];
+    /* a file or directory goes through a temporary database, so --rank and
+     * --trace work on it too */
+    if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
+        tt_db *db;
+        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
+            return report_error(rc);
+        rc = tt_breakdown_db(db, &o, stdout);
+        tt_db_free(db);
+    } else {
+        rc = tt_breakdown_file(in, &o, stdout);
+    }
+    return rc < 0 ? report_error(rc) : 0;
+}

@@ -1,0 +1,227 @@
+/*
+ * cli/cmd_export.c - `tracetool export DB|INPUT... OUT`
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "opts.h"
+#include "tracetool/analyze.h"
+#include "tracetool/export.h"
+
+enum { O_RANK, O_STEPS, O_TRACE };
+
+static const struct cli_opt opts[] = {
+    { "rank", O_RANK, "R,...", "only these ranks (comma-separated)", 0 },
+    { "steps", O_STEPS, "A-B", "only ProfilerStep#A..#B (or one, N): the events that\n"
+      "start inside them; a GPU activity goes with the\nruntime call that launched it", 0 },
+    { "trace", O_TRACE, "ID", "only that trace", 0 },
+    { NULL, 0, NULL, NULL, 0 },
+};
+
+static const struct cli_cmd cmd = {
+    "export", "DB|INPUT... OUT",
+    "One Chrome trace (Trace Event Format) that ui.perfetto.dev and chrome://tracing\n"
+    "open: every trace a process named 'rank N', its CPU threads and GPU streams its\n"
+    "threads ('thread 1234 (python3)', 'GPU 0 stream 7'), cut to the chosen steps.\n"
+    "CPU ops and annotations, runtime calls, GPU kernels/memcpy/memset, [memory]\n"
+    "events, instants, counters and the ac2g flows, with their args as stored.\n"
+    "Timestamps keep each trace's own clock (us; relative to the smallest\n"
+    "baseTimeNanoseconds when every trace has one, else absolute), so ranks are never\n"
+    "shifted against each other. The inputs are one database made by 'tracetool\n"
+    "ingest', or trace files and directories of them (read into a temporary\n"
+    "database). OUT ending in .gz is gzipped; '-' is standard output. OUT is written\n"
+    "to OUT.tmp and renamed when complete; an input is never overwritten.",
+    opts,
+    "exit codes: 0 ok; 2 usage (also: OUT is an input); 3 bad input; 4 I/O or\n"
+    "database error (also: no trace or step matches).",
+    2, -1, "need one or more inputs and an output",
+};
+
+struct job {
+    tt_export_options o;
+    int64_t *ranks;
+    size_t nranks;
+};
+
+/* --steps N or A-B (A <= B) */
+static void set_steps(tt_export_options *o, const struct cli_cmd *c, const char *arg)
+{
+    const char *dash = strchr(arg, '-');
+    char a[32];
+    if (!dash) {
+        if (parse_i64(arg, &o->step_from) < 0 || o->step_from < 0)
+            cli_usage_error(c, "bad step '%s' (want A-B or N)", arg);
+        o->step_to = o->step_from;
+    } else {
+        if (dash - arg >= (long)sizeof(a))
+            cli_usage_error(c, "bad step range '%s' (want A-B or N)", arg);
+        memcpy(a, arg, (size_t)(dash - arg));
+        a[dash - arg] = '\0';
+        if (parse_i64(a, &o->step_from) < 0 || parse_i64(dash + 1, &o->step_to) < 0 ||
+            o->step_from < 0 || o->step_from > o->step_to)
+            cli_usage_error(c, "bad step range '%s' (want A-B with A <= B, or N)", arg);
+    }
+    o->steps_set = 1;
+}
+
+/* --rank 0,3,5 (repeatable: the lists add up) */
+static void set_ranks(struct job *j, const struct cli_cmd *c, const char *arg)
+{
+    const char *p = arg;
+    while (1) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char word[32];
+        int64_t *r;
+        if (!len || len >= sizeof(word))
+            cli_usage_error(c, "bad rank list '%s'", arg);
+        memcpy(word, p, len);
+        word[len] = '\0';
+        if (!(r = realloc(j->ranks, (j->nranks + 1) * sizeof(*r)))) {
+            fputs("tracetool export: out of memory\n", stderr);
+            exit(EXIT_IO);
+        }
+        j->ranks = r;
+        j->ranks[j->nranks++] = opt_rank(c, word);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+}
+
+static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
+{
+    struct job *j = ctx;
+    switch (key) {
+    case O_RANK: set_ranks(j, c, arg); break;
+    case O_STEPS: set_steps(&j->o, c, arg); break;
+    default: j->o.trace_id = opt_trace_id(c, arg); break;
+    }
+}
+
+/* OUT must not be an input, nor a trace in an input directory */
+static void check_output(const char *out, char **in, int nin)
+{
+    int i;
+    size_t k;
+    if (!strcmp(out, "-"))
+        return;
+    for (i = 0; i < nin; i++) {
+        struct stat st;
+        tt_dir_walk w;
+        if (same_file(in[i], out))
+            cli_usage_error(&cmd, "the output '%s' is the input '%s': refusing to overwrite it",
+                            out, in[i]);
+        if (stat(in[i], &st) != 0 || !S_ISDIR(st.st_mode) || tt_walk_traces(in[i], &w) < 0)
+            continue;
+        for (k = 0; k < w.nfiles; k++) {
+            if (same_file(w.files[k], out)) {
+                char f[4096];
+                snprintf(f, sizeof(f), "%s", w.files[k]);
+                tt_dir_walk_free(&w);
+                cli_usage_error(&cmd, "the output '%s' is the input '%s': refusing to overwrite"
+                                " it", out, f);
+            }
+        }
+        tt_dir_walk_free(&w);
+    }
+}
+
+/* Ctrl-C (or a kill) while OUT.tmp is being written: remove it, then die of
+ * the signal as we would have */
+static char *tmp_path;
+
+static void on_signal(int sig)
+{
+    if (tmp_path)
+        unlink(tmp_path);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void guard_tmp(const char *out, int on)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+    struct stat st;
+    size_t i;
+    if (on) {
+        /* written in place (a device, a pipe, a link): no .tmp of ours */
+        if (!strcmp(out, "-") || (lstat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+            return;
+        if (!(tmp_path = malloc(strlen(out) + 5)))
+            return;
+        sprintf(tmp_path, "%s.tmp", out);
+    }
+    for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]) && tmp_path; i++)
+        signal(sigs[i], on ? on_signal : SIG_DFL);
+    if (!on) {
+        free(tmp_path);
+        tmp_path = NULL;
+    }
+}
+
+static void print_summary(const char *out, const tt_export_result *r)
+{
+    int k, n = 0;
+    fprintf(stderr, "tracetool export: %s: %" PRId64 " process%s, %" PRId64 " threads, %" PRId64
+                    " events (", strcmp(out, "-") ? out : "standard output", r->processes,
+            r->processes == 1 ? "" : "es", r->threads, r->events);
+    for (k = 0; k < TT_EXPORT_NKINDS; k++) {
+        if (r->counts[k])
+            fprintf(stderr, "%s%s %" PRId64, n++ ? ", " : "", tt_export_kind_name(k),
+                    r->counts[k]);
+    }
+    fprintf(stderr, "), %.1f MB\n", (double)r->bytes / 1e6);
+    if (r->no_step)
+        fprintf(stderr, "tracetool export: warning: %" PRId64 " of the traces %s none of the"
+                        " chosen steps\n", r->no_step, r->no_step == 1 ? "has" : "have");
+    if (r->skipped_files)
+        fprintf(stderr, "tracetool export: warning: %" PRId64 " file%s in the directories %s"
+                        " no trace: skipped\n", r->skipped_files,
+                r->skipped_files == 1 ? "" : "s", r->skipped_files == 1 ? "was" : "were");
+}
+
+int cmd_export(int argc, char **argv)
+{
+    struct job j;
+    tt_export_result res;
+    const char *out;
+    int first, nin, i, rc;
+    memset(&j, 0, sizeof(j));
+    j.o = (tt_export_options)TT_EXPORT_OPTIONS_INIT;
+    if (!(first = cli_parse(&cmd, argc, argv, set, &j)))
+        return 0;
+    nin = argc - first - 1;
+    out = argv[argc - 1];
+    j.o.ranks = j.ranks;
+    j.o.nranks = j.nranks;
+    for (i = 0; i < nin; i++) {
+        if (strcmp(argv[first + i], "-") && tt_is_sqlite_file(argv[first + i]) && nin > 1)
+            cli_usage_error(&cmd, "a database must be the only input ('%s')", argv[first + i]);
+    }
+    check_output(out, argv + first, nin);
+    guard_tmp(out, 1);
+    if (nin == 1 && strcmp(argv[first], "-") && tt_is_sqlite_file(argv[first])) {
+        tt_db *db;
+        if ((rc = tt_db_open(&db, argv[first], TT_DB_READONLY)) == 0) {
+            rc = tt_export_db(db, &j.o, out, &res);
+            tt_db_free(db);
+        }
+    } else {
+        rc = tt_export_files((const char *const *)(argv + first), (size_t)nin, &j.o, out, &res);
+    }
+    guard_tmp(out, 0);
+    free(j.ranks);
+    if (rc < 0)
+        return report_error(rc);
+    print_summary(out, &res);
+    return 0;
+}

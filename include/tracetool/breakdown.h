@@ -1,0 +1,159 @@
+/*
+ * tracetool/breakdown.h - `tracetool breakdown`: where the GPU time goes,
+ * rank by rank (HTA's temporal breakdown, idle time breakdown,
+ * communication / computation overlap and kernel launch statistics).
+ *
+ * Per trace (rank) and device, over the window from the first GPU activity
+ * (kernel, memcpy, memset) to the end of the last one:
+ *   busy          length of the union of every activity interval
+ *   idle          window - busy, split as HTA's get_idle_time_breakdown:
+ *                 host wait (the activities that end an idle gap were
+ *                 launched, by their runtime call, after the gap began),
+ *                 kernel wait (else, a gap under kernel_wait_ns), other
+ *   compute       union of the kernels that are not communication
+ *   comm          union of NCCL / RCCL / HCCL kernels (tt_kineto_is_comm)
+ *   memory        union of memcpy and memset
+ *   overlap       comm intersected with compute (= comm + compute - the
+ *                 union of both); exposed comm = comm - overlap; overlap %
+ *                 = overlap / comm (HTA's get_comm_comp_overlap)
+ * plus, per kernel family (tt_kernel_family), GPU time spread over ranks,
+ * steps or streams, and launch delay (kernel start - runtime call start)
+ * and runtime-call duration percentiles, with the worst launches named.
+ *
+ * Memory does not grow with the trace: activities are read per device in
+ * start order from SQLite and folded into running unions; percentiles come
+ * from sorted SQL passes (SQLite's sorter spills to $TMPDIR). README.md,
+ * "tracetool breakdown", gives every definition.
+ */
+#ifndef TRACETOOL_BREAKDOWN_H
+#define TRACETOOL_BREAKDOWN_H
+
+#include <stdio.h>
+
+#include "tracetool/analyze.h"
+#include "tracetool/common.h"
+
+TT_BEGIN_DECL
+
+enum { TT_BD_BY_RANK = 0, TT_BD_BY_STEP, TT_BD_BY_STREAM };
+
+/* HTA's consecutive_kernel_delay (30), which HTA compares with its
+ * microsecond timestamps: 30 us */
+#define TT_BD_KERNEL_WAIT_NS 30000
+/* launches named in tt_bd_result.worst */
+#define TT_BD_WORST 10
+
+typedef struct tt_bd_options {
+    unsigned int version;
+    int64_t trace_id;        /* 0 = every Chrome/Kineto trace */
+    int64_t rank;            /* -1 = every rank */
+    int steps_set;           /* only activities launched in ProfilerStep#A..#B */
+    int64_t step_from, step_to;
+    int by;                  /* TT_BD_BY_*: the second table, and the units the
+                                family spread is taken over */
+    int64_t kernel_wait_ns;  /* an idle gap under this (not host wait) is kernel wait */
+    int64_t row_limit;       /* rows per table; -1 = all */
+    int format;              /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN */
+} tt_bd_options;
+#define TT_BD_OPTIONS_INIT { 1, 0, -1, 0, 0, 0, TT_BD_BY_RANK, TT_BD_KERNEL_WAIT_NS, -1, TT_AVG_TABLE }
+
+/* One row: a rank's device, one step of it or one stream of it. Times in
+ * ns on the trace's clock. */
+typedef struct tt_bd_row {
+    int64_t trace_id;
+    int64_t rank;            /* -1: the trace has none */
+    int64_t device;          /* -1: none in the trace */
+    int64_t stream;          /* stream rows; else -1 */
+    int64_t step;            /* step rows: the ProfilerStep number; else -1 */
+    int64_t steps;           /* rank rows: steps with GPU activity */
+    double step_ns;          /* rank rows: median GPU span of those steps (the
+                                window when there are none); else NaN */
+    int64_t start_ns, end_ns, window_ns;
+    int64_t busy_ns, idle_ns, compute_ns, comm_ns, memory_ns;
+    int64_t overlap_ns, exposed_comm_ns;
+    double busy_pct;         /* busy / window; NaN for an empty window */
+    double overlap_pct;      /* overlap / comm; NaN without communication */
+    int64_t host_wait_ns, kernel_wait_ns, other_idle_ns; /* sum to idle_ns */
+    int64_t kernels, comm_kernels, memory_ops;
+} tt_bd_row;
+
+enum { TT_BD_COMPUTE = 0, TT_BD_COMM, TT_BD_MEMORY };
+
+/* GPU time of one kernel family, spread over the units of `by`. */
+typedef struct tt_bd_family {
+    char *family;            /* tt_kernel_family(); memcpy/memset: "memcpy HtoD" */
+    int cls;                 /* TT_BD_COMPUTE, TT_BD_COMM or TT_BD_MEMORY */
+    int64_t count, total_ns;
+    /* the family's total per unit (rank rows, step rows or stream rows;
+       0 where it has none): */
+    int64_t min_ns, max_ns;
+    double median_ns;
+    size_t max_row;          /* the unit with max_ns: index into ranks (by rank)
+                                or rows */
+} tt_bd_family;
+
+/* Launch statistics of one family (activities with a runtime call).
+ * Percentiles interpolate linearly between the two nearest ranks (numpy's
+ * default, Python's statistics.quantiles(method='inclusive')). */
+typedef struct tt_bd_launch {
+    char *family;
+    int cls;
+    int64_t count;           /* launches (activities with a runtime call) */
+    double delay_p50_ns, delay_p95_ns;
+    int64_t delay_max_ns;    /* kernel start - runtime call start */
+    int64_t runtime_count;   /* of those, calls with a duration */
+    double runtime_p50_ns, runtime_p95_ns;
+    int64_t runtime_max_ns;
+    int64_t worst_trace_id, worst_rank; /* where delay_max_ns happened */
+} tt_bd_launch;
+
+/* One of the launches with the largest delay. */
+typedef struct tt_bd_worst {
+    int64_t delay_ns, runtime_ns; /* runtime_ns -1: the call has no duration */
+    int64_t trace_id, rank, device, stream;
+    int64_t ts_ns;           /* the activity's start */
+    char *name, *family, *runtime; /* the activity, its family, the runtime call */
+} tt_bd_worst;
+
+typedef struct tt_bd_result {
+    int by;
+    int64_t kernel_wait_ns;
+    int steps_set;
+    int64_t step_from, step_to;
+    tt_bd_row *ranks;        /* by trace (rank, id order) and device */
+    size_t nranks;
+    tt_bd_row *rows;         /* by step / stream: per rank and device, by step / stream */
+    size_t nrows;
+    size_t traces;           /* traces analysed */
+    size_t no_gpu;           /* of them, traces left out: no GPU activity (in the steps) */
+    /* across rank rows: max / median of step_ns and of compute_ns (NaN with
+       a zero median), and the row of the maximum ((size_t)-1: no rows) */
+    double step_skew, compute_skew;
+    size_t slowest, most_compute;
+    tt_bd_family *families;  /* largest total first (then name) */
+    size_t nfamilies;
+    tt_bd_launch *launches;  /* largest p95 delay first (then family) */
+    size_t nlaunches;
+    tt_bd_worst worst[TT_BD_WORST]; /* largest delay first */
+    size_t nworst;
+} tt_bd_result;
+
+/* Compute without printing; free with tt_bd_result_free (also after an
+ * error). A file or "-" is ingested into a lean temporary database first
+ * (the runtime-call links need the SQL passes of an ingest); a directory:
+ * every trace file under it. TT_ENOTFOUND when no trace has GPU activity. */
+TT_EXTERN(int) tt_breakdown_db_result(tt_db *db, const tt_bd_options *opts, tt_bd_result *res);
+TT_EXTERN(int) tt_breakdown_file_result(const char *path, const tt_bd_options *opts,
+                                        tt_bd_result *res);
+/* NULL-safe; leaves *res empty. */
+TT_EXTERN(void) tt_bd_result_free(tt_bd_result *res);
+
+/* Print a result (opts->format, opts->row_limit). */
+TT_EXTERN(int) tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *opts, FILE *out);
+/* Compute and print. */
+TT_EXTERN(int) tt_breakdown_db(tt_db *db, const tt_bd_options *opts, FILE *out);
+TT_EXTERN(int) tt_breakdown_file(const char *path, const tt_bd_options *opts, FILE *out);
+
+TT_END_DECL
+
+#endif
