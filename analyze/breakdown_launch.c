@@ -293,6 +293,22 @@ static void keep_worst(struct lpass *p, const struct wl *w)
     p->top[k] = *w;
 }
 
+int64_t tt_bd_hist_lo_ns(size_t i)
+{
+    return i == 0 ? 0 : i < TT_BD_HIST ? (int64_t)1000 << (i - 1) : INT64_MAX;
+}
+
+/* the histogram bin of a delay (a negative one, clocks apart: the first) */
+static size_t hist_bin(int64_t ns)
+{
+    size_t i = 1;
+    if (ns < 1000)
+        return 0;
+    while (i + 1 < TT_BD_HIST && ns >= tt_bd_hist_lo_ns(i + 1))
+        i++;
+    return i;
+}
+
 static int64_t rank_of(const struct bd_run *r, int64_t trace)
 {
     size_t ti;
@@ -370,6 +386,7 @@ static int launch_pass(struct bd_run *r, const long *lrow, int pass, struct lpas
         j++;
         if (pass == 0) {
             struct wl w;
+            r->res->delay_hist[hist_bin(x)]++;
             w.delay = x;
             w.trace = sqlite3_column_int64(st, 2);
             w.ts = sqlite3_column_int64(st, 3);

@@ -10,7 +10,7 @@
 #include "tracetool/analyze.h"
 #include "tracetool/breakdown.h"
 
-enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS };
+enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML };
 
 static const struct cli_opt opts[] = {
     { "steps", O_STEPS, "A-B", "only GPU activities launched in ProfilerStep#A..#B\n"
@@ -24,6 +24,8 @@ static const struct cli_opt opts[] = {
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table); csv: the table\n"
       "of --by; json: every table", 0 },
     { "row-limit", O_ROWS, "N", "rows per table (default -1 = all)", 0 },
+    { "html", O_HTML, "OUT.html", "also write one self-contained page: each rank's window\n"
+      "as a stacked bar, the launch-delay histogram, the numbers", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 
@@ -64,9 +66,15 @@ static void set_steps(tt_bd_options *o, const struct cli_cmd *c, const char *arg
     o->steps_set = 1;
 }
 
+struct args {
+    tt_bd_options o;
+    const char *html;
+};
+
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
-    tt_bd_options *o = ctx;
+    struct args *a = ctx;
+    tt_bd_options *o = &a->o;
     static const int by[] = { TT_BD_BY_RANK, TT_BD_BY_STEP, TT_BD_BY_STREAM };
     switch (key) {
     case O_STEPS: set_steps(o, c, arg); break;
@@ -78,28 +86,39 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
             cli_usage_error(c, "bad --kernel-wait '%s' (want ns, >= 0)", arg);
         break;
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
+    case O_HTML: a->html = arg; break;
     default: o->format = opt_format(c, &opts[O_FORMAT], arg); break;
     }
 }
 
 int cmd_breakdown(int argc, char **argv)
 {
-    tt_bd_options o = TT_BD_OPTIONS_INIT;
+    struct args a = { TT_BD_OPTIONS_INIT, NULL };
+    tt_bd_result res;
     const char *in;
-    int rc, first = cli_parse(&cmd, argc, argv, set, &o);
+    int rc, first = cli_parse(&cmd, argc, argv, set, &a);
     if (!first)
         return 0;
     in = argv[first];
+    if (a.html && (!*a.html || same_file(a.html, in)))
+        cli_usage_error(&cmd, "--html '%s' would overwrite the input", a.html);
     /* a file or directory goes through a temporary database, so --rank and
      * --trace work on it too */
     if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
         tt_db *db;
         if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
             return report_error(rc);
-        rc = tt_breakdown_db(db, &o, stdout);
+        rc = tt_breakdown_db_result(db, &a.o, &res);
         tt_db_free(db);
     } else {
-        rc = tt_breakdown_file(in, &o, stdout);
+        rc = tt_breakdown_file_result(in, &a.o, &res);
     }
-    return rc < 0 ? report_error(rc) : 0;
+    if (rc == 0)
+        rc = tt_breakdown_print(&res, &a.o, stdout);
+    if (rc == 0 && a.html)
+        rc = tt_breakdown_html(&res, in, a.html);
+    tt_bd_result_free(&res);
+    if (rc < 0)
+        return report_error(rc);
+    return finish_stdout(0);
 }

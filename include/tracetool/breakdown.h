@@ -42,6 +42,9 @@ enum { TT_BD_BY_RANK = 0, TT_BD_BY_STEP, TT_BD_BY_STREAM };
 #define TT_BD_KERNEL_WAIT_NS 30000
 /* launches named in tt_bd_result.worst */
 #define TT_BD_WORST 10
+/* bins of the launch-delay histogram: under 1 us, then [2^(i-1), 2^i) us,
+ * the last one also holding the longer delays (over 1 s) */
+#define TT_BD_HIST 22
 
 typedef struct tt_bd_options {
     unsigned int version;
@@ -136,7 +139,14 @@ typedef struct tt_bd_result {
     size_t nlaunches;
     tt_bd_worst worst[TT_BD_WORST]; /* largest delay first */
     size_t nworst;
+    int64_t delay_hist[TT_BD_HIST]; /* launches of every family by delay (tt_bd_hist_lo_ns) */
 } tt_bd_result;
+
+/* the smallest delay of histogram bin i (0 for the first) */
+TT_EXTERN(int64_t) tt_bd_hist_lo_ns(size_t i);
+/* The page of `breakdown --html` (tracetool/render.h): each rank's window as
+ * a stacked bar, the launch-delay histogram, the numbers. title: the input. */
+TT_EXTERN(int) tt_breakdown_html(const tt_bd_result *res, const char *title, const char *path);
 
 /* Compute without printing; free with tt_bd_result_free (also after an
  * error). A file or "-" is ingested into a lean temporary database first
