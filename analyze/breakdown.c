@@ -4,9 +4,11 @@
  * step and per stream, from the gpu_ops table.
  *
  * One ordered SQL pass per trace reads its kernels, memcpys and memsets by
- * device and start time; each row is folded into running unions (one per
- * class and for the device, its step and its stream), so memory holds a
- * few numbers per device, step and stream, never the intervals. A trace
+ * device and start time, each with the name of the CPU op that launched it;
+ * each row is folded into running unions (one per class and for the
+ * device, its step and its stream) and into the totals of its kernel
+ * family and its op per unit, so memory holds a few numbers per device,
+ * step, stream, family and op, never the intervals. A trace
  * file goes through a lean temporary database first: the runtime-call
  * links that launch delays and host waits need are made by the ingest.
  */
@@ -133,6 +135,7 @@ struct bd_dev {
     struct bd_sacc *streams; /* in the order met */
     size_t nstreams, astreams;
     struct i64map fam;       /* family << 32 | local unit -> ns */
+    struct i64map ops;       /* op << 32 | local unit -> ns */
 };
 
 static int64_t acc_span(const struct bd_acc *a)
@@ -219,21 +222,23 @@ static int unit_rows(struct bd_run *r, const struct bd_trace *t, struct bd_dev *
     return 0;
 }
 
-/* the family totals of the device's local units into the run's, by row */
-static int move_units(struct bd_run *r, struct bd_dev *d, const size_t *lmap, size_t rank_row)
+/* the family (or op) totals of the device's local units (src) into the
+ * run's, by row (dst) */
+static int move_units(struct bd_run *r, const struct i64map *src, struct i64map *dst,
+                      const size_t *lmap, size_t rank_row)
 {
     size_t i;
-    for (i = 0; i < d->fam.cap; i++) {
-        int64_t key, fam, local;
+    for (i = 0; i < src->cap; i++) {
+        int64_t key, idx, local;
         size_t unit, have = 0;
-        if (!d->fam.used[i])
+        if (!src->used[i])
             continue;
-        fam = d->fam.k[i] >> 32;
-        local = d->fam.k[i] & 0xffffffff;
+        idx = src->k[i] >> 32;
+        local = src->k[i] & 0xffffffff;
         unit = r->o->by == TT_BD_BY_RANK ? rank_row : lmap[local];
-        key = fam << 32 | (int64_t)unit;
-        tt__i64map_get(&r->units, key, &have);
-        if (tt__i64map_put(&r->units, key, have + d->fam.v[i]) < 0)
+        key = idx << 32 | (int64_t)unit;
+        tt__i64map_get(dst, key, &have);
+        if (tt__i64map_put(dst, key, have + src->v[i]) < 0)
             return tt_error_set(TT_ENOMEM, "out of memory");
     }
     return 0;
@@ -265,7 +270,9 @@ static int flush_device(struct bd_run *r, const struct bd_trace *t, struct bd_de
         return tt_error_set(TT_ENOMEM, "out of memory");
     rc = unit_rows(r, t, d, lmap);
     if (rc == 0)
-        rc = move_units(r, d, lmap, rank_row);
+        rc = move_units(r, &d->fam, &r->units, lmap, rank_row);
+    if (rc == 0)
+        rc = move_units(r, &d->ops, &r->op_units, lmap, rank_row);
     free(lmap);
     return rc;
 }
@@ -277,6 +284,7 @@ static void dev_reset(struct bd_dev *d, size_t nst)
     memset(d->steps, 0, (nst ? nst : 1) * sizeof(*d->steps));
     d->nstreams = 0;
     tt__i64map_free(&d->fam);
+    tt__i64map_free(&d->ops);
 }
 
 static struct bd_acc *stream_acc(struct bd_dev *d, int64_t stream, size_t *slot)
@@ -300,16 +308,28 @@ static struct bd_acc *stream_acc(struct bd_dev *d, int64_t stream, size_t *slot)
 struct bd_act {
     int64_t stream, ts, end, rt_ts;
     int has_rt, has_rt_dur;
-    size_t fam;
+    size_t fam, op;          /* its family, the op that launched it */
     int cls;
 };
 
+/* ns more for index idx (a family or an op) in local unit `local` */
+static int unit_add(struct i64map *m, size_t idx, size_t local, int64_t ns)
+{
+    int64_t key = (int64_t)idx << 32 | (int64_t)local;
+    size_t have = 0;
+    tt__i64map_get(m, key, &have);
+    if (tt__i64map_put(m, key, have + (size_t)ns) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    return 0;
+}
+
 static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act *a, long step)
 {
-    int64_t kw = r->o->kernel_wait_ns, key;
+    int64_t kw = r->o->kernel_wait_ns;
     struct bd_fam *f = &r->fam[a->fam];
+    struct bd_op *op = &r->op[a->op];
     struct bd_acc *sa;
-    size_t slot, have = 0, local = 0;
+    size_t slot, local = 0;
     tt__bd_acc_add(&d->all, a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
     if (step >= 0)
         tt__bd_acc_add(&d->steps[step], a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
@@ -320,6 +340,8 @@ static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act 
     f->total += a->end - a->ts;
     f->nlaunch += a->has_rt;
     f->nrt += a->has_rt && a->has_rt_dur;
+    op->count++;
+    op->total += a->end - a->ts;
     if (r->o->by == TT_BD_BY_STEP) {
         if (step < 0)
             return 0; /* outside every step: no step row to count it in */
@@ -327,10 +349,9 @@ static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act 
     } else if (r->o->by == TT_BD_BY_STREAM) {
         local = slot;
     }
-    key = (int64_t)a->fam << 32 | (int64_t)local;
-    tt__i64map_get(&d->fam, key, &have);
-    if (tt__i64map_put(&d->fam, key, have + (size_t)(a->end - a->ts)) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (unit_add(&d->fam, a->fam, local, a->end - a->ts) < 0 ||
+        unit_add(&d->ops, a->op, local, a->end - a->ts) < 0)
+        return TT_ENOMEM;
     return 0;
 }
 
@@ -356,8 +377,10 @@ static int sweep_trace(struct bd_run *r, const struct bd_trace *t)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (tt_db_prepare(r->db, &st,
                       "SELECT coalesce(g.device, -1), coalesce(g.stream, -1), g.ts, g.dur, g.kind,"
-                      " g.name, r.ts, r.dur FROM gpu_ops AS g LEFT JOIN runtime AS r"
-                      " ON r.id = g.runtime_id WHERE g.trace_id = ?1"
+                      " g.name, r.ts, r.dur, CASE WHEN g.op_id IS NULL THEN -1"
+                      " ELSE coalesce(o.name, 0) END FROM gpu_ops AS g LEFT JOIN runtime AS r"
+                      " ON r.id = g.runtime_id LEFT JOIN slices AS o ON o.id = g.op_id"
+                      " WHERE g.trace_id = ?1"
                       " AND g.kind IN ('kernel', 'memcpy', 'memset') AND g.ts IS NOT NULL"
                       " AND g.dur IS NOT NULL ORDER BY 1, g.ts") < 0) {
         free(d.steps);
@@ -387,7 +410,8 @@ static int sweep_trace(struct bd_run *r, const struct bd_trace *t)
         step = tt__bd_step_at(t, a.has_rt ? a.rt_ts : a.ts);
         if (!tt__bd_selected(r, t, step))
             continue;
-        if ((rc = tt__bd_family_of(r, sqlite3_column_int64(st, 5), kind, &a.fam, &a.cls)) == 0)
+        if ((rc = tt__bd_family_of(r, sqlite3_column_int64(st, 5), kind, &a.fam, &a.cls)) == 0 &&
+            (rc = tt__bd_op_of(r, sqlite3_column_int64(st, 8), &a.op)) == 0)
             rc = add_activity(r, &d, &a, step);
     }
     if (rc == 0 && s != SQLITE_DONE)
@@ -396,6 +420,7 @@ static int sweep_trace(struct bd_run *r, const struct bd_trace *t)
     if (rc == 0 && d.on)
         rc = flush_device(r, t, &d);
     tt__i64map_free(&d.fam);
+    tt__i64map_free(&d.ops);
     free(d.streams);
     free(d.steps);
     return rc;
@@ -516,6 +541,8 @@ int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
         rc = tt__bd_families(&r, o->by == TT_BD_BY_RANK ? res->nranks : res->nrows);
     }
     if (rc == 0)
+        rc = tt__bd_ops(&r, o->by == TT_BD_BY_RANK ? res->nranks : res->nrows);
+    if (rc == 0)
         rc = tt__bd_launches(&r);
     tt__bd_run_release(&r);
     if (rc < 0)
@@ -582,6 +609,11 @@ void tt__bd_run_release(struct bd_run *r)
     free(r->fslot);
     tt__i64map_free(&r->names);
     tt__i64map_free(&r->units);
+    for (k = 0; k < r->nop; k++)
+        free(r->op[k].name);
+    free(r->op);
+    tt__i64map_free(&r->op_names);
+    tt__i64map_free(&r->op_units);
     sqlite3_finalize(r->str);
     memset(r, 0, sizeof(*r));
 }
@@ -596,6 +628,9 @@ void tt_bd_result_free(tt_bd_result *res)
     for (k = 0; k < res->nfamilies; k++)
         free(res->families[k].family);
     free(res->families);
+    for (k = 0; k < res->nops; k++)
+        free(res->ops[k].op);
+    free(res->ops);
     for (k = 0; k < res->nlaunches; k++)
         free(res->launches[k].family);
     free(res->launches);

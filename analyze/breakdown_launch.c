@@ -137,77 +137,188 @@ static int cmp_family(const void *a, const void *b)
     return strcmp(x->family, y->family);
 }
 
-/* min / median / max over nunits units of a family's present values v
- * (sorted; the units without it count 0) */
-static void spread(tt_bd_family *f, const struct uval *v, size_t n, size_t nunits)
+/* a unit spread: min / median / max over the units and the unit of the max */
+struct sp {
+    int64_t min, max;
+    double median;
+    size_t max_row;
+};
+
+/* min / median / max over nunits units of the present values v (sorted;
+ * the units without one count 0) */
+static void spread(struct sp *o, const struct uval *v, size_t n, size_t nunits)
 {
     size_t zeros = nunits > n ? nunits - n : 0, k;
     int64_t at[2];
-    f->max_row = (size_t)-1;
+    o->min = o->max = 0;
+    o->max_row = (size_t)-1;
     if (!nunits) {
-        f->median_ns = NAN;
+        o->median = NAN;
         return;
     }
-    f->min_ns = zeros || !n ? 0 : v[0].ns;
+    o->min = zeros || !n ? 0 : v[0].ns;
     if (n) {
         /* the first unit with the maximum */
         for (k = n; k > 0 && v[k - 1].ns == v[n - 1].ns; k--)
             ;
-        f->max_ns = v[n - 1].ns;
-        f->max_row = v[k].unit;
+        o->max = v[n - 1].ns;
+        o->max_row = v[k].unit;
     }
     for (k = 0; k < 2; k++) {
         size_t p = k ? nunits / 2 : (nunits - 1) / 2;
         at[k] = p < zeros ? 0 : v[p - zeros].ns;
     }
-    f->median_ns = ((double)at[0] + (double)at[1]) / 2.0;
+    o->median = ((double)at[0] + (double)at[1]) / 2.0;
+}
+
+/* the values of a units map (index << 32 | unit row -> ns) grouped by
+ * index: index i's are v[start[i] .. start[i] + fill[i]) */
+struct groups {
+    size_t *start, *fill;
+    struct uval *v;
+};
+
+static void groups_free(struct groups *g)
+{
+    free(g->start);
+    free(g->fill);
+    free(g->v);
+}
+
+static int group_units(const struct i64map *m, size_t n, struct groups *g)
+{
+    size_t i, k;
+    g->start = calloc(n + 1, sizeof(*g->start));
+    g->fill = calloc(n + 1, sizeof(*g->fill));
+    g->v = malloc((m->n ? m->n : 1) * sizeof(*g->v));
+    if (!g->start || !g->fill || !g->v) {
+        groups_free(g);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < m->cap; i++)
+        if (m->used[i])
+            g->start[(m->k[i] >> 32) + 1]++;
+    for (k = 0; k < n; k++)
+        g->start[k + 1] += g->start[k];
+    for (i = 0; i < m->cap; i++) {
+        size_t f, at;
+        if (!m->used[i])
+            continue;
+        f = (size_t)(m->k[i] >> 32);
+        at = g->start[f] + g->fill[f]++;
+        g->v[at].ns = (int64_t)m->v[i];
+        g->v[at].unit = (size_t)(m->k[i] & 0xffffffff);
+    }
+    return 0;
+}
+
+/* index i's spread over nunits units */
+static void group_spread(struct groups *g, size_t i, size_t nunits, struct sp *o)
+{
+    qsort(g->v + g->start[i], g->fill[i], sizeof(*g->v), cmp_uval);
+    spread(o, g->v + g->start[i], g->fill[i], nunits);
 }
 
 int tt__bd_families(struct bd_run *r, size_t nunits)
 {
-    size_t *start = calloc(r->nfam + 1, sizeof(*start)), *fill, i, k;
-    struct uval *v = malloc((r->units.n ? r->units.n : 1) * sizeof(*v));
     tt_bd_result *res = r->res;
-    int rc = 0;
-    fill = calloc(r->nfam + 1, sizeof(*fill));
-    res->families = calloc(r->nfam ? r->nfam : 1, sizeof(*res->families));
-    if (!start || !v || !fill || !res->families) {
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (i = 0; i < r->units.cap; i++)
-        if (r->units.used[i])
-            start[(r->units.k[i] >> 32) + 1]++;
-    for (k = 0; k < r->nfam; k++)
-        start[k + 1] += start[k];
-    for (i = 0; i < r->units.cap; i++) {
-        size_t f;
-        if (!r->units.used[i])
-            continue;
-        f = (size_t)(r->units.k[i] >> 32);
-        v[start[f] + fill[f]].ns = (int64_t)r->units.v[i];
-        v[start[f] + fill[f]++].unit = (size_t)(r->units.k[i] & 0xffffffff);
+    struct groups g;
+    size_t k;
+    int rc;
+    if ((rc = group_units(&r->units, r->nfam, &g)) < 0)
+        return rc;
+    if (!(res->families = calloc(r->nfam ? r->nfam : 1, sizeof(*res->families)))) {
+        groups_free(&g);
+        return tt_error_set(TT_ENOMEM, "out of memory");
     }
     for (k = 0; k < r->nfam; k++) {
         tt_bd_family *f = &res->families[res->nfamilies];
+        struct sp o;
         if (!r->fam[k].count)
             continue;
         if (!(f->family = strdup(r->fam[k].name))) {
             rc = tt_error_set(TT_ENOMEM, "out of memory");
-            goto out;
+            break;
         }
         res->nfamilies++;
         f->cls = r->fam[k].cls;
         f->count = r->fam[k].count;
         f->total_ns = r->fam[k].total;
-        qsort(v + start[k], fill[k], sizeof(*v), cmp_uval);
-        spread(f, v + start[k], fill[k], nunits);
+        group_spread(&g, k, nunits, &o);
+        f->min_ns = o.min;
+        f->max_ns = o.max;
+        f->median_ns = o.median;
+        f->max_row = o.max_row;
     }
     qsort(res->families, res->nfamilies, sizeof(*res->families), cmp_family);
-out:
-    free(start);
-    free(fill);
-    free(v);
+    groups_free(&g);
+    return rc;
+}
+
+/* ---- CPU ops: the GPU time they launched ---- */
+
+static char *str_dup_id(struct bd_run *r, int64_t id);
+
+int tt__bd_op_of(struct bd_run *r, int64_t name_id, size_t *op)
+{
+    struct bd_op *p;
+    size_t v;
+    if (tt__i64map_get(&r->op_names, name_id, &v)) {
+        *op = v - 1;
+        return 0;
+    }
+    if (TT_ALLOC_GROW(r->op, r->nop + 1, r->aop) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    p = &r->op[r->nop];
+    memset(p, 0, sizeof(*p));
+    if (!(p->name = name_id < 0 ? strdup(TT_BD_NO_OP) : str_dup_id(r, name_id)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (tt__i64map_put(&r->op_names, name_id, ++r->nop) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    *op = r->nop - 1;
+    return 0;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+    const tt_bd_op *x = a, *y = b;
+    if (x->total_ns != y->total_ns)
+        return x->total_ns > y->total_ns ? -1 : 1;
+    return strcmp(x->op, y->op);
+}
+
+int tt__bd_ops(struct bd_run *r, size_t nunits)
+{
+    tt_bd_result *res = r->res;
+    struct groups g;
+    size_t k;
+    int rc;
+    if ((rc = group_units(&r->op_units, r->nop, &g)) < 0)
+        return rc;
+    if (!(res->ops = calloc(r->nop ? r->nop : 1, sizeof(*res->ops)))) {
+        groups_free(&g);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    for (k = 0; k < r->nop; k++) {
+        tt_bd_op *x = &res->ops[res->nops];
+        struct sp o;
+        if (!r->op[k].count)
+            continue;
+        if (!(x->op = strdup(r->op[k].name))) {
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            break;
+        }
+        res->nops++;
+        x->count = r->op[k].count;
+        x->total_ns = r->op[k].total;
+        group_spread(&g, k, nunits, &o);
+        x->min_ns = o.min;
+        x->max_ns = o.max;
+        x->median_ns = o.median;
+        x->max_row = o.max_row;
+    }
+    qsort(res->ops, res->nops, sizeof(*res->ops), cmp_op);
+    groups_free(&g);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /*
  * analyze/breakdown_print.c - `tracetool breakdown` output through the
  * table writer: the rank table with the skew, the step or stream table,
- * kernel families, launch statistics and the worst launches. CSV is the
+ * kernel families, CPU ops, launch statistics and the worst launches. CSV is the
  * one table of --by (one row per rank, step or stream); JSON holds every
  * table in one document; times are ns in CSV and JSON, ms or us in text
  * and Markdown.
@@ -135,13 +135,14 @@ static const char *unit_name(char *buf, size_t cap, int64_t rank, int64_t trace)
     return buf;
 }
 
-/* ---- families, launches, worst launches ---- */
+/* ---- families, CPU ops, launches, worst launches ---- */
 
-enum { F_FAMILY, F_CLASS, F_COUNT, F_TOTAL, F_MIN, F_MED, F_MAX, F_MAX_AT, F_MAX_TRACE,
+enum { F_FAMILY, F_OP, F_CLASS, F_COUNT, F_TOTAL, F_MIN, F_MED, F_MAX, F_MAX_AT, F_MAX_TRACE,
        F_MAX_RANK, F_COUNT_COLS };
 
 static const tt_table_col fam_cols[F_COUNT_COLS] = {
     { "Family", "family", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
+    { "CPU op", "op", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
     { "Class", "class", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
     { "Count", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
     { "Total (ms)", "total_ns", TT_COL_NS, 0, 0, 0, 0, 3, MS, 0 },
@@ -156,6 +157,9 @@ static const size_t text_fam[] = { F_TOTAL, F_COUNT, F_MIN, F_MED, F_MAX, F_MAX_
                                    F_FAMILY };
 static const size_t data_fam[] = { F_FAMILY, F_CLASS, F_COUNT, F_TOTAL, F_MIN, F_MED, F_MAX,
                                    F_MAX_AT, F_MAX_TRACE, F_MAX_RANK };
+static const size_t text_op[] = { F_TOTAL, F_COUNT, F_MIN, F_MED, F_MAX, F_MAX_AT, F_OP };
+static const size_t data_op[] = { F_OP, F_COUNT, F_TOTAL, F_MIN, F_MED, F_MAX, F_MAX_AT,
+                                  F_MAX_TRACE, F_MAX_RANK };
 
 enum { L_FAMILY, L_CLASS, L_COUNT, L_D50, L_D95, L_DMAX, L_RCOUNT, L_R50, L_R95, L_RMAX,
        L_WTRACE, L_WRANK, L_WTEXT, L_COUNT_COLS };
@@ -228,31 +232,57 @@ static void unit_text(char *buf, size_t cap, const tt_bd_result *res, size_t row
         snprintf(buf + n, cap - n, " stream %" PRId64, x->stream);
 }
 
+/* a family's or an op's row: its name in column `col`, then the counts
+ * and the spread over the units */
+static int spread_row(tt_table *t, const tt_bd_result *res, size_t col, const char *name,
+                      int64_t count, int64_t total, int64_t mn, double med, int64_t mx,
+                      size_t max_row)
+{
+    char at[160];
+    unit_text(at, sizeof(at), res, max_row);
+    if (tt_table_add_row(t) < 0 || tt_table_set_text(t, col, name) < 0 ||
+        tt_table_set_text(t, F_MAX_AT, at) < 0)
+        return TT_ENOMEM;
+    tt_table_set_int(t, F_COUNT, count);
+    tt_table_set_int(t, F_TOTAL, total);
+    tt_table_set_int(t, F_MIN, mn);
+    set_num(t, F_MED, med);
+    tt_table_set_int(t, F_MAX, mx);
+    if (max_row != (size_t)-1) {
+        const tt_bd_row *x = res->by == TT_BD_BY_RANK ? &res->ranks[max_row] : &res->rows[max_row];
+        tt_table_set_int(t, F_MAX_TRACE, x->trace_id);
+        if (x->rank >= 0)
+            tt_table_set_int(t, F_MAX_RANK, x->rank);
+    }
+    return 0;
+}
+
 static tt_table *family_table(const tt_bd_result *res, int64_t row_limit)
 {
     tt_table *t = tt_table_new(fam_cols, F_COUNT_COLS);
     size_t k, n = limit(res->nfamilies, row_limit);
-    char at[160];
     for (k = 0; t && k < n; k++) {
         const tt_bd_family *f = &res->families[k];
-        unit_text(at, sizeof(at), res, f->max_row);
-        if (tt_table_add_row(t) < 0 || tt_table_set_text(t, F_FAMILY, f->family) < 0 ||
-            tt_table_set_text(t, F_CLASS, class_name(f->cls)) < 0 ||
-            tt_table_set_text(t, F_MAX_AT, at) < 0) {
+        if (spread_row(t, res, F_FAMILY, f->family, f->count, f->total_ns, f->min_ns,
+                       f->median_ns, f->max_ns, f->max_row) < 0 ||
+            tt_table_set_text(t, F_CLASS, class_name(f->cls)) < 0) {
             tt_table_free(t);
             return NULL;
         }
-        tt_table_set_int(t, F_COUNT, f->count);
-        tt_table_set_int(t, F_TOTAL, f->total_ns);
-        tt_table_set_int(t, F_MIN, f->min_ns);
-        set_num(t, F_MED, f->median_ns);
-        tt_table_set_int(t, F_MAX, f->max_ns);
-        if (f->max_row != (size_t)-1) {
-            const tt_bd_row *x = res->by == TT_BD_BY_RANK ? &res->ranks[f->max_row]
-                                                          : &res->rows[f->max_row];
-            tt_table_set_int(t, F_MAX_TRACE, x->trace_id);
-            if (x->rank >= 0)
-                tt_table_set_int(t, F_MAX_RANK, x->rank);
+    }
+    return t;
+}
+
+static tt_table *op_table(const tt_bd_result *res, int64_t row_limit)
+{
+    tt_table *t = tt_table_new(fam_cols, F_COUNT_COLS);
+    size_t k, n = limit(res->nops, row_limit);
+    for (k = 0; t && k < n; k++) {
+        const tt_bd_op *x = &res->ops[k];
+        if (spread_row(t, res, F_OP, x->op, x->count, x->total_ns, x->min_ns, x->median_ns,
+                       x->max_ns, x->max_row) < 0) {
+            tt_table_free(t);
+            return NULL;
         }
     }
     return t;
@@ -501,6 +531,9 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
     snprintf(h, sizeof(h), "Kernel families: GPU time per %s (min / median / max over %zu %ss)",
              unit, res->by == TT_BD_BY_RANK ? res->nranks : res->nrows, unit);
     PUT(&w, family_table(res, o->row_limit), h, "families", text_fam, data_fam);
+    snprintf(h, sizeof(h), "CPU ops: GPU time they launched per %s (min / median / max over"
+             " %zu %ss)", unit, res->by == TT_BD_BY_RANK ? res->nranks : res->nrows, unit);
+    PUT(&w, op_table(res, o->row_limit), h, "ops", text_op, data_op);
     PUT(&w, launch_table(res, o->row_limit),
         "Launches per family: delay = start - runtime call start, call = runtime call duration"
         " (p50, p95 interpolated)", "launches", text_launch, data_launch);

@@ -58,6 +58,12 @@ struct bd_fam {
     int64_t nlaunch, nrt;    /* launches with a call start / with a call duration */
 };
 
+/* one CPU op name met in the sweep */
+struct bd_op {
+    char *name;
+    int64_t count, total;
+};
+
 /* the whole computation */
 struct bd_run {
     tt_db *db;
@@ -73,6 +79,10 @@ struct bd_run {
     size_t nfslot;
     struct i64map names;     /* name string id * 4 + kind -> family * 4 + class + 1 */
     struct i64map units;     /* family << 32 | unit row -> ns */
+    struct bd_op *op;        /* CPU op names, in the order met */
+    size_t nop, aop;
+    struct i64map op_names;  /* op name string id -> index + 1 (-1: no op) */
+    struct i64map op_units;  /* op << 32 | unit row -> ns */
     sqlite3_stmt *str;       /* a string by id */
 };
 
@@ -93,6 +103,10 @@ int tt__bd_family_of(struct bd_run *r, int64_t name_id, int kind, size_t *fam, i
 /* the families of the result, with their spread over the unit rows
  * (nunits of them) */
 int tt__bd_families(struct bd_run *r, size_t nunits);
+/* the op of a launching op's name (string id; -1: no op): *op; 0 or an error */
+int tt__bd_op_of(struct bd_run *r, int64_t name_id, size_t *op);
+/* the ops of the result, spread as the families */
+int tt__bd_ops(struct bd_run *r, size_t nunits);
 /* launch-delay and runtime percentiles per family, the worst launches */
 int tt__bd_launches(struct bd_run *r);
 void tt__bd_run_release(struct bd_run *r);

@@ -17,8 +17,8 @@ static const struct cli_opt opts[] = {
       "(or N: one step)", 0 },
     { "rank", O_RANK, "R", "only that rank", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
-    { "by", O_BY, "rank|step|stream", "the second table, and what kernel families are\n"
-      "spread over: ranks (default), steps or streams", 0 },
+    { "by", O_BY, "rank|step|stream", "the second table, and what kernel families and\n"
+      "CPU ops are spread over: ranks (default), steps or streams", 0 },
     { "kernel-wait", O_KWAIT, "NS", "idle gaps under NS ns that are not host wait are\n"
       "kernel wait (default 30000: HTA's 30 us)", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table); csv: the table\n"
@@ -36,9 +36,10 @@ static const struct cli_cmd cmd = {
     "device, from the first to the last GPU activity, busy (union of kernels, memcpy,\n"
     "memset), compute, communication (NCCL/RCCL kernels), memory, exposed\n"
     "communication, overlap %, idle split into host wait, kernel wait and other; the\n"
-    "skew across ranks; GPU time per kernel family; launch delay and runtime-call\n"
-    "percentiles per family with the worst launches. INPUT is a trace file, a\n"
-    "directory of per-rank traces or a database made by 'tracetool ingest'.",
+    "skew across ranks; GPU time per kernel family and per CPU op that launched it;\n"
+    "launch delay and runtime-call percentiles per family with the worst launches.\n"
+    "INPUT is a trace file, a directory of per-rank traces or a database made by\n"
+    "'tracetool ingest'.",
     opts, "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error, or no GPU\n"
     "activity to break down.",
     1, 1, "need exactly one input",

@@ -16,9 +16,10 @@
  *   overlap       comm intersected with compute (= comm + compute - the
  *                 union of both); exposed comm = comm - overlap; overlap %
  *                 = overlap / comm (HTA's get_comm_comp_overlap)
- * plus, per kernel family (tt_kernel_family), GPU time spread over ranks,
- * steps or streams, and launch delay (kernel start - runtime call start)
- * and runtime-call duration percentiles, with the worst launches named.
+ * plus, per kernel family (tt_kernel_family) and per CPU op that launched
+ * the work (gpu_ops.op_id), GPU time spread over ranks, steps or streams,
+ * and launch delay (kernel start - runtime call start) and runtime-call
+ * duration percentiles, with the worst launches named.
  *
  * Memory does not grow with the trace: activities are read per device in
  * start order from SQLite and folded into running unions; percentiles come
@@ -53,7 +54,7 @@ typedef struct tt_bd_options {
     int steps_set;           /* only activities launched in ProfilerStep#A..#B */
     int64_t step_from, step_to;
     int by;                  /* TT_BD_BY_*: the second table, and the units the
-                                family spread is taken over */
+                                family and op spreads are taken over */
     int64_t kernel_wait_ns;  /* an idle gap under this (not host wait) is kernel wait */
     int64_t row_limit;       /* rows per table; -1 = all */
     int format;              /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN */
@@ -95,6 +96,19 @@ typedef struct tt_bd_family {
                                 or rows */
 } tt_bd_family;
 
+/* GPU time launched by one CPU op name: the activities whose runtime call
+ * lies in an op of that name (gpu_ops.op_id, the innermost cpu_op enclosing
+ * the call on its thread), spread over the units of `by` as the families */
+typedef struct tt_bd_op {
+    char *op;                /* the op's name; "(no op)": activities without one */
+    int64_t count, total_ns; /* activities, sum of their durations */
+    int64_t min_ns, max_ns;  /* the op's total per unit (0 where it has none) */
+    double median_ns;
+    size_t max_row;          /* the unit with max_ns, as tt_bd_family.max_row */
+} tt_bd_op;
+
+#define TT_BD_NO_OP "(no op)"
+
 /* Launch statistics of one family (activities with a runtime call).
  * Percentiles interpolate linearly between the two nearest ranks (numpy's
  * default, Python's statistics.quantiles(method='inclusive')). */
@@ -135,6 +149,8 @@ typedef struct tt_bd_result {
     size_t slowest, most_compute;
     tt_bd_family *families;  /* largest total first (then name) */
     size_t nfamilies;
+    tt_bd_op *ops;           /* largest total first (then name) */
+    size_t nops;
     tt_bd_launch *launches;  /* largest p95 delay first (then family) */
     size_t nlaunches;
     tt_bd_worst worst[TT_BD_WORST]; /* largest delay first */

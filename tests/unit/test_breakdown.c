@@ -309,6 +309,121 @@ Test(breakdown, two_ranks_db)
     unlink(b);
 }
 
+/* ---- GPU time per CPU op ---- */
+
+#define OP(name, ts, dur)                                                                   \
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" name "\", \"pid\": 1, \"tid\": 1,"    \
+    " \"ts\": " #ts ", \"dur\": " #dur "},\n"
+
+/*
+ * Rank 0 (times in us):
+ *   aten::linear [0, 20) holds aten::addmm [1, 10)
+ *     call c1 at 2 (3): in addmm (the innermost) -> gemm [10, 30)    addmm  20
+ *     call c2 at 12 (2): in linear only          -> k2   [30, 35)    linear  5
+ *   aten::copy_ [40, 50): call c3 at 41 (2)      -> memcpy [50, 60)  copy_  10
+ *   call c4 at 60 (1), in no op                  -> k4   [70, 74)    (no op) 4
+ *   correlation 9 has no call                    -> k9   [80, 81)    (no op) 1
+ * Rank 1:
+ *   aten::addmm [0, 10): call at 1 (2)           -> gemm [5, 55)     addmm  50
+ *   aten::linear [20, 30): call at 21 (2)        -> k2   [30, 33)    linear  3
+ */
+static const char OPS0[] = "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 2},"
+    " \"traceEvents\": [\n"
+    OP("aten::linear", 0, 20) OP("aten::addmm", 1, 9) OP("aten::copy_", 40, 10)
+    RT(2, 3, 1) RT(12, 2, 2) RT(41, 2, 3) RT(60, 1, 4)
+    GPU("kernel", "gemm_kernel", 7, 10, 20, 1)
+    GPU("kernel", "k2", 7, 30, 5, 2)
+    GPU("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 7, 50, 10, 3)
+    GPU("kernel", "k4", 7, 70, 4, 4)
+    GPU("kernel", "k9", 7, 80, 1, 9)
+    END;
+static const char OPS1[] = "{\"distributedInfo\": {\"rank\": 1, \"world_size\": 2},"
+    " \"traceEvents\": [\n"
+    OP("aten::addmm", 0, 10) OP("aten::linear", 20, 10)
+    RT(1, 2, 1) RT(21, 2, 2)
+    GPU("kernel", "gemm_kernel", 7, 5, 50, 1)
+    GPU("kernel", "k2", 7, 30, 3, 2)
+    END;
+
+static void expect_op(const tt_bd_op *x, const char *name, int64_t count, int64_t total,
+                      int64_t mn, double med, int64_t mx, size_t max_row)
+{
+    cr_expect_str_eq(x->op, name);
+    cr_expect_eq(x->count, count, "%s count %ld", name, (long)x->count);
+    cr_expect_eq(x->total_ns, total, "%s total %ld", name, (long)x->total_ns);
+    cr_expect_eq(x->min_ns, mn, "%s min %ld", name, (long)x->min_ns);
+    cr_expect_float_eq(x->median_ns, med, 1e-9, "%s median %f", name, x->median_ns);
+    cr_expect_eq(x->max_ns, mx, "%s max %ld", name, (long)x->max_ns);
+    cr_expect_eq(x->max_row, max_row, "%s max row %zu", name, x->max_row);
+}
+
+Test(breakdown, cpu_ops_two_ranks)
+{
+    tt_bd_options o = TT_BD_OPTIONS_INIT;
+    tt_bd_result r;
+    tt_db *db;
+    char dbp[64];
+    char *a = write_trace(OPS0, "op0"), *b = write_trace(OPS1, "op1");
+    snprintf(dbp, sizeof(dbp), "/tmp/tt_bd_ops_%d.db", (int)getpid());
+    unlink(dbp);
+    cr_assert_eq(tt_db_open(&db, dbp, TT_DB_CREATE), 0);
+    cr_assert_eq(tt_ingest_file(db, a, NULL, NULL), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(tt_ingest_file(db, b, NULL, NULL), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(tt_breakdown_db_result(db, &o, &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.nranks, 2);
+    /* totals: addmm 20 + 50, copy_ 10, linear 5 + 3, (no op) 4 + 1; over the
+     * two rank rows (rank 0 row 0, rank 1 row 1), 0 where an op has none:
+     * addmm {20, 50}: median 35, max on rank 1; copy_ {10, 0}: median 5;
+     * linear {5, 3}: median 4; (no op) {5, 0}: median 2.5 */
+    cr_assert_eq(r.nops, 4);
+    expect_op(&r.ops[0], "aten::addmm", 2, US(70), US(20), 35000.0, US(50), 1);
+    expect_op(&r.ops[1], "aten::copy_", 1, US(10), 0, 5000.0, US(10), 0);
+    expect_op(&r.ops[2], "aten::linear", 2, US(8), US(3), 4000.0, US(5), 0);
+    expect_op(&r.ops[3], TT_BD_NO_OP, 2, US(5), 0, 2500.0, US(5), 0);
+    tt_bd_result_free(&r);
+    /* --rank 1: addmm 50, linear 3, one unit */
+    o.rank = 1;
+    cr_assert_eq(tt_breakdown_db_result(db, &o, &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.nops, 2);
+    expect_op(&r.ops[0], "aten::addmm", 1, US(50), US(50), 50000.0, US(50), 0);
+    expect_op(&r.ops[1], "aten::linear", 1, US(3), US(3), 3000.0, US(3), 0);
+    tt_bd_result_free(&r);
+    tt_db_free(db);
+    unlink(dbp);
+    unlink(a);
+    unlink(b);
+}
+
+/* TRACE has no CPU ops: everything under "(no op)", spread as the families */
+Test(breakdown, cpu_ops_by_step)
+{
+    tt_bd_options o = TT_BD_OPTIONS_INIT;
+    tt_bd_result r;
+    char *p = write_trace(TRACE, "opstep");
+    o.by = TT_BD_BY_STEP;
+    cr_assert_eq(tt_breakdown_file_result(p, &o, &r), 0, "%s", tt_error_last()->message);
+    /* 5 activities, 20 + 30 + 10 + 15 + 10 = 85; step #1: K1, K2, M = 60,
+     * #2: K3, K4 = 25 */
+    cr_assert_eq(r.nops, 1);
+    expect_op(&r.ops[0], TT_BD_NO_OP, 5, US(85), US(25), 42500.0, US(60), 0);
+    tt_bd_result_free(&r);
+    o.by = TT_BD_BY_STREAM;
+    cr_assert_eq(tt_breakdown_file_result(p, &o, &r), 0, "%s", tt_error_last()->message);
+    /* stream 7: 20 + 10 + 15 + 10 = 55, stream 20: 30 */
+    cr_assert_eq(r.nops, 1);
+    expect_op(&r.ops[0], TT_BD_NO_OP, 5, US(85), US(30), 42500.0, US(55), 0);
+    tt_bd_result_free(&r);
+    /* --steps 2-2: K3, K4 */
+    o.by = TT_BD_BY_RANK;
+    o.steps_set = 1;
+    o.step_from = o.step_to = 2;
+    cr_assert_eq(tt_breakdown_file_result(p, &o, &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.nops, 1);
+    expect_op(&r.ops[0], TT_BD_NO_OP, 2, US(25), US(25), 25000.0, US(25), 0);
+    tt_bd_result_free(&r);
+    unlink(p);
+}
+
 Test(breakdown, no_gpu_activity)
 {
     tt_bd_options o = TT_BD_OPTIONS_INIT;
