@@ -56,6 +56,8 @@ int finish_stdout(int rc);
 int64_t opt_trace_id(const struct cli_cmd *c, const char *arg);
 int64_t opt_rank(const struct cli_cmd *c, const char *arg);
 int64_t opt_row_limit(const struct cli_cmd *c, const char *arg);
+/* --steps N (one step) or A-B (0 <= A <= B): parsed or a usage error */
+void opt_steps(const struct cli_cmd *c, const char *arg, int64_t *from, int64_t *to);
 
 /* --format: one of the command's formats (opt->arg, words of
  * "table|csv|json|markdown"; "text" is "table"): a TT_AVG_* format */

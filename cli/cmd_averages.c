@@ -48,28 +48,6 @@ static const struct cli_cmd cmd = {
     1, 1, "need exactly one input",
 };
 
-/* --steps N or A-B (A <= B) */
-static void set_steps(tt_avg_options *o, const struct cli_cmd *c, const char *arg)
-{
-    const char *dash = strchr(arg + (arg[0] == '-'), '-');
-    char a[32];
-    if (!dash) {
-        if (parse_i64(arg, &o->step_from) < 0 || o->step_from < 0)
-            cli_usage_error(c, "bad step '%s' (want N or A-B)", arg);
-        o->step_to = o->step_from;
-        o->steps_set = 1;
-        return;
-    }
-    if (dash - arg >= (long)sizeof(a))
-        cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
-    memcpy(a, arg, (size_t)(dash - arg));
-    a[dash - arg] = '\0';
-    if (parse_i64(a, &o->step_from) < 0 || parse_i64(dash + 1, &o->step_to) < 0 ||
-        o->step_from < 0 || o->step_from > o->step_to)
-        cli_usage_error(c, "bad step range '%s' (want N or A-B, A <= B)", arg);
-    o->steps_set = 1;
-}
-
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_avg_options *o = ctx;
@@ -87,7 +65,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_TOP: o->top_level_only = 1; break;
     case O_NOANNOT: o->hide_gpu_annotations = 1; break;
-    case O_STEPS: set_steps(o, c, arg); break;
+    case O_STEPS: opt_steps(c, arg, &o->step_from, &o->step_to), o->steps_set = 1; break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
     default: o->format = opt_format(c, &opts[O_FORMAT], arg); break;

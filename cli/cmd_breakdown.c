@@ -45,28 +45,6 @@ static const struct cli_cmd cmd = {
     1, 1, "need exactly one input",
 };
 
-/* --steps N or A-B (A <= B) */
-static void set_steps(tt_bd_options *o, const struct cli_cmd *c, const char *arg)
-{
-    const char *dash = strchr(arg, '-');
-    char a[32];
-    if (!dash) {
-        if (parse_i64(arg, &o->step_from) < 0 || o->step_from < 0)
-            cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
-        o->step_to = o->step_from;
-        o->steps_set = 1;
-        return;
-    }
-    if (dash == arg || dash - arg >= (long)sizeof(a))
-        cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
-    memcpy(a, arg, (size_t)(dash - arg));
-    a[dash - arg] = '\0';
-    if (parse_i64(a, &o->step_from) < 0 || parse_i64(dash + 1, &o->step_to) < 0 ||
-        o->step_from < 0 || o->step_from > o->step_to)
-        cli_usage_error(c, "bad step range '%s' (want N or A-B, A <= B)", arg);
-    o->steps_set = 1;
-}
-
 struct args {
     tt_bd_options o;
     const char *html;
@@ -78,7 +56,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     tt_bd_options *o = &a->o;
     static const int by[] = { TT_BD_BY_RANK, TT_BD_BY_STEP, TT_BD_BY_STREAM };
     switch (key) {
-    case O_STEPS: set_steps(o, c, arg); break;
+    case O_STEPS: opt_steps(c, arg, &o->step_from, &o->step_to), o->steps_set = 1; break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_BY: o->by = by[cli_choose(c, &opts[O_BY], arg, "grouping")]; break;

@@ -51,27 +51,6 @@ struct job {
     size_t nranks;
 };
 
-/* --steps N or A-B (A <= B) */
-static void set_steps(tt_export_options *o, const struct cli_cmd *c, const char *arg)
-{
-    const char *dash = strchr(arg, '-');
-    char a[32];
-    if (!dash) {
-        if (parse_i64(arg, &o->step_from) < 0 || o->step_from < 0)
-            cli_usage_error(c, "bad step '%s' (want A-B or N)", arg);
-        o->step_to = o->step_from;
-    } else {
-        if (dash - arg >= (long)sizeof(a))
-            cli_usage_error(c, "bad step range '%s' (want A-B or N)", arg);
-        memcpy(a, arg, (size_t)(dash - arg));
-        a[dash - arg] = '\0';
-        if (parse_i64(a, &o->step_from) < 0 || parse_i64(dash + 1, &o->step_to) < 0 ||
-            o->step_from < 0 || o->step_from > o->step_to)
-            cli_usage_error(c, "bad step range '%s' (want A-B with A <= B, or N)", arg);
-    }
-    o->steps_set = 1;
-}
-
 /* --rank 0,3,5 (repeatable: the lists add up) */
 static void set_ranks(struct job *j, const struct cli_cmd *c, const char *arg)
 {
@@ -102,7 +81,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     struct job *j = ctx;
     switch (key) {
     case O_RANK: set_ranks(j, c, arg); break;
-    case O_STEPS: set_steps(&j->o, c, arg); break;
+    case O_STEPS: opt_steps(c, arg, &j->o.step_from, &j->o.step_to), j->o.steps_set = 1; break;
     default: j->o.trace_id = opt_trace_id(c, arg); break;
     }
 }

@@ -125,3 +125,21 @@ int run_on_input(const struct cli_cmd *c, const char *in, int64_t trace_id,
     }
     return rc < 0 ? report_error(rc) : 0;
 }
+
+void opt_steps(const struct cli_cmd *c, const char *arg, int64_t *from, int64_t *to)
+{
+    const char *dash = strchr(arg + (arg[0] == '-'), '-');
+    char a[32];
+    if (!dash) {
+        if (parse_i64(arg, from) < 0 || *from < 0)
+            cli_usage_error(c, "bad step '%s' (want N or A-B)", arg);
+        *to = *from;
+        return;
+    }
+    if (dash - arg >= (long)sizeof(a))
+        cli_usage_error(c, "bad step range '%s' (want N or A-B)", arg);
+    memcpy(a, arg, (size_t)(dash - arg));
+    a[dash - arg] = '\0';
+    if (parse_i64(a, from) < 0 || parse_i64(dash + 1, to) < 0 || *from < 0 || *from > *to)
+        cli_usage_error(c, "bad step range '%s' (want N or A-B, A <= B)", arg);
+}
