@@ -220,6 +220,15 @@ int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
  * not 0), has been stored: the activities waiting for it are stored linked,
  * oldest first, and it is remembered for activities that come after it.
  */
+void ig_pend_prefetch(const struct ingest *g, int64_t corr)
+{
+    uint64_t h = tt_mix64((uint64_t)corr);
+    if (g->rt_bloom)
+        __builtin_prefetch(&g->rt_bloom[(h >> 18) & (BLOOM_WORDS - 1)], 1);
+    if (g->rt_cache)
+        __builtin_prefetch(&g->rt_cache[h & (RT_CACHE - 1)], 1);
+}
+
 int ig_pend_runtime(struct ingest *g, int64_t corr, int64_t rid, int64_t op_id)
 {
     int64_t r;

@@ -308,6 +308,9 @@ struct thread *ig_thread_of(struct ingest *g, const tt_id *pid, const tt_id *tid
 void ig_threads_release(struct ingest *g);
 int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur, int64_t *depth, int64_t *parent);
 int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t end);
+/* start loading the Bloom word and the recent-call slot of a call's
+ * correlation, so ig_pend_runtime finds them in cache */
+void ig_pend_prefetch(const struct ingest *g, int64_t corr);
 int ig_pend_runtime(struct ingest *g, int64_t corr, int64_t rid, int64_t op_id);
 int ig_pend_flush(struct ingest *g, size_t keep);
 int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name);
