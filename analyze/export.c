@@ -13,6 +13,7 @@
 #include "common/strtab.h"
 #include "store/db_internal.h"
 #include "tracetool/export.h"
+#include "analyze/export_out.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,312 +23,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define FLUSH_AT (1u << 18)
 /* tids, pids and sort indexes stay below 2^31 (Perfetto reads them as uint32) */
 #define CLASS_SHIFT 24
 /* flow and async ids are remapped within 2^53 (exact in a JavaScript number) */
 #define ID_SPACE (((int64_t)1) << 53)
-
-/* ---------------------------------------------------------------- output */
-
-struct xout {
-    const char *path;
-    char *tmp;       /* "<path>.tmp" while written; NULL: written in place */
-    FILE *f;         /* plain output (owned unless stdout) */
-    gzFile gz;       /* gzip output */
-    tt_buf b;        /* bytes not yet handed to f / gz */
-    int64_t bytes;   /* bytes written (compressed size once closed) */
-    int err;         /* errno of the first failure */
-    /* gzip: a second thread compresses one buffer while the next one fills
-     * (1 GB trace: 7.0 -> 4.x s) */
-    int threaded;
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    tt_buf full;     /* the buffer the compressor has */
-    int has_full, stop, zerr;
-};
-
-static void *gz_worker(void *arg)
-{
-    struct xout *o = arg;
-    pthread_mutex_lock(&o->mu);
-    while (1) {
-        int e = 0;
-        while (!o->has_full && !o->stop)
-            pthread_cond_wait(&o->cv, &o->mu);
-        if (!o->has_full)
-            break;
-        pthread_mutex_unlock(&o->mu);
-        if (gzwrite(o->gz, o->full.buf, (unsigned)o->full.len) != (int)o->full.len)
-            e = errno ? errno : EIO;
-        pthread_mutex_lock(&o->mu);
-        if (e && !o->zerr)
-            o->zerr = e;
-        o->has_full = 0;
-        pthread_cond_broadcast(&o->cv);
-    }
-    pthread_mutex_unlock(&o->mu);
-    return NULL;
-}
-
-static void gz_start(struct xout *o)
-{
-    if (tt_buf_grow(&o->full, 2 * FLUSH_AT) < 0)
-        return; /* compressed on this thread then */
-    pthread_mutex_init(&o->mu, NULL);
-    pthread_cond_init(&o->cv, NULL);
-    if (pthread_create(&o->th, NULL, gz_worker, o) == 0) {
-        o->threaded = 1;
-        return;
-    }
-    pthread_mutex_destroy(&o->mu);
-    pthread_cond_destroy(&o->cv);
-}
-
-/* wait for the compressor to finish what it has, and end it */
-static void gz_join(struct xout *o)
-{
-    if (!o->threaded)
-        return;
-    pthread_mutex_lock(&o->mu);
-    o->stop = 1;
-    pthread_cond_broadcast(&o->cv);
-    pthread_mutex_unlock(&o->mu);
-    pthread_join(o->th, NULL);
-    if (o->zerr && !o->err)
-        o->err = o->zerr;
-    pthread_mutex_destroy(&o->mu);
-    pthread_cond_destroy(&o->cv);
-    o->threaded = 0;
-}
-
-/* the filled buffer to the compressor, its last one back to fill */
-static int gz_hand_over(struct xout *o)
-{
-    tt_buf t;
-    int e;
-    pthread_mutex_lock(&o->mu);
-    while (o->has_full)
-        pthread_cond_wait(&o->cv, &o->mu);
-    e = o->zerr;
-    if (!e) {
-        t = o->full;
-        o->full = o->b;
-        o->b = t;
-        o->has_full = 1;
-        pthread_cond_broadcast(&o->cv);
-    }
-    pthread_mutex_unlock(&o->mu);
-    return e;
-}
-
-static int out_fail(struct xout *o, int e)
-{
-    if (!o->err)
-        o->err = e ? e : EIO;
-    return -1;
-}
-
-static int out_flush(struct xout *o)
-{
-    if (o->b.oom)
-        return out_fail(o, ENOMEM);
-    if (!o->b.len || o->err)
-        return o->err ? -1 : 0;
-    o->bytes += (int64_t)o->b.len;
-    if (o->threaded) {
-        int e = gz_hand_over(o); /* o->b is now the buffer the compressor is done with */
-        if (e)
-            return out_fail(o, e);
-    } else if (o->gz) {
-        if (gzwrite(o->gz, o->b.buf, (unsigned)o->b.len) != (int)o->b.len)
-            return out_fail(o, errno);
-    } else if (fwrite(o->b.buf, 1, o->b.len, o->f) != o->b.len) {
-        return out_fail(o, errno);
-    }
-    tt_buf_reset(&o->b);
-    return 0;
-}
-
-/* the file the output goes to: <path>.tmp (a regular file, or none yet), or
- * the path itself when it is a device, a pipe or a link */
-static int open_fd(struct xout *o)
-{
-    int fd, flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
-    if (tt__path_kind(o->path) == TT_PATH_OTHER) {
-        if ((fd = open(o->path, flags, 0666)) < 0)
-            return tt_error_set_at(TT_EIO, o->path, -1, "cannot write: %s", strerror(errno));
-        return fd;
-    }
-    if (!(o->tmp = malloc(strlen(o->path) + 5)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    sprintf(o->tmp, "%s.tmp", o->path);
-    if (tt__path_kind(o->tmp) == TT_PATH_OTHER)
-        fd = tt_error_set_at(TT_EIO, o->tmp, -1, "exists and is not a regular file");
-    else if ((fd = open(o->tmp, flags | O_NOFOLLOW, 0666)) < 0)
-        fd = tt_error_set_at(TT_EIO, o->path, -1, "cannot write: %s", strerror(errno));
-    if (fd < 0) {
-        free(o->tmp);
-        o->tmp = NULL;
-    }
-    return fd;
-}
-
-static int open_stream(struct xout *o, const char *path, int gz)
-{
-    int fd;
-    if (!strcmp(path, "-")) {
-        if (!gz) {
-            o->f = stdout;
-            return 0;
-        }
-        fd = dup(STDOUT_FILENO);
-    } else {
-        fd = open_fd(o);
-    }
-    if (fd < 0)
-        return fd < -1 ? fd : tt_error_set_at(TT_EIO, path, -1, "cannot write: %s", strerror(errno));
-    /* level 1: a timeline is mostly repeated keys, and an export of a
-     * 1 GB trace should not wait on the compressor */
-    if (gz ? !(o->gz = gzdopen(fd, "wb1")) : !(o->f = fdopen(fd, "wb"))) {
-        close(fd);
-        if (o->tmp)
-            unlink(o->tmp);
-        return tt_error_set_at(TT_EIO, path, -1, "cannot write: %s", strerror(errno));
-    }
-    if (o->gz) {
-        gzbuffer(o->gz, 1 << 17);
-        gz_start(o);
-    }
-    return 0;
-}
-
-static int out_open(struct xout *o, const char *path, int gz)
-{
-    int rc;
-    memset(o, 0, sizeof(*o));
-    tt_buf_init(&o->b);
-    tt_buf_init(&o->full);
-    o->path = path;
-    rc = tt_buf_grow(&o->b, 2 * FLUSH_AT) < 0 ? tt_error_set(TT_ENOMEM, "out of memory")
-                                              : open_stream(o, path, gz);
-    if (rc < 0) {
-        free(o->tmp);
-        tt_buf_release(&o->b);
-        tt_buf_release(&o->full);
-    }
-    return rc;
-}
-
-/* finish the output: on success (rc 0) rename the .tmp into place, else
- * remove it; returns rc or the write error */
-static int out_close(struct xout *o, int rc)
-{
-    struct stat st;
-    if (rc == 0)
-        out_flush(o);
-    gz_join(o);
-    if (o->gz) {
-        int z = gzclose(o->gz);
-        if (z != Z_OK)
-            out_fail(o, z == Z_ERRNO ? errno : EIO);
-    } else if (o->f && o->f != stdout) {
-        if (fclose(o->f) != 0)
-            out_fail(o, errno);
-    } else if (o->f && fflush(o->f) != 0) {
-        out_fail(o, errno);
-    }
-    if (rc == 0 && o->err)
-        rc = tt_error_set_at(TT_EIO, o->path, -1, "write failed: %s", strerror(o->err));
-    if (o->tmp) {
-        if (rc == 0 && stat(o->tmp, &st) == 0)
-            o->bytes = (int64_t)st.st_size;
-        if (rc == 0 && rename(o->tmp, o->path) != 0)
-            rc = tt_error_set_at(TT_EIO, o->path, -1, "cannot write: %s", strerror(errno));
-        if (rc != 0)
-            unlink(o->tmp);
-        free(o->tmp);
-    }
-    tt_buf_release(&o->b);
-    tt_buf_release(&o->full);
-    return rc;
-}
-
-static inline void put(struct xout *o, const char *s, size_t n)
-{
-    tt_buf *b = &o->b;
-    if (b->len + n < b->alloc) { /* the common case, without tt_buf_add's checks */
-        memcpy(b->buf + b->len, s, n);
-        b->len += n;
-        b->buf[b->len] = '\0';
-        return;
-    }
-    tt_buf_add(b, s, n);
-}
-/* strlen of a literal is folded at compile time */
-#define PUTS(o, s) put((o), (s), strlen(s))
-
-static void put_u64(struct xout *o, uint64_t u)
-{
-    char t[24];
-    size_t k = sizeof(t);
-    do {
-        t[--k] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    put(o, t + k, sizeof(t) - k);
-}
-
-static void put_i64(struct xout *o, int64_t v)
-{
-    if (v < 0) {
-        PUTS(o, "-");
-        put_u64(o, (uint64_t)0 - (uint64_t)v);
-    } else {
-        put_u64(o, (uint64_t)v);
-    }
-}
-
-/* ns as exact decimal us: 1500 -> 1.5, 2000 -> 2, -1 -> -0.001 */
-static void put_us(struct xout *o, int64_t ns)
-{
-    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    unsigned frac = (unsigned)(u % 1000);
-    if (ns < 0)
-        PUTS(o, "-");
-    put_u64(o, u / 1000);
-    if (frac) {
-        char t[4] = { '.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
-                      (char)('0' + frac % 10) };
-        size_t n = 4;
-        while (t[n - 1] == '0')
-            n--;
-        put(o, t, n);
-    }
-}
-
-static void put_str(struct xout *o, const char *s)
-{
-    tt_buf_add_json_string(&o->b, s, strlen(s));
-}
-
-/* a column as JSON: integer, string, or null */
-static void put_col(struct xout *o, sqlite3_stmt *st, int c)
-{
-    switch (sqlite3_column_type(st, c)) {
-    case SQLITE_INTEGER: put_i64(o, sqlite3_column_int64(st, c)); break;
-    case SQLITE_FLOAT: {
-        char t[32];
-        put(o, t, (size_t)snprintf(t, sizeof(t), "%.17g", sqlite3_column_double(st, c)));
-        break;
-    }
-    case SQLITE_NULL: PUTS(o, "null"); break;
-    default:
-        tt_buf_add_json_string(&o->b, (const char *)sqlite3_column_text(st, c),
-                               (size_t)sqlite3_column_bytes(st, c));
-    }
-}
 
 /* ---------------------------------------------------------------- traces */
 
@@ -886,20 +585,20 @@ static void put_meta(struct ex *x, const char *what, int64_t pid, int64_t tid, i
 {
     begin_event(x);
     PUTS(&x->out, "{\"ph\":\"M\",\"name\":");
-    put_str(&x->out, what);
+    xo_str(&x->out, what);
     PUTS(&x->out, ",\"pid\":");
-    put_i64(&x->out, pid);
+    xo_i64(&x->out, pid);
     PUTS(&x->out, ",\"tid\":");
-    put_i64(&x->out, tid);
+    xo_i64(&x->out, tid);
     PUTS(&x->out, ",\"ts\":");
-    put_us(&x->out, ts);
+    xo_us(&x->out, ts);
     PUTS(&x->out, ",\"args\":{");
-    put_str(&x->out, key);
+    xo_str(&x->out, key);
     PUTS(&x->out, ":");
     if (text)
-        put_str(&x->out, text);
+        xo_str(&x->out, text);
     else
-        put_i64(&x->out, num);
+        xo_i64(&x->out, num);
     PUTS(&x->out, "}}");
     x->res->counts[TT_EXPORT_METADATA]++;
 }
@@ -966,22 +665,22 @@ static void put_id(struct ex *x, sqlite3_stmt *st, int c)
     if (sqlite3_column_type(st, c) == SQLITE_INTEGER) {
         v = sqlite3_column_int64(st, c);
         if (n == 1) {
-            put_i64(&x->out, v);
+            xo_i64(&x->out, v);
             return;
         }
         if (v >= 0 && v <= (ID_SPACE - 1 - i) / n) {
-            put_i64(&x->out, v * n + i);
+            xo_i64(&x->out, v * n + i);
             return;
         }
     } else if (n == 1) {
-        put_col(&x->out, st, c);
+        xo_col(&x->out, st, c);
         return;
     }
     len = (size_t)snprintf(t, sizeof(t), "%" PRId64 ":", i);
     tt_buf_reset(&x->key);
     tt_buf_add(&x->key, t, len);
     tt_buf_add(&x->key, sqlite3_column_text(st, c), (size_t)sqlite3_column_bytes(st, c));
-    put_u64(&x->out, tt_strhash(x->key.buf, x->key.len) % (uint64_t)ID_SPACE);
+    xo_u64(&x->out, tt_strhash(x->key.buf, x->key.len) % (uint64_t)ID_SPACE);
 }
 
 /* {"ph":..,"cat":..,"name":..,"pid":..,"tid":..,"ts":.. of a row (the
@@ -996,19 +695,19 @@ static int event_head(struct ex *x, sqlite3_stmt *st, const char *ph, int name_c
         return rc;
     begin_event(x);
     PUTS(&x->out, "{\"ph\":");
-    put_str(&x->out, ph);
+    xo_str(&x->out, ph);
     if (sqlite3_column_type(st, cat_c) != SQLITE_NULL) {
         PUTS(&x->out, ",\"cat\":");
-        put_col(&x->out, st, cat_c);
+        xo_col(&x->out, st, cat_c);
     }
     PUTS(&x->out, ",\"name\":");
-    put_col(&x->out, st, name_c);
+    xo_col(&x->out, st, name_c);
     PUTS(&x->out, ",\"pid\":");
-    put_i64(&x->out, tr->out_pid);
+    xo_i64(&x->out, tr->out_pid);
     PUTS(&x->out, ",\"tid\":");
-    put_i64(&x->out, *tid);
+    xo_i64(&x->out, *tid);
     PUTS(&x->out, ",\"ts\":");
-    put_us(&x->out, *ts);
+    xo_us(&x->out, *ts);
     return 0;
 }
 
@@ -1023,7 +722,7 @@ static void put_opt(struct ex *x, sqlite3_stmt *st, int c, const char *key, int 
     if (id)
         put_id(x, st, c);
     else
-        put_col(&x->out, st, c);
+        xo_col(&x->out, st, c);
 }
 
 static const char *col_ph(sqlite3_stmt *st, int c)
@@ -1037,7 +736,7 @@ static void put_dur(struct ex *x, sqlite3_stmt *st, int c, int required)
     if (!required && sqlite3_column_type(st, c) == SQLITE_NULL)
         return;
     PUTS(&x->out, ",\"dur\":");
-    put_us(&x->out, sqlite3_column_int64(st, c)); /* a complete event needs one: 0 */
+    xo_us(&x->out, sqlite3_column_int64(st, c)); /* a complete event needs one: 0 */
 }
 
 /* args: the columns the store took out of them, then what it kept as JSON */
@@ -1047,7 +746,7 @@ static void arg_key(struct ex *x, int *n, const char *key)
         PUTS(&x->out, ",");
     else
         PUTS(&x->out, ",\"args\":{");
-    put_str(&x->out, key);
+    xo_str(&x->out, key);
     PUTS(&x->out, ":");
 }
 
@@ -1056,7 +755,7 @@ static void arg_col(struct ex *x, int *n, sqlite3_stmt *st, int c, const char *k
     if (sqlite3_column_type(st, c) == SQLITE_NULL)
         return;
     arg_key(x, n, key);
-    put_col(&x->out, st, c);
+    xo_col(&x->out, st, c);
 }
 
 /* a column that holds JSON text (Input Dims): written as it is */
@@ -1076,7 +775,7 @@ static void arg_triple(struct ex *x, int *n, sqlite3_stmt *st, int c, const char
     arg_key(x, n, key);
     for (k = 0; k < 3; k++) {
         PUTS(&x->out, k ? "," : "[");
-        put_col(&x->out, st, c + k);
+        xo_col(&x->out, st, c + k);
     }
     PUTS(&x->out, "]");
 }
@@ -1129,11 +828,11 @@ static void put_folded_flow(struct ex *x, sqlite3_stmt *st, int flow_c, int corr
     PUTS(&x->out, f == 1 ? "{\"ph\":\"s\",\"id\":" : "{\"ph\":\"f\",\"id\":");
     put_id(x, st, corr_c);
     PUTS(&x->out, ",\"pid\":");
-    put_i64(&x->out, x->tr[x->cur].out_pid);
+    xo_i64(&x->out, x->tr[x->cur].out_pid);
     PUTS(&x->out, ",\"tid\":");
-    put_i64(&x->out, tid);
+    xo_i64(&x->out, tid);
     PUTS(&x->out, ",\"ts\":");
-    put_us(&x->out, ts);
+    xo_us(&x->out, ts);
     PUTS(&x->out, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
     if (f != 1)
         PUTS(&x->out, ",\"bp\":\"e\"");
@@ -1273,7 +972,7 @@ static void put_header(struct ex *x)
         else
             tt_buf_addstr(b, "null");
         tt_buf_addstr(b, ",\"file\":");
-        put_str(&x->out, t->file);
+        xo_str(&x->out, t->file);
         tt_buf_addf(b, ",\"steps\":%" PRId64 "}", x->o->steps_set ? (int64_t)t->nsteps : -1);
     }
     tt_buf_addstr(b, "]},\n\"traceEvents\":[\n");
@@ -1293,7 +992,7 @@ static int write_events(struct ex *x)
         }
         if (!x->o->steps_set || in_windows(&x->tr[ord], sqlite3_column_int64(c->st, C_KEY)))
             rc = writers[c - x->cur_](x, c->st);
-        if (rc == 0 && x->out.b.len >= FLUSH_AT && out_flush(&x->out) < 0)
+        if (rc == 0 && x->out.b.len >= FLUSH_AT && xo_flush(&x->out) < 0)
             rc = tt_error_set_at(TT_EIO, x->out.path, -1, "write failed: %s",
                                  strerror(x->out.err));
         if (rc == 0)
@@ -1399,7 +1098,7 @@ int tt_export_db(tt_db *db, const tt_export_options *o, const char *out_path,
     /* the sorts run here, before the output exists */
     for (k = 0; rc == 0 && k < T_COUNT; k++)
         rc = cursor_open(&x, k);
-    if (rc == 0 && (rc = out_open(&x.out, out_path,
+    if (rc == 0 && (rc = xo_open(&x.out, out_path,
                                   x.o->gzip < 0 ? path_ends_with(out_path, ".gz") : x.o->gzip)) == 0)
         opened = 1;
     if (rc == 0) {
@@ -1409,7 +1108,7 @@ int tt_export_db(tt_db *db, const tt_export_options *o, const char *out_path,
         PUTS(&x.out, "\n]}\n");
     }
     if (opened) {
-        rc = out_close(&x.out, rc);
+        rc = xo_close(&x.out, rc);
         x.res->bytes = x.out.bytes;
     }
     ex_release(&x);
