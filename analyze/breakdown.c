@@ -528,7 +528,7 @@ int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
         rc = TT_EDB;
     for (k = 0; rc == 0 && k < r.ntr; k++) {
         size_t before = res->nranks;
-        if ((rc = tt__bd_load_steps(&r, &r.tr[k])) == 0)
+        if ((rc = tt__step_spans(r.db, r.tr[k].id, &r.tr[k].st, &r.tr[k].nst)) == 0)
             rc = sweep_trace(&r, &r.tr[k]);
         res->no_gpu += res->nranks == before;
     }

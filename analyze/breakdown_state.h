@@ -6,6 +6,7 @@
 #ifndef TT_ANALYZE_BREAKDOWN_STATE_H
 #define TT_ANALYZE_BREAKDOWN_STATE_H
 
+#include "analyze/steps.h"
 #include "common/i64map.h"
 #include "store/db_internal.h"
 #include "tracetool/breakdown.h"
@@ -39,14 +40,9 @@ void tt__bd_acc_add(struct bd_acc *a, int cls, int64_t ts, int64_t end, int has_
 /* close the state into a row's times (ids left as they are) */
 void tt__bd_acc_row(struct bd_acc *a, int64_t kernel_wait_ns, tt_bd_row *row);
 
-/* a trace's ProfilerStep#N spans, disjoint, by start */
-struct bd_step {
-    int64_t num, ts, end;
-};
-
 struct bd_trace {
     int64_t id, rank;
-    struct bd_step *st;
+    struct tt__step *st;     /* its ProfilerStep#N spans (analyze/steps.h) */
     size_t nst;
 };
 
@@ -89,8 +85,6 @@ struct bd_run {
 /* kinds of the `names` key */
 enum { BD_KIND_KERNEL = 1, BD_KIND_MEMCPY = 2, BD_KIND_MEMSET = 3 };
 
-/* breakdown_steps.c: trace t's ProfilerStep#N spans into t->st */
-int tt__bd_load_steps(struct bd_run *r, struct bd_trace *t);
 /* the step of trace t that holds ts: its index, or -1 */
 long tt__bd_step_at(const struct bd_trace *t, int64_t ts);
 /* whether an activity launched at ts (its call's start, else its own)

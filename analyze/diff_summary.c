@@ -18,6 +18,7 @@
  */
 #include "common/compat.h"
 #include "analyze/diff_state.h"
+#include "analyze/steps.h"
 #include "common/i64map.h"
 #include "store/db_internal.h"
 #include "tracetool/analyze.h"
@@ -28,10 +29,6 @@
 
 /* ---- one trace ---- */
 
-struct tstep {
-    int64_t num, ts, end; /* the CPU span */
-};
-
 struct gact {
     size_t step;
     int64_t ts, end;
@@ -41,7 +38,7 @@ struct trace_job {
     tt_db *db;
     int64_t trace;
     struct tt_diff_side *t; /* one sample per step of the trace, in order */
-    struct tstep *st;
+    struct tt__step *st; /* the steps' CPU spans */
     size_t nst;
     struct i64map names; /* op name string id -> key index + 1 */
     struct i64map gnames; /* GPU activity name string id * 4 + kind -> key index + 1 */
@@ -63,17 +60,7 @@ static const char *renamed(const struct trace_job *j, const char *k, char *buf, 
 /* the step whose CPU span holds ts, or (size_t)-1 */
 static size_t step_at(const struct trace_job *j, int64_t ts)
 {
-    size_t lo = 0, hi = j->nst;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (j->st[mid].ts <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0 || ts >= j->st[lo - 1].end)
-        return (size_t)-1;
-    return lo - 1;
+    return (size_t)tt__step_at(j->st, j->nst, ts);
 }
 
 /* a trace without ProfilerStep#N: the whole trace is one sample (step -1) */
@@ -102,42 +89,15 @@ static int whole_trace_step(struct trace_job *j)
 
 static int load_steps(struct trace_job *j)
 {
-    sqlite3_stmt *st;
-    size_t alloc = 0;
-    int r;
-    if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, n.s FROM slices AS s"
-                                  " JOIN strings AS n ON n.id = s.name"
-                                  " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
-                                  "  AND s.name IN (SELECT id FROM strings"
-                                  "   WHERE s GLOB 'ProfilerStep#[0-9]*')"
-                                  " ORDER BY s.ts, s.id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        struct tstep *x;
-        const char *name = (const char *)sqlite3_column_text(st, 2);
-        if (TT_ALLOC_GROW(j->st, j->nst + 1, alloc) < 0) {
-            sqlite3_finalize(st);
+    size_t k;
+    int rc = tt__step_spans(j->db, j->trace, &j->st, &j->nst);
+    if (rc < 0)
+        return rc;
+    for (k = 0; k < j->nst; k++) {
+        if (tt__diff_add_sample(j->t, j->st[k].num) < 0)
             return tt_error_set(TT_ENOMEM, "out of memory");
-        }
-        x = &j->st[j->nst];
-        x->num = strtoll(name + 13, NULL, 10);
-        x->ts = sqlite3_column_int64(st, 0);
-        x->end = x->ts + sqlite3_column_int64(st, 1);
-        /* a step nested in another (two profilers) or overlapping it: keep
-         * the spans disjoint */
-        if (j->nst && x->ts < j->st[j->nst - 1].end)
-            continue;
-        if (tt__diff_add_sample(j->t, x->num) < 0) {
-            sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        }
-        j->t->m[M_CPU_STEP][j->nst] = (double)(x->end - x->ts);
-        j->nst++;
+        j->t->m[M_CPU_STEP][k] = (double)(j->st[k].end - j->st[k].ts);
     }
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE)
-        return tt_db_error(j->db, "cannot read the steps");
     if (!j->nst)
         return whole_trace_step(j);
     return 0;

@@ -68,4 +68,5 @@ void tt__i64map_free(struct i64map *m)
     free(m->k);
     free(m->v);
     free(m->used);
+    memset(m, 0, sizeof(*m)); /* empty again, ready for reuse */
 }

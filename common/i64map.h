@@ -21,6 +21,7 @@ struct i64map {
 int tt__i64map_put(struct i64map *m, int64_t key, size_t val);
 /* 1 and *val when key is there, else 0 */
 int tt__i64map_get(const struct i64map *m, int64_t key, size_t *val);
+/* frees and leaves the map empty (usable again) */
 void tt__i64map_free(struct i64map *m);
 
 #endif

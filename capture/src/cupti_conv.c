@@ -29,7 +29,6 @@
 #include <string.h>
 
 #define EV_FIRST 1024
-#define EXT_FIRST 1024
 
 #ifdef TT_HAVE_CUPTI
 static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
@@ -69,8 +68,7 @@ void tt_cap__gpu_store_free(struct gpu_store *s)
     free(ix);
     free(s->ev);
     free(s->dev);
-    free(s->ext_key);
-    free(s->ext_val);
+    tt__i64map_free(&s->ext);
     pthread_mutex_destroy(&s->lock);
     memset(s, 0, sizeof(*s));
 }
@@ -79,28 +77,14 @@ void tt_cap__gpu_store_free(struct gpu_store *s)
 void tt_cap__gpu_store_clear(struct gpu_store *s)
 {
     s->n = 0;
-    if (s->ext_key)
-        memset(s->ext_key, 0, s->ext_cap * sizeof(*s->ext_key));
-    s->ext_n = 0;
+    tt__i64map_free(&s->ext);
     s->dropped_records = s->dropped_store = s->bad_timestamps = s->unknown_records = 0;
-}
-
-static size_t ext_slot(const uint64_t *keys, size_t cap, uint64_t k)
-{
-    uint64_t h = k * 0x9E3779B97F4A7C15ull;
-    size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
-    while (keys[i] && keys[i] != k)
-        i = (i + 1) & (cap - 1);
-    return i;
 }
 
 uint64_t tt_cap__gpu_external_id(const struct gpu_store *s, uint32_t correlation)
 {
-    size_t i;
-    if (!correlation || !s->ext_n)
-        return 0;
-    i = ext_slot(s->ext_key, s->ext_cap, correlation);
-    return s->ext_key[i] == correlation ? s->ext_val[i] : 0;
+    size_t v;
+    return correlation && tt__i64map_get(&s->ext, correlation, &v) ? (uint64_t)v : 0;
 }
 
 #ifndef TT_HAVE_CUPTI
@@ -142,6 +126,8 @@ _Static_assert(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 == 211 &&
 _Static_assert(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP == 10 && CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC == 6,
                "CUPTI copy/memory kinds moved: update gpu_out.c's names");
 
+_Static_assert(sizeof(size_t) >= sizeof(uint64_t), "external ids are kept as size_t");
+
 /* allocations fail with TT_CAPTURE_FAULT=alloc, as the rest of the library's */
 static void *grow(void *p, size_t n)
 {
@@ -168,50 +154,20 @@ static void find_demangler(void)
 
 /* ---- the correlation map ---- */
 
-static int ext_grow(struct gpu_store *s)
-{
-    size_t cap = s->ext_cap ? s->ext_cap * 2 : EXT_FIRST, i, j;
-    uint64_t *k = tt_cap__fault_alloc ? NULL : calloc(cap, sizeof(*k));
-    uint64_t *v = tt_cap__fault_alloc ? NULL : calloc(cap, sizeof(*v));
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return -1;
-    }
-    for (i = 0; i < s->ext_cap; i++) {
-        if (!s->ext_key[i])
-            continue;
-        j = ext_slot(k, cap, s->ext_key[i]);
-        k[j] = s->ext_key[i];
-        v[j] = s->ext_val[i];
-    }
-    free(s->ext_key);
-    free(s->ext_val);
-    s->ext_key = k;
-    s->ext_val = v;
-    s->ext_cap = cap;
-    return 0;
-}
-
 static int conv_external(struct gpu_store *s, const CUpti_ActivityExternalCorrelation *r)
 {
-    size_t i;
     /* CUSTOM0: the CPU op's id, Kineto's cpuCorrelationMap_ (the External id) */
     if (r->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || !r->correlationId)
         return 0;
-    if (s->max && s->ext_n >= s->max) {
+    if (s->max && s->ext.n >= s->max) {
         s->dropped_store++;
         return 0;
     }
-    if ((s->ext_n + 1) * 2 > s->ext_cap && ext_grow(s) < 0) {
+    /* TT_CAPTURE_FAULT=alloc: as if the map could not grow */
+    if (tt_cap__fault_alloc || tt__i64map_put(&s->ext, r->correlationId, (size_t)r->externalId) < 0) {
         s->dropped_store++;
         return -1;
     }
-    i = ext_slot(s->ext_key, s->ext_cap, r->correlationId);
-    if (!s->ext_key[i])
-        s->ext_n++;
-    s->ext_key[i] = r->correlationId;
-    s->ext_val[i] = r->externalId;
     return 0;
 }
 

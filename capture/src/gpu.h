@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/i64map.h"
+
 enum gpu_kind {
     GPU_KERNEL = 1, /* cat "kernel" */
     GPU_MEMCPY,     /* cat "gpu_memcpy" (peer-to-peer too) */
@@ -77,9 +79,7 @@ struct gpu_store {
     size_t max;               /* most records held (over: dropped, counted) */
     struct gpu_device *dev;
     size_t ndev, adev;
-    /* correlation id -> external id (a hash: open addressing, 0 = empty) */
-    uint64_t *ext_key, *ext_val;
-    size_t ext_n, ext_cap;
+    struct i64map ext;        /* correlation id -> external id */
     /* interned names */
     char **names;
     size_t nnames, anames;

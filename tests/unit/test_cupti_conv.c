@@ -759,7 +759,7 @@ Test(cupti_conv, store_limit)
     setup(&s, 0, &used);
     convert_all(&s, used, &failures);
     full_n = s.n;
-    full_ext = s.ext_n;
+    full_ext = s.ext.n;
     cr_assert_gt(full_n, 4);
     cr_assert_gt(full_ext, 4);
     cr_assert_eq(s.dropped_store, 0);
@@ -769,7 +769,7 @@ Test(cupti_conv, store_limit)
     convert_all(&s, used, &failures);
     cr_expect_eq(failures, 0, "over the limit is not out of memory");
     cr_expect_eq(s.n, 4);
-    cr_expect_eq(s.ext_n, 4);
+    cr_expect_eq(s.ext.n, 4);
     cr_expect_eq(s.dropped_store, (full_n - 4) + (full_ext - 4));
     cr_expect_eq(s.ndev, 2, "devices are not records");
     tt_cap__gpu_store_free(&s);
@@ -796,7 +796,7 @@ Test(cupti_conv, out_of_memory_and_clear)
     cr_expect_gt(failures, 0);
     cr_expect_eq(s.n, 0);
     cr_expect_eq(s.ndev, 0);
-    cr_expect_eq(s.ext_n, 0);
+    cr_expect_eq(s.ext.n, 0);
     cr_expect_eq(s.dropped_store, (uint64_t)failures);
     cr_expect_gt(records, failures);
     cr_expect_eq(tt_cap__gpu_external_id(&s, 22), 0);
@@ -813,7 +813,7 @@ Test(cupti_conv, out_of_memory_and_clear)
     cr_expect_eq(write_events(&s, tmp_path("events.json"), &ev_idx, 1), -1);
     tt_cap__gpu_store_clear(&s);
     cr_expect_eq(s.n, 0);
-    cr_expect_eq(s.ext_n, 0);
+    cr_expect_eq(s.ext.n, 0);
     cr_expect_eq(s.bad_timestamps, 0);
     cr_expect_eq(tt_cap__gpu_external_id(&s, 22), 0);
     cr_expect_eq(s.ndev, ndev);
