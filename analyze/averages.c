@@ -15,6 +15,7 @@
  */
 #include "analyze/averages_state.h"
 #include "common/buf.h"
+#include "common/tmath.h"
 
 #include <string.h>
 
@@ -127,7 +128,7 @@ static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace
         e.id = sqlite3_column_int64(st, 0);
         e.name = sqlite3_column_int64(st, 1);
         e.ts = sqlite3_column_int64(st, 4);
-        e.end = e.ts + dur; /* the order uses ts + dur as stored */
+        e.end = tt_sat_add(e.ts, dur); /* the order uses ts + dur as stored */
         e.a = sqlite3_column_int64(st, 6);
         e.b = kind == 0 ? sqlite3_column_int64(st, 8) : sqlite3_column_int64(st, 7);
         e.flags = kind == 0 && sqlite3_column_int(st, 7) ? AREC_USER_ANNOTATION : 0;
@@ -168,7 +169,7 @@ static int sum_kernels(tt_db *db, int64_t trace)
                              "CREATE TEMP TABLE tt_avg_kernels(op_id INTEGER PRIMARY KEY,"
                              " kernels INTEGER)")) < 0 ||
         (rc = tt_db_prepare(db, &k,
-                            "INSERT INTO temp.tt_avg_kernels SELECT op_id, sum(dur) FROM gpu_ops"
+                            "INSERT INTO temp.tt_avg_kernels SELECT op_id, tt_satsum(dur) FROM gpu_ops"
                             " WHERE trace_id = ?1 AND op_id IS NOT NULL"
                             " AND kind IN ('kernel', 'memcpy', 'memset') GROUP BY op_id")) < 0)
         return rc;

@@ -20,6 +20,7 @@
  */
 #include "analyze/averages_state.h"
 #include "common/buf.h"
+#include "common/tmath.h"
 
 #include <string.h>
 
@@ -210,16 +211,17 @@ static int add_row(struct state *s, int64_t name, int64_t shapes, int64_t stack,
     r->self_cpu += self_cpu;
     r->dev_total += dev_total;
     r->self_dev += self_dev;
-    r->cpu_mem += mem[0];
-    r->dev_mem += mem[1];
-    r->self_cpu_mem += self_mem[0];
-    r->self_dev_mem += self_mem[1];
+    r->cpu_mem = tt_sat_add(r->cpu_mem, mem[0]);
+    r->dev_mem = tt_sat_add(r->dev_mem, mem[1]);
+    r->self_cpu_mem = tt_sat_add(r->self_cpu_mem, self_mem[0]);
+    r->self_dev_mem = tt_sat_add(r->self_dev_mem, self_mem[1]);
     return 0;
 }
 
 static int emit_first(struct state *s, const struct ev_first *f)
 {
-    int64_t self_mem[2] = { f->mem[0] - f->child_mem[0], f->mem[1] - f->child_mem[1] };
+    int64_t self_mem[2] = { tt_sat_sub(f->mem[0], f->child_mem[0]),
+                            tt_sat_sub(f->mem[1], f->child_mem[1]) };
     double cpu = (double)(f->end - f->start) / 1e3;
     return add_row(s, f->name, f->shapes, f->stack, DEV_CPU, f->has_parent, f->is_user_annotation, cpu,
                    cpu - (double)f->child_cpu_ns / 1e3, (double)f->dev_total_ns / 1e3,
@@ -259,8 +261,8 @@ static int finish(struct state *s, struct ev *e, struct ev *p)
     me.child_dev_ns = e->child_dev_ns;
     me.child_mem[0] = e->child_mem[0];
     me.child_mem[1] = e->child_mem[1];
-    me.mem[0] = e->mem_end[0] - e->mem_start[0];
-    me.mem[1] = e->mem_end[1] - e->mem_start[1];
+    me.mem[0] = tt_sat_sub(e->mem_end[0], e->mem_start[0]);
+    me.mem[1] = tt_sat_sub(e->mem_end[1], e->mem_start[1]);
     me.dev_total_ns = e->kernels_ns + e->child_dev_ns;
     me.nchildren = e->nchildren;
     me.has_parent = p != NULL;
@@ -269,10 +271,10 @@ static int finish(struct state *s, struct ev *e, struct ev *p)
     if (!p)
         return emit_first(s, &me);
     p->nchildren++;
-    p->child_cpu_ns += me.end - me.start;
-    p->child_dev_ns += me.dev_total_ns;
-    p->child_mem[0] += me.mem[0];
-    p->child_mem[1] += me.mem[1];
+    p->child_cpu_ns = tt_sat_add(p->child_cpu_ns, me.end - me.start);
+    p->child_dev_ns = tt_sat_add(p->child_dev_ns, me.dev_total_ns);
+    p->child_mem[0] = tt_sat_add(p->child_mem[0], me.mem[0]);
+    p->child_mem[1] = tt_sat_add(p->child_mem[1], me.mem[1]);
     if (p->nchildren == 1) {
         p->first = me;
         p->have_first = 1;
@@ -749,7 +751,7 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
             s->any_memory = 1;
             if (c < 0 || !in_steps(s->o, win, ts))
                 continue;
-            s->mem_total[c] += bytes;
+            s->mem_total[c] = tt_sat_add(s->mem_total[c], bytes);
             if (s->nheap == 0) {
                 /* inside no CPU event: a standalone "[memory]" row */
                 int64_t mm[2] = { 0, 0 };

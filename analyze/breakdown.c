@@ -13,6 +13,7 @@
  * links that launch delays and host waits need are made by the ingest.
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/breakdown_state.h"
 #include "store/ingest_rows.h"
@@ -238,7 +239,7 @@ static int move_units(struct bd_run *r, const struct i64map *src, struct i64map 
         unit = r->o->by == TT_BD_BY_RANK ? rank_row : lmap[local];
         key = idx << 32 | (int64_t)unit;
         tt__i64map_get(dst, key, &have);
-        if (tt__i64map_put(dst, key, have + src->v[i]) < 0)
+        if (tt__i64map_put(dst, key, (size_t)tt_sat_add((int64_t)have, (int64_t)src->v[i])) < 0)
             return tt_error_set(TT_ENOMEM, "out of memory");
     }
     return 0;
@@ -318,7 +319,7 @@ static int unit_add(struct i64map *m, size_t idx, size_t local, int64_t ns)
     int64_t key = (int64_t)idx << 32 | (int64_t)local;
     size_t have = 0;
     tt__i64map_get(m, key, &have);
-    if (tt__i64map_put(m, key, have + (size_t)ns) < 0)
+    if (tt__i64map_put(m, key, (size_t)tt_sat_add((int64_t)have, ns)) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     return 0;
 }
@@ -337,11 +338,11 @@ static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act 
         return tt_error_set(TT_ENOMEM, "out of memory");
     tt__bd_acc_add(sa, a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
     f->count++;
-    f->total += a->end - a->ts;
+    f->total = tt_sat_add(f->total, a->end - a->ts);
     f->nlaunch += a->has_rt;
     f->nrt += a->has_rt && a->has_rt_dur;
     op->count++;
-    op->total += a->end - a->ts;
+    op->total = tt_sat_add(op->total, a->end - a->ts);
     if (r->o->by == TT_BD_BY_STEP) {
         if (step < 0)
             return 0; /* outside every step: no step row to count it in */
@@ -403,7 +404,7 @@ static int sweep_trace(struct bd_run *r, const struct bd_trace *t)
         d.device = device;
         a.stream = sqlite3_column_int64(st, 1);
         a.ts = sqlite3_column_int64(st, 2);
-        a.end = a.ts + (dur > 0 ? dur : 0);
+        a.end = tt_end_ns(a.ts, dur);
         a.has_rt = sqlite3_column_type(st, 6) != SQLITE_NULL;
         a.rt_ts = sqlite3_column_int64(st, 6);
         a.has_rt_dur = sqlite3_column_type(st, 7) != SQLITE_NULL;

@@ -11,6 +11,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "common/strtab.h"
+#include "common/tmath.h"
 #include "store/db_internal.h"
 #include "tracetool/export.h"
 #include "analyze/export_out.h"
@@ -636,7 +637,7 @@ static void put_processes(struct ex *x)
     size_t i;
     for (i = 0; i < x->ntr; i++) {
         const struct xtrace *t = &x->tr[i];
-        int64_t ts = t->start + t->base - x->base;
+        int64_t ts = tt_sat_add(t->start, tt_sat_sub(t->base, x->base));
         char label[64];
         if (!t->have_rank)
             snprintf(label, sizeof(label), "trace %" PRId64, t->id);
@@ -690,7 +691,7 @@ static int event_head(struct ex *x, sqlite3_stmt *st, const char *ph, int name_c
 {
     const struct xtrace *tr = &x->tr[x->cur];
     int rc;
-    *ts = sqlite3_column_int64(st, C_TS) + tr->base - x->base;
+    *ts = tt_sat_add(sqlite3_column_int64(st, C_TS), tt_sat_sub(tr->base, x->base));
     if ((rc = thread_of(x, st, pid_c, tid_c, *ts, tid)) < 0)
         return rc;
     begin_event(x);

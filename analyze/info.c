@@ -10,6 +10,7 @@
  * whatever their number of distinct values.
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "common/buf.h"
 #include "common/hash.h"
 #include "analyze/info_ranks.h"
@@ -866,7 +867,7 @@ static int f_event(void *ctx, const tt_event *ev)
     if (ev->ph != 'E' && add_cat(in, ev->ph, ev->cat, 1) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (ev->has_ts && ev->ph != 'M') {
-        int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
+        int64_t end = tt_end_ns(ev->ts_ns, ev->has_dur ? ev->dur_ns : 0);
         if (!in->s.have_span) {
             in->s.start_ns = ev->ts_ns;
             in->s.end_ns = end;

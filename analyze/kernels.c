@@ -11,6 +11,7 @@
  * them) and printed through the table writer (tracetool/table.h).
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "common/buf.h"
 #include "store/db_internal.h"
 #include "analyze/kernels_state.h"
@@ -61,8 +62,8 @@ static int prepare_groups(tt_db *db, sqlite3_stmt **st, int by, int memory, int 
                     group_expr(by, memory), kinds);
     else
         tt_buf_addf(&sql,
-                    "SELECT %s AS grp, count(*), sum(g.dur), min(g.dur), max(g.dur),"
-                    " sum(CAST(g.dur AS REAL) * g.dur), coalesce(sum(g.bytes), 0)"
+                    "SELECT %s AS grp, count(*), tt_satsum(g.dur), min(g.dur), max(g.dur),"
+                    " sum(CAST(g.dur AS REAL) * g.dur), coalesce(tt_satsum(g.bytes), 0)"
                     " FROM gpu_ops AS g JOIN strings AS n ON n.id = g.name"
                     " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.dur IS NOT NULL"
                     " GROUP BY grp ORDER BY grp",
@@ -109,7 +110,7 @@ static int load_groups(tt_db *db, const tt_kern_options *o, tt_kern_summary *s, 
         x->max_ns = sqlite3_column_int64(st, 4);
         (*sumsq)[s->nrows] = sqlite3_column_double(st, 5);
         x->bytes = sqlite3_column_int64(st, 6);
-        s->total_ns += x->total_ns;
+        s->total_ns = tt_sat_add(s->total_ns, x->total_ns);
         s->nrows++;
     }
     sqlite3_finalize(st);

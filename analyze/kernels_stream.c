@@ -14,6 +14,7 @@
  * training loop repeats its durations).
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/kernels_state.h"
 #include "common/i64map.h"
@@ -199,10 +200,10 @@ static int ks_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
         if (!g->count || dur > g->max)
             g->max = dur;
         g->count++;
-        g->total += dur;
+        g->total = tt_sat_add(g->total, dur);
         g->sumsq += (long double)dur * (long double)dur;
         if (row[TT_C_GPU_BYTES].type == TT_CELL_INT)
-            g->bytes += row[TT_C_GPU_BYTES].i;
+            g->bytes = tt_sat_add(g->bytes, row[TT_C_GPU_BYTES].i);
         if (durs_add(&g->d, dur) < 0)
             return tt_error_set(TT_ENOMEM, "out of memory");
     }
@@ -316,7 +317,7 @@ static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary
         x->bytes = g->bytes;
         x->med_ns = median(&g->d, g->count);
         sumsq[i] = (double)g->sumsq;
-        s->total_ns += g->total;
+        s->total_ns = tt_sat_add(s->total_ns, g->total);
     }
     tt__kern_finish(s, o, sumsq);
     free(sumsq);

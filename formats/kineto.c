@@ -168,7 +168,12 @@ int tt_kineto_meta_key(tt_kineto_meta *m, const char *key, const char *json, siz
     tt_jp_init(&jp, "", json, 0, json, len);
     str = tt_jp_peek(&jp) == TT_JT_STRING;
     if (!strcmp(key, "baseTimeNanoseconds")) {
-        m->have_base |= int_value(&jp, &m->base_time_ns);
+        int64_t base;
+        /* a base time the relative times can be added to without overflow */
+        if (int_value(&jp, &base) && base >= 0 && base < TT_TIME_MAX_NS) {
+            m->base_time_ns = base;
+            m->have_base = 1;
+        }
     } else if (!strcmp(key, "schemaVersion") || !strcmp(key, "schema")) {
         if (str && tt_jp_string(&jp, &a, &s, &l) == 0)
             rc = set_str(&m->schema_version, s, strlen(s));

@@ -8,6 +8,7 @@
 #include "common/compat.h"
 #include "common/arena.h"
 #include "common/buf.h"
+#include "common/tmath.h"
 #include "formats/json.h"
 #include "formats/source.h"
 #include "formats/reader_internal.h"
@@ -112,6 +113,9 @@ static int minify_to_arena(struct reader *r, tt_jp *jp, const char **out)
 }
 
 /* integer value or fall back to the rest object */
+/* sizes of memory events: larger ones stay in args as written */
+#define SIZE_BITS (TT_A_BYTES | TT_A_TOTAL_ALLOC | TT_A_TOTAL_RESERVED)
+
 static int int_or_rest(struct reader *r, tt_jp *jp, const char *k, size_t kl,
                        int64_t *dst, uint32_t *have, uint32_t bit)
 {
@@ -119,20 +123,23 @@ static int int_or_rest(struct reader *r, tt_jp *jp, const char *k, size_t kl,
     if (tt_jp_peek(jp) == TT_JT_NUMBER) {
         tt_jnum n;
         int rc;
-        if (tt_jp_int_fast(jp, dst) == 0) {
-            *have |= bit;
-            return 0;
+        int64_t v;
+        if (tt_jp_int_fast(jp, &v) != 0) {
+            rc = tt_jp_number(jp, &n);
+            if (rc < 0)
+                return rc;
+            if (!n.fits)
+                goto rest;
+            v = n.i;
         }
-        rc = tt_jp_number(jp, &n);
-        if (rc < 0)
-            return rc;
-        if (n.fits) {
-            *dst = n.i;
-            *have |= bit;
-            return 0;
-        }
-        jp->p = save;
+        if ((bit & SIZE_BITS) && (v <= -TT_BYTES_MAX || v >= TT_BYTES_MAX))
+            goto rest;
+        *dst = v;
+        *have |= bit;
+        return 0;
     }
+rest:
+    jp->p = save;
     return event_rest(r, jp, &r->rest, NULL, k, kl);
 }
 
@@ -172,32 +179,37 @@ static int read_id(tt_jp *jp, tt_arena *a, tt_id *id, const char **raw_fallback)
     return 0;
 }
 
-static int read_time(tt_jp *jp, tt_arena *a, int64_t *ns, int *has)
+/* a time in range (see TT_TIME_MAX_NS): 0; else 1 and the cursor unmoved */
+static int time_in_range(tt_jp *jp, const char *save, int isdur, int64_t ns, int *has)
+{
+    if (isdur ? tt_dur_ok(ns) : tt_time_ok(ns)) {
+        *has = 1;
+        return 0;
+    }
+    jp->p = save;
+    return 1;
+}
+
+static int read_time(tt_jp *jp, tt_arena *a, int isdur, int64_t *ns, int *has)
 {
     enum tt_jtype t = tt_jp_peek(jp);
     const char *save = jp->p;
     int rc;
     if (t == TT_JT_NUMBER) {
         tt_jnum n;
-        if (tt_jp_time_ns(jp, ns) == 0) {
-            *has = 1;
-            return 0;
-        }
+        if (tt_jp_time_ns(jp, ns) == 0)
+            return time_in_range(jp, save, isdur, *ns, has);
         if ((rc = tt_jp_number(jp, &n)) < 0)
             return rc;
-        if (!n.nonfinite && tt_us_text_to_ns(n.text, n.len, ns) == 0) {
-            *has = 1;
-            return 0;
-        }
+        if (!n.nonfinite && tt_us_text_to_ns(n.text, n.len, ns) == 0)
+            return time_in_range(jp, save, isdur, *ns, has);
     } else if (t == TT_JT_STRING) {
         const char *s;
         size_t l;
         if ((rc = tt_jp_string(jp, a, &s, &l)) < 0)
             return rc;
-        if (tt_us_text_to_ns(s, l, ns) == 0) {
-            *has = 1;
-            return 0;
-        }
+        if (tt_us_text_to_ns(s, l, ns) == 0)
+            return time_in_range(jp, save, isdur, *ns, has);
     }
     jp->p = save;
     return 1; /* not a time: caller keeps the raw value */
@@ -391,7 +403,7 @@ static int decode_event(struct reader *r, tt_jp *jp, tt_event *ev)
         } else if (KEY("ts") || KEY("dur")) {
             int isdur = k[0] == 'd';
             int64_t at = tt_jp_offset(jp);
-            rc = read_time(jp, &r->arena, isdur ? &ev->dur_ns : &ev->ts_ns,
+            rc = read_time(jp, &r->arena, isdur, isdur ? &ev->dur_ns : &ev->ts_ns,
                            isdur ? &ev->has_dur : &ev->has_ts);
             if (rc < 0)
                 return rc;
@@ -626,7 +638,7 @@ static int decode_node(struct reader *r, tt_jp *jp, tt_et_node *n)
 
 static int decode_memrow(tt_jp *jp, tt_memrow *m)
 {
-    int rc, i = 0;
+    int rc, i = 0, bad = 0;
     memset(m, 0, sizeof(*m));
     if ((rc = tt_jp_array_begin(jp)) < 0)
         return rc;
@@ -653,7 +665,11 @@ static int decode_memrow(tt_jp *jp, tt_memrow *m)
                 i++;
                 continue;
             }
-            return 1;
+            if (i != 0)
+                return 1;
+            bad = 1; /* a number, but not a time: counted as one */
+            i++;
+            continue;
         }
         switch (i) {
         case 0: m->ts = n.i; break;
@@ -665,7 +681,11 @@ static int decode_memrow(tt_jp *jp, tt_memrow *m)
     }
     if (rc < 0)
         return rc;
-    return i >= 3 ? 0 : 1;
+    if (i < 3)
+        return 1;
+    /* a time or size the analyses cannot add up: counted, not delivered */
+    return !bad && tt_time_ok(m->ts) && m->bytes > -TT_BYTES_MAX && m->bytes < TT_BYTES_MAX
+               ? 0 : 2;
 }
 
 /* ---- walker ---- */
@@ -726,6 +746,13 @@ static int element(struct reader *r, enum elem_kind kind, const char *start,
         rc = decode_memrow(&jp, &u.m);
         if (rc == 1 && !direct)
             goto skip;
+        if (rc == 2 && !direct) {
+            if ((rc = tt_jp_finish(&jp)) < 0)
+                return rc;
+            if (r->st->bad_times++ == 0)
+                r->st->first_bad_time_offset = off;
+            return 0;
+        }
     } else if (tt_jp_peek(&jp) != TT_JT_OBJECT) {
         goto skip;
     } else if (kind == ELEM_EVENT) {

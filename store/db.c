@@ -2,6 +2,7 @@
  * store/db.c - opening the trace store and its schema (docs/SCHEMA.md).
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "store/db_internal.h"
 
 #include <sys/stat.h>
@@ -268,6 +269,33 @@ static void sqlite_setup(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* tt_satsum(x): sum() of integers (NULL when there is none) that sticks at
+ * the int64 limits instead of failing with "integer overflow" (a total of
+ * many huge durations) */
+struct satsum {
+    int64_t v;
+    int any;
+};
+
+static void satsum_step(sqlite3_context *c, int argc, sqlite3_value **argv)
+{
+    struct satsum *acc = sqlite3_aggregate_context(c, (int)sizeof(*acc));
+    TT_UNUSED(argc);
+    if (acc && sqlite3_value_type(argv[0]) != SQLITE_NULL) {
+        acc->v = tt_sat_add(acc->v, sqlite3_value_int64(argv[0]));
+        acc->any = 1;
+    }
+}
+
+static void satsum_final(sqlite3_context *c)
+{
+    struct satsum *acc = sqlite3_aggregate_context(c, 0);
+    if (acc && acc->any)
+        sqlite3_result_int64(c, acc->v);
+    else
+        sqlite3_result_null(c);
+}
+
 int tt_db_open(tt_db **out, const char *path, unsigned flags)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -292,6 +320,8 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
     }
     sqlite3_extended_result_codes(db->sql, 1);
     sqlite3_busy_timeout(db->sql, 5000);
+    sqlite3_create_function(db->sql, "tt_satsum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                            NULL, NULL, satsum_step, satsum_final);
     if ((rc = table_count(db, &ntables)) < 0 || (rc = user_version(db, &v)) < 0) {
         rc = first_read_error(db, path);
         tt_db_free(db);

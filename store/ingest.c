@@ -18,6 +18,7 @@
  *     gpu_user_annotation -> user_annotation via `External id`.
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "common/arena.h"
 #include "common/buf.h"
 #include "store/ingest_state.h"
@@ -37,7 +38,7 @@ static void span(struct ingest *g, const tt_event *ev)
     int64_t end;
     if (!ev->has_ts || ev->ph == 'M')
         return;
-    end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
+    end = tt_end_ns(ev->ts_ns, ev->has_dur ? ev->dur_ns : 0);
     if (!g->have_span) {
         g->start_ns = ev->ts_ns;
         g->end_ns = end;
@@ -665,8 +666,10 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
         (rc = add_issue(g, "unclosed_begin", g->unclosed_b, -1,
                         "'B' events never closed (dur is NULL)")) < 0 ||
         (rc = add_issue(g, "unstorable_time", rs->bad_times, rs->first_bad_time_offset,
-                        "\"ts\"/\"dur\" values that are not a time in int64 ns (arrays,"
-                        " 1e400, beyond int64): NULL, the value kept in args as \"@ts\"")) < 0 ||
+                        "\"ts\"/\"dur\" values that are not a time tracetool can compute"
+                        " with (arrays, 1e400, a ts beyond 2^62 ns, a dur beyond 2^61 ns): NULL,"
+                        " the value kept in args as \"@ts\"; memory-timeline rows with such a"
+                        " time or size: skipped")) < 0 ||
         (rc = add_issue(g, "duplicate_key", rs->dup_keys, rs->first_dup_key_offset,
                         "top-level keys given twice (a second traceEvents array is read"
                         " too)")) < 0 ||

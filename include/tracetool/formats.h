@@ -79,6 +79,20 @@ enum {
     TT_A_SORT_INDEX = 1u << 20
 };
 
+/*
+ * The times tracetool computes with. A "ts" outside (TT_TIME_MIN_NS,
+ * TT_TIME_MAX_NS), a "dur" whose magnitude reaches TT_DUR_MAX_NS (73 years),
+ * and a memory-timeline row whose time is out of range are refused where
+ * they are read and counted in tt_read_stats.bad_times (the event keeps the
+ * value in args as "@ts" / "@dur"): the end of an event and the distance
+ * between any two times then always fit in int64.
+ */
+#define TT_TIME_MAX_NS ((int64_t)1 << 62)     /* about the year 2116 */
+#define TT_TIME_MIN_NS (-((int64_t)1 << 61))
+#define TT_DUR_MAX_NS ((int64_t)1 << 61)
+/* a memory event's size beyond this (8 PiB) is not a size: not decoded */
+#define TT_BYTES_MAX ((int64_t)1 << 53)
+
 /* One Chrome-trace event with timestamps in integer nanoseconds. */
 typedef struct tt_event {
     int64_t index;   /* position in the event array */
@@ -160,7 +174,9 @@ typedef struct tt_read_stats {
     int truncated;           /* input ended early; events before the cut were delivered */
     char hash[33];           /* content hash of the decompressed bytes read */
     int64_t bad_times;       /* "ts"/"dur" values that are not a time in int64 ns
-                                (arrays, 1e400, beyond int64): kept in args as "@ts" */
+                                (arrays, 1e400, beyond TT_TIME_MAX_NS ...): kept in
+                                args as "@ts"; memory-timeline rows with such a
+                                time are skipped */
     int64_t first_bad_time_offset; /* -1 if none */
     int64_t dup_keys;        /* top-level keys given twice (a second traceEvents
                                 array is read too, not dropped) */

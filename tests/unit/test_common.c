@@ -5,6 +5,7 @@
 #include "common/arena.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "common/tmath.h"
 
 #include <criterion/criterion.h>
 
@@ -460,4 +461,32 @@ Test(error, strerror_codes)
     cr_assert_str_eq(tt_strerror(TT_ETRUNCATED), "truncated input");
     cr_assert_str_eq(tt_strerror(TT_EEMPTY), "empty input");
     cr_assert_str_eq(tt_strerror(-999), "unknown error");
+}
+
+/* issue 28: the time helpers stick at the int64 limits, never wrap */
+Test(tmath, saturating_add_and_sub)
+{
+    cr_assert_eq(tt_sat_add(1, 2), 3);
+    cr_assert_eq(tt_sat_add(INT64_MAX, 1), INT64_MAX);
+    cr_assert_eq(tt_sat_add(INT64_MAX - 5, 10), INT64_MAX);
+    cr_assert_eq(tt_sat_add(INT64_MIN, -1), INT64_MIN);
+    cr_assert_eq(tt_sat_add(INT64_MIN, INT64_MAX), -1);
+    cr_assert_eq(tt_sat_sub(5, 7), -2);
+    cr_assert_eq(tt_sat_sub(INT64_MAX, -1), INT64_MAX);
+    cr_assert_eq(tt_sat_sub(INT64_MIN, 1), INT64_MIN);
+    cr_assert_eq(tt_sat_sub(0, INT64_MIN), INT64_MAX);
+    cr_assert_eq(tt_end_ns(10, -5), 10, "a negative dur reads as 0");
+    cr_assert_eq(tt_end_ns(INT64_MAX - 1, 9), INT64_MAX);
+}
+
+Test(tmath, the_range_any_two_times_can_be_subtracted_in)
+{
+    int64_t lo = TT_TIME_MIN_NS + 1, hi = TT_TIME_MAX_NS - 1, d = TT_DUR_MAX_NS - 1, r;
+    cr_assert(tt_time_ok(lo) && tt_time_ok(hi) && tt_dur_ok(d) && tt_dur_ok(-d));
+    cr_assert_not(tt_time_ok(TT_TIME_MIN_NS) || tt_time_ok(TT_TIME_MAX_NS));
+    cr_assert_not(tt_dur_ok(TT_DUR_MAX_NS) || tt_dur_ok(-TT_DUR_MAX_NS));
+    /* the latest end minus the earliest start, and the reverse, fit */
+    cr_assert_not(__builtin_add_overflow(hi, d, &r));
+    cr_assert_not(__builtin_sub_overflow(r, lo, &r));
+    cr_assert_not(__builtin_sub_overflow(lo, hi + d, &r));
 }

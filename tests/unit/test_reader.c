@@ -1569,3 +1569,39 @@ Test(values, duplicate_keys_and_unstorable_times_are_counted)
         col_free(&c);
     }
 }
+
+/* issue 28: times the analyses cannot add without overflow are refused where
+ * they are read (ts outside (-2^61, 2^62) ns, |dur| >= 2^61 ns), and a
+ * memory event's size of 2^53 bytes or more stays in args */
+Test(values, times_beyond_the_computable_range_are_refused)
+{
+    const char *doc =
+        "[{\"ph\":\"X\",\"name\":\"ok\",\"ts\":4611686018427387.903,\"dur\":2305843009213693.951},"
+        "{\"ph\":\"X\",\"name\":\"top\",\"ts\":4611686018427387.904,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"low\",\"ts\":-2305843009213693.952,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"long\",\"ts\":1,\"dur\":2305843009213693.952},"
+        "{\"ph\":\"X\",\"name\":\"d9\",\"ts\":9200000000000000,\"dur\":9200000000000000},"
+        "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1,\"args\":{\"Bytes\":9007199254740992,"
+        "\"Total Allocated\":9007199254740991}}]";
+    int i;
+    for (i = 0; i < MODES_N; i++) {
+        struct col c;
+        tt_read_stats st;
+        cr_assert_eq(read_str(doc, modes[i], &c, &st), 0, "mode %d", modes[i]);
+        cr_assert_eq(c.nev, 6);
+        cr_assert(c.ev[0].has_ts && c.ev[0].has_dur, "the largest times in range are kept");
+        cr_assert_eq(c.ev[0].ts_ns, INT64_C(4611686018427387903));
+        cr_assert_eq(c.ev[0].dur_ns, INT64_C(2305843009213693951));
+        cr_assert_not(c.ev[1].has_ts, "ts 2^62 ns");
+        cr_assert_not(c.ev[2].has_ts, "ts -2^61 ns");
+        cr_assert(c.ev[3].has_ts && !c.ev[3].has_dur, "dur 2^61 ns");
+        cr_assert_not(c.ev[4].has_ts || c.ev[4].has_dur, "issue 29 D9's event");
+        cr_assert_eq(st.bad_times, 5);
+        cr_assert_eq(st.first_bad_time_offset, (int64_t)(strstr(doc, "4611686018427387.904") - doc));
+        cr_assert_not(c.ev[5].have & TT_A_BYTES, "Bytes 2^53 is not a size");
+        cr_assert(c.ev[5].have & TT_A_TOTAL_ALLOC, "Total Allocated 2^53 - 1 is");
+        cr_assert(c.ev[5].args && strstr(c.ev[5].args, "\"Bytes\":9007199254740992"),
+                  "kept in args: %s", c.ev[5].args ? c.ev[5].args : "(null)");
+        col_free(&c);
+    }
+}
