@@ -593,6 +593,8 @@ int tt_breakdown_file_result(const char *path, const tt_bd_options *o, tt_bd_res
     if ((rc = open_input(&db, path)) < 0)
         return rc;
     rc = tt_breakdown_db_result(db, o, res);
+    if (rc < 0) /* name the input, not the temporary database */
+        tt_error_set_source(path);
     tt_db_free(db);
     return rc;
 }

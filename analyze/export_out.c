@@ -131,6 +131,8 @@ static int open_fd(struct xout *o)
         fd = tt_error_set_at(TT_EIO, o->tmp, -1, "exists and is not a regular file");
     else if ((fd = open(o->tmp, flags | O_NOFOLLOW, 0666)) < 0)
         fd = tt_error_set_at(TT_EIO, o->path, -1, "cannot write: %s", strerror(errno));
+    else
+        o->tmp_slot = tt__partial_add(o->tmp);
     if (fd < 0) {
         free(o->tmp);
         o->tmp = NULL;
@@ -158,6 +160,8 @@ static int open_stream(struct xout *o, const char *path, int gz)
         close(fd);
         if (o->tmp)
             unlink(o->tmp);
+        tt__partial_remove(o->tmp_slot);
+        o->tmp_slot = -1;
         return tt_error_set_at(TT_EIO, path, -1, "cannot write: %s", strerror(errno));
     }
     if (o->gz) {
@@ -171,6 +175,7 @@ int xo_open(struct xout *o, const char *path, int gz)
 {
     int rc;
     memset(o, 0, sizeof(*o));
+    o->tmp_slot = -1;
     tt_buf_init(&o->b);
     tt_buf_init(&o->full);
     o->path = path;
@@ -211,6 +216,7 @@ int xo_close(struct xout *o, int rc)
             rc = tt_error_set_at(TT_EIO, o->path, -1, "cannot write: %s", strerror(errno));
         if (rc != 0)
             unlink(o->tmp);
+        tt__partial_remove(o->tmp_slot);
         free(o->tmp);
     }
     tt_buf_release(&o->b);

@@ -21,6 +21,7 @@
 struct xout {
     const char *path;
     char *tmp;       /* "<path>.tmp" while written; NULL: written in place */
+    int tmp_slot;    /* tt__partial_add's slot of tmp, or -1 */
     FILE *f;         /* plain output (owned unless stdout) */
     gzFile gz;       /* gzip output */
     tt_buf b;        /* bytes not yet handed to f / gz */

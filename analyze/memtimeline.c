@@ -34,6 +34,7 @@ struct out {
     FILE *f;
     gzFile gz;
     int err;
+    int part_slot; /* tt__partial_add's slot of the part file, or -1 */
 };
 
 static void out_write(struct out *o, const char *s, size_t n)
@@ -889,6 +890,7 @@ static int open_out(struct out *o, char **part, const char *output, int kind)
         *part = NULL;
         return tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
     }
+    o->part_slot = tt__partial_add(*part);
     fchmod(fd, 0644);
     if (kind == K_JSON ? !(o->f = fdopen(fd, "wb")) : !(o->gz = gzdopen(fd, "wb6"))) {
         close(fd);
@@ -912,6 +914,7 @@ static int close_out(struct out *o, char *part, const char *output, int rc)
             rc = tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
         if (rc != 0)
             unlink(part);
+        tt__partial_remove(o->part_slot);
         free(part);
     }
     return rc;
@@ -948,7 +951,7 @@ static int run_job(struct job *j, const char *output)
     int kind = suffix_kind(output);
     int want_json = kind == K_JSON || kind == K_JSONGZ || kind == K_STDOUT;
     int want_raw = kind == K_RAW;
-    struct out o = { NULL, NULL, 0 };
+    struct out o = { NULL, NULL, 0, -1 };
     char *part = NULL; /* OUTPUT.XXXXXX while it is written */
     tt_memtl_result res;
     int rc = 0;

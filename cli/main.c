@@ -97,6 +97,9 @@ int main(int argc, char **argv)
         printf("tracetool %s\n", TT_VERSION);
         return 0;
     }
+    /* Ctrl-C, a kill or a hang-up while an output is written: its
+     * temporary file goes (a signal ignored at start, nohup, stays so) */
+    tt_remove_partial_outputs_on_signals();
     for (i = 0; i < NCMDS; i++) {
         if (!strcmp(argv[1], cmds[i].name))
             return finish_stdout(cmds[i].fn(argc - 1, argv + 1));

@@ -68,6 +68,11 @@ static inline int tt_st_mult(size_t *out, size_t a, size_t b)
 #define TT_ALLOC_GROW(x, nr, alloc)                                            \
     tt__grow((void **)&(x), (nr), &(alloc), sizeof(*(x)))
 int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem);
+/* the same, starting at `first` elements (state kept per thread of a trace,
+ * of which there can be millions, starts small) */
+#define TT_ALLOC_GROW_FROM(x, nr, alloc, first)                                \
+    tt__grow_from((void **)&(x), (nr), &(alloc), sizeof(*(x)), (first))
+int tt__grow_from(void **ptr, size_t nr, size_t *alloc, size_t elem, size_t first);
 
 /*
  * What is at path, without following a symbolic link: a regular file, nothing,
@@ -93,6 +98,15 @@ const char *tt__tmpdir(void);
  * as fopen would. 0 or TT_EIO (the error names path and why).
  */
 int tt__write_file_atomic(const char *path, const void *data, size_t len);
+/*
+ * The output files being written under a temporary name: a writer adds the
+ * name (copied) as soon as the file exists and removes it (by the slot
+ * returned; -1 is a no-op) once it was renamed or unlinked, so that the
+ * handlers of tt_remove_partial_outputs_on_signals unlink it when a signal
+ * ends the process. At most 16 at once; more are just not guarded.
+ */
+int tt__partial_add(const char *path);
+void tt__partial_remove(int slot);
 int tt__mkstemp(char *buf, size_t cap, const char *what);
 FILE *tt__tmpfile(void);
 

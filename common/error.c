@@ -120,11 +120,16 @@ void tt__bug(const char *file, int line, const char *fmt, ...)
 
 int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem)
 {
+    return tt__grow_from(ptr, nr, alloc, elem, 16);
+}
+
+int tt__grow_from(void **ptr, size_t nr, size_t *alloc, size_t elem, size_t first)
+{
     size_t n, bytes;
     void *p;
     if (nr <= *alloc)
         return 0;
-    n = *alloc ? *alloc : 16;
+    n = *alloc ? *alloc : first ? first : 1;
     while (n < nr) {
         if (tt_st_mult(&n, n, 2))
             return TT_ENOMEM;

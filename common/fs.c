@@ -6,6 +6,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,6 +66,59 @@ FILE *tt__tmpfile(void)
         tt_error_set(TT_EIO, "cannot use a temporary file: %s", strerror(errno));
     }
     return f;
+}
+
+/* ---- partial outputs: removed when a signal ends the process ---- */
+
+#define NPARTIAL 16
+static _Atomic(char *) partial[NPARTIAL];
+
+int tt__partial_add(const char *path)
+{
+    char *copy = strdup(path);
+    int i;
+    for (i = 0; copy && i < NPARTIAL; i++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&partial[i], &none, copy))
+            return i;
+    }
+    free(copy);
+    return -1;
+}
+
+void tt__partial_remove(int slot)
+{
+    if (slot >= 0 && slot < NPARTIAL)
+        free(atomic_exchange(&partial[slot], NULL));
+}
+
+static void on_fatal_signal(int sig)
+{
+    int i, e = errno;
+    for (i = 0; i < NPARTIAL; i++) {
+        char *p = atomic_load(&partial[i]);
+        if (p)
+            unlink(p); /* async-signal-safe; the name is never freed here */
+    }
+    errno = e;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void tt_remove_partial_outputs_on_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+    size_t i;
+    for (i = 0; i < TT_ARRAY_SIZE(sigs); i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue; /* ignored (nohup) or someone else's: leave it */
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 /* ---- tt_walk_traces ---- */
@@ -229,7 +284,7 @@ int tt__write_file_atomic(const char *path, const void *data, size_t len)
     size_t n = strlen(path);
     char *part;
     const char *p = data;
-    int fd, e = 0;
+    int fd, e = 0, slot;
     mode_t um;
     if (tt__path_kind(path) == TT_PATH_OTHER) { /* a device, a pipe, a link */
         FILE *f = fopen(path, "wb");
@@ -250,6 +305,7 @@ int tt__write_file_atomic(const char *path, const void *data, size_t len)
         free(part);
         return tt_error_set_at(TT_EIO, path, -1, "cannot create: %s", strerror(e));
     }
+    slot = tt__partial_add(part);
     um = umask(0);
     umask(um);
     fchmod(fd, 0666 & ~um);
@@ -270,6 +326,7 @@ int tt__write_file_atomic(const char *path, const void *data, size_t len)
         e = errno;
     if (e)
         unlink(part);
+    tt__partial_remove(slot);
     free(part);
     return e ? tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(e)) : 0;
 }

@@ -129,7 +129,7 @@ int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur,
         t->n--;
     *depth = (int64_t)t->n;
     *parent = t->n ? t->stack[t->n - 1].id : 0;
-    if (TT_ALLOC_GROW(t->stack, t->n + 1, t->alloc) < 0)
+    if (TT_ALLOC_GROW_FROM(t->stack, t->n + 1, t->alloc, 4) < 0)
         return TT_ENOMEM;
     t->stack[t->n].id = id;
     t->stack[t->n].ts = ts;
@@ -180,7 +180,7 @@ static int spool_flush(struct ingest *g, struct opspool *sp, size_t nb)
 static int spool_room(struct ingest *g, struct opspool *sp)
 {
     size_t n_in = (size_t)(sp->nrec - (int64_t)sp->nblk * OPS_BLK);
-    size_t cap = sp->wcap ? sp->wcap * 4 : 16;
+    size_t cap = sp->wcap ? sp->wcap * 4 : 4; /* 4^k: reaches OPS_BLK */
     struct frame *w;
     if (n_in < sp->wcap)
         return 0;

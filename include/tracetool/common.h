@@ -91,6 +91,15 @@ typedef struct tt_dir_walk {
 TT_EXTERN(int) tt_walk_traces(const char *dir, tt_dir_walk *w);
 TT_EXTERN(void) tt_dir_walk_free(tt_dir_walk *w);
 
+/*
+ * For programs: when SIGINT, SIGTERM or SIGHUP ends the process, first
+ * remove the output files tracetool is writing under a temporary name
+ * (OUT.tmp, OUT.XXXXXX), then die of the signal as before. A signal that is
+ * ignored or handled when this is called (nohup, a shell's trap) is left as
+ * it is. The library never installs handlers by itself.
+ */
+TT_EXTERN(void) tt_remove_partial_outputs_on_signals(void);
+
 TT_END_DECL
 
 #endif
