@@ -268,6 +268,57 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
     return 0;
 }
 
+/* whether a per-rank metric has samples on both sides */
+static int ranks_paired(const tt_diff_result *r)
+{
+    size_t i;
+    for (i = 0; i < r->nmetrics; i++)
+        if (strstr(r->metrics[i].id, " rank ") && r->metrics[i].nb && r->metrics[i].nn)
+            return 1;
+    return 0;
+}
+
+/* "0, 1, 2" (the distinct ranks of s, the first few) into out */
+static void rank_list(char *out, size_t cap, const tt_diff_side *s)
+{
+    int64_t *v = malloc((s->n ? s->n : 1) * sizeof(*v));
+    size_t i, k = 0, l = 0, shown = 0;
+    snprintf(out, cap, "none");
+    if (!v)
+        return;
+    memcpy(v, s->rank, s->n * sizeof(*v));
+    if (s->n)
+        qsort(v, s->n, sizeof(*v), cmp_i64);
+    for (i = 0; i < s->n; i++)
+        if (!k || v[k - 1] != v[i])
+            v[k++] = v[i];
+    for (i = 0; i < k && l < cap; i++) {
+        if (shown == 8) {
+            snprintf(out + l, cap - l, ", ...");
+            break;
+        }
+        if (v[i] < 0)
+            l += (size_t)snprintf(out + l, cap - l, "%sunknown", i ? ", " : "");
+        else
+            l += (size_t)snprintf(out + l, cap - l, "%s%" PRId64, i ? ", " : "", v[i]);
+        shown++;
+    }
+    free(v);
+}
+
+/* --rank-agg each, and no BASE rank has samples of its NEW rank: nothing
+ * was compared, which is not "no change" */
+static void no_rank_pairs(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side *n)
+{
+    char lb[96], ln[96];
+    rank_list(lb, sizeof(lb), b);
+    rank_list(ln, sizeof(ln), n);
+    r->not_comparable = 1;
+    snprintf(r->reason, sizeof(r->reason),
+             "NOT COMPARABLE: no BASE rank has a NEW rank to compare with (--rank-agg each:"
+             " BASE ranks %s, NEW ranks %s; --rank-map B:N pairs them)", lb, ln);
+}
+
 /* ---- rows ---- */
 
 static double key_median(const tt_diff_side *s, long k, int what)
@@ -459,7 +510,9 @@ static const char *pretty_id(const char *id)
 
 static void fmt_value(char *out, size_t cap, double v, const char *unit)
 {
-    if (!strcmp(unit, "ns"))
+    if (isnan(v) || isinf(v))
+        snprintf(out, cap, "n/a");
+    else if (!strcmp(unit, "ns"))
         snprintf(out, cap, "%.1f ms", v / 1e6);
     else if (!strcmp(unit, "bytes"))
         snprintf(out, cap, "%.1f MiB", v / MIB);
@@ -472,7 +525,7 @@ static void verdict_line(tt_diff_result *r)
 {
     const tt_diff_metric *worst = NULL;
     size_t i;
-    char a[32], b[32];
+    char a[32], b[32], pct[32];
     for (i = 0; i < r->nmetrics; i++) {
         const tt_diff_metric *m = &r->metrics[i];
         if (m->gated && m->verdict != TT_V_NOT_GATED && (!worst || m->verdict > worst->verdict))
@@ -488,12 +541,13 @@ static void verdict_line(tt_diff_result *r)
     }
     fmt_value(a, sizeof(a), worst->base, worst->unit);
     fmt_value(b, sizeof(b), worst->new_, worst->unit);
-    snprintf(r->reason, sizeof(r->reason), "%s: %s %+.1f%% (%s -> %s)%s%.3g, n = %zu/%zu",
+    tt__diff_pct(pct, sizeof(pct), worst->ratio);
+    snprintf(r->reason, sizeof(r->reason), "%s: %s %s (%s -> %s)%s%.3g, n = %zu/%zu",
              r->verdict == TT_V_REGRESSED      ? "REGRESSION"
              : worst->verdict == TT_V_INCONCLUSIVE ? "INCONCLUSIVE"
              : worst->verdict == TT_V_IMPROVED     ? "IMPROVEMENT"
                                                    : "NO CHANGE",
-             pretty_id(worst->id), (worst->ratio - 1) * 100, a, b,
+             pretty_id(worst->id), pct, a, b,
              isnan(worst->p) ? "" : ", p = ", isnan(worst->p) ? 0.0 : worst->p, worst->nb,
              worst->nn);
     if (isnan(worst->p)) { /* no "0" for a missing p */
@@ -545,6 +599,8 @@ int tt_diff_compare(const tt_diff_side *b, const tt_diff_side *n, const tt_diff_
     }
     if (o->rank_each && r->nmetrics && (rc = per_rank(r, b, n, which, o)) < 0)
         return rc;
+    if (o->rank_each && r->nmetrics && !r->not_comparable && !ranks_paired(r))
+        no_rank_pairs(r, b, n);
     for (i = 0; i < r->nmetrics; i++)
         if (r->metrics[i].gated && r->metrics[i].verdict != TT_V_NOT_GATED &&
             r->metrics[i].verdict > r->verdict)

@@ -18,6 +18,14 @@ static const char *const vname[] = { "unchanged", "improved", "inconclusive", "r
                                      "not gated" };
 static const char *const status_name[] = { "matched", "added", "removed", "count changed" };
 
+void tt__diff_pct(char *out, size_t cap, double ratio)
+{
+    if (isnan(ratio) || isinf(ratio))
+        snprintf(out, cap, "n/a");
+    else
+        snprintf(out, cap, "%+.1f%%", (ratio - 1) * 100);
+}
+
 /* ---- tables ---- */
 
 enum { MC_METRIC, MC_UNIT, MC_BASE, MC_NEW, MC_CHANGE, MC_P, MC_N, MC_VERDICT, MC_NOTE, MC_COUNT };
@@ -61,9 +69,11 @@ static int metrics_table(const tt_diff_result *r, int fmt, FILE *out)
         snprintf(n, sizeof(n), "%zu/%zu", m->nb, m->nn);
         tt_table_set_text(t, MC_METRIC, m->id);
         tt_table_set_text(t, MC_UNIT, shown_unit(m->unit));
-        tt_table_set_float(t, MC_BASE, shown(m->base, m->unit));
-        tt_table_set_float(t, MC_NEW, shown(m->new_, m->unit));
-        if (!isnan(m->ratio))
+        if (isfinite(m->base)) /* else an empty cell: no "nan" */
+            tt_table_set_float(t, MC_BASE, shown(m->base, m->unit));
+        if (isfinite(m->new_))
+            tt_table_set_float(t, MC_NEW, shown(m->new_, m->unit));
+        if (isfinite(m->ratio))
             tt_table_set_float(t, MC_CHANGE, (m->ratio - 1) * 100);
         if (!isnan(m->p))
             tt_table_set_float(t, MC_P, m->p);
@@ -377,11 +387,12 @@ static void write_junit(const tt_diff_result *r, FILE *out)
     }
     for (i = 0; i < r->nmetrics; i++) {
         const tt_diff_metric *m = &r->metrics[i];
-        char msg[256];
+        char msg[320], pct[32];
         if (!m->gated)
             continue;
-        snprintf(msg, sizeof(msg), "%s %s: %+.1f%%%s%s", m->id, vname[m->verdict],
-                 (m->ratio - 1) * 100, m->note[0] ? "; " : "", m->note);
+        tt__diff_pct(pct, sizeof(pct), m->ratio);
+        snprintf(msg, sizeof(msg), "%s %s: %s%s%s", m->id, vname[m->verdict], pct,
+                 m->note[0] ? "; " : "", m->note);
         fprintf(out, "  <testcase classname=\"%s\" name=\"%s\" time=\"0\">",
                 strstr(m->id, "peak") ? "memory" : "step", m->id);
         if (m->verdict == TT_V_REGRESSED || m->verdict == TT_V_INCONCLUSIVE ||
@@ -429,7 +440,7 @@ static void gh_text(FILE *out, const char *s)
 static void write_github(const tt_diff_result *r, FILE *out)
 {
     size_t i, n = 0, more = 0;
-    char line[512];
+    char line[512], pct[32];
     if (r->not_comparable) {
         fputs("::error title=tracetool diff::", out);
         gh_text(out, r->reason);
@@ -452,8 +463,9 @@ static void write_github(const tt_diff_result *r, FILE *out)
             continue;
         }
         n++;
-        snprintf(line, sizeof(line), "%s %s: %+.1f%% (n = %zu/%zu)%s%s", m->id, vname[m->verdict],
-                 (m->ratio - 1) * 100, m->nb, m->nn, m->note[0] ? "; " : "", m->note);
+        tt__diff_pct(pct, sizeof(pct), m->ratio);
+        snprintf(line, sizeof(line), "%s %s: %s (n = %zu/%zu)%s%s", m->id, vname[m->verdict],
+                 pct, m->nb, m->nn, m->note[0] ? "; " : "", m->note);
         fputs(err ? "::error title=tracetool diff::" : "::warning title=tracetool diff::", out);
         gh_text(out, line);
         fputc('\n', out);

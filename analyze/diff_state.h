@@ -54,13 +54,25 @@ long tt__diff_add_sample(struct tt_diff_side *s, int64_t step);
 struct tt__renames {
     regex_t *re;
     char **rep;
+    int *line; /* each rule's line in the file */
     size_t n;
+    const char *path; /* the file, for messages */
 };
+/* the rules of a file: bounded (line length, regcomp's expansion of
+ * repetitions); TT_EINVALID naming the file and line */
 int tt__renames_load(const char *path, struct tt__renames *r);
-void tt__renames_apply(const struct tt__renames *r, const char *in, char *out, size_t cap);
+/* in after the rules, whole, into *out (malloc'd); TT_ENOMEM, or
+ * TT_EINVALID when the rules make it longer than 1 MiB */
+int tt__renames_apply(const struct tt__renames *r, const char *in, char **out);
 void tt__renames_free(struct tt__renames *r);
 
-/* diff_save.c: 1 if path is a regular file holding a --save-summary side */
+/* diff_report.c: a ratio as a change ("+5.0%"), "n/a" when it is not a
+ * number (a median of 0, a side without samples) */
+void tt__diff_pct(char *out, size_t cap, double ratio);
+
+/* diff_save.c: 1 if path is a regular file holding a tracetool document (a
+ * JSON object whose "schema" starts "tracetool."; the summary reader says
+ * when it is not a summary it reads); a non-regular file is never opened */
 int tt__diff_is_summary(const char *path);
 /* read one (TT_EINVALID naming the file and offset when it is not one) */
 int tt__diff_summary_read(const char *path, struct tt_diff_side **out);

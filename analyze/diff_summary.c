@@ -48,19 +48,57 @@ struct trace_job {
     const struct tt__renames *ren; /* --rename (n 0: none) */
 };
 
-/* key k after the --rename rules (k itself without them) */
-static const char *renamed(const struct trace_job *j, const char *k, char *buf, size_t cap)
+/* a row without a name: no key */
+#define NO_KEY (-1000L)
+
+/* the index of key (kind, k after the --rename rules) in the trace's side,
+ * or a negative error code (set). Keys are kept whole, however long. */
+static long key_of(struct trace_job *j, const char *kind, const char *k)
 {
-    if (!j->ren || !j->ren->n)
-        return k;
-    tt__renames_apply(j->ren, k, buf, cap);
-    return buf;
+    char *r = NULL;
+    long idx;
+    int rc;
+    if (j->ren && j->ren->n) {
+        if ((rc = tt__renames_apply(j->ren, k, &r)) < 0)
+            return rc;
+        k = r;
+    }
+    idx = tt__diff_key(j->t, kind, k);
+    free(r);
+    return idx < 0 ? tt_error_set(TT_ENOMEM, "out of memory") : idx;
 }
 
 /* the step whose CPU span holds ts, or (size_t)-1 */
 static size_t step_at(const struct trace_job *j, int64_t ts)
 {
     return (size_t)tt__step_at(j->st, j->nst, ts);
+}
+
+/* a + b, saturated at the int64 range (times near its ends do not wrap) */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r))
+        return r;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* a - b, saturated */
+static int64_t sub_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_sub_overflow(a, b, &r))
+        return r;
+    return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* end - ts as a double, exact when it fits an int64 */
+static double span_ns(int64_t end, int64_t ts)
+{
+    int64_t d;
+    if (!__builtin_sub_overflow(end, ts, &d))
+        return (double)d;
+    return (double)end - (double)ts;
 }
 
 /* a trace without ProfilerStep#N: the whole trace is one sample (step -1) */
@@ -78,9 +116,10 @@ static int whole_trace_step(struct trace_job *j)
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
         j->st[0].num = -1;
+        int64_t end = sqlite3_column_int64(st, 1);
         j->st[0].ts = sqlite3_column_int64(st, 0);
-        j->st[0].end = sqlite3_column_int64(st, 1) + 1;
-        j->t->m[M_CPU_STEP][0] = (double)(j->st[0].end - 1 - j->st[0].ts);
+        j->st[0].end = add_sat(end, 1); /* [ts, end]: the last event inside */
+        j->t->m[M_CPU_STEP][0] = span_ns(end, j->st[0].ts);
         j->nst = 1;
     }
     sqlite3_finalize(st);
@@ -94,9 +133,10 @@ static int load_steps(struct trace_job *j)
     if (rc < 0)
         return rc;
     for (k = 0; k < j->nst; k++) {
+        double d = span_ns(j->st[k].end, j->st[k].ts);
         if (tt__diff_add_sample(j->t, j->st[k].num) < 0)
             return tt_error_set(TT_ENOMEM, "out of memory");
-        j->t->m[M_CPU_STEP][k] = (double)(j->st[k].end - j->st[k].ts);
+        j->t->m[M_CPU_STEP][k] = d >= 0 ? d : NAN; /* a negative dur is no time */
     }
     if (!j->nst)
         return whole_trace_step(j);
@@ -107,15 +147,15 @@ static int load_steps(struct trace_job *j)
  * no category: the array traces of the legacy profiler); ProfilerStep#N is
  * torch's key "ProfilerStep*" (one a step), as key_averages and HTA count it */
 
-/* string id -> its text into buf ("" when none) */
-static const char *str_of(sqlite3_stmt *str, int64_t id, char *buf, size_t cap)
+/* string id -> its text ("" when none), valid until str is reset */
+static const char *str_of(sqlite3_stmt *str, int64_t id)
 {
-    buf[0] = '\0';
+    const char *t = NULL;
     sqlite3_reset(str);
     sqlite3_bind_int64(str, 1, id);
     if (sqlite3_step(str) == SQLITE_ROW)
-        snprintf(buf, cap, "%s", (const char *)sqlite3_column_text(str, 0));
-    return buf;
+        t = (const char *)sqlite3_column_text(str, 0);
+    return t ? t : "";
 }
 
 /* torch's key of an op name: ProfilerStep#N -> ProfilerStep* */
@@ -127,31 +167,41 @@ static const char *torch_key(const char *name)
 /* the key of an op name and input shapes (string ids; --match shape) */
 static long op_shape_key(struct trace_job *j, sqlite3_stmt *str, int64_t name, int64_t dims)
 {
-    char n[1024], d[1024], k[2100], rbuf[1024];
-    str_of(str, name, n, sizeof(n));
-    if (!n[0])
-        return -2;
-    str_of(str, dims, d, sizeof(d));
-    snprintf(k, sizeof(k), "%s %s", torch_key(n), d[0] ? d : "[]");
-    return tt__diff_key(j->t, "op", renamed(j, k, rbuf, sizeof(rbuf)));
+    const char *t = str_of(str, name), *d;
+    char *n, *k;
+    long r;
+    if (!*t)
+        return NO_KEY;
+    if (!(n = strdup(torch_key(t))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    d = str_of(str, dims);
+    if (!*d)
+        d = "[]";
+    if (!(k = malloc(strlen(n) + strlen(d) + 2))) {
+        free(n);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    sprintf(k, "%s %s", n, d);
+    free(n);
+    r = key_of(j, "op", k);
+    free(k);
+    return r;
 }
 
 /* the key of an op name (string id) */
 static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
 {
-    char rbuf[1024];
+    const char *t;
     size_t v;
     long k;
     if (tt__i64map_get(&j->names, name, &v))
         return (long)v - 1;
-    sqlite3_reset(str);
-    sqlite3_bind_int64(str, 1, name);
-    if (sqlite3_step(str) != SQLITE_ROW)
-        return -2;
-    if ((k = tt__diff_key(j->t, "op", renamed(j, torch_key((const char *)sqlite3_column_text(str, 0)),
-                                              rbuf, sizeof(rbuf)))) < 0 ||
-        tt__i64map_put(&j->names, name, (size_t)k + 1) < 0)
-        return -1;
+    if (!*(t = str_of(str, name)))
+        return NO_KEY;
+    if ((k = key_of(j, "op", torch_key(t))) < 0)
+        return k;
+    if (tt__i64map_put(&j->names, name, (size_t)k + 1) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
     return k;
 }
 
@@ -172,12 +222,12 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
             continue;
         if ((k = j->o->match == TT_MATCH_SHAPE
                      ? op_shape_key(j, str, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3))
-                     : op_key(j, str, sqlite3_column_int64(st, 2))) == -1) {
-            sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        }
-        if (k < 0)
+                     : op_key(j, str, sqlite3_column_int64(st, 2))) == NO_KEY)
             continue;
+        if (k < 0) {
+            sqlite3_finalize(st);
+            return (int)k;
+        }
         j->t->keys[k].count[i] += 1;
         j->t->keys[k].ns[i] += (double)sqlite3_column_int64(st, 1);
     }
@@ -188,7 +238,6 @@ static int load_ops(struct trace_job *j, sqlite3_stmt *str)
 /* runtime / driver calls by name: a new synchronisation per step shows */
 static int load_runtime(struct trace_job *j, sqlite3_stmt *str)
 {
-    char rbuf[1024], nbuf[1024];
     sqlite3_stmt *st;
     int r;
     if (tt_db_prepare(j->db, &st, "SELECT r.ts, r.dur, r.name FROM runtime AS r"
@@ -196,20 +245,21 @@ static int load_runtime(struct trace_job *j, sqlite3_stmt *str)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, j->trace);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t i = step_at(j, sqlite3_column_int64(st, 0));
+        size_t i = step_at(j, sqlite3_column_int64(st, 0)), v;
+        int64_t nid = sqlite3_column_int64(st, 2);
+        const char *name;
         long k;
         if (i == (size_t)-1)
             continue;
-        size_t v;
-        int64_t nid = sqlite3_column_int64(st, 2);
         if (tt__i64map_get(&j->gnames, nid * 4, &v)) { /* runtime names: kind 0 */
             k = (long)v - 1;
-        } else if (!*str_of(str, nid, nbuf, sizeof(nbuf))) {
+        } else if (!*(name = str_of(str, nid))) {
             continue;
-        } else if ((k = tt__diff_key(j->t, "runtime", renamed(j, nbuf, rbuf, sizeof(rbuf)))) < 0 ||
-                   tt__i64map_put(&j->gnames, nid * 4, (size_t)k + 1) < 0) {
+        } else if ((k = key_of(j, "runtime", name)) < 0 ||
+                   (tt__i64map_put(&j->gnames, nid * 4, (size_t)k + 1) < 0 &&
+                    (k = tt_error_set(TT_ENOMEM, "out of memory")) < 0)) {
             sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return (int)k;
         }
         j->t->keys[k].count[i] += 1;
         j->t->keys[k].ns[i] += (double)sqlite3_column_int64(st, 1);
@@ -247,54 +297,69 @@ static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
             if (g[i].end > mx)
                 mx = g[i].end;
             if (g[i].ts > hi) {
-                sum += hi - lo;
+                sum = add_sat(sum, sub_sat(hi, lo));
                 lo = g[i].ts;
                 hi = g[i].end;
             } else if (g[i].end > hi) {
                 hi = g[i].end;
             }
         }
-        busy[s] = (double)(sum + hi - lo);
+        busy[s] = (double)sum + span_ns(hi, lo);
         last[s] = mx;
         have[s] = 1;
     }
     for (k = 1; k < j->nst; k++)
-        if (have[k] && have[k - 1])
-            dev[k] = (double)(last[k] - last[k - 1]);
+        if (have[k] && have[k - 1] && last[k] >= last[k - 1])
+            dev[k] = span_ns(last[k], last[k - 1]); /* else none: it ended before step k-1 */
     free(last);
     free(have);
 }
 
-/* the key of the GPU activity on row st: a kernel by family, raw name or
- * launching op (--match), a memcpy / memset by name; then --rename */
-static long gpu_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st, const char *kind,
-                    char *fam, size_t cap)
+/* the family (or key) of a GPU activity of that kind and name, malloc'd:
+ * a kernel by family, raw name or launching op (--match), a memcpy / memset
+ * by name */
+static char *gpu_name_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st,
+                          const char *kind, const char *name)
 {
-    char rbuf[1024], nbuf[2048];
+    char *fam;
+    size_t cap = 2 * strlen(name) + 32; /* a family is at most twice its name */
+    if (kind[0] != 'k' || j->o->match == TT_MATCH_NAME)
+        return strdup(name);
+    if (j->o->match == TT_MATCH_OP && sqlite3_column_type(st, 5) != SQLITE_NULL) {
+        const char *op = str_of(str, sqlite3_column_int64(st, 5));
+        if (*op) {
+            if ((fam = malloc(strlen(op) + 13)))
+                sprintf(fam, "launched by %s", op);
+            return fam;
+        }
+    }
+    if ((fam = malloc(cap)))
+        tt_kernel_family(name, fam, cap);
+    return fam;
+}
+
+/* the key of the GPU activity on row st, after --rename; or an error */
+static long gpu_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st, const char *kind)
+{
     int64_t nid = sqlite3_column_int64(st, 1);
     int64_t ck = nid * 4 + (kind[0] == 'k' ? 1 : kind[3] == 'c' ? 2 : 3);
-    const char *name;
+    char *name, *fam;
     size_t v;
     long k;
     /* one key per name (and kind) unless the launching op decides it */
     int cache = kind[0] != 'k' || j->o->match != TT_MATCH_OP;
     if (cache && tt__i64map_get(&j->gnames, ck, &v))
         return (long)v - 1;
-    name = str_of(str, nid, nbuf, sizeof(nbuf));
-    if (kind[0] != 'k' || j->o->match == TT_MATCH_NAME)
-        snprintf(fam, cap, "%s", name);
-    else if (j->o->match == TT_MATCH_OP && sqlite3_column_type(st, 5) != SQLITE_NULL) {
-        sqlite3_reset(str);
-        sqlite3_bind_int64(str, 1, sqlite3_column_int64(st, 5));
-        if (sqlite3_step(str) == SQLITE_ROW)
-            snprintf(fam, cap, "launched by %s", (const char *)sqlite3_column_text(str, 0));
-        else
-            tt_kernel_family(name, fam, cap);
-    } else
-        tt_kernel_family(name, fam, cap);
-    k = tt__diff_key(j->t, kind, renamed(j, fam, rbuf, sizeof(rbuf)));
+    if (!(name = strdup(str_of(str, nid))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    fam = gpu_name_key(j, str, st, kind, name);
+    free(name);
+    if (!fam)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    k = key_of(j, kind, fam);
+    free(fam);
     if (k >= 0 && cache && tt__i64map_put(&j->gnames, ck, (size_t)k + 1) < 0)
-        return -1;
+        return tt_error_set(TT_ENOMEM, "out of memory");
     return k;
 }
 
@@ -303,7 +368,6 @@ static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
     sqlite3_stmt *st;
     struct gact *g = NULL;
     size_t ng = 0, ag = 0;
-    char fam[512];
     int r, rc = 0;
     if (tt_db_prepare(j->db, &st, "SELECT g.kind, g.name, g.ts, g.dur, r.ts, o.name, o.input_dims"
                                   " FROM gpu_ops AS g"
@@ -326,13 +390,15 @@ static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
             goto oom;
         g[ng].step = i;
         g[ng].ts = ts;
-        g[ng++].end = ts + (dur > 0 ? dur : 0);
+        g[ng++].end = add_sat(ts, dur > 0 ? dur : 0);
         {
             double *c = &j->t->m[kind[0] == 'k' ? M_NKERNEL : kind[3] == 'c' ? M_NMEMCPY : M_NMEMSET][i];
             *c = (isnan(*c) ? 0 : *c) + 1;
         }
-        if ((k = gpu_key(j, str, st, kind, fam, sizeof(fam))) < 0)
-            goto oom;
+        if ((k = gpu_key(j, str, st, kind)) < 0) {
+            rc = (int)k;
+            goto out;
+        }
         j->t->keys[k].count[i] += 1;
         j->t->keys[k].ns[i] += (double)dur;
         j->t->keys[k].dev[i] += (double)dur;
@@ -341,8 +407,10 @@ static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
                           ? op_shape_key(j, str, sqlite3_column_int64(st, 5),
                                          sqlite3_column_int64(st, 6))
                           : op_key(j, str, sqlite3_column_int64(st, 5));
-            if (ok == -1)
-                goto oom;
+            if (ok < 0 && ok != NO_KEY) {
+                rc = (int)ok;
+                goto out;
+            }
             if (ok >= 0)
                 j->t->keys[ok].dev[i] += (double)dur;
         }
@@ -567,10 +635,35 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
     return rc;
 }
 
-/* every trace of one input: a database, a directory or a trace file */
-static int input_traces(const char *in, const tt_diff_options *o, const struct tt__renames *ren,
-                        struct tref **tr, size_t *ntr, size_t *atr)
+/* why an input holds nothing to compare: what its traces are */
+static void nothing_to_compare(tt_db *db, char *why, size_t cap)
 {
+    sqlite3_stmt *st;
+    const char *f = NULL;
+    snprintf(why, cap, "no Chrome/Kineto trace in it");
+    if (tt_db_prepare(db, &st, "SELECT format FROM traces GROUP BY format"
+                               " ORDER BY count(*) DESC, format LIMIT 1") < 0)
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        f = (const char *)sqlite3_column_text(st, 0);
+    if (f && !strcmp(f, "execution-trace"))
+        snprintf(why, cap, "an Execution Trace, not a profiler trace (an ET alone cannot be"
+                           " compared: diff needs the Chrome/Kineto trace)");
+    else if (f && !strcmp(f, "memory-timeline-raw"))
+        snprintf(why, cap, "a memory timeline (torch's export_memory_timeline or 'tracetool"
+                           " memtimeline' output), not a profiler trace: it has no steps or"
+                           " ops to compare");
+    else if (f)
+        snprintf(why, cap, "a %s file, not a Chrome/Kineto trace", f);
+    sqlite3_finalize(st);
+}
+
+/* every trace of one input: a database, a directory or a trace file; why
+ * is set when it has none */
+static int input_traces(const char *in, const tt_diff_options *o, const struct tt__renames *ren,
+                        struct tref **tr, size_t *ntr, size_t *atr, char *why, size_t cap)
+{
+    size_t before = *ntr;
     tt_db *db = NULL;
     sqlite3_stmt *st = NULL;
     struct stat sb;
@@ -589,8 +682,15 @@ static int input_traces(const char *in, const tt_diff_options *o, const struct t
             for (k = 0; rc == 0 && k < w.nfiles; k++)
                 rc = tt_ingest_file(db, w.files[k], NULL, NULL);
             tt_dir_walk_free(&w);
-        } else {
-            rc = tt_ingest_file(db, in, NULL, NULL);
+        } else if ((rc = tt_ingest_file(db, in, NULL, NULL)) == TT_EUNSUPPORTED &&
+                   stat(in, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+            /* a pipe is read once, as a trace: a summary is never looked for in it */
+            const tt_error *e = tt_error_last();
+            char msg[sizeof(e->message)], src[sizeof(e->source)];
+            snprintf(msg, sizeof(msg), "%s", e->message);
+            snprintf(src, sizeof(src), "%s", e->source);
+            tt_error_set_at(rc, src, e->offset, "%.300s (a diff summary is read from a regular"
+                                                " file only)", msg);
         }
         if (rc < 0)
             goto out;
@@ -611,7 +711,7 @@ static int input_traces(const char *in, const tt_diff_options *o, const struct t
         memset(t, 0, sizeof(*t));
         if ((rc = trace_summary(db, sqlite3_column_int64(st, 0), o, ren, &t->t, &t->rank, &have_rank)) < 0) {
             if (!tt_error_last()->source[0])
-                tt_error_set_at(rc, in, -1, "%s", tt_error_last()->message);
+                tt_error_set_source(in);
             goto out;
         }
         if (!have_rank)
@@ -620,6 +720,8 @@ static int input_traces(const char *in, const tt_diff_options *o, const struct t
     }
     if (r != SQLITE_DONE)
         rc = tt_db_error(db, "cannot read the traces");
+    else if (*ntr == before)
+        nothing_to_compare(db, why, cap);
 out:
     sqlite3_finalize(st);
     tt_db_free(db);
@@ -634,6 +736,8 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     struct tt_diff_side **summ = NULL;
     struct tt__renames ren;
     size_t ntr = 0, atr = 0, i, k, run, nsumm = 0, asumm = 0;
+    char why[256], w[256];
+    const char *empty = NULL;
     struct tt_diff_side *s;
     int rc = 0;
     *out = NULL;
@@ -664,12 +768,16 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
             continue;
         }
         snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", inputs[i]);
-        rc = input_traces(inputs[i], o, &ren, &tr, &ntr, &atr);
+        w[0] = '\0';
+        rc = input_traces(inputs[i], o, &ren, &tr, &ntr, &atr, w, sizeof(w));
+        if (rc == 0 && w[0] && !empty) { /* the first input with nothing to compare */
+            empty = inputs[i];
+            memcpy(why, w, sizeof(why));
+        }
     }
     if (rc == 0 && !ntr && !nsumm)
-        rc = tt_error_set_at(TT_EINVALID, n ? inputs[n - 1] : "", -1,
-                             "no Chrome/Kineto trace in it (an Execution Trace alone cannot be"
-                             " compared)");
+        rc = tt_error_set_at(TT_EINVALID, empty ? empty : n ? inputs[n - 1] : "", -1, "%s",
+                             empty ? why : "no Chrome/Kineto trace in it");
     /* runs: the k-th trace of a rank is in run k */
     s->has_gpu = ntr + nsumm > 0;
     for (i = 0; rc == 0 && i < nsumm; i++) {

@@ -2,6 +2,7 @@
  * analyze/steps.c - ProfilerStep#N spans of a stored trace (steps.h).
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "analyze/steps.h"
 #include "store/db_internal.h"
 
@@ -31,7 +32,7 @@ int tt__step_spans(tt_db *db, int64_t trace, struct tt__step **out, size_t *n)
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
         st[k].ts = ts;
-        st[k].end = ts + sqlite3_column_int64(q, 1);
+        st[k].end = tt_sat_add(ts, sqlite3_column_int64(q, 1));
         st[k].num = strtoll((const char *)sqlite3_column_text(q, 2) + 13, NULL, 10);
         k++;
     }

@@ -48,6 +48,18 @@ int exit_code_for(int code);
 int parse_i64(const char *s, int64_t *out);
 /* 1 if both paths exist and are the same file (symlinks followed) */
 int same_file(const char *a, const char *b);
+/*
+ * An output must never replace an input: a usage error (exit 2, one line
+ * naming both) when `out` is the same file as one of in[0..nin) (st_dev and
+ * st_ino: a symbolic or hard link to it too), or a trace inside an input
+ * directory (as tt_walk_traces finds them). "-", NULL and a file that does
+ * not exist yet pass; so do the "-" inputs.
+ */
+void check_outputs_not_inputs(const struct cli_cmd *c, const char *out,
+                              const char *const *in, int nin);
+/* the same, the output named `what` ("$GITHUB_STEP_SUMMARY") in the message */
+void check_output_named(const struct cli_cmd *c, const char *what, const char *out,
+                        const char *const *in, int nin);
 /* flush stdout and fail (EXIT_IO) if writing failed */
 int finish_stdout(int rc);
 

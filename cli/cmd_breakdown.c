@@ -79,8 +79,10 @@ int cmd_breakdown(int argc, char **argv)
     if (!first)
         return 0;
     in = argv[first];
-    if (a.html && (!*a.html || same_file(a.html, in)))
-        cli_usage_error(&cmd, "--html '%s' would overwrite the input", a.html);
+    if (a.html && !*a.html)
+        cli_usage_error(&cmd, "--html needs a file name");
+    /* nor the input, nor a trace of an input directory */
+    check_outputs_not_inputs(&cmd, a.html, (const char *const *)&in, 1);
     /* a file or directory goes through a temporary database, so --rank and
      * --trace work on it too */
     if (strcmp(in, "-") && tt_is_sqlite_file(in)) {

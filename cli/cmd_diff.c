@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "opts.h"
@@ -65,9 +66,10 @@ static const struct cli_cmd cmd = {
     "p <= --alpha; memory peaks by --mem-threshold. Ops and kernels (by family) are\n"
     "listed as contributors, added, removed and count changes.",
     opts,
-    "exit codes: 0 no gated regression; 1 regression; 2 usage; 3 bad input;\n"
-    "4 I/O or database error; 6 not comparable (GPU model or world size differ,\n"
-    "no steps), or inconclusive with --fail-on-inconclusive.",
+    "exit codes: 0 no gated regression; 1 regression; 2 usage (also: an output is\n"
+    "an input); 3 bad input; 4 I/O or database error; 6 not comparable (GPU model\n"
+    "or world size differ, no steps, no rank pair with --rank-agg each), or\n"
+    "inconclusive with --fail-on-inconclusive.",
     0, 2, "need BASE and NEW (or -b/-n)",
 };
 
@@ -147,25 +149,50 @@ static double pos_num(const struct cli_cmd *c, const char *name, const char *arg
     return v;
 }
 
+/* --gate step,memory | +ops,kernels | none: every item named, none empty */
 static unsigned parse_gate(const struct cli_cmd *c, const char *arg)
 {
     static const char *const words[] = { "step", "memory", "ops", "kernels", "none" };
     unsigned g = 0;
-    char buf[128], *tok, *save = NULL;
+    const char *p = arg;
     int add = arg[0] == '+';
     if (add)
-        g = TT_GATE_STEP | TT_GATE_MEMORY;
-    snprintf(buf, sizeof(buf), "%s", arg + add);
-    for (tok = strtok_r(buf, ",+", &save); tok; tok = strtok_r(NULL, ",+", &save)) {
+        g = TT_GATE_STEP | TT_GATE_MEMORY, p++;
+    if (!*p)
+        cli_usage_error(c, "empty --gate (want step, memory, ops, kernels or none)");
+    for (;;) {
+        size_t len = strcspn(p, ",+");
         int k;
-        for (k = 0; k < 5 && strcmp(tok, words[k]); k++)
+        for (k = 0; k < 5 && !(strlen(words[k]) == len && !strncmp(p, words[k], len)); k++)
             ;
+        if (!len)
+            cli_usage_error(c, "an empty item in --gate '%s' (want step, memory, ops, kernels"
+                               " or none)", arg);
         if (k == 5)
-            cli_usage_error(c, "unknown gate '%s' (want step, memory, ops, kernels or none)", tok);
+            cli_usage_error(c, "unknown gate '%.*s' (want step, memory, ops, kernels or none)",
+                            (int)(len > 64 ? 64 : len), p);
         if (k < 4)
             g |= 1u << k;
+        if (!p[len])
+            break;
+        p += len + 1;
     }
     return g;
+}
+
+/* --rename names a file: it is read once for each side, so a pipe or a
+ * directory would give the sides different rules (or none) */
+static void check_rename(const struct cli_cmd *c, const char *arg)
+{
+    struct stat st;
+    if (stat(arg, &st) != 0)
+        return; /* missing: the I/O error names it */
+    if (S_ISDIR(st.st_mode))
+        cli_usage_error(c, "--rename '%s' is a directory (want a file of 'REGEX => REPLACEMENT'"
+                           " lines)", arg);
+    if (!S_ISREG(st.st_mode))
+        cli_usage_error(c, "--rename '%s' is not a regular file (it is read once for each side)",
+                        arg);
 }
 
 static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
@@ -202,7 +229,7 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
         x->o.match = m[cli_choose(c, &opts[O_MATCH], arg, "match")];
         break;
     }
-    case O_RENAME: x->o.rename = arg; break;
+    case O_RENAME: check_rename(c, arg), x->o.rename = arg; break;
     case O_RANK_AGG: x->o.rank_each = cli_choose(c, &opts[O_RANK_AGG], arg, "rank aggregation"); break;
     case O_RANK_MAP: parse_rank_map(c, x, arg); break;
     default:
@@ -247,6 +274,36 @@ static void step_summary(const tt_diff_result *r, const tt_diff_options *o)
     free(buf);
 }
 
+/* no report, summary or $GITHUB_STEP_SUMMARY may replace an input (nor a
+ * trace in an input directory, nor the --rename file): checked before
+ * anything is read */
+static void check_outputs(const struct ctx *x)
+{
+    static const char **in; /* static: still reachable when a usage error exits */
+    const char *out[5];
+    size_t k;
+    if (!(in = malloc((x->nb + x->nn + 1) * sizeof(*in)))) {
+        fputs("tracetool diff: out of memory\n", stderr);
+        exit(EXIT_IO);
+    }
+    for (k = 0; k < x->nb; k++)
+        in[k] = x->base[k];
+    for (k = 0; k < x->nn; k++)
+        in[x->nb + k] = x->new_[k];
+    in[x->nb + x->nn] = x->o.rename;
+    out[0] = x->md;
+    out[1] = x->json;
+    out[2] = x->junit;
+    out[3] = x->save;
+    out[4] = getenv("GITHUB_STEP_SUMMARY");
+    for (k = 0; k < 5; k++)
+        if (out[k] && *out[k])
+            check_output_named(&cmd, k == 4 ? "$GITHUB_STEP_SUMMARY" : "the output", out[k],
+                               in, (int)(x->nb + x->nn + 1));
+    free(in);
+    in = NULL;
+}
+
 /* --save-summary with one side: write it, compare nothing */
 static int save_only(struct ctx *x)
 {
@@ -277,6 +334,7 @@ int cmd_diff(int argc, char **argv)
         int to_base = k == first && (argc - first == 2 || !x.nb);
         add_input(to_base ? &x.base : &x.new_, to_base ? &x.nb : &x.nn, argv[k]);
     }
+    check_outputs(&x);
     if (x.save && x.nb + x.nn > 0 && (!x.nb || !x.nn)) /* one side: summarise it */
         return save_only(&x);
     if (!x.nb || !x.nn)

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,67 +85,6 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     }
 }
 
-/* OUT must not be an input, nor a trace in an input directory */
-static void check_output(const char *out, char **in, int nin)
-{
-    int i;
-    size_t k;
-    if (!strcmp(out, "-"))
-        return;
-    for (i = 0; i < nin; i++) {
-        struct stat st;
-        tt_dir_walk w;
-        if (same_file(in[i], out))
-            cli_usage_error(&cmd, "the output '%s' is the input '%s': refusing to overwrite it",
-                            out, in[i]);
-        if (stat(in[i], &st) != 0 || !S_ISDIR(st.st_mode) || tt_walk_traces(in[i], &w) < 0)
-            continue;
-        for (k = 0; k < w.nfiles; k++) {
-            if (same_file(w.files[k], out)) {
-                char f[4096];
-                snprintf(f, sizeof(f), "%s", w.files[k]);
-                tt_dir_walk_free(&w);
-                cli_usage_error(&cmd, "the output '%s' is the input '%s': refusing to overwrite"
-                                " it", out, f);
-            }
-        }
-        tt_dir_walk_free(&w);
-    }
-}
-
-/* Ctrl-C (or a kill) while OUT.tmp is being written: remove it, then die of
- * the signal as we would have */
-static char *tmp_path;
-
-static void on_signal(int sig)
-{
-    if (tmp_path)
-        unlink(tmp_path);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void guard_tmp(const char *out, int on)
-{
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-    struct stat st;
-    size_t i;
-    if (on) {
-        /* written in place (a device, a pipe, a link): no .tmp of ours */
-        if (!strcmp(out, "-") || (lstat(out, &st) == 0 && !S_ISREG(st.st_mode)))
-            return;
-        if (!(tmp_path = malloc(strlen(out) + 5)))
-            return;
-        sprintf(tmp_path, "%s.tmp", out);
-    }
-    for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]) && tmp_path; i++)
-        signal(sigs[i], on ? on_signal : SIG_DFL);
-    if (!on) {
-        free(tmp_path);
-        tmp_path = NULL;
-    }
-}
-
 static void print_summary(const char *out, const tt_export_result *r)
 {
     int k, n = 0;
@@ -186,8 +124,8 @@ int cmd_export(int argc, char **argv)
         if (strcmp(argv[first + i], "-") && tt_is_sqlite_file(argv[first + i]) && nin > 1)
             cli_usage_error(&cmd, "a database must be the only input ('%s')", argv[first + i]);
     }
-    check_output(out, argv + first, nin);
-    guard_tmp(out, 1);
+    /* OUT must not be an input, nor a trace in an input directory */
+    check_outputs_not_inputs(&cmd, out, (const char *const *)(argv + first), nin);
     if (nin == 1 && strcmp(argv[first], "-") && tt_is_sqlite_file(argv[first])) {
         tt_db *db;
         if ((rc = tt_db_open(&db, argv[first], TT_DB_READONLY)) == 0) {
@@ -197,7 +135,6 @@ int cmd_export(int argc, char **argv)
     } else {
         rc = tt_export_files((const char *const *)(argv + first), (size_t)nin, &j.o, out, &res);
     }
-    guard_tmp(out, 0);
     free(j.ranks);
     if (rc < 0)
         return report_error(rc);

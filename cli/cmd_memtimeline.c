@@ -103,9 +103,12 @@ int cmd_memtimeline(int argc, char **argv)
     o.warn = on_warn;
     job.o = &o;
     job.output = argv[first + 1];
-    /* the output must never replace an input (nor a file a symlink leads to) */
-    if (same_file(in, job.output) || (o.et_path && same_file(o.et_path, job.output)))
-        cli_usage_error(&cmd, "the output '%s' is the input '%s': refusing to overwrite it",
-                        job.output, same_file(in, job.output) ? in : o.et_path);
+    /* the output must never replace an input (nor a file a link leads to) */
+    {
+        const char *ins[2];
+        ins[0] = in;
+        ins[1] = o.et_path;
+        check_outputs_not_inputs(&cmd, job.output, ins, o.et_path ? 2 : 1);
+    }
     return run_on_input(&cmd, in, o.trace_id, o.rank, on_db, on_file, &job);
 }

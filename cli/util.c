@@ -60,6 +60,45 @@ int same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* the trace of an input directory that a refused output is (kept here, a
+ * root the leak checker sees, while the usage error exits) */
+static char *clash;
+
+void check_outputs_not_inputs(const struct cli_cmd *c, const char *out,
+                              const char *const *in, int nin)
+{
+    check_output_named(c, "the output", out, in, nin);
+}
+
+void check_output_named(const struct cli_cmd *c, const char *what, const char *out,
+                        const char *const *in, int nin)
+{
+    struct stat so;
+    int i;
+    size_t k;
+    if (!out || !strcmp(out, "-") || stat(out, &so) != 0)
+        return; /* standard output, or a new file: nothing to lose */
+    for (i = 0; i < nin; i++) {
+        struct stat st;
+        tt_dir_walk w;
+        if (!in[i] || !strcmp(in[i], "-") || stat(in[i], &st) != 0)
+            continue;
+        if (st.st_dev == so.st_dev && st.st_ino == so.st_ino)
+            cli_usage_error(c, "%s '%s' is the input '%s': refusing to overwrite it", what,
+                            out, in[i]);
+        if (!S_ISDIR(st.st_mode))
+            continue;
+        (void)tt_walk_traces(in[i], &w); /* out of memory: what it found */
+        for (k = 0; k < w.nfiles && !clash; k++)
+            if (same_file(w.files[k], out) && !(clash = strdup(w.files[k])))
+                clash = (char *)in[i]; /* out of memory: name the directory */
+        tt_dir_walk_free(&w);
+        if (clash)
+            cli_usage_error(c, "%s '%s' is the input '%s': refusing to overwrite it", what,
+                            out, clash);
+    }
+}
+
 int finish_stdout(int rc)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {

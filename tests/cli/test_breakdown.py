@@ -485,6 +485,26 @@ def check_errors():
         rc, out, err = tool("breakdown", cpu)
         C.check(rc == 4 and out == "" and "no GPU activity" in err and err.count("\n") == 1,
                 "no GPU activity: exit 4 with one line", (rc, err))
+        # --html never replaces a trace of an input directory, nor one a link
+        # leads to (issue 29: it replaced dir/a.json)
+        tdir = os.path.join(d, "traces")
+        os.mkdir(tdir)
+        a = os.path.join(tdir, "a.json")
+        with open(a, "w") as f:
+            json.dump({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0,
+                                        "tid": 7, "ts": 1, "dur": 2}]}, f)
+        with open(a, "rb") as f:
+            before = f.read()
+        link = os.path.join(d, "link.html")
+        os.symlink(a, link)
+        for args, label in (([a, tdir], "a trace in the input directory"),
+                            ([link, a], "a link to the input"), ([link, tdir], "a link into it")):
+            rc, out, err = tool("breakdown", "--html", *args)
+            C.check(rc == 2 and out == "" and err.count("\n") == 1 and "a.json" in err
+                    and "refusing to overwrite" in err, "--html over %s: exit 2, one line" % label,
+                    (rc, err))
+        with open(a, "rb") as f:
+            C.check(f.read() == before, "--html: the input directory's trace is untouched")
     p = shared("hta/df_index_resolver/df_index_resolver.json.gz")
     if os.path.exists(p):
         rc, _, err = tool("breakdown", "--steps", "900000", p)

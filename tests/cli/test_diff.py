@@ -31,6 +31,14 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
 - the reports: JUnit XML parses with one failure, GitHub workflow commands,
   --markdown/--json/--junit files, $GITHUB_STEP_SUMMARY appended.
 - usage errors exit 2, an ET alone or not-a-trace exit 3, a missing file 4.
+- issue 29 (a hostile tester): no output replaces an input (same file,
+  links, a trace in an input directory, $GITHUB_STEP_SUMMARY, the --rename
+  file); an input on a FIFO is read once; --rename rules are bounded
+  (nested {m,n}, long lines, a directory); --rank-agg each without rank pairs
+  is not comparable, with no "nan" in any format; summaries recognised by
+  parsing (re-indented, sorted keys, a future schema named), keys kept whole;
+  --gate with an empty item; a memory timeline named as one; times near the
+  ends of int64 (UBSan).
 """
 import decimal
 import json
@@ -319,8 +327,9 @@ def check_hta_parity():
     C.eq(doc["metrics"][0]["verdict"], "inconclusive", "trace_compare: one step: inconclusive")
 
 
-def synthetic(path, steps, ops):
-    """A CPU trace: ProfilerStep#1..steps, each holding ops [(name, dur_us)]."""
+def synthetic(path, steps, ops, rank=None, world=None):
+    """A CPU trace: ProfilerStep#1..steps, each holding ops [(name, dur_us)]
+    (of that rank of world ranks, when given)."""
     evs, t = [], 1000
     for s in range(1, steps + 1):
         span = sum(d for _, d in ops) + 10
@@ -332,8 +341,11 @@ def synthetic(path, steps, ops):
                         "dur": dur})
             u += dur
         t += span + 50
+    doc = {"schemaVersion": 1, "traceEvents": evs}
+    if rank is not None:
+        doc["distributedInfo"] = {"rank": rank, "world_size": world}
     with open(path, "w") as f:
-        json.dump({"schemaVersion": 1, "traceEvents": evs}, f)
+        json.dump(doc, f)
 
 
 def check_escaping_and_cut(d):
@@ -545,6 +557,263 @@ def check_errors(d):
     C.eq(p.returncode, 4, "unwritable --json: 4")
 
 
+# ---- issue 29: what a hostile tester found ----
+
+def digest(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def one_line(p, *words):
+    err = p.stderr.decode()
+    return err.count("\n") == 1 and all(w in err for w in words)
+
+
+def check_outputs_not_inputs(d):
+    """no report, summary or $GITHUB_STEP_SUMMARY replaces an input: the same
+    file (a symbolic or hard link too), a trace in an input directory, a -b/-n
+    input, the --rename file; exit 2 before anything is read or written"""
+    a, n = os.path.join(d, "o_a.json"), os.path.join(d, "o_n.json")
+    synthetic(a, 6, [("aten::mm", 100)])
+    synthetic(n, 6, [("aten::mm", 100)])
+    db = os.path.join(d, "o_v.db")
+    subprocess.run([TOOL, "ingest", "-q", db, a], check=True)
+    sub = os.path.join(d, "o_dir")
+    os.mkdir(sub)
+    inside = os.path.join(sub, "x.json")
+    synthetic(inside, 6, [("aten::mm", 100)])
+    sym, hard = os.path.join(d, "o_sym.json"), os.path.join(d, "o_hard.json")
+    os.symlink(a, sym)
+    os.link(n, hard)
+    ren = os.path.join(d, "o_rules.txt")
+    with open(ren, "w") as f:
+        f.write("^aten::(.*)$ => \\1\n")
+    keep = {f: digest(f) for f in (a, n, db, inside, ren)}
+    cases = [
+        (["--save-summary", db, db, n], "--save-summary over the BASE database", db),
+        (["--junit", n, a, n], "--junit over NEW", n),
+        (["--json", inside, sub, n], "--json over a trace in BASE's directory", inside),
+        (["--markdown", sym, a, n], "--markdown through a symbolic link to BASE", a),
+        (["--json", hard, a, n], "--json on a hard link to NEW", n),
+        (["--markdown", a, "-b", n, "-b", a, "-n", inside], "--markdown over a -b input", a),
+        (["--json", ren, "--rename", ren, a, n], "--json over the --rename file", ren),
+        (["--save-summary", inside, "-n", sub], "--save-summary of one side over its trace", inside),
+    ]
+    for args, label, victim in cases:
+        p = run(args)
+        C.check(p.returncode == 2 and p.stdout == b"" and
+                one_line(p, "refusing to overwrite", os.path.basename(victim)),
+                "%s: exit 2, one line naming it" % label, (p.returncode, p.stderr.decode()))
+    env = dict(os.environ, GITHUB_STEP_SUMMARY=n)
+    p = run([a, n], env=env)
+    C.check(p.returncode == 2 and one_line(p, "$GITHUB_STEP_SUMMARY", "o_n.json"),
+            "$GITHUB_STEP_SUMMARY naming NEW: exit 2, one line", (p.returncode, p.stderr.decode()))
+    C.check(all(digest(f) == keep[f] for f in keep), "every input is untouched")
+    out = os.path.join(d, "o_report.json")
+    C.eq(run(["--json", out, a, n]).returncode, 0, "a new report beside the inputs: written")
+    C.check(os.path.exists(out), "the report exists")
+
+
+def check_fifo(d):
+    """an input on a FIFO is read once (it was opened to look for a summary,
+    closed unread, and the second open blocked forever)"""
+    a = os.path.join(d, "f_a.json")
+    synthetic(a, 6, [("aten::mm", 100)])
+    fifo = os.path.join(d, "f_fifo")
+    for what, src, code in (("a trace", a, 0), ("a summary", None, 3)):
+        if src is None:
+            src = os.path.join(d, "f_a.sum.json")
+            subprocess.run([TOOL, "diff", "--save-summary", src, a], check=True)
+        os.mkfifo(fifo)
+        writer = subprocess.Popen(["sh", "-c", 'exec cat "$0" > "$1"', src, fifo],
+                                  stderr=subprocess.DEVNULL)
+        try:
+            p = subprocess.run([TOOL, "diff", fifo, a], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            rc, err = p.returncode, p.stderr.decode()
+        except subprocess.TimeoutExpired:
+            rc, err = "hung (60 s)", ""
+        if writer.poll() is None:
+            writer.kill()
+        writer.wait()
+        os.unlink(fifo)
+        C.eq(rc, code, "%s on a FIFO: read once, exit %d" % (what, code))
+        if code:
+            C.check(err.count("\n") == 1 and "regular file" in err,
+                    "a summary on a FIFO: one line saying summaries are read from regular files",
+                    err)
+
+
+def memory_limit():
+    """a cap on the address space (not under a sanitizer, whose shadow
+    memory needs terabytes of it)"""
+    if os.environ.get("TT_SANITIZED"):
+        return None
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    return cap
+
+
+def check_rename_bounds(d):
+    """--rename: a rule whose nested bounds regcomp expands to millions of
+    copies (it grew to 14.5 GB), an overlong line, a directory, rules that
+    grow a key without end: one line naming file and line, bounded memory"""
+    a = os.path.join(d, "r_a.json")
+    synthetic(a, 2, [("aten::mm", 100)])
+    ren = os.path.join(d, "r_rules.txt")
+    cases = [
+        ("# fine\n^aten => ATEN\na{1,255}{1,255}{1,255} => x\n", 3, ["line 3", "too costly"],
+         "nested counted repetitions"),
+        ("(((((x{1,100}){1,100}))))+ => y\n", 3, ["line 1", "too costly"], "bounds in groups"),
+        ("a => b\n" + "x" * (10 << 20) + " => y\n", 3, ["line 2", "too long"], "a 10 MB line"),
+        ("^(.*)$ => \\1\\1\n" * 40, 3, ["r_rules.txt", "line", "longer than"],
+         "rules that double a key each"),
+    ]
+    for text, code, words, label in cases:
+        with open(ren, "w") as f:
+            f.write(text)
+        try:
+            p = subprocess.run([TOOL, "diff", "--rename", ren, a, a], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=120, preexec_fn=memory_limit())
+            C.check(p.returncode == code and one_line(p, "r_rules.txt", *words),
+                    "--rename with %s: exit %d, one line (%s)" % (label, code, ", ".join(words)),
+                    (p.returncode, p.stderr.decode()[:300]))
+        except subprocess.TimeoutExpired:
+            C.check(False, "--rename with %s: finishes" % label)
+    p = run(["--rename", d, a, a])
+    C.check(p.returncode == 2 and one_line(p, "is a directory"), "--rename DIR: exit 2, one line",
+            (p.returncode, p.stderr.decode()))
+    with open(ren, "w") as f:
+        f.write("^aten::([a-z]+)$ => ATEN.\\1\n[0-9]{1,3}(x[0-9]{1,3}){0,3} => N\n")
+    p = run(["--rename", ren, "--format", "json", a, a])
+    C.check(p.returncode == 0 and any(r["key"] == "ATEN.mm" for r in json.loads(p.stdout)["rows"]),
+            "ordinary rules still work", p.stderr.decode())
+
+
+def check_rank_pairs(d):
+    """--rank-agg each with no BASE rank that has its NEW rank: not
+    comparable (it said NO CHANGE, exit 0), and no "nan" in any report"""
+    r0, r1 = os.path.join(d, "k_r0.json"), os.path.join(d, "k_r1.json")
+    synthetic(r0, 6, [("aten::mm", 100)], rank=0, world=2)
+    synthetic(r1, 6, [("aten::mm", 100)], rank=1, world=2)
+    md, js, ju = (os.path.join(d, "k_report" + x) for x in (".md", ".json", ".xml"))
+    for fmt in ("text", "markdown", "json", "junit", "github"):
+        for extra in ([], ["--fail-on-inconclusive"]):
+            p = run(["--rank-agg", "each", "--format", fmt, "--markdown", md, "--json", js,
+                     "--junit", ju] + extra + [r0, r1])
+            out = p.stdout.decode()
+            files = "".join(open(f).read() for f in (md, js, ju))
+            C.eq(p.returncode, 6, "--rank-agg each, no rank pairs (%s%s): exit 6"
+                 % (fmt, " " + extra[0] if extra else ""))
+            C.check("nan" not in (out + files).lower(), "no nan in %s (nor the files)" % fmt,
+                    [l for l in (out + files).splitlines() if "nan" in l.lower()][:3])
+            C.check("NOT COMPARABLE: no BASE rank has a NEW rank" in out,
+                    "%s: the headline says why" % fmt, out[:200])
+    doc = json.loads(run(["--rank-agg", "each", "--format", "json", r0, r1]).stdout)
+    C.eq((doc["verdict"], doc["exit_code"]), ("not comparable", 6), "json: not comparable")
+    p = run(["--rank-agg", "each", "--rank-map", "0:1", r0, r1])
+    C.eq(p.returncode, 0, "--rank-map 0:1 pairs them: exit 0")
+
+
+def check_summary_parse(d):
+    """a summary is recognised by parsing (re-indented, keys sorted), a
+    future schema is named, and keys are kept whole (a 70 KB op name)"""
+    a, n = os.path.join(d, "s_a.json"), os.path.join(d, "s_n.json")
+    long_name = "op_" + "x" * 70000
+    synthetic(a, 6, [("aten::mm", 1000), (long_name, 10)])
+    synthetic(n, 6, [("aten::mm", 1100), (long_name, 10)])
+    summ = os.path.join(d, "s_a.sum.json")
+    C.eq(run(["--save-summary", summ, a]).returncode, 0, "saved")
+    w = run(["--format", "json", a, n])
+    want = w.stdout
+    got = run(["--format", "json", summ, n]).stdout
+    C.check(got == want and len(want) > 70000, "a 70 KB key: the diff from the summary is the"
+            " diff from the trace", [len(r["key"]) for r in json.loads(got)["rows"]])
+    with open(summ) as f:
+        doc = json.load(f)
+    for label, kw in (("re-indented", {"indent": 2}), ("keys sorted", {"indent": 1, "sort_keys": True})):
+        other = os.path.join(d, "s_other.json")
+        with open(other, "w") as f:
+            json.dump(doc, f, **kw)
+        p = run(["--format", "json", other, n])
+        C.check(p.returncode == w.returncode and p.stdout == want,
+                "a summary %s: read as one, the same diff"
+                % label, p.stderr.decode())
+    doc2 = dict(doc, schema="tracetool.diff-summary/2")
+    other = os.path.join(d, "s_v2.json")
+    with open(other, "w") as f:
+        json.dump(doc2, f, indent=2)
+    p = run([other, n])
+    C.check(p.returncode == 3 and one_line(p, "s_v2.json", "unsupported summary schema 2"),
+            "a future schema: exit 3, 'unsupported summary schema 2'", p.stderr.decode())
+    bad = dict(doc, metrics=dict(doc["metrics"], cpu_step_time=[-5] + doc["metrics"]["cpu_step_time"][1:]))
+    with open(other, "w") as f:
+        json.dump(bad, f)
+    p = run([other, n])
+    C.check(p.returncode == 3 and one_line(p, "s_v2.json", "negative step time"),
+            "a negative step time in a summary: exit 3", p.stderr.decode())
+    report = os.path.join(d, "s_report.json")
+    run(["--json", report, a, n])
+    p = run([report, n])
+    C.check(p.returncode == 3 and one_line(p, "s_report.json", "diff report"),
+            "a diff report as an input: exit 3, says what it is", p.stderr.decode())
+
+
+def check_low(d):
+    """--gate with an empty item; a memory-timeline file named as what it is"""
+    a = os.path.join(d, "l_a.json")
+    synthetic(a, 6, [("aten::mm", 100)])
+    for g in (",", "", "step,", "+", "step,,memory"):
+        p = run(["--gate", g, a, a])
+        C.check(p.returncode == 2 and one_line(p, "--gate"), "--gate '%s': usage (2)" % g,
+                (p.returncode, p.stderr.decode()))
+    src = os.path.join(ROOT, "testdata", "kineto", "resnet50_2021-06_trace.json.gz")
+    for name in ("l_mt.json", "l_mt.raw.json.gz"):
+        mt = os.path.join(d, name)
+        subprocess.run([TOOL, "memtimeline", src, mt], stderr=subprocess.DEVNULL, check=True)
+        p = run([mt, a])
+        C.check(p.returncode == 3 and one_line(p, name, "memory timeline")
+                and "Execution Trace" not in p.stderr.decode(),
+                "a memory timeline (%s): exit 3, named as one" % name, p.stderr.decode())
+
+
+def check_time_overflow(d):
+    """times near the end of int64 (a database of an older tracetool, edited
+    or hostile): the whole-trace step of a trace without ProfilerStep, whose
+    end + 1 overflowed (UBSan), and a ProfilerStep#1 at 9.2e18 ns"""
+    import sqlite3
+    t = os.path.join(d, "t_big.json")
+    with open(t, "w") as f:
+        json.dump({"traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+             "ts": 9200000000000000, "dur": 23372036854775},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+             "ts": 9200000000000001, "dur": 10}]}, f)
+    env = dict(os.environ, UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    p = run([t, t], env=env)
+    C.check(p.returncode in (0, 6) and b"runtime error" not in p.stderr,
+            "ProfilerStep#1 at 9.2e18 ns: no overflow", p.stderr.decode()[-300:])
+    for label, start, end in (("end at INT64_MAX", 9200000000000000000, 2 ** 63 - 1),
+                              ("start at INT64_MIN", -2 ** 63, 2 ** 63 - 1)):
+        a = os.path.join(d, "t_flat.json")
+        with open(a, "w") as f:
+            json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm",
+                                        "pid": 1, "tid": 1, "ts": 10, "dur": 5}]}, f)
+        db = os.path.join(d, "t_%d.db" % (start < 0))
+        subprocess.run([TOOL, "ingest", "-q", db, a], check=True)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE traces SET start_ns = ?, end_ns = ?", (start, end))
+        con.execute("UPDATE slices SET ts = ?", (start,))
+        con.commit()
+        con.close()
+        p = run(["--format", "json", db, db], env=env)
+        C.check(p.returncode == 0 and b"runtime error" not in p.stderr,
+                "a trace without steps, %s: no overflow, exit 0" % label,
+                (p.returncode, p.stderr.decode()[-300:]))
+
+
 def main():
     for p in (CTRL, TEST):
         if not os.path.exists(p):
@@ -564,6 +833,13 @@ def main():
         C.section("bad inputs", check_bad_inputs, d)
         C.section("escaping", check_escaping_and_cut, d)
         C.section("errors", check_errors, d)
+        C.section("outputs are never inputs", check_outputs_not_inputs, d)
+        C.section("fifo", check_fifo, d)
+        C.section("rename bounds", check_rename_bounds, d)
+        C.section("rank pairs", check_rank_pairs, d)
+        C.section("summary parsing", check_summary_parse, d)
+        C.section("low", check_low, d)
+        C.section("time overflow", check_time_overflow, d)
     return C.finish()
 
 

@@ -4,11 +4,18 @@
  * separation (the floors quoted in docs/DIFF.md), and the rest computed by
  * brute-force enumeration / the textbook formulas in a Python standard-library
  * script (itertools over all arrangements, statistics.median, math.erfc).
+ * Then the bounds of --rename rules: regcomp's expansion of nested
+ * repetitions, line length, keys kept whole.
  */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "analyze/diff_state.h" /* --rename's rules (internal) */
 #include "tracetool/diff.h"
 
 #define NEAR(a, b) cr_expect(fabs((a) - (b)) < 1e-12 * (fabs(b) > 1 ? fabs(b) : 1), "%.15g vs %.15g", (a), (b))
@@ -100,4 +107,94 @@ Test(diff_keys, kernel_families)
     fam("cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)",
         "cutlass::Kernel");
     fam("Memcpy HtoD", "Memcpy HtoD");
+}
+
+/* ---- --rename FILE: bounded (issue 29) ---- */
+
+/* load a rules file holding text; the code, and the message in msg */
+static int load_rules(const char *text, char *msg, size_t cap)
+{
+    char path[] = "/tmp/tt_rename_XXXXXX";
+    int fd = mkstemp(path), rc;
+    struct tt__renames r;
+    FILE *f;
+    cr_assert(fd >= 0);
+    f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    rc = tt__renames_load(path, &r);
+    snprintf(msg, cap, "%s", rc < 0 ? tt_error_last()->message : "");
+    if (rc == 0)
+        tt__renames_free(&r);
+    unlink(path);
+    return rc;
+}
+
+Test(diff_rename, costly_rules_refused)
+{
+    static const char *const ok[] = {
+        "a{1,255} => x\n", "^(cutlass::Kernel|ARCH_sgemm_TILE)$ => GEMM\n",
+        "[0-9]{1,3}(x[0-9]{1,3}){0,3} => N\n", "a{1,255}{1,8} => x\n", "[{]{1,255} => x\n",
+        "(((a+)+)+)+ => x\n",
+    };
+    static const char *const bad[] = {
+        "a{1,255}{1,255}{1,255} => x\n", "a{1,255}{1,255} => x\n", "(a{1,100}){1,100} => x\n",
+        "((((x{2,}){1,200}))){1,30} => y\n", "(a|b|c|d){1,255}{1,4} => z\n",
+        "a{,255}{,255} => x\n", "a{01,0255}{1,255} => x\n",
+    };
+    char msg[512];
+    size_t k;
+    for (k = 0; k < sizeof(ok) / sizeof(ok[0]); k++)
+        cr_expect_eq(load_rules(ok[k], msg, sizeof(msg)), 0, "%s: %s", ok[k], msg);
+    for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        cr_expect_eq(load_rules(bad[k], msg, sizeof(msg)), TT_EINVALID, "%s", bad[k]);
+        cr_expect(strstr(msg, "line 1: the regular expression is too costly") != NULL, "%s", msg);
+    }
+    /* 200 rules of 1,000 positions each: the file's bound */
+    {
+        char *text = malloc(200 * 24 + 1), *p = text;
+        for (k = 0; k < 200; k++)
+            p += sprintf(p, "a{1,250}{1,4} => b\n");
+        cr_expect_eq(load_rules(text, msg, sizeof(msg)), TT_EINVALID);
+        cr_expect(strstr(msg, "the rules together are too costly") != NULL, "%s", msg);
+        free(text);
+    }
+    /* nesting deeper than the bound */
+    {
+        char text[256];
+        memset(text, '(', 100);
+        strcpy(text + 100, "a => b\n");
+        cr_expect_eq(load_rules(text, msg, sizeof(msg)), TT_EINVALID);
+        cr_expect(strstr(msg, "nested deeper") != NULL, "%s", msg);
+    }
+}
+
+Test(diff_rename, long_lines_and_whole_keys)
+{
+    char msg[512], *text = malloc(5000 + 64), path[] = "/tmp/tt_rename_XXXXXX";
+    char *key = malloc(70001), *out = NULL;
+    struct tt__renames r;
+    int fd;
+    FILE *f;
+    memset(text, 'x', 5000);
+    strcpy(text + 5000, " => y\n");
+    cr_expect_eq(load_rules(text, msg, sizeof(msg)), TT_EINVALID);
+    cr_expect(strstr(msg, "line 1: too long") != NULL, "%s", msg);
+    free(text);
+    /* a 70 KB key comes out whole, renamed */
+    fd = mkstemp(path);
+    f = fdopen(fd, "w");
+    fputs("^op_(x*)$ => OP_\\1\n", f);
+    fclose(f);
+    cr_assert_eq(tt__renames_load(path, &r), 0);
+    unlink(path);
+    memcpy(key, "op_", 3);
+    memset(key + 3, 'x', 69997);
+    key[70000] = '\0';
+    cr_assert_eq(tt__renames_apply(&r, key, &out), 0);
+    cr_expect_eq(strlen(out), 70000);
+    cr_expect(!strncmp(out, "OP_xxx", 6));
+    free(out);
+    tt__renames_free(&r);
+    free(key);
 }
