@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -595,8 +596,75 @@ out:
     tt_kern_result_free(&kern);
 }
 
-static void report(const struct rec *r, const char *dir, const struct names *before, int status)
+/* ---- whether the capture library said anything ----
+ * TT_CAPTURE_SAID names an empty file the injection library appends a byte
+ * to when it writes a log line: record points at "the lines above" only
+ * when there are some. */
+
+/* the file made and named in the environment: 0, or -1 (then unknown) */
+static int said_open(char *path, size_t cap)
 {
+    const char *tmp = getenv("TMPDIR");
+    int fd, n;
+    unsetenv("TT_CAPTURE_SAID"); /* never a caller's stale one */
+    n = snprintf(path, cap, "%s/tracetool-record.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (n < 0 || (size_t)n >= cap || (fd = mkstemp(path)) < 0) {
+        path[0] = 0;
+        return -1;
+    }
+    close(fd);
+    if (setenv("TT_CAPTURE_SAID", path, 1) != 0) {
+        unlink(path);
+        path[0] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* 1: lines were written, 0: none, -1: unknown; the file goes */
+static int said_close(const char *path)
+{
+    struct stat st;
+    int said;
+    if (!path[0])
+        return -1;
+    said = stat(path, &st) == 0 ? st.st_size > 0 : -1;
+    unlink(path);
+    return said;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* why no trace was written: what is known of it */
+static const char *no_trace_why(const struct rec *r, int status, int said, double ran_s,
+                                char *buf, size_t cap)
+{
+    if (WIFSIGNALED(status))
+        return "the program was killed by a signal before exit()";
+    if (r->range)
+        return "no cudaProfilerStart/cudaProfilerStop range was recorded";
+    if (said > 0)
+        return "see the 'tracetool capture' lines above";
+    if (r->delay && ran_s < strtod(r->delay, NULL)) {
+        snprintf(buf, cap, "the program ended %.2f s after it started, before the --delay of %s s",
+                 ran_s, r->delay);
+        return buf;
+    }
+    if (said < 0)
+        return "see any 'tracetool capture' lines above";
+    return "the capture library said nothing: the program ended without exit() (_exit, exec),"
+           " or ran a profile of its own";
+}
+
+static void report(const struct rec *r, const char *dir, const struct names *before, int status,
+                   int said, double ran_s)
+{
+    char why[160];
     struct names after = { NULL, 0, 0 };
     char path[PATH_MAX + 256];
     const char **fresh;
@@ -610,9 +678,7 @@ static void report(const struct rec *r, const char *dir, const struct names *bef
     }
     if (!nnew)
         fprintf(stderr, "tracetool record: no trace written to %s (%s)\n", r->out,
-                WIFSIGNALED(status) ? "the program was killed by a signal before exit()"
-                : r->range ? "no cudaProfilerStart/cudaProfilerStop range was recorded"
-                           : "see the 'tracetool capture' lines above");
+                no_trace_why(r, status, said, ran_s, why, sizeof(why)));
     else
         fprintf(stderr, "tracetool record: %zu trace%s written to %s:\n", nnew,
                 nnew > 1 ? "s" : "", r->out);
@@ -635,9 +701,10 @@ static void report(const struct rec *r, const char *dir, const struct names *bef
 int cmd_record(int argc, char **argv)
 {
     struct rec r = { "tracetool-record", NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 1 };
-    char inject[PATH_MAX], mlib[PATH_MAX + 64], dir[PATH_MAX], *slash;
+    char inject[PATH_MAX], mlib[PATH_MAX + 64], dir[PATH_MAX], said_path[PATH_MAX], *slash;
     struct names before = { NULL, 0, 0 };
-    int end = options_end(argc, argv), prog, rc, status = 0;
+    int end = options_end(argc, argv), prog, rc, status = 0, said;
+    double t0;
     if (!cli_parse(&cmd, end, argv, set, &r))
         return 0;
     prog = end + (end < argc && !strcmp(argv[end], "--"));
@@ -669,11 +736,16 @@ int cmd_record(int argc, char **argv)
         names_free(&before);
         return EXIT_IO;
     }
-    if ((rc = run(argv + prog, &status)) != 0) {
+    said_open(said_path, sizeof(said_path));
+    t0 = now_s();
+    rc = run(argv + prog, &status);
+    t0 = now_s() - t0;
+    said = said_close(said_path);
+    if (rc != 0) {
         names_free(&before);
         return rc;
     }
-    report(&r, dir, &before, status);
+    report(&r, dir, &before, status, said, t0);
     names_free(&before);
     return same_status(status);
 }

@@ -14,7 +14,9 @@
  *
  * Environment (read once, at the start):
  *   TT_CAPTURE_DIR        where traces go (required: without it, nothing)
- *   TT_CAPTURE_WORKER     the trace's worker name (default <hostname>_<pid>)
+ *   TT_CAPTURE_WORKER     the trace's worker name (default <hostname>_<pid>;
+ *                         one file name: with a '/', or "." or "..", the
+ *                         default, said in a log line)
  *   TT_CAPTURE_GZIP=1     write .pt.trace.json.gz
  *   TT_CAPTURE_ACTIVITIES kernel,memcpy,memset,runtime,driver,memory,all
  *                         (default all); none: CPU only
@@ -24,6 +26,9 @@
  *                         record only between cudaProfilerStart and
  *                         cudaProfilerStop (a trace per range)
  *   TT_CAPTURE_QUIET=1    no log lines
+ *   TT_CAPTURE_SAID=PATH  (tracetool record) a byte is appended to this
+ *                         file when a log line is written, so record knows
+ *                         whether there are lines to point at
  * The trace is written at exit() (the capture library's atexit hook), or
  * when a DURATION or a range ends. A program killed by a signal writes none.
  *
@@ -35,6 +40,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -51,7 +57,7 @@
 TT_CAP_API int InitializeInjection(void);
 
 static tt_cap_config cfg;
-static char dir_buf[4096], worker_buf[256];
+static char dir_buf[4096], worker_buf[256], said_buf[4096];
 static int quiet;
 static double delay_s, duration_s;
 static atomic_int started;
@@ -61,6 +67,21 @@ static pid_t owner; /* the process that started: a fork()ed child records nothin
                      * must not wait for win_lock, which the helper may have held */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* TT_CAPTURE_SAID: a line was written (once per process is enough) */
+static void mark_said(void)
+{
+    static atomic_int marked;
+    int fd;
+    ssize_t w;
+    if (!said_buf[0] || atomic_exchange(&marked, 1))
+        return;
+    if ((fd = open(said_buf, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
+        return;
+    w = write(fd, "1", 1);
+    (void)w;
+    close(fd);
+}
 
 /* one write(2) per line: no stdio state touched, lines do not interleave */
 static void say(const char *fmt, ...)
@@ -79,6 +100,14 @@ static void say(const char *fmt, ...)
     line[n++] = '\n';
     w = write(2, line, (size_t)n);
     (void)w;
+    mark_said();
+}
+
+/* the capture library's log lines: said the same way */
+static void inject_log(const char *line, void *user)
+{
+    (void)user;
+    say("%s", line);
 }
 
 static void quiet_log(const char *line, void *user)
@@ -243,8 +272,11 @@ static void profiler_range(int start)
 static int configure_from_env(void)
 {
     const char *dir = getenv("TT_CAPTURE_DIR"), *worker = getenv("TT_CAPTURE_WORKER");
+    const char *said = getenv("TT_CAPTURE_SAID");
     if (!dir || !*dir)
         return -1;
+    if (said && *said)
+        snprintf(said_buf, sizeof(said_buf), "%s", said);
     quiet = env_is_1("TT_CAPTURE_QUIET");
     tt_cap_config_default(&cfg);
     /* copies: the program may change its environment later */
@@ -256,8 +288,7 @@ static int configure_from_env(void)
     }
     cfg.use_gzip = env_is_1("TT_CAPTURE_GZIP");
     cfg.gpu = parse_activities(getenv("TT_CAPTURE_ACTIVITIES"));
-    if (quiet)
-        cfg.log = quiet_log;
+    cfg.log = quiet ? quiet_log : inject_log;
     delay_s = env_seconds("TT_CAPTURE_DELAY");
     duration_s = env_seconds("TT_CAPTURE_DURATION");
     return 0;

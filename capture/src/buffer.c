@@ -9,6 +9,13 @@
  * thread's `busy` to be 0 (both sequentially consistent), so no append is
  * under way when the chunks change hands, and none starts until the next
  * window.
+ *
+ * The collector's waits are bounded: a thread that stays busy (stopped
+ * inside an append by a signal whose handler ends the window, maybe with
+ * exit(); the collector's own thread, so interrupted, is never waited for)
+ * keeps its chunks, which it frees itself when it next appends, and what it
+ * held in the window is counted as dropped. At exit the bound is a few ms,
+ * for the library's mutexes too.
  */
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
@@ -16,6 +23,7 @@
 
 #include <regex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/membarrier.h>
@@ -31,11 +39,17 @@ size_t tt_cap__max_bytes = (size_t)256 << 20;
 int64_t tt_cap__deadline;
 int tt_cap__record_shapes;
 int tt_cap__use_tsc;
+atomic_int tt_cap__exiting;
+
+/* how long the collector waits for a busy thread: at exit, and otherwise */
+#define EXIT_WAIT_NS 20000000LL
+#define STUCK_WAIT_NS 2000000000LL
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* chunks given back */
 static regex_t filter;
-static int have_filter;
+static atomic_int have_filter;
+static pthread_rwlock_t filter_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct cap_thread **reg;
 static size_t nreg, areg;
 static uint32_t next_logical = 1;
@@ -44,40 +58,95 @@ static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 /* initial-exec: no __tls_get_addr call on the hot path of the shared library */
 static _Thread_local struct cap_thread *self __attribute__((tls_model("initial-exec")));
+/* the hot path is in malloc, free or regexec (which allocates) for the
+ * library: a signal handler's exit() must not allocate (core.c's atexit hook) */
+static _Thread_local volatile sig_atomic_t in_alloc __attribute__((tls_model("initial-exec")));
+
+int tt_cap__in_alloc(void)
+{
+    return in_alloc != 0;
+}
 
 #define RF_BLOCK 256
 
-/* ---- the name filter: a verdict per source location, cached per thread ---- */
+/* Take a mutex m, or the write side of rw; at exit, give up (-1) after
+ * EXIT_WAIT_NS: exit() from a signal handler may have stopped its holder,
+ * maybe this very thread */
+static int lock_or_give_up(pthread_mutex_t *m, pthread_rwlock_t *rw)
+{
+    int64_t t0 = 0, now;
+    if (!atomic_load(&tt_cap__exiting)) {
+        if (m)
+            pthread_mutex_lock(m);
+        else
+            pthread_rwlock_wrlock(rw);
+        return 0;
+    }
+    while ((m ? pthread_mutex_trylock(m) : pthread_rwlock_trywrlock(rw)) != 0) {
+        now = tt_cap__mono();
+        if (!t0)
+            t0 = now;
+        else if (now - t0 > EXIT_WAIT_NS)
+            return -1;
+        sched_yield();
+    }
+    return 0;
+}
+
+/* ---- the name filter: a verdict per source location, cached per thread ----
+ * A stop frees the filter while other threads may be in scopes: regexec runs
+ * under the read side of a lock (only on a cache miss), regfree under the
+ * write side; a new filter (its generation) empties the threads' caches. */
+
+static atomic_uint filter_gen;
 
 /* Compile the filter (NULL: none); -1 with the error said when it is bad */
 int tt_cap__filter_set(const char *re)
 {
-    int rc;
-    if (have_filter)
+    int rc, ret = 0;
+    if (lock_or_give_up(NULL, &filter_lock) < 0) {
+        atomic_store(&have_filter, 0); /* at exit: the old one is left as it is */
+        return re ? -1 : 0;
+    }
+    if (atomic_load(&have_filter))
         regfree(&filter);
-    have_filter = 0;
-    if (!re)
-        return 0;
-    if ((rc = regcomp(&filter, re, REG_EXTENDED | REG_NOSUB)) != 0) {
+    atomic_store(&have_filter, 0);
+    atomic_fetch_add(&filter_gen, 1);
+    if (re && (rc = regcomp(&filter, re, REG_EXTENDED | REG_NOSUB)) != 0) {
         char msg[128];
         regerror(rc, &filter, msg, sizeof(msg));
         tt_cap__set_error("bad name filter '%s': %s", re, msg);
-        return -1;
+        ret = -1;
+    } else if (re) {
+        atomic_store(&have_filter, 1);
     }
-    have_filter = 1;
-    return 0;
+    pthread_rwlock_unlock(&filter_lock);
+    return ret;
 }
 
 int tt_cap__name_ok(struct cap_thread *t, const tt_cap_srcloc *loc)
 {
+    unsigned gen;
     size_t k;
-    if (!have_filter)
+    if (!atomic_load_explicit(&have_filter, memory_order_relaxed))
         return 1;
+    gen = atomic_load_explicit(&filter_gen, memory_order_relaxed);
+    if (t->fgen != gen) { /* verdicts of an earlier filter */
+        memset(t->fkey, 0, sizeof(t->fkey));
+        t->fgen = gen;
+    }
     k = ((uintptr_t)loc >> 4) & 63;
     if (t->fkey[k] != loc) {
+        int ok = 1;
         t->in_lib = 1;
-        t->fval[k] = (signed char)(loc->name && regexec(&filter, loc->name, 0, NULL, 0) == 0);
+        in_alloc++;
+        pthread_rwlock_rdlock(&filter_lock);
+        if (atomic_load(&have_filter))
+            ok = regexec(&filter, loc->name ? loc->name : TT_CAP_NULL_NAME, 0, NULL, 0) == 0;
+        pthread_rwlock_unlock(&filter_lock);
+        in_alloc--;
         t->in_lib = 0;
+        t->fval[k] = (signed char)ok;
         t->fkey[k] = loc;
     }
     return t->fval[k];
@@ -98,13 +167,21 @@ void tt_cap__registry_reinit(void)
 {
     pthread_mutex_init(&reg_lock, NULL);
     pthread_mutex_init(&pool_lock, NULL);
+    pthread_rwlock_init(&filter_lock, NULL);
 }
+
+static void chunks_put(struct chunk *c);
 
 static void thread_exit(void *arg)
 {
     struct cap_thread *t = arg;
     pthread_mutex_lock(&reg_lock);
     t->dead = 1; /* its records stay until the window is collected */
+    if (atomic_load(&t->busy)) { /* it ended inside an append (pthread_exit in a handler) */
+        chunks_put(t->head);
+        t->head = t->tail = NULL;
+        atomic_store(&t->busy, 0);
+    }
     pthread_mutex_unlock(&reg_lock);
     self = NULL;
 }
@@ -126,11 +203,9 @@ pid_t tt_cap__os_tid(uint32_t pt_id)
     return tid;
 }
 
-struct cap_thread *tt_cap__thread(void)
+static struct cap_thread *thread_register(void)
 {
-    struct cap_thread *t = self;
-    if (t)
-        return t;
+    struct cap_thread *t;
     pthread_once(&key_once, make_key);
     if (!(t = calloc(1, sizeof(*t))))
         return NULL;
@@ -154,6 +229,17 @@ struct cap_thread *tt_cap__thread(void)
     pthread_mutex_unlock(&reg_lock);
     pthread_setspecific(key, t);
     self = t;
+    return t;
+}
+
+struct cap_thread *tt_cap__thread(void)
+{
+    struct cap_thread *t = self;
+    if (t)
+        return t;
+    in_alloc++;
+    t = thread_register();
+    in_alloc--;
     return t;
 }
 
@@ -196,7 +282,8 @@ static void chunks_put(struct chunk *c)
     while (c) {
         struct chunk *n = c->next;
         atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
-        pthread_mutex_lock(&pool_lock);
+        if (lock_or_give_up(&pool_lock, NULL) < 0)
+            return; /* at exit, its holder stopped: the chunks are left to the exit */
         if (npool < tt_cap__max_bytes / sizeof(*c)) {
             c->next = pool;
             pool = c;
@@ -211,7 +298,8 @@ static void chunks_put(struct chunk *c)
 
 void tt_cap__pool_free(void)
 {
-    pthread_mutex_lock(&pool_lock);
+    if (lock_or_give_up(&pool_lock, NULL) < 0)
+        return;
     while (pool) {
         struct chunk *n = pool->next;
         free(pool);
@@ -226,18 +314,28 @@ void *tt_cap__reserve(struct cap_thread *t, size_t size)
     struct chunk *c = t->tail;
     void *p;
     unsigned gen = atomic_load(&tt_cap__gen);
-    if (t->gen != gen) { /* chunks of an earlier window were collected */
+    if (atomic_load_explicit(&t->gen, memory_order_relaxed) != gen) {
+        /* chunks of an earlier window were collected */
+        if (t->head) { /* or not: the collector gave up waiting for this thread */
+            in_alloc++;
+            chunks_put(t->head);
+            in_alloc--;
+        }
         t->head = t->tail = NULL;
-        t->gen = gen;
+        atomic_store_explicit(&t->gen, gen, memory_order_relaxed);
+        atomic_store_explicit(&t->nrec, 0, memory_order_relaxed);
         c = NULL;
     }
     if (!c || c->used + size > CHUNK_BYTES) {
+        in_alloc++;
         if (atomic_fetch_add(&tt_cap__bytes, sizeof(*c)) + sizeof(*c) > tt_cap__max_bytes ||
             !(c = chunk_get())) {
+            in_alloc--;
             atomic_fetch_sub(&tt_cap__bytes, sizeof(*c));
             atomic_fetch_add(&tt_cap__dropped, 1);
             return NULL;
         }
+        in_alloc--;
         c->next = NULL;
         c->used = 0;
         if (t->tail)
@@ -248,6 +346,9 @@ void *tt_cap__reserve(struct cap_thread *t, size_t size)
     }
     p = c->data + c->used;
     c->used += size;
+    /* the owner alone writes it: no read-modify-write instruction */
+    atomic_store_explicit(&t->nrec, atomic_load_explicit(&t->nrec, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     return p;
 }
 
@@ -281,25 +382,58 @@ static void collector_fence(void)
 }
 
 
+/* wait for t to leave the hot path: 1, or 0 when the collector gives up
+ * (t is the collector's own thread, interrupted inside an append; or t
+ * stayed busy past the bound) */
+static int wait_idle(struct cap_thread *t, struct cap_thread *me)
+{
+    int64_t t0 = 0;
+    unsigned spins = 0;
+    while (atomic_load(&t->busy)) {
+        if (t == me)
+            return 0;
+        if ((++spins & 63) == 0) {
+            int64_t now = tt_cap__mono();
+            if (!t0)
+                t0 = now;
+            else if (now - t0 > (atomic_load(&tt_cap__exiting) ? EXIT_WAIT_NS : STUCK_WAIT_NS))
+                return 0;
+        }
+        sched_yield();
+    }
+    return 1;
+}
+
 int tt_cap__collect(struct tt_cap_trace *tr)
 {
     size_t i, k = 0, taken;
     unsigned gen = atomic_load(&tt_cap__gen);
+    struct cap_thread *me = self;
     collector_fence(); /* the recording flag is clear: no append starts after this */
-    pthread_mutex_lock(&reg_lock);
+    if (lock_or_give_up(&reg_lock, NULL) < 0)
+        return TT_CAP_EBUSY;
     tr->th = calloc(nreg ? nreg : 1, sizeof(*tr->th));
     for (i = 0; i < nreg; i++) {
         struct cap_thread *t = reg[i];
-        while (atomic_load(&t->busy))
-            sched_yield();
-        if (tr->th && t->gen == gen && t->head) {
+        if (!wait_idle(t, me)) {
+            /* its chunks stay its own (it frees them when it next appends) */
+            if (atomic_load_explicit(&t->gen, memory_order_relaxed) == gen)
+                atomic_fetch_add(&tt_cap__dropped,
+                                 atomic_load_explicit(&t->nrec, memory_order_relaxed));
+            continue;
+        }
+        if (tr->th && atomic_load_explicit(&t->gen, memory_order_relaxed) == gen && t->head) {
             struct trace_thread *o = &tr->th[k++];
             o->os_tid = t->os_tid;
             o->logical_tid = t->logical_tid;
             memcpy(o->name, t->name, sizeof(o->name));
             o->head = t->head;
-        } else if (t->gen == gen) {
-            /* no room to describe it: its events are dropped */
+        } else if (t->head) {
+            /* no room to describe it: its events are dropped; or chunks of an
+             * earlier window, whose collector gave up on it */
+            if (atomic_load_explicit(&t->gen, memory_order_relaxed) == gen)
+                atomic_fetch_add(&tt_cap__dropped,
+                                 atomic_load_explicit(&t->nrec, memory_order_relaxed));
             chunks_put(t->head);
         }
         t->head = t->tail = NULL;
@@ -307,7 +441,7 @@ int tt_cap__collect(struct tt_cap_trace *tr)
     taken = k;
     /* threads that exited are gone now that their records are taken */
     for (i = k = 0; i < nreg; i++) {
-        if (reg[i]->dead)
+        if (reg[i]->dead && !reg[i]->head)
             free(reg[i]);
         else
             reg[k++] = reg[i];

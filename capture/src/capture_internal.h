@@ -88,17 +88,19 @@ struct cap_thread {
     uint32_t pt_id;       /* pthread_self()'s low 32 bits: CUPTI's threadId of its calls */
     uint32_t logical_tid; /* 1, 2, ... in order of first use (the ET's tid) */
     char name[16];        /* pthread name when it registered */
-    atomic_int busy;      /* appending: the collector waits for 0 */
+    atomic_int busy;      /* appending: the collector waits for 0 (a bounded wait) */
+    atomic_uint nrec;     /* records in its chunks of window `gen` (written by the thread) */
     int in_lib;           /* re-entrancy guard */
     int dead;             /* the thread exited; freed once collected */
     struct chunk *head, *tail;
     uint64_t rf_next, rf_end; /* a block of record-function ids */
     uint64_t open[OPEN_MAX];
     int nopen;
-    unsigned gen; /* the window its chunks belong to */
+    atomic_uint gen; /* the window its chunks belong to (written by the thread) */
     /* name filter verdicts by srcloc (direct-mapped) */
     const tt_cap_srcloc *fkey[64];
     signed char fval[64];
+    unsigned fgen; /* the filter they were found with */
 };
 
 /* ---- a finished window ---- */
@@ -150,6 +152,10 @@ extern int64_t tt_cap__deadline;     /* CLOCK_MONOTONIC ns when the window stops
 extern int tt_cap__record_shapes;
 
 extern int tt_cap__use_tsc; /* tt_cap__now() reads the invariant TSC */
+/* set at exit (the atexit hook): the collector's waits for other threads and
+ * the library's mutexes are given up after a few ms (exit() from a signal
+ * handler may have stopped their holder) */
+extern atomic_int tt_cap__exiting;
 /* TT_CAPTURE_FAULT=alloc (tests): every allocation of chunks and outputs fails */
 extern int tt_cap__fault_alloc;
 
@@ -190,6 +196,9 @@ void tt_cap__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 /* the OS tid of the registered thread whose pthread_self() has these low
  * 32 bits (CUPTI's threadId of a runtime call), or 0 */
 pid_t tt_cap__os_tid(uint32_t pt_id);
+/* the calling thread is in malloc, free or regexec for the library (a
+ * signal handler that interrupted it must not allocate) */
+int tt_cap__in_alloc(void);
 /* the calling thread (registered on first use), or NULL */
 struct cap_thread *tt_cap__thread(void);
 /* room for a record of `size` bytes in t's chunks (NULL: dropped, counted) */
@@ -197,7 +206,9 @@ void *tt_cap__reserve(struct cap_thread *t, size_t size);
 uint64_t tt_cap__rf_id(struct cap_thread *t);
 uint64_t tt_cap__step_open(unsigned *gen);
 void tt_cap__step_close(int64_t step, int64_t t0, uint64_t rf, unsigned gen);
-/* end recording and take every thread's chunks into tr (core.c holds the control lock) */
+/* end recording and take every thread's chunks into tr (core.c holds the
+ * control lock): 0, TT_CAP_ENOMEM, or TT_CAP_EBUSY (at exit: a thread held
+ * the registry) */
 int tt_cap__collect(struct tt_cap_trace *tr);
 void tt_cap__trace_free(struct tt_cap_trace *tr);
 /* drop every thread (at shutdown and in a forked child) */
@@ -208,6 +219,9 @@ void tt_cap__registry_unlock(void);
 void tt_cap__registry_reinit(void);
 
 /* ---- writers ---- */
+
+/* what a scope whose tt_cap_srcloc has a NULL name is called */
+#define TT_CAP_NULL_NAME "(null)"
 
 struct out; /* out.c: a file written to path.tmp, plain or gzip */
 struct out *tt_cap__out_open(const char *path);

@@ -4,7 +4,12 @@
  * capture off: the program goes on), exit and fork.
  *
  * Control calls (start, step, stop, shutdown) take one mutex; the hot path
- * (buffer.c) never does.
+ * (buffer.c) never does. The callbacks (on_trace_ready, log) run with it
+ * held: a control call made from one on the same thread (or from a signal
+ * handler that interrupted a control call) does not wait for it, which
+ * would never end; it is answered at once (see capture.h): stats are read,
+ * tt_cap_stop is done when the callback returns, step and start are refused
+ * with TT_CAP_ECALLBACK.
  */
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
@@ -13,6 +18,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +29,12 @@
 
 
 static pthread_mutex_t ctl = PTHREAD_MUTEX_INITIALIZER;
+/* this thread holds ctl (or is taking it): a call now comes from a callback
+ * the library runs, or from a signal handler; initial-exec: read without a
+ * call (and without an allocation) in a signal handler */
+static _Thread_local volatile sig_atomic_t holding __attribute__((tls_model("initial-exec")));
+static int stop_pending;    /* under ctl: tt_cap_stop from a callback, done when it returns */
+static int starting;        /* under ctl: tt_cap_start configures (its log lines may stop it) */
 static int active;          /* a profile runs */
 static tt_cap_config cfg;   /* its configuration (strings copied below) */
 static char *out_dir, *worker;
@@ -159,12 +171,14 @@ static void window_end(int save)
 {
     struct tt_cap_trace tr;
     struct cap_thread *me = tt_cap__thread();
+    int rc;
     memset(&tr, 0, sizeof(tr));
     __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
     if (me)
         me->in_lib = 1; /* nothing the writers do is recorded */
-    if (tt_cap__collect(&tr) < 0) {
-        tt_cap__fail("out of memory collecting a window");
+    if ((rc = tt_cap__collect(&tr)) < 0) {
+        tt_cap__fail(rc == TT_CAP_EBUSY ? "a thread held the library at exit: the window is dropped"
+                                        : "out of memory collecting a window");
     } else if (save) {
         const struct rec_hdr *h;
         const struct chunk *c;
@@ -222,29 +236,70 @@ static void step_close(void)
     step_rf = 0;
 }
 
+/* ---- the control lock ---- */
+
+static void stop_locked(void);
+
+static void ctl_lock(void)
+{
+    holding = 1; /* first: a signal handler running while this waits must not wait too */
+    pthread_mutex_lock(&ctl);
+}
+
+/* a stop asked for by a callback is done now, before the lock goes */
+static void ctl_unlock(void)
+{
+    while (stop_pending) {
+        stop_pending = 0;
+        if (active)
+            stop_locked();
+    }
+    pthread_mutex_unlock(&ctl);
+    holding = 0;
+}
+
+static tt_cap_status refused_in_callback(const char *call)
+{
+    tt_cap__set_error("%s called from inside a callback (on_trace_ready, log) or a signal "
+                      "handler that interrupted a control call: not done", call);
+    return TT_CAP_ECALLBACK;
+}
+
 /* ---- exit and fork ---- */
 
 static void at_exit(void)
 {
+    /* exit() from a signal handler that stopped this thread inside malloc
+     * (the library's own): whatever allocates would deadlock; the window is
+     * lost, as at a kill */
+    if (tt_cap__in_alloc())
+        return;
+    atomic_store(&tt_cap__exiting, 1); /* waits for other threads are bounded now */
     tt_cap_shutdown();
 }
 
+/* fork() from a callback: this thread holds ctl already */
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&ctl);
+    if (!holding)
+        pthread_mutex_lock(&ctl);
     tt_cap__registry_lock();
 }
 
 static void fork_parent(void)
 {
     tt_cap__registry_unlock();
-    pthread_mutex_unlock(&ctl);
+    if (!holding)
+        pthread_mutex_unlock(&ctl);
 }
 
 /* the child records nothing and writes none of the parent's events */
 static void fork_child(void)
 {
     pthread_mutex_init(&ctl, NULL);
+    if (holding) /* forked from a callback: the control call it is in unlocks it */
+        pthread_mutex_lock(&ctl);
+    stop_pending = 0;
     tt_cap__registry_reinit();
     __atomic_store_n(&tt_cap__recording, 0, __ATOMIC_SEQ_CST);
     tt_cap__threads_reset(1);
@@ -281,6 +336,12 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
+/* a worker name is one file name in out_dir: never a path out of it */
+static int file_name_ok(const char *s)
+{
+    return !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
 static int configure(const tt_cap_config *c)
 {
     char host[256];
@@ -308,7 +369,10 @@ static int configure(const tt_cap_config *c)
     free(out_dir);
     free(worker);
     out_dir = strdup(c->out_dir && *c->out_dir ? c->out_dir : ".");
-    if (c->worker_name && *c->worker_name) {
+    if (c->worker_name && *c->worker_name && !file_name_ok(c->worker_name))
+        tt_cap__log_fmt("worker name '%.200s' is not a file name (it has a '/', or is '.' or "
+                        "'..'): using %.200s_%ld", c->worker_name, host, (long)getpid());
+    if (c->worker_name && *c->worker_name && file_name_ok(c->worker_name)) {
         worker = strdup(c->worker_name);
     } else if ((worker = malloc(strlen(host) + 32))) {
         sprintf(worker, "%s_%ld", host, (long)getpid());
@@ -338,11 +402,13 @@ tt_cap_status tt_cap_start(const tt_cap_config *c)
         tt_cap_config_default(&def);
         c = &def;
     }
-    pthread_mutex_lock(&ctl);
+    if (holding)
+        return refused_in_callback("tt_cap_start");
+    ctl_lock();
     if (active) {
         atomic_fetch_add(&ignored_starts, 1);
         stats.ignored_starts++;
-        pthread_mutex_unlock(&ctl);
+        ctl_unlock();
         tt_cap__set_error("a profile is already running: this one is ignored");
         return TT_CAP_EBUSY;
     }
@@ -353,10 +419,13 @@ tt_cap_status tt_cap_start(const tt_cap_config *c)
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         hooks_done = 1;
     }
-    if ((rc = configure(c)) < 0) {
+    starting = 1;
+    rc = configure(c);
+    starting = 0;
+    if (rc < 0) {
         tt_cap__filter_set(NULL);
         tt_cap__log(tt_cap_last_error());
-        pthread_mutex_unlock(&ctl);
+        ctl_unlock();
         return (tt_cap_status)rc;
     }
     active = 1;
@@ -371,16 +440,18 @@ tt_cap_status tt_cap_start(const tt_cap_config *c)
     } else {
         window_begin();
     }
-    pthread_mutex_unlock(&ctl);
+    ctl_unlock();
     return TT_CAP_OK;
 }
 
 tt_cap_status tt_cap_step(void)
 {
     enum tt_cap_action next;
-    pthread_mutex_lock(&ctl);
+    if (holding)
+        return refused_in_callback("tt_cap_step");
+    ctl_lock();
     if (!active) {
-        pthread_mutex_unlock(&ctl);
+        ctl_unlock();
         return TT_CAP_EOFF;
     }
     if (sched_on) {
@@ -393,17 +464,13 @@ tt_cap_status tt_cap_step(void)
     } else {
         step++;
     }
-    pthread_mutex_unlock(&ctl);
+    ctl_unlock();
     return TT_CAP_OK;
 }
 
-tt_cap_status tt_cap_stop(void)
+/* the profile ends (ctl held, a profile active) */
+static void stop_locked(void)
 {
-    pthread_mutex_lock(&ctl);
-    if (!active) {
-        pthread_mutex_unlock(&ctl);
-        return TT_CAP_EOFF;
-    }
     if (sched_on) {
         step_close();
         apply(tt_cap__sched_exit(act));
@@ -414,7 +481,23 @@ tt_cap_status tt_cap_stop(void)
     tt_cap__gpu_stop(); /* CUPTI off between profiles: no cost to the program */
     active = 0;
     tt_cap__filter_set(NULL);
-    pthread_mutex_unlock(&ctl);
+}
+
+tt_cap_status tt_cap_stop(void)
+{
+    if (holding) { /* from a callback: when it returns, before the lock goes */
+        if (!active && !starting)
+            return TT_CAP_EOFF;
+        stop_pending = 1;
+        return TT_CAP_OK;
+    }
+    ctl_lock();
+    if (!active) {
+        ctl_unlock();
+        return TT_CAP_EOFF;
+    }
+    stop_locked();
+    ctl_unlock();
     return TT_CAP_OK;
 }
 
@@ -435,10 +518,13 @@ tt_cap_status tt_cap_write_trace(const tt_cap_trace *t, const char *path, const 
 
 void tt_cap_get_stats(tt_cap_stats *s)
 {
-    pthread_mutex_lock(&ctl);
+    int locked = !holding; /* from a callback: this thread holds the lock */
+    if (locked)
+        ctl_lock();
     *s = stats;
     s->ignored_starts = atomic_load(&ignored_starts);
-    pthread_mutex_unlock(&ctl);
+    if (locked)
+        ctl_unlock();
 }
 
 size_t tt_cap_trace_scopes(const tt_cap_trace *t)
@@ -449,11 +535,13 @@ size_t tt_cap_trace_scopes(const tt_cap_trace *t)
 void tt_cap_shutdown(void)
 {
     tt_cap_stop();
-    pthread_mutex_lock(&ctl);
+    if (holding) /* from a callback: the stop is all (done when it returns) */
+        return;
+    ctl_lock();
     tt_cap__threads_reset(0);
     tt_cap__pool_free();
     free(out_dir);
     free(worker);
     out_dir = worker = NULL;
-    pthread_mutex_unlock(&ctl);
+    ctl_unlock();
 }

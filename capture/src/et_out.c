@@ -111,7 +111,7 @@ static void write_nodes(struct out *o, const struct trace_thread *th, const stru
         if (h->type != REC_SCOPE && h->type != REC_STEP)
             continue;
         if (s->loc) {
-            nm = s->loc->name;
+            nm = s->loc->name ? s->loc->name : TT_CAP_NULL_NAME;
             nl = strlen(nm);
         } else {
             nl = (size_t)snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)s->step);

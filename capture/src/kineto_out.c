@@ -77,7 +77,8 @@ static int write_thread(struct out *o, const struct tt_cap_trace *tr, const stru
                            kind == TT_CAP_USER_ANNOTATION ? "user_annotation" : "cpu_op");
         *first = 0;
         if (s->loc) {
-            tt_cap__out_json_string(o, s->loc->name, strlen(s->loc->name));
+            const char *nm = s->loc->name ? s->loc->name : TT_CAP_NULL_NAME;
+            tt_cap__out_json_string(o, nm, strlen(nm));
         } else {
             tt_cap__out_printf(o, "\"ProfilerStep#%lld\"", (long long)s->step);
         }

@@ -1,6 +1,7 @@
 /*
- * capture/src/log.c - failures: the last one (tt_cap_last_error), and the
- * log line each one gets (the configuration's callback, else stderr). A
+ * capture/src/log.c - failures: the last one of each thread
+ * (tt_cap_last_error), and the log line each one gets (the configuration's
+ * callback, else stderr). A
  * failure while a window records switches recording off: the program goes
  * on, the library records no more.
  */
@@ -11,7 +12,11 @@
 
 static tt_cap_log_fn log_fn;
 static void *log_user;
-static char last_error[512];
+/* the calling thread's last failure (as errno): threads that fail at once
+ * (8 concurrent tt_cap_start) each keep their own, without a race. The
+ * default TLS model: 512 bytes of static TLS could exhaust what a library
+ * loaded with dlopen (libtracetool_inject, by the CUDA driver) may have. */
+static _Thread_local char last_error[512];
 
 void tt_cap__set_error(const char *fmt, ...)
 {

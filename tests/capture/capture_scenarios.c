@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,6 +531,223 @@ static int mode_gpu(const char *dir)
     return 0;
 }
 
+/* ---- a scope whose source location has no name ---- */
+
+static int mode_nullname(const char *dir)
+{
+    static const tt_cap_srcloc noname = { NULL, NULL, 0, TT_CAP_CPU_OP };
+    static const tt_cap_srcloc named = { "aten::named", __FILE__, __LINE__, TT_CAP_CPU_OP };
+    tt_cap_config c;
+    tt_cap_scope a, b;
+    tt_cap_config_default(&c);
+    c.out_dir = dir;
+    c.worker_name = "nullname";
+    c.write_et = 1;
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    a = tt_cap_scope_begin(&named);
+    b = tt_cap_scope_begin(&noname);
+    work(100);
+    tt_cap_scope_end(&b);
+    tt_cap_scope_end(&a);
+    printf("stop %d\n", tt_cap_stop());
+    print_stats(0);
+    return 0;
+}
+
+/* ---- 8 threads call tt_cap_start at once: one profile, 7 told EBUSY ---- */
+
+static pthread_barrier_t start_barrier;
+
+struct starter {
+    int rc;
+    char error[128];
+};
+
+static void *starter_main(void *arg)
+{
+    struct starter *st = arg;
+    tt_cap_config c;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = race_ready;
+    pthread_barrier_wait(&start_barrier);
+    st->rc = tt_cap_start(&c);
+    snprintf(st->error, sizeof(st->error), "%s", tt_cap_last_error());
+    {
+        TT_CAP_SCOPE("aten::started");
+        work(10);
+    }
+    return NULL;
+}
+
+static int mode_startrace(void)
+{
+    pthread_t th[8];
+    struct starter st[8];
+    int i, ok = 0, busy = 0, said = 0;
+    pthread_barrier_init(&start_barrier, NULL, 8);
+    for (i = 0; i < 8; i++)
+        pthread_create(&th[i], NULL, starter_main, &st[i]);
+    for (i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        ok += st[i].rc == TT_CAP_OK;
+        busy += st[i].rc == TT_CAP_EBUSY;
+        said += st[i].rc == TT_CAP_EBUSY && strstr(st[i].error, "already running") != NULL;
+    }
+    pthread_barrier_destroy(&start_barrier);
+    printf("starts ok=%d busy=%d said=%d\n", ok, busy, said);
+    printf("stop %d\n", tt_cap_stop());
+    printf("windows %llu\nwindow_scopes %llu\n", race_windows, race_scopes);
+    print_stats(0);
+    return 0;
+}
+
+/* ---- calls into the library from its own callbacks (on_trace_ready, log) ---- */
+
+static int reenter_traces;
+
+static void reenter_log(const char *line, void *user)
+{
+    tt_cap_stats st;
+    const char *what = user;
+    tt_cap_get_stats(&st); /* must not deadlock */
+    printf("log %s: %s\n", what, line);
+    printf("log %s: step %d start %d\n", what, tt_cap_step(), tt_cap_start(NULL));
+    if (!strcmp(what, "stop"))
+        printf("log %s: stop %d\n", what, tt_cap_stop());
+    if (!strcmp(what, "shutdown")) {
+        tt_cap_shutdown();
+        printf("log %s: shutdown returned\n", what);
+    }
+}
+
+static void reenter_ready(const tt_cap_trace *t, void *user)
+{
+    char path[512];
+    tt_cap_stats st;
+    pid_t pid;
+    int status = -1;
+    reenter_traces++;
+    tt_cap_get_stats(&st);
+    printf("ready %d: traces %llu scopes %zu\n", reenter_traces, (unsigned long long)st.traces,
+           tt_cap_trace_scopes(t));
+    printf("ready %d: step %d start %d\n", reenter_traces, tt_cap_step(), tt_cap_start(NULL));
+    printf("ready %d: error %s\n", reenter_traces, tt_cap_last_error());
+    snprintf(path, sizeof(path), "%s/reenter%d.json", (const char *)user, reenter_traces);
+    printf("ready %d: write %d\n", reenter_traces, tt_cap_write_trace(t, path, NULL));
+    fflush(stdout);
+    if ((pid = fork()) == 0) /* a callback may fork (the library's fork hooks) */
+        _exit(9);
+    waitpid(pid, &status, 0);
+    printf("ready %d: child %d\n", reenter_traces, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (reenter_traces == 2)
+        printf("ready %d: stop %d\n", reenter_traces, tt_cap_stop());
+}
+
+/* the callbacks call the API: stats work, step and start say TT_CAP_ECALLBACK,
+ * stop (and shutdown) take effect when the callback returns; never a deadlock */
+static int mode_reenter(const char *dir)
+{
+    tt_cap_config c;
+    long r = 0;
+    int i, rc;
+    tt_cap_config_default(&c);
+    c.on_trace_ready = reenter_ready;
+    c.user = (void *)dir;
+    c.log = reenter_log;
+    c.log_user = "calls";
+    c.wait = 1, c.warmup = 0, c.active = 1; /* warmup 0: a log line at the start */
+    printf("start %d\n", tt_cap_start(&c));
+    for (i = 0; i < 10; i++) {
+        r += step_body(i);
+        rc = tt_cap_step();
+        printf("step %d %d\n", i, rc);
+    }
+    printf("stop %d\n", tt_cap_stop());
+    c.log_user = "stop"; /* the log callback stops the profile it is starting */
+    printf("start2 %d\n", tt_cap_start(&c));
+    printf("step2 %d\n", tt_cap_step());
+    c.log_user = "shutdown";
+    printf("start3 %d\n", tt_cap_start(&c));
+    printf("step3 %d\n", tt_cap_step());
+    c.log_user = "calls";
+    printf("start4 %d\n", tt_cap_start(&c));
+    printf("stop4 %d\n", tt_cap_stop());
+    print_stats(r);
+    return 0;
+}
+
+/* ---- exit() from a signal handler while threads are inside scopes ---- */
+
+static atomic_long spins;
+static int sig_status;
+
+static void exit_handler(int sig)
+{
+    (void)sig;
+    exit(sig_status);
+}
+
+static void *spinner(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        TT_CAP_SCOPE("aten::spin");
+        {
+            TT_CAP_SCOPE("aten::inner");
+            atomic_fetch_add(&spins, 1);
+        }
+    }
+    return NULL;
+}
+
+static void wait_spins(long n)
+{
+    struct timespec ts = { 0, 100000 };
+    long base = atomic_load(&spins);
+    while (atomic_load(&spins) - base < n)
+        nanosleep(&ts, NULL);
+}
+
+static void *sigexit_sender(void *arg)
+{
+    pthread_t to = *(pthread_t *)arg;
+    wait_spins(20000);
+    pthread_kill(to, SIGUSR1);
+    return NULL;
+}
+
+/* WHO: "raise" (the main thread raises it while a thread spins in scopes),
+ * "thread" (sent to the spinning thread), "main" (the main thread spins in
+ * scopes and a thread sends it); the handler calls exit(5) */
+static int mode_sigexit(const char *dir, const char *who)
+{
+    tt_cap_config c;
+    pthread_t th;
+    tt_cap_config_default(&c);
+    c.out_dir = dir;
+    c.worker_name = "sigexit";
+    sig_status = 5;
+    signal(SIGUSR1, exit_handler);
+    if (tt_cap_start(&c) != TT_CAP_OK)
+        return 1;
+    if (!strcmp(who, "main")) {
+        pthread_t self = pthread_self(), s;
+        pthread_create(&th, NULL, spinner, NULL); /* a second thread in scopes too */
+        pthread_create(&s, NULL, sigexit_sender, &self);
+        pthread_detach(s);
+        spinner(NULL);
+    }
+    pthread_create(&th, NULL, spinner, NULL);
+    wait_spins(20000);
+    if (!strcmp(who, "thread"))
+        pthread_kill(th, SIGUSR1);
+    else
+        raise(SIGUSR1);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -568,6 +786,14 @@ int main(int argc, char **argv)
         return mode_crash(argv[2], 1);
     if (!strcmp(argv[1], "kill-writing"))
         return mode_crash(argv[2], 2);
+    if (!strcmp(argv[1], "nullname"))
+        return mode_nullname(argv[2]);
+    if (!strcmp(argv[1], "startrace"))
+        return mode_startrace();
+    if (!strcmp(argv[1], "reenter"))
+        return mode_reenter(argv[2]);
+    if (!strncmp(argv[1], "sigexit-", 8))
+        return mode_sigexit(argv[2], argv[1] + 8);
     if (!strcmp(argv[1], "plain")) { /* no profile: the work alone */
         printf("result %ld\n", step_body(0));
         return 0;

@@ -22,6 +22,18 @@ right), then read back by tracetool.
 - fork, failures (unwritable directory, bad regex, second start, stop twice),
   limits (memory cap, maximum duration, name filter) and exit(): the program's
   result is the same as without capture, and what is lost is counted in the trace;
+- reenter: on_trace_ready and log call the API back on their own thread (stats,
+  step, start, stop, shutdown, fork): never a deadlock; step / start say
+  TT_CAP_ECALLBACK, stop takes effect when the callback returns;
+- sigexit: exit(5) from a signal handler while threads (the handler's own too)
+  are inside scopes: exit status 5 every run, any trace complete;
+- nullname: a tt_cap_srcloc with a NULL name is written "(null)", no crash, no .tmp;
+- startrace: 8 threads call tt_cap_start at once: one profile, 7 TT_CAP_EBUSY
+  each with its reason (ThreadSanitizer: no race on the last error);
+- the malloc interposer (alloc_prog): the aligned allocators too, every block's
+  events balance, no free of a block whose allocation was not seen, Total
+  Allocated never below 0; TT_CAPTURE_WORKER=../x and capture-demo --worker
+  ../../esc write nothing outside the output directory;
 - tracetool info / averages read the traces.
 """
 import decimal
@@ -460,17 +472,38 @@ def check_malloc_preload(tmp):
     mem = [e for e in doc["traceEvents"] if e.get("name") == "[memory]"]
     allocs = [e for e in mem if e["args"]["Bytes"] > 0]
     frees = [e for e in mem if e["args"]["Bytes"] < 0]
-    C.check(len(allocs) >= 1100 and len(frees) >= 1100, "preload: 1000 blocks and 100 reallocs",
-            (len(allocs), len(frees)))
-    live = {}
-    for e in sorted(mem, key=lambda e: e["ts"]):
+    C.check(len(allocs) >= 1600 and len(frees) >= 1600,
+            "preload: 1000 blocks, 100 reallocs and 500 aligned blocks (posix_memalign, "
+            "aligned_alloc, memalign, valloc, pvalloc)", (len(allocs), len(frees)))
+    live, unseen, order = {}, [], sorted(mem, key=lambda e: (e["ts"], e["args"]["Ev Idx"]))
+    for e in order:
         a = e["args"]["Addr"]
+        if a not in live and e["args"]["Bytes"] < 0:
+            unseen.append(e["args"])
         live[a] = live.get(a, 0) + e["args"]["Bytes"]
     left = [v for v in live.values() if v]
     C.check(len(left) <= 2 and all(v > 0 for v in left),
             "preload: every block's events balance (stdio's buffer may live on)", left[:5])
+    C.eq(unseen[:3], [], "preload: no free of a block whose allocation was not seen")
+    low = [e["args"]["Total Allocated"] for e in mem if e["args"]["Total Allocated"] < 0]
+    C.eq(low[:3], [], "preload: Total Allocated never below 0")
     C.check(all(e["args"]["Device Type"] == 0 and e["args"]["Device Id"] == -1 for e in mem),
             "preload: device cpu")
+    pages = [e for e in allocs if e["args"]["Addr"] % 4096 == 0]
+    C.check(len(pages) >= 2 * 100, "preload: valloc / pvalloc blocks (page-aligned) recorded",
+            len(pages))
+    # TT_CAPTURE_WORKER must name a file in TT_CAPTURE_DIR, never a path out of it
+    wd = os.path.join(tmp, "preload_worker")
+    out = os.path.join(wd, "out")
+    os.makedirs(out)
+    env = dict(os.environ, LD_PRELOAD=lib, TT_CAPTURE_DIR=out, TT_CAPTURE_WORKER="../x")
+    pre = subprocess.run([prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, env=env)
+    C.eq((pre.returncode, pre.stdout), (plain.returncode, plain.stdout),
+         "preload TT_CAPTURE_WORKER=../x: the program unchanged")
+    C.eq(os.listdir(wd), ["out"], "preload TT_CAPTURE_WORKER=../x: nothing written outside the directory")
+    C.eq(len(glob.glob(os.path.join(out, "*.pt.trace.json"))), 1,
+         "preload TT_CAPTURE_WORKER=../x: the trace in TT_CAPTURE_DIR, default name")
+    C.check(b"worker name" in pre.stderr, "preload TT_CAPTURE_WORKER=../x: said", pre.stderr)
     html = os.path.join(tmp, "preload.html")
     cp = te.run_tool(["memtimeline", files[0], html])
     C.eq(cp.returncode, 0, "preload: tracetool memtimeline draws it")
@@ -525,12 +558,133 @@ def check_user_demo(tmp):
     cp = te.run_tool(["memtimeline", "--device", "cpu", files[0], html])
     C.eq(cp.returncode, 0, "capture-demo: tracetool memtimeline draws the memory events")
     C.check(os.path.exists(html) and os.path.getsize(html) > 1000, "capture-demo: memtimeline html")
+    # a worker name is one file name: never a path out of --out
+    wd = os.path.join(tmp, "demo_worker", "a")
+    out = os.path.join(wd, "out")
+    os.makedirs(out)
+    cp = subprocess.run([USER_DEMO, "--out", out, "--steps", "2", "--worker", "../../esc"],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    C.eq(cp.returncode, 0, "capture-demo --worker ../../esc: exit code")
+    C.eq((os.listdir(os.path.join(tmp, "demo_worker")), os.listdir(wd)), (["a"], ["out"]),
+         "capture-demo --worker ../../esc: nothing written outside --out")
+    C.eq(len(glob.glob(os.path.join(out, "*.pt.trace.json"))), 1,
+         "capture-demo --worker ../../esc: the trace in --out, default name")
+    C.check(b"worker name" in cp.stderr, "capture-demo --worker ../../esc: said", cp.stderr)
     # capture that cannot write: the workload still runs, exit 0
     cp = subprocess.run([USER_DEMO, "--out", "/etc/passwd/x", "--steps", "3"],
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     C.eq(cp.returncode, 0, "capture-demo: exit 0 when capture fails")
     C.check(b"result" in cp.stdout and b"cannot make the directory" in cp.stderr,
             "capture-demo: the work ran, the failure said once", (cp.stdout, cp.stderr))
+
+
+def check_reenter(tmp):
+    """the callbacks (on_trace_ready, log) call the API on their own thread:
+    never a deadlock; stats work, step and start say TT_CAP_ECALLBACK (-6),
+    stop and shutdown take effect when the callback returns"""
+    d = os.path.join(tmp, "reenter")
+    os.makedirs(d)
+    try:
+        cp, kv = demo("reenter", d, timeout=120)
+    except subprocess.TimeoutExpired:
+        C.check(False, "reenter: no deadlock (timed out)")
+        return
+    out = cp.stdout.decode("utf-8", "replace").splitlines()
+    C.eq(cp.returncode, 0, "reenter: exit code")
+    C.check("start 0" in out, "reenter: the profile starts", out[:5])
+    C.check(any(ln.startswith("log calls: profiler won't be using warmup") for ln in out),
+            "reenter: the log callback ran", out[:5])
+    C.eq(out.count("log calls: step -6 start -6"), 2,
+         "reenter: step and start from the log callback: TT_CAP_ECALLBACK")
+    for n in (1, 2):
+        C.check("ready %d: step -6 start -6" % n in out,
+                "reenter: step and start from on_trace_ready %d: TT_CAP_ECALLBACK" % n, out)
+        C.check("ready %d: write 0" % n in out and "ready %d: child 9" % n in out,
+                "reenter: on_trace_ready %d writes its trace and forks" % n, out)
+        C.check(any(ln.startswith("ready %d: error " % n) and "from inside a callback" in ln for ln in out),
+                "reenter: tt_cap_last_error says why", out)
+        doc, raw = load(os.path.join(d, "reenter%d.json" % n))
+        C.check(len(ops(doc)) > 0, "reenter: trace %d written from the callback" % n)
+    C.check(any(ln.startswith("ready 1: traces 1 ") for ln in out),
+            "reenter: tt_cap_get_stats from on_trace_ready", out)
+    C.check("ready 2: stop 0" in out, "reenter: stop from on_trace_ready: TT_CAP_OK", out)
+    C.check("ready 3: step -6 start -6" not in out, "reenter: no window after that stop", out)
+    C.check("step 3 0" in out and "step 4 -5" in out and "stop -5" in out,
+            "reenter: the profile stopped when the callback returned", out)
+    C.check("log stop: stop 0" in out and "start2 0" in out and "step2 -5" in out,
+            "reenter: stop from the log callback during a start", out)
+    C.check("log shutdown: shutdown returned" in out and "start3 0" in out and "step3 -5" in out,
+            "reenter: shutdown from the log callback: a stop", out)
+    C.check("start4 0" in out and "stop4 0" in out, "reenter: the library works after all that", out)
+    C.eq(kv.get("traces"), "2", "reenter: stats traces")
+
+
+def check_sigexit(tmp):
+    """exit(5) from a signal handler while threads are inside scopes (the
+    handler's own thread too): the program exits with 5 every time, and a
+    trace written is complete"""
+    runs = 7
+    # exit() from a handler is the program's own signal-unsafe call: under
+    # ThreadSanitizer only races are failures here, and LeakSanitizer's check
+    # at exit would wait for the allocator's lock that the interrupted malloc
+    # holds (the library itself writes nothing then)
+    env = dict(os.environ, TSAN_OPTIONS=(os.environ.get("TSAN_OPTIONS", "") +
+                                         ":report_signal_unsafe=0").lstrip(":"),
+               ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
+    for who in ("raise", "thread", "main"):
+        got = []
+        for i in range(runs):
+            d = os.path.join(tmp, "sigexit_%s_%d" % (who, i))
+            os.makedirs(d)
+            try:
+                cp = subprocess.run([DEMO, "sigexit-" + who, d], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, timeout=60, env=env)
+                got.append(cp.returncode)
+                if cp.returncode != 5 and cp.stderr:
+                    print(cp.stderr.decode("utf-8", "replace")[-2000:])
+            except subprocess.TimeoutExpired:
+                got.append("hang")
+            bad = []
+            for f in os.listdir(d):
+                try:
+                    doc, _ = load(os.path.join(d, f))
+                    C.check("tracetool_capture" in doc, "sigexit: a complete trace", f)
+                except ValueError:
+                    bad.append(f)
+            C.eq(bad, [], "sigexit %s: no half-written file" % who)
+        C.eq(got, [5] * runs, "sigexit %s: exit(5) from the handler, %d runs" % (who, runs))
+
+
+def check_nullname(tmp):
+    d = os.path.join(tmp, "nullname")
+    os.makedirs(d)
+    cp, kv = demo("nullname", d)
+    C.eq(cp.returncode, 0, "nullname: exit code (no crash)")
+    C.eq([f for f in os.listdir(d) if f.endswith(".tmp")], [], "nullname: no .tmp left")
+    files = glob.glob(os.path.join(d, "nullname.*.pt.trace.json"))
+    ets = glob.glob(os.path.join(d, "nullname.*.pt.et.json"))
+    C.eq((len(files), len(ets)), (1, 1), "nullname: the trace and its ET written")
+    if not files or not ets:
+        return
+    doc, raw = load(files[0])
+    evs, _ = check_kineto("nullname", doc, raw, shapes=False)
+    C.eq(sorted(e["name"] for e in evs), ["(null)", "aten::named"],
+         "nullname: a NULL name written as (null)")
+    et, _ = load(ets[0])
+    check_et("nullname", et, evs)
+    C.check(any(n["name"] == "(null)" for n in et["nodes"]), "nullname: (null) in the ET")
+
+
+def check_startrace(tmp):
+    """8 threads call tt_cap_start at once (ThreadSanitizer: no race)"""
+    cp, kv = demo("startrace", tmp, timeout=120)
+    C.eq(cp.returncode, 0, "startrace: exit code (sanitizers report races as failures)")
+    if cp.returncode:
+        print(cp.stderr.decode("utf-8", "replace")[-3000:])
+    C.eq(kv.get("starts"), "ok=1 busy=7 said=7",
+         "startrace: one profile; seven told TT_CAP_EBUSY, each with its reason")
+    C.eq(kv.get("ignored"), "7", "startrace: the ignored starts counted")
+    C.eq(kv.get("window_scopes"), kv.get("scopes"), "startrace: the window holds every scope")
 
 
 def main():
@@ -556,6 +710,10 @@ def main():
         C.section("crash", check_crash, tmp)
         C.section("metrics", check_metrics, tmp)
         C.section("clock", check_clock, tmp)
+        C.section("reenter", check_reenter, tmp)
+        C.section("sigexit", check_sigexit, tmp)
+        C.section("nullname", check_nullname, tmp)
+        C.section("startrace", check_startrace, tmp)
         C.section("malloc preload", check_malloc_preload, tmp)
         if os.access(USER_DEMO, os.X_OK):
             C.section("capture-demo", check_user_demo, tmp)

@@ -11,7 +11,9 @@ tests/capture/cpu_prog.c (cc) and tests/capture/cuda_prog.cu ($TT_CUDA_ROOT/bin/
 - the trace is written to DIR and `tracetool info` reads it; record lists it and
   summarises it on stderr, --no-summary only lists it; --memory gives the heap's
   [memory] events in one profile (the malloc interposer starts none of its own);
-  --delay past the program's end writes nothing, --duration writes at its end;
+  --delay past the program's end writes nothing (and record says so without
+  pointing at capture lines that were never written; after a failure the
+  library logs, it points at them), --duration writes at its end;
 - PROG not found: 127, not executable: 126; bad options: 2; no injection
   library: 4; TT_CAPTURE_ACTIVITIES=bogus: a log line, the program unharmed.
 - `--gpu-only` (ctest gpu/record_kernels, label gpu): on a host where
@@ -295,6 +297,23 @@ def check_window(tmp, cpu):
     C.check(rec.returncode == 0 and not traces(d) and
             any("no trace written" in l for l in lines(rec.stderr)),
             "--delay past the program's end: no trace, said", rec.stderr)
+    said = [l for l in lines(rec.stderr) if l.startswith("tracetool capture:")]
+    C.eq(said, [], "--delay past the program's end: the capture library said nothing")
+    C.check(not any("lines above" in l for l in lines(rec.stderr)) and
+            any("before the --delay of 30 s" in l for l in lines(rec.stderr)),
+            "--delay past the program's end: record says why, pointing at no lines", rec.stderr)
+    # a failure the capture library says (out of memory): record points at its lines
+    d = os.path.join(tmp, "fault")
+    own_tmp = os.path.join(tmp, "fault_tmpdir")
+    os.makedirs(own_tmp)
+    rec = record(["-o", d, "--activities", "none"], [cpu, "--iters", "1000"],
+                 env={"TT_CAPTURE_FAULT": "alloc", "TMPDIR": own_tmp})
+    said = [l for l in lines(rec.stderr) if l.startswith("tracetool capture:")]
+    C.check(rec.returncode == 0 and not traces(d) and said and
+            any("no trace written" in l and "see the 'tracetool capture' lines above" in l
+                for l in lines(rec.stderr)),
+            "a capture failure: no trace, record points at the lines above", rec.stderr)
+    C.eq(os.listdir(own_tmp), [], "record leaves no file of its own in TMPDIR")
     d = os.path.join(tmp, "duration")
     rec = record(["-o", d, "--duration", "0.05", "--activities", "none"], [cpu])
     files = traces(d)

@@ -24,6 +24,32 @@
  * Hot path: a scope costs two clock reads and one append to a buffer of the
  * calling thread (no lock, no allocation but a new 64 KiB chunk now and
  * then); with no profile recording it costs one atomic load.
+ *
+ * Callbacks (on_trace_ready, log) run inside the control call that ended the
+ * window or failed (tt_cap_start, tt_cap_step, tt_cap_stop, tt_cap_shutdown,
+ * exit()), which holds the library's control lock; they may call it back, on
+ * their own thread, and never deadlock:
+ *   - tt_cap_get_stats, tt_cap_last_error, tt_cap_write_trace and
+ *     tt_cap_trace_scopes work (scopes and memory events too; inside
+ *     on_trace_ready they are not recorded);
+ *   - tt_cap_stop returns TT_CAP_OK (TT_CAP_EOFF with no profile) and the
+ *     profile stops when the callback returns, before the control call that
+ *     ran it does (a window still recording is handed over then);
+ *     tt_cap_shutdown is that stop, and nothing more;
+ *   - tt_cap_step and tt_cap_start do nothing and return TT_CAP_ECALLBACK
+ *     (tt_cap_profile_function runs its function unprofiled);
+ *   - fork() works (the child records nothing).
+ * A callback must not wait for another thread that makes a control call
+ * (that thread waits for the lock the callback's thread holds). A signal
+ * handler that interrupted a control call on its thread is answered the
+ * same way.
+ *
+ * exit() from a signal handler, with threads (the handler's own too) inside
+ * scopes: the program exits with its status. The window is written without
+ * what a thread interrupted inside the library held (counted as dropped);
+ * the wait for another thread is bounded (a few ms); when the handler
+ * stopped its thread inside the library's own malloc, nothing is written
+ * (as at a kill).
  */
 #ifndef TRACETOOL_CAPTURE_H
 #define TRACETOOL_CAPTURE_H
@@ -43,7 +69,8 @@ typedef enum tt_cap_status {
     TT_CAP_EINVAL = -2,  /* a bad configuration (negative schedule, bad regex, ...) */
     TT_CAP_ENOMEM = -3,
     TT_CAP_EIO = -4,     /* a file could not be written */
-    TT_CAP_EOFF = -5     /* no profile running, or capture switched off after a failure */
+    TT_CAP_EOFF = -5,    /* no profile running, or capture switched off after a failure */
+    TT_CAP_ECALLBACK = -6 /* called from inside on_trace_ready or log (see above): not done */
 } tt_cap_status;
 
 /* kinds of a scope: Kineto's categories */
@@ -65,7 +92,9 @@ typedef struct tt_cap_config {
     tt_cap_ready_fn on_trace_ready;
     void *user;
     const char *out_dir;     /* default "." (made if missing) */
-    const char *worker_name; /* default "<hostname>_<pid>" */
+    /* default "<hostname>_<pid>"; a file name in out_dir: a name with a '/',
+     * or "." or "..", is not used (a log line says so; the default is) */
+    const char *worker_name;
     int use_gzip;            /* the handler writes .gz */
     int write_et;            /* the handler also writes <...>.pt.et.json[.gz] */
     int record_shapes;       /* keep the shapes given to tt_cap_scope_shapes */
@@ -89,7 +118,8 @@ enum {
 
 typedef struct tt_cap_stats {
     uint64_t scopes, mem_events; /* recorded in the windows so far */
-    uint64_t dropped;            /* events past max_bytes or max_duration_s */
+    uint64_t dropped;            /* events past max_bytes or max_duration_s, or held by a
+                                  * thread stopped inside the library when its window ended */
     uint64_t ignored_starts;     /* tt_cap_start while a profile ran */
     uint64_t traces;             /* windows handed to on_trace_ready */
     int gpu;                     /* GPU capture is on */
@@ -108,7 +138,8 @@ TT_CAP_API tt_cap_status tt_cap_write_trace(const tt_cap_trace *t, const char *p
 /* the scopes of a window with a Record function id (what both files hold) */
 TT_CAP_API size_t tt_cap_trace_scopes(const tt_cap_trace *t);
 TT_CAP_API void tt_cap_get_stats(tt_cap_stats *s);
-/* the last failure, or "" */
+/* the last failure of the calling thread (each thread has its own, as
+ * errno), or "" */
 TT_CAP_API const char *tt_cap_last_error(void);
 /* tt_cap_stop, then free everything; also run at exit(). Idempotent. */
 TT_CAP_API void tt_cap_shutdown(void);
@@ -116,7 +147,7 @@ TT_CAP_API void tt_cap_shutdown(void);
 /* ---- scopes (record functions) ---- */
 
 typedef struct tt_cap_srcloc {
-    const char *name, *file; /* static storage */
+    const char *name, *file; /* static storage; a NULL name is written "(null)" */
     uint32_t line;
     uint8_t kind; /* TT_CAP_CPU_OP or TT_CAP_USER_ANNOTATION */
 } tt_cap_srcloc;
