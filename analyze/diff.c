@@ -612,6 +612,8 @@ int tt_diff_compare(const tt_diff_side *b, const tt_diff_side *n, const tt_diff_
         snprintf(r->reason, sizeof(r->reason),
                  "NOT COMPARABLE: %s (--allow-env-mismatch compares anyway)", r->mismatch);
     }
+    if (!r->not_comparable && tt__diff_steps_differ(b, n, r->reason, sizeof(r->reason)))
+        r->not_comparable = 1;
     verdict_line(r);
     r->exit_code = r->not_comparable                                              ? 6
                    : r->verdict == TT_V_REGRESSED                                 ? 1

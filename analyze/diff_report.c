@@ -104,6 +104,17 @@ static const tt_table_col row_cols[RC_COUNT] = {
     { "Verdict", "verdict", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
 };
 
+/* a row's share of the step time change, NaN (an empty cell, null) when
+ * that change is under 1% of the base step time: a share of almost nothing
+ * is noise (it reached 8452%) */
+static double shown_share(const tt_diff_result *r, const tt_diff_row *w)
+{
+    double base = r->nmetrics ? r->metrics[0].base : NAN;
+    if (!(isfinite(base) && base > 0 && fabs(r->step_delta_ns) >= 0.01 * base))
+        return NAN;
+    return w->share;
+}
+
 /* rows with status (-1: any) into a table, at most limit (-1: all); *left:
  * how many more there were */
 static int rows_table(const tt_diff_result *r, int status, int limit, int fmt, FILE *out,
@@ -137,8 +148,8 @@ static int rows_table(const tt_diff_result *r, int status, int limit, int fmt, F
         tt_table_set_float(t, RC_BMS, w->base_ns / 1e6);
         tt_table_set_float(t, RC_NMS, w->new_ns / 1e6);
         tt_table_set_float(t, RC_DMS, w->delta_ns / 1e6);
-        if (!isnan(w->share))
-            tt_table_set_float(t, RC_SHARE, w->share * 100);
+        if (isfinite(shown_share(r, w)))
+            tt_table_set_float(t, RC_SHARE, shown_share(r, w) * 100);
         tt_table_set_text(t, RC_VERDICT, vname[w->verdict]);
     }
     wo.format = fmt;
@@ -325,7 +336,7 @@ static void write_json(const tt_diff_result *r, FILE *out)
         fputs(", \"delta_ns\": ", out);
         json_num(out, w->delta_ns);
         fputs(", \"share\": ", out);
-        json_num(out, w->share);
+        json_num(out, shown_share(r, w));
         fputs(", \"p\": ", out);
         json_num(out, w->p);
         fputs(", \"q\": ", out);
@@ -335,12 +346,131 @@ static void write_json(const tt_diff_result *r, FILE *out)
     fputs("\n  ]\n}\n", out);
 }
 
+/* ---- CSV ---- */
+
+enum { CC_KIND, CC_KEY, CC_STATUS, CC_UNIT, CC_GATED, CC_BASE_N, CC_BASE, CC_NEW_N, CC_NEW,
+       CC_RATIO, CC_HL, CC_BCOUNT, CC_NCOUNT, CC_BNS, CC_NNS, CC_DNS, CC_SHARE, CC_P, CC_Q,
+       CC_TEST, CC_VERDICT, CC_NOTE, CC_COUNT };
+
+#define CSV_COL(k) { k, k, TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 }
+static const tt_table_col csv_cols[CC_COUNT] = {
+    CSV_COL("kind"),      CSV_COL("key"),       CSV_COL("status"),    CSV_COL("unit"),
+    CSV_COL("gated"),     CSV_COL("base_n"),    CSV_COL("base"),      CSV_COL("new_n"),
+    CSV_COL("new"),       CSV_COL("ratio"),     CSV_COL("hl_shift"),  CSV_COL("base_count"),
+    CSV_COL("new_count"), CSV_COL("base_ns"),   CSV_COL("new_ns"),    CSV_COL("delta_ns"),
+    CSV_COL("share"),     CSV_COL("p"),         CSV_COL("q"),         CSV_COL("test"),
+    CSV_COL("verdict"),   CSV_COL("note"),
+};
+
+/* a number as in the JSON report (an empty field when not finite) */
+static void csv_num(tt_table *t, size_t col, double v)
+{
+    char b[40];
+    if (!isfinite(v))
+        return;
+    if (v == floor(v) && fabs(v) < 9e15)
+        snprintf(b, sizeof(b), "%.0f", v);
+    else
+        snprintf(b, sizeof(b), "%.6g", v);
+    tt_table_set_text(t, col, b);
+}
+
+/* one row for the result (kind "result": its verdict, the headline as the
+ * note), one per metric (kind "metric", key its id), one per key row; the
+ * header is the JSON report's keys (base / new: the metric's value) */
+static int write_csv(const tt_diff_result *r, FILE *out)
+{
+    tt_table *t = tt_table_new(csv_cols, CC_COUNT);
+    tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
+    size_t i;
+    int rc;
+    if (!t)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    rc = tt_table_add_row(t);
+    if (rc == 0) {
+        tt_table_set_text(t, CC_KIND, "result");
+        tt_table_set_text(t, CC_VERDICT, r->not_comparable ? "not comparable" : vname[r->verdict]);
+        tt_table_set_text(t, CC_NOTE, r->reason);
+    }
+    for (i = 0; i < r->nmetrics && rc == 0; i++) {
+        const tt_diff_metric *m = &r->metrics[i];
+        if ((rc = tt_table_add_row(t)) < 0)
+            break;
+        tt_table_set_text(t, CC_KIND, "metric");
+        tt_table_set_text(t, CC_KEY, m->id);
+        tt_table_set_text(t, CC_UNIT, m->unit);
+        tt_table_set_text(t, CC_GATED, m->gated ? "true" : "false");
+        csv_num(t, CC_BASE_N, (double)m->nb);
+        csv_num(t, CC_BASE, m->base);
+        csv_num(t, CC_NEW_N, (double)m->nn);
+        csv_num(t, CC_NEW, m->new_);
+        csv_num(t, CC_RATIO, m->ratio);
+        csv_num(t, CC_HL, m->hl);
+        csv_num(t, CC_P, m->p);
+        tt_table_set_text(t, CC_TEST, isnan(m->p) ? "none" : m->exact ? "mann-whitney exact"
+                                                                      : "mann-whitney normal");
+        tt_table_set_text(t, CC_VERDICT, vname[m->verdict]);
+        tt_table_set_text(t, CC_NOTE, m->note);
+    }
+    for (i = 0; i < r->nrows && rc == 0; i++) {
+        const tt_diff_row *w = &r->rows[i];
+        if ((rc = tt_table_add_row(t)) < 0)
+            break;
+        tt_table_set_text(t, CC_KIND, w->kind);
+        tt_table_set_text(t, CC_KEY, w->key);
+        tt_table_set_text(t, CC_STATUS, status_name[w->status]);
+        csv_num(t, CC_BCOUNT, w->base_count);
+        csv_num(t, CC_NCOUNT, w->new_count);
+        csv_num(t, CC_BNS, w->base_ns);
+        csv_num(t, CC_NNS, w->new_ns);
+        csv_num(t, CC_DNS, w->delta_ns);
+        csv_num(t, CC_SHARE, shown_share(r, w));
+        csv_num(t, CC_P, w->p);
+        csv_num(t, CC_Q, w->q);
+        tt_table_set_text(t, CC_VERDICT, vname[w->verdict]);
+    }
+    wo.format = TT_TABLE_CSV;
+    if (rc == 0)
+        rc = tt_table_write(t, &wo, out);
+    tt_table_free(t);
+    return rc;
+}
+
 /* ---- JUnit and GitHub ---- */
 
+/* the length of the UTF-8 character at s when it is valid and allowed in
+ * XML 1.0 (no surrogate, no U+FFFE / U+FFFF), else 0 */
+static size_t xml_char_len(const unsigned char *s)
+{
+    unsigned c = s[0], cp;
+    size_t n, k;
+    if (c < 0x80)
+        return 1;
+    n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (!n)
+        return 0;
+    cp = c & (0xff >> (n + 1));
+    for (k = 1; k < n; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+        return 0;
+    return n;
+}
+
+/* s as XML text or attribute value: markup escaped, line ends and tabs as
+ * character references (a raw one in an attribute reads as a space), what
+ * XML 1.0 does not allow (other C0 characters, bytes that are no UTF-8) as
+ * the text report shows it (\x1b) */
 static void xml_text(FILE *out, const char *s)
 {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        size_t n = xml_char_len(p);
         if (c == '<')
             fputs("&lt;", out);
         else if (c == '>')
@@ -349,10 +479,17 @@ static void xml_text(FILE *out, const char *s)
             fputs("&amp;", out);
         else if (c == '"')
             fputs("&quot;", out);
-        else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-            fputs("?", out); /* not allowed in XML 1.0 */
+        else if (c == '\n')
+            fputs("&#10;", out);
+        else if (c == '\r')
+            fputs("&#13;", out);
+        else if (c == '\t')
+            fputs("&#9;", out);
+        else if (c < 0x20 || !n)
+            fprintf(out, "\\x%02x", c), n = 1;
         else
-            fputc(c, out);
+            fwrite(p, 1, n, out);
+        p += n ? n : 1;
     }
 }
 
@@ -422,36 +559,49 @@ static void write_junit(const tt_diff_result *r, FILE *out)
     fputs("</system-out>\n</testsuite>\n", out);
 }
 
-/* a workflow command's data: % CR LF escaped */
-static void gh_text(FILE *out, const char *s)
+/*
+ * One workflow command, "::CMD title=tracetool diff::MESSAGE", on one line:
+ * the message's % CR LF escaped as %25 %0D %0A (GitHub's own escapes),
+ * other control characters (C0, DEL, C1: ESC, \x01) made visible as the
+ * text report does (\x1b), so a trace's names can neither start another
+ * command nor reach the log raw. The title, a property, is fixed (a
+ * property would also need ':' and ',' escaped, as %3A and %2C).
+ */
+static void gh_command(FILE *out, const char *cmd, const char *msg)
 {
-    for (; *s; s++) {
-        if (*s == '%')
-            fputs("%25", out);
-        else if (*s == '\r')
-            fputs("%0D", out);
-        else if (*s == '\n')
-            fputs("%0A", out);
+    tt_buf b, v;
+    tt_buf_init(&b);
+    tt_buf_init(&v);
+    for (; *msg; msg++) {
+        if (*msg == '%')
+            tt_buf_add(&b, "%25", 3);
+        else if (*msg == '\r')
+            tt_buf_add(&b, "%0D", 3);
+        else if (*msg == '\n')
+            tt_buf_add(&b, "%0A", 3);
         else
-            fputc(*s, out);
+            tt_buf_addch(&b, *msg);
     }
+    fprintf(out, "::%s title=tracetool diff::%s\n", cmd,
+            b.oom || !b.buf ? "" : tt_visible(&v, b.buf));
+    tt_buf_release(&b);
+    tt_buf_release(&v);
 }
 
 static void write_github(const tt_diff_result *r, FILE *out)
 {
     size_t i, n = 0, more = 0;
-    char line[512], pct[32];
+    char pct[32];
+    tt_buf line;
     if (r->not_comparable) {
-        fputs("::error title=tracetool diff::", out);
-        gh_text(out, r->reason);
-        fputc('\n', out);
+        gh_command(out, "error", r->reason);
         return;
     }
+    tt_buf_init(&line);
     if (r->mismatch[0]) {
-        snprintf(line, sizeof(line), "compared although the environments differ: %s", r->mismatch);
-        fputs("::warning title=tracetool diff::", out);
-        gh_text(out, line);
-        fputc('\n', out);
+        tt_buf_reset(&line);
+        tt_buf_addf(&line, "compared although the environments differ: %s", r->mismatch);
+        gh_command(out, "warning", line.buf ? line.buf : "");
     }
     for (i = 0; i < r->nmetrics; i++) {
         const tt_diff_metric *m = &r->metrics[i];
@@ -464,11 +614,10 @@ static void write_github(const tt_diff_result *r, FILE *out)
         }
         n++;
         tt__diff_pct(pct, sizeof(pct), m->ratio);
-        snprintf(line, sizeof(line), "%s %s: %s (n = %zu/%zu)%s%s", m->id, vname[m->verdict],
-                 pct, m->nb, m->nn, m->note[0] ? "; " : "", m->note);
-        fputs(err ? "::error title=tracetool diff::" : "::warning title=tracetool diff::", out);
-        gh_text(out, line);
-        fputc('\n', out);
+        tt_buf_reset(&line);
+        tt_buf_addf(&line, "%s %s: %s (n = %zu/%zu)%s%s", m->id, vname[m->verdict], pct, m->nb,
+                    m->nn, m->note[0] ? "; " : "", m->note);
+        gh_command(out, err ? "error" : "warning", line.buf ? line.buf : "");
     }
     for (i = 0; i < r->nrows; i++) {
         if (r->rows[i].verdict != TT_V_REGRESSED)
@@ -478,16 +627,17 @@ static void write_github(const tt_diff_result *r, FILE *out)
             continue;
         }
         n++;
-        snprintf(line, sizeof(line), "%s %s regressed: %+.3f ms per step", r->rows[i].kind,
-                 r->rows[i].key, r->rows[i].delta_ns / 1e6);
-        fputs("::error title=tracetool diff::", out);
-        gh_text(out, line);
-        fputc('\n', out);
+        tt_buf_reset(&line);
+        tt_buf_addf(&line, "%s ", r->rows[i].kind);
+        tt_buf_add(&line, r->rows[i].key, strlen(r->rows[i].key)); /* whole, however long */
+        tt_buf_addf(&line, " regressed: %+.3f ms per step", r->rows[i].delta_ns / 1e6);
+        gh_command(out, "error", line.buf ? line.buf : "");
     }
     if (more)
         fprintf(out, "::notice title=tracetool diff::%zu more\n", more);
     if (!n)
-        fprintf(out, "::notice title=tracetool diff::%s\n", r->reason);
+        gh_command(out, "notice", r->reason);
+    tt_buf_release(&line);
 }
 
 int tt_diff_write(const tt_diff_result *r, const tt_diff_options *o, int format, FILE *out)
@@ -500,6 +650,7 @@ int tt_diff_write(const tt_diff_result *r, const tt_diff_options *o, int format,
     case TT_DIFF_JSON: write_json(r, out); return 0;
     case TT_DIFF_JUNIT: write_junit(r, out); return 0;
     case TT_DIFF_GITHUB: write_github(r, out); return 0;
+    case TT_DIFF_CSV: return write_csv(r, out);
     default: return write_human(r, o, 0, out);
     }
 }

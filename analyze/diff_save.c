@@ -89,6 +89,11 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
         snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->rank[i]);
         tt_buf_add(&b, t, strlen(t));
     }
+    tt_buf_add(&b, "],\n\"sample_runs\":[", 18);
+    for (i = 0; i < s->n; i++) {
+        snprintf(t, sizeof(t), "%s%d", i ? "," : "", (int)s->run[i]);
+        tt_buf_add(&b, t, strlen(t));
+    }
     tt_buf_add(&b, "],\n\"metrics\":{", 14);
     for (m = 0; m < M_COUNT; m++) {
         if (m)
@@ -452,6 +457,20 @@ static int read_top(struct rd *r, struct tt_diff_side *s)
                 if (nr >= s->n)
                     return bad(r, "more ranks than steps");
                 s->rank[nr++] = v;
+            }
+        } else if (IS(k, kl, "sample_runs")) {
+            /* each sample's run (older summaries: all run 0) */
+            size_t nu = 0;
+            if (tt_jp_peek(&r->jp) != TT_JT_ARRAY)
+                return bad(r, "an array of runs expected");
+            if ((rc = tt_jp_array_begin(&r->jp)) < 0)
+                return rc;
+            while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_int(r, &v)) == 0) {
+                if (nu >= s->n)
+                    return bad(r, "more sample runs than steps");
+                if (v < 0 || v > INT32_MAX)
+                    return bad(r, "a run index out of range");
+                s->run[nu++] = (int32_t)v;
             }
         } else if (IS(k, kl, "metrics")) {
             rc = read_metrics(r, s);

@@ -109,6 +109,12 @@ long tt__diff_add_sample(struct tt_diff_side *s, int64_t step)
         if (!(st = realloc(s->rank, cap * sizeof(*st))))
             return -1;
         s->rank = st;
+        {
+            int32_t *ru = realloc(s->run, cap * sizeof(*ru));
+            if (!ru)
+                return -1;
+            s->run = ru;
+        }
         for (i = 0; i < M_COUNT; i++)
             if (grow_arr(&s->m[i], s->alloc, cap, NAN) < 0)
                 return -1;
@@ -121,6 +127,7 @@ long tt__diff_add_sample(struct tt_diff_side *s, int64_t step)
     }
     s->step[s->n] = step;
     s->rank[s->n] = -1;
+    s->run[s->n] = s->cur_run;
     return (long)s->n++;
 }
 
@@ -142,6 +149,7 @@ void tt_diff_side_free(tt_diff_side *s)
     free(s->kmap);
     free(s->step);
     free(s->rank);
+    free(s->run);
     free(s);
 }
 

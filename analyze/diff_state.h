@@ -35,6 +35,8 @@ struct tt_diff_side {
     size_t n, alloc;       /* samples */
     int64_t *step;         /* ProfilerStep number of each sample */
     int64_t *rank;         /* its rank (-1 unknown) */
+    int32_t *run;          /* its run (0..nruns-1): the unit of replication */
+    int32_t cur_run;       /* the run tt__diff_add_sample gives a new sample */
     double *m[M_COUNT];    /* per sample (NaN: not known) */
     struct dkey *keys;
     size_t nkeys, akeys;
@@ -65,6 +67,13 @@ int tt__renames_load(const char *path, struct tt__renames *r);
  * TT_EINVALID when the rules make it longer than 1 MiB */
 int tt__renames_apply(const struct tt__renames *r, const char *in, char **out);
 void tt__renames_free(struct tt__renames *r);
+
+/* diff_summary.c: 1 (and why, a headline "NOT COMPARABLE: no ProfilerStep#N
+ * in NEW (...)") when one side has ProfilerStep#N samples and the other only
+ * whole traces (no ProfilerStep#N at all); 0 when both have steps, or
+ * neither (a whole-trace comparison), or a side has no sample */
+int tt__diff_steps_differ(const struct tt_diff_side *b, const struct tt_diff_side *n, char *why,
+                          size_t cap);
 
 /* diff_report.c: a ratio as a change ("+5.0%"), "n/a" when it is not a
  * number (a median of 0, a side without samples) */

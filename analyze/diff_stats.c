@@ -239,3 +239,92 @@ int tt_bh_adjust(const double *p, size_t n, double *q)
     free(s);
     return 0;
 }
+
+/* ---- Welch's t-test ---- */
+
+/* the continued fraction of the regularized incomplete beta function
+ * (modified Lentz), for x < (a + 1) / (a + b + 2) */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0), h;
+    int m;
+    if (fabs(d) < tiny)
+        d = tiny;
+    d = 1.0 / d;
+    h = d;
+    for (m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m, aa, del;
+        aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        d = 1.0 + aa * d;
+        c = 1.0 + aa / c;
+        d = 1.0 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        h *= d * c;
+        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + aa * d;
+        c = 1.0 + aa / c;
+        d = 1.0 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        del = d * c;
+        h *= del;
+        if (fabs(del - 1.0) < 1e-15)
+            break;
+    }
+    return h;
+}
+
+/* I_x(a, b) */
+static double beta_reg(double a, double b, double x)
+{
+    double lbt;
+    if (x <= 0)
+        return 0;
+    if (x >= 1)
+        return 1;
+    lbt = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x);
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return exp(lbt) * beta_cf(a, b, x) / a;
+    return 1.0 - exp(lbt) * beta_cf(b, a, 1.0 - x) / b;
+}
+
+double tt_student_t_sf(double t, double df)
+{
+    double tail;
+    if (isnan(t) || !(df > 0))
+        return NAN;
+    if (isinf(t))
+        return t > 0 ? 0.0 : 1.0;
+    /* P(|T| > |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2) */
+    tail = 0.5 * beta_reg(df / 2.0, 0.5, df / (df + t * t));
+    return t > 0 ? tail : 1.0 - tail;
+}
+
+static void mean_var(const double *v, size_t n, double *mean, double *var)
+{
+    double s = 0, ss = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        s += v[i];
+    *mean = s / (double)n;
+    for (i = 0; i < n; i++)
+        ss += (v[i] - *mean) * (v[i] - *mean);
+    *var = ss / (double)(n - 1);
+}
+
+double tt_welch_p_greater(const double *x, size_t nx, const double *y, size_t ny)
+{
+    double mx, vx, my, vy, sx, sy, se2, t, df;
+    if (nx < 2 || ny < 2)
+        return NAN;
+    mean_var(x, nx, &mx, &vx);
+    mean_var(y, ny, &my, &vy);
+    sx = vx / (double)nx;
+    sy = vy / (double)ny;
+    se2 = sx + sy;
+    if (!(se2 > 0))
+        return my > mx ? 0.0 : my < mx ? 1.0 : NAN;
+    t = (my - mx) / sqrt(se2);
+    df = se2 * se2 / (sx * sx / (double)(nx - 1) + sy * sy / (double)(ny - 1));
+    return tt_student_t_sf(t, df);
+}

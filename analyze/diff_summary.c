@@ -2,11 +2,12 @@
  * analyze/diff_summary.c - one side of `tracetool diff`: its inputs (trace
  * files, directories of per-rank traces, databases) as per-step samples.
  *
- * Per trace, every ProfilerStep#N: its CPU duration; the end of the last
- * GPU activity launched in it (a kernel, memcpy or memset whose runtime call
- * starts inside the step; an activity without a runtime call counts by its
- * own start), whence the device step time (that end minus the previous
- * step's); GPU busy time (the union of those activities); their counts;
+ * Per trace, every ProfilerStep#N: its CPU duration; the device end of the
+ * GPU activities launched in it (kernels, memcpys and memsets whose runtime
+ * call starts inside the step; an activity without a runtime call counts by
+ * its own start): the moment by which 99% of their busy time is done,
+ * whence the device step time (that end minus the previous step's); GPU
+ * busy time (the union of those activities); their counts;
  * the peak Total Allocated / Reserved of the [memory] events in the step;
  * and per key the calls and times (CPU ops by name: calls, CPU time, device
  * time of the kernels they launched; kernels by family, memcpy/memset by
@@ -14,7 +15,9 @@
  *
  * The traces of one side are grouped into runs by rank (a second trace of
  * the same rank is a second run); per run and step number the sample is the
- * slowest rank's (synchronous training waits for it).
+ * slowest rank's (synchronous training waits for it): by the device step
+ * time where a rank has one, else by the CPU step time (single-step GPU
+ * traces, whose primary step time falls back to the CPU's).
  */
 #include "common/compat.h"
 #include "analyze/diff_state.h"
@@ -276,7 +279,52 @@ static int cmp_gact(const void *a, const void *b)
     return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-/* busy (union of intervals) and the last end per step, device step times */
+/* the union of the intervals of g[0..n) (sorted by start) as blocks: each
+ * block to f(ctx, lo, hi) in order; the union's length (saturated) */
+static int64_t union_walk(const struct gact *g, size_t n,
+                          int (*f)(void *ctx, int64_t lo, int64_t hi), void *ctx)
+{
+    int64_t lo = g[0].ts, hi = g[0].end, sum = 0;
+    size_t i;
+    for (i = 1; i <= n; i++) {
+        if (i == n || g[i].ts > hi) {
+            sum = add_sat(sum, sub_sat(hi, lo));
+            if (f && f(ctx, lo, hi))
+                break;
+            if (i < n)
+                lo = g[i].ts, hi = g[i].end;
+        } else if (g[i].end > hi) {
+            hi = g[i].end;
+        }
+    }
+    return sum;
+}
+
+/* the moment by which `need` ns of the union are done */
+struct busy_at {
+    int64_t need, done, at;
+};
+
+static int busy_block(void *ctx, int64_t lo, int64_t hi)
+{
+    struct busy_at *b = ctx;
+    int64_t len = sub_sat(hi, lo);
+    if (len >= b->need - b->done) {
+        b->at = add_sat(lo, b->need - b->done);
+        return 1;
+    }
+    b->done += len;
+    return 0;
+}
+
+/*
+ * Per step: GPU busy time (the union of its activities' intervals) and its
+ * device end: the moment by which 99% of that busy time is done (all of it
+ * but the last 1%, so that one small activity that runs late, e.g. a 4 us
+ * kernel launched at the end of the step and run 110 ms later, does not
+ * move it; with no busy time, the last end). The device step time of step
+ * k is its device end minus step k-1's.
+ */
 static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
 {
     size_t i = 0, k;
@@ -291,22 +339,22 @@ static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
     if (ng)
         qsort(g, ng, sizeof(*g), cmp_gact);
     while (i < ng) {
-        size_t s = g[i].step;
-        int64_t lo = g[i].ts, hi = g[i].end, sum = 0, mx = g[i].end;
-        for (; i < ng && g[i].step == s; i++) {
-            if (g[i].end > mx)
-                mx = g[i].end;
-            if (g[i].ts > hi) {
-                sum = add_sat(sum, sub_sat(hi, lo));
-                lo = g[i].ts;
-                hi = g[i].end;
-            } else if (g[i].end > hi) {
-                hi = g[i].end;
-            }
-        }
-        busy[s] = (double)sum + span_ns(hi, lo);
-        last[s] = mx;
+        size_t s = g[i].step, e = i;
+        int64_t mx = g[i].end, tot;
+        struct busy_at b;
+        for (; e < ng && g[e].step == s; e++)
+            if (g[e].end > mx)
+                mx = g[e].end;
+        tot = union_walk(g + i, e - i, NULL, NULL);
+        busy[s] = (double)tot;
+        b.need = tot - tot / 100;
+        b.done = 0;
+        b.at = mx;
+        if (tot > 0)
+            union_walk(g + i, e - i, busy_block, &b);
+        last[s] = b.at;
         have[s] = 1;
+        i = e;
     }
     for (k = 1; k < j->nst; k++)
         if (have[k] && have[k - 1] && last[k] >= last[k - 1])
@@ -595,6 +643,7 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
     size_t a, i, n = 0, cap = 0, g;
     struct cand *c = NULL;
     int device = s->has_gpu && o->step_clock == 0, rc = 0;
+    s->cur_run = (int32_t)run;
     for (a = 0; a < ntr; a++) {
         if (tr[a].run != run)
             continue;
@@ -614,11 +663,17 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
         qsort(c, n, sizeof(*c), cmp_cand);
     for (g = 0; g < n && rc == 0;) {
         size_t e = g, best = g;
-        double bv = primary(tr[c[g].a].t, c[g].i, device);
+        double bv = NAN;
+        int by_dev = 0;
         while (e < n && c[e].step == c[g].step)
             e++;
+        /* by the device step time when a rank has one; else (a trace's
+         * first step, single-step traces) by the CPU's, the step time the
+         * comparison falls back to: not the first rank's */
+        for (i = g; i < e && device; i++)
+            by_dev |= !isnan(primary(tr[c[i].a].t, c[i].i, 1));
         for (i = g; i < e && rc == 0; i++) {
-            double v = primary(tr[c[i].a].t, c[i].i, device);
+            double v = primary(tr[c[i].a].t, c[i].i, by_dev);
             if (o->rank_each) {
                 if (take(s, tr[c[i].a].t, c[i].i, tr[c[i].a].rank) < 0)
                     rc = tt_error_set(TT_ENOMEM, "out of memory");
@@ -804,11 +859,15 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     s->ntraces = ntr;
     for (run = 0; rc == 0 && run < s->nruns; run++)
         rc = merge_run(s, tr, ntr, run, o, is_new);
-    /* a saved side: its samples as they are (in the step window) */
+    /* a saved side: its samples as they are (in the step window), its runs
+     * after the traces' */
     for (k = 0; rc == 0 && k < nsumm; k++) {
-        for (i = 0; rc == 0 && i < summ[k]->n; i++)
+        for (i = 0; rc == 0 && i < summ[k]->n; i++) {
+            size_t ru = (size_t)summ[k]->run[i];
+            s->cur_run = (int32_t)(s->nruns + (ru < summ[k]->nruns ? ru : 0));
             if (in_window(o, is_new, summ[k]->step[i]) && take(s, summ[k], i, summ[k]->rank[i]) < 0)
                 rc = tt_error_set(TT_ENOMEM, "out of memory");
+        }
         s->ntraces += summ[k]->ntraces;
         s->nruns += summ[k]->nruns;
     }
@@ -825,4 +884,28 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     }
     *out = s;
     return 0;
+}
+
+/* a side whose samples are all whole traces (step -1: no ProfilerStep#N) */
+static int whole_only(const struct tt_diff_side *s)
+{
+    size_t i;
+    for (i = 0; i < s->n; i++)
+        if (s->step[i] != -1)
+            return 0;
+    return s->n > 0;
+}
+
+int tt__diff_steps_differ(const struct tt_diff_side *b, const struct tt_diff_side *n, char *why,
+                          size_t cap)
+{
+    int wb = whole_only(b), wn = whole_only(n);
+    const struct tt_diff_side *w = wb ? b : n;
+    if (wb == wn || !b->n || !n->n)
+        return 0;
+    snprintf(why, cap,
+             "NOT COMPARABLE: no ProfilerStep#N in %s (%.200s): a whole trace is compared only"
+             " with another without steps",
+             wb ? "BASE" : "NEW", w->label);
+    return 1;
 }

@@ -35,7 +35,9 @@ static const struct cli_opt opts[] = {
     { "fail-on-inconclusive", O_FAILINC, NULL, "exit 6 when a gated metric is inconclusive", 0 },
     { "step-clock", O_CLOCK, "device|cpu", "step time from the GPU (default when both\n"
       "sides have GPU work) or from ProfilerStep", 0 },
-    { "format", O_FORMAT, "text|markdown|json|junit|github", "report on stdout (default text)", 0 },
+    { "format", O_FORMAT, "text|table|markdown|json|junit|github|csv",
+      "report on stdout (default text; table is text; csv:\n"
+      "a row per metric and key row, the JSON keys as header)", 0 },
     { "markdown", O_MD, "FILE", "also write the Markdown report to FILE", 0 },
     { "json", O_JSON, "FILE", "also write the JSON report to FILE", 0 },
     { "junit", O_JUNIT, "FILE", "also write the JUnit XML report to FILE", 0 },
@@ -219,7 +221,12 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
     case O_ALLOW: x->o.allow_env_mismatch = 1; break;
     case O_FAILINC: x->o.fail_on_inconclusive = 1; break;
     case O_CLOCK: x->o.step_clock = cli_choose(c, &opts[O_CLOCK], arg, "step clock"); break;
-    case O_FORMAT: x->format = cli_choose(c, &opts[O_FORMAT], arg, "format"); break;
+    case O_FORMAT: {
+        static const int f[] = { TT_DIFF_TEXT, TT_DIFF_TEXT, TT_DIFF_MARKDOWN, TT_DIFF_JSON,
+                                 TT_DIFF_JUNIT, TT_DIFF_GITHUB, TT_DIFF_CSV };
+        x->format = f[cli_choose(c, &opts[O_FORMAT], arg, "format")];
+        break;
+    }
     case O_MD: x->md = arg; break;
     case O_JSON: x->json = arg; break;
     case O_JUNIT: x->junit = arg; break;

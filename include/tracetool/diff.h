@@ -5,9 +5,9 @@
  * A side is one or more inputs (trace files, directories of per-rank
  * traces, databases), summarised into per-step samples: one replicate is one
  * ProfilerStep#N (with several ranks, the slowest rank of that step). The
- * primary metric is the device step time (end of the last GPU activity
- * launched in step N minus that of step N-1) on GPU traces, the ProfilerStep
- * duration on CPU-only traces. Per key (CPU op by name, GPU kernel by a
+ * primary metric is the device step time (the moment by which 99% of the
+ * GPU busy time launched in step N is done, minus that of step N-1) on GPU
+ * traces, the ProfilerStep duration on CPU-only traces. Per key (CPU op by name, GPU kernel by a
  * normalised family) the per-step count, CPU time and device time.
  *
  * The decision per gated metric: effect = ratio of medians (and the
@@ -45,6 +45,14 @@ TT_EXTERN(double) tt_median(const double *v, size_t n);
 TT_EXTERN(double) tt_iqr_ratio(const double *v, size_t n);
 /* Benjamini-Hochberg adjusted p-values of p[0..n) into q[0..n) */
 TT_EXTERN(int) tt_bh_adjust(const double *p, size_t n, double *q);
+/* one-sided Welch t-test: the probability, under equal means, of a t at
+ * least as large as the observed one for "y has the larger mean" (Student's
+ * t with the Welch-Satterthwaite degrees of freedom). NaN when a side has
+ * fewer than 2 values or both have no spread. The test of run-level
+ * summaries (one value per run) across runs. */
+TT_EXTERN(double) tt_welch_p_greater(const double *x, size_t nx, const double *y, size_t ny);
+/* P(T > t) for Student's t with df degrees of freedom (df > 0) */
+TT_EXTERN(double) tt_student_t_sf(double t, double df);
 
 /* ---- kernel keys ---- */
 
@@ -58,7 +66,10 @@ TT_EXTERN(void) tt_kernel_family(const char *name, char *out, size_t cap);
 
 /* ---- the diff ---- */
 
-enum { TT_DIFF_TEXT = 0, TT_DIFF_MARKDOWN, TT_DIFF_JSON, TT_DIFF_JUNIT, TT_DIFF_GITHUB };
+/* TT_DIFF_CSV: one row for the result, one per metric and one per key row,
+ * the header the JSON report's keys */
+enum { TT_DIFF_TEXT = 0, TT_DIFF_MARKDOWN, TT_DIFF_JSON, TT_DIFF_JUNIT, TT_DIFF_GITHUB,
+       TT_DIFF_CSV };
 
 /* kernels keyed by their family (default), their raw name, or the CPU op
  * that launched them (across hardware or libraries, where names change);
