@@ -54,8 +54,123 @@ static size_t steps_needed(double alpha)
     return 64;
 }
 
-/* a statistical metric (step times): effect, test, verdict */
-static void decide_stat(tt_diff_metric *m, double thr_pct, const tt_diff_options *o)
+/* a change this large is never passed silently: at least inconclusive */
+#define LARGE_PCT 20.0
+/* with several runs a side, a share must also move run by run: the one-sided
+ * Mann-Whitney p of the runs' medians at most this (3 runs a side: all of
+ * NEW's above all of BASE's) */
+#define RUNS_ALPHA 0.05
+
+/* the median of each run's finite values of v[0..s->n): one value per run
+ * that has any (NULL when out of memory) */
+static double *run_medians(const tt_diff_side *s, const double *v, size_t *k)
+{
+    int32_t nr = 0, r;
+    size_t i, c;
+    double *out, *tmp;
+    *k = 0;
+    for (i = 0; i < s->n; i++)
+        if (s->run[i] + 1 > nr)
+            nr = s->run[i] + 1;
+    out = malloc(((size_t)nr + 1) * sizeof(*out));
+    tmp = malloc((s->n + 1) * sizeof(*tmp));
+    if (!out || !tmp) {
+        free(out);
+        free(tmp);
+        return NULL;
+    }
+    for (r = 0; r < nr; r++) {
+        for (i = 0, c = 0; i < s->n; i++)
+            if (s->run[i] == r && !isnan(v[i]))
+                tmp[c++] = v[i];
+        if (c)
+            out[(*k)++] = tt_median(tmp, c);
+    }
+    free(tmp);
+    return out;
+}
+
+/* logarithms in place (the run offset is a factor; its log is additive) */
+static void logs(double *v, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        v[i] = v[i] > 0 ? log(v[i]) : NAN;
+}
+
+/*
+ * Several runs a side: the runs are the samples. Each run's median step time,
+ * Welch's t on their logarithms (a run's speed offset is a factor). 1 when
+ * decided here, 0 when a side has fewer than 2 runs, -1 out of memory.
+ */
+static int decide_runs(tt_diff_metric *m, const tt_diff_side *b, const tt_diff_side *n, int which,
+                       double thr_pct, const tt_diff_options *o)
+{
+    size_t kb, kn;
+    double *mb = run_medians(b, b->m[which], &kb), *mn = run_medians(n, n->m[which], &kn);
+    double change, base, new_;
+    int rc = 0;
+    if (!mb || !mn) {
+        rc = -1;
+        goto out;
+    }
+    if (kb < 2 || kn < 2)
+        goto out;
+    rc = 1;
+    base = tt_median(mb, kb);
+    new_ = tt_median(mn, kn);
+    change = base > 0 ? new_ / base - 1.0 : 0;
+    m->base = base;
+    m->new_ = new_;
+    m->ratio = base > 0 ? new_ / base : NAN;
+    logs(mb, kb);
+    logs(mn, kn);
+    m->p = change >= 0 ? tt_welch_p_greater(mb, kb, mn, kn) : tt_welch_p_greater(mn, kn, mb, kb);
+    m->exact = 0;
+    if (fabs(change) * 100 < thr_pct || o->no_stats) {
+        m->verdict = fabs(change) * 100 < thr_pct ? TT_V_UNCHANGED
+                     : change > 0                 ? TT_V_REGRESSED
+                                                  : TT_V_IMPROVED;
+    } else if (!isnan(m->p) && m->p <= o->alpha) {
+        m->verdict = change > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
+    } else if (change * 100 >= LARGE_PCT) {
+        m->verdict = TT_V_INCONCLUSIVE;
+    } else {
+        m->verdict = TT_V_UNCHANGED;
+    }
+    snprintf(m->note, sizeof(m->note),
+             "%zu/%zu runs: run medians compared (Welch t on logs, p = %.3g)%s", kb, kn, m->p,
+             m->verdict == TT_V_INCONCLUSIVE ? ": large, not significant" :
+             m->verdict == TT_V_UNCHANGED && fabs(change) * 100 >= thr_pct
+                 ? ": within run-to-run noise" : "");
+out:
+    free(mb);
+    free(mn);
+    return rc;
+}
+
+/* One run a side and the CPU clock: a run's speed offset (runs of the same
+ * code differ by tens of % on a loaded machine) cannot be told from a
+ * change, so the step time is not gated; a large slowdown (LARGE_PCT) is
+ * inconclusive, never a silent pass (calls per step and shares gate) */
+static void decide_one_run(tt_diff_metric *m, double change, const tt_diff_options *o)
+{
+    TT_UNUSED(o);
+    if (change * 100 >= LARGE_PCT) {
+        m->verdict = TT_V_INCONCLUSIVE;
+        snprintf(m->note, sizeof(m->note), "one run a side: %+.1f%% may be the runs' own speed;"
+                 " add runs (-b/-n) to gate the step time", change * 100);
+    } else {
+        m->verdict = TT_V_UNCHANGED;
+        snprintf(m->note, sizeof(m->note),
+                 "one run a side: run-to-run noise unknown, the CPU step time is not gated");
+    }
+}
+
+/* a statistical metric (step times): effect, test, verdict; b and n (NULL
+ * for a per-rank metric) give the runs */
+static void decide_stat(tt_diff_metric *m, double thr_pct, const tt_diff_options *o,
+                        const tt_diff_side *b, const tt_diff_side *n, int which)
 {
     double change, pmin, noise;
     m->base = tt_median(m->b, m->nb);
@@ -69,6 +184,15 @@ static void decide_stat(tt_diff_metric *m, double thr_pct, const tt_diff_options
     if (!m->gated) {
         m->verdict = TT_V_NOT_GATED;
         return;
+    }
+    if (b && n && !o->no_stats) {
+        int rc = decide_runs(m, b, n, which, thr_pct, o);
+        if (rc != 0)
+            return; /* decided (out of memory: left not gated) */
+        if (which == M_CPU_STEP) {
+            decide_one_run(m, change, o);
+            return;
+        }
     }
     if (!isnan(noise) && noise > 0.25) {
         m->verdict = TT_V_NOT_GATED;
@@ -87,6 +211,11 @@ static void decide_stat(tt_diff_metric *m, double thr_pct, const tt_diff_options
         return;
     }
     pmin = tt_mwu_p_min(m->nb, m->nn);
+    if (change < 0 && (pmin > o->alpha || m->p > o->alpha)) {
+        m->verdict = TT_V_UNCHANGED; /* an improvement never fails a build */
+        snprintf(m->note, sizeof(m->note), "faster by %.1f%%, not significant", -change * 100);
+        return;
+    }
     if (pmin > o->alpha) {
         m->verdict = TT_V_INCONCLUSIVE;
         snprintf(m->note, sizeof(m->note),
@@ -160,7 +289,8 @@ static int add_metric(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
         m->p = NAN;
         m->verdict = TT_V_NOT_GATED;
     } else
-        decide_stat(m, o->threshold, o);
+        decide_stat(m, o->threshold, o, which == M_BUSY ? NULL : b, which == M_BUSY ? NULL : n,
+                    which);
     return 0;
 }
 
@@ -240,7 +370,7 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
                      m->nb ? "NEW" : "BASE");
             continue;
         }
-        decide_stat(m, o->threshold, o);
+        decide_stat(m, o->threshold, o, NULL, NULL, which);
     }
     free(ranks);
     cnt = r->nmetrics - first;
@@ -357,6 +487,119 @@ static int cmp_row(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
+/* the step metric a key's share is taken of: CPU step time for ops and
+ * runtime calls, GPU busy time for GPU activities (CPU step time when the
+ * side has none) */
+static int den_of(const tt_diff_side *s, int what)
+{
+    size_t i;
+    if (what == 1)
+        return M_CPU_STEP;
+    for (i = 0; i < s->n; i++)
+        if (s->m[M_BUSY][i] > 0)
+            return M_BUSY;
+    return M_CPU_STEP;
+}
+
+/* the runs a side's samples come from */
+static size_t nruns_of(const tt_diff_side *s)
+{
+    int32_t nr = 0;
+    size_t i;
+    for (i = 0; i < s->n; i++)
+        if (s->run[i] + 1 > nr)
+            nr = s->run[i] + 1;
+    return (size_t)nr;
+}
+
+/* key k's share of step metric den per sample (a run's median when by_run):
+ * the finite values, *cnt of them (NULL out of memory) */
+static double *key_shares(const tt_diff_side *s, long k, int what, int den, int by_run,
+                          size_t *cnt)
+{
+    double *v = malloc((s->n + 1) * sizeof(*v)), *r;
+    size_t i, c = 0;
+    *cnt = 0;
+    if (!v)
+        return NULL;
+    for (i = 0; i < s->n; i++) {
+        double st = s->m[den][i];
+        double x = k < 0 ? 0 : what == 1 ? s->keys[k].ns[i] : s->keys[k].dev[i];
+        v[i] = st > 0 ? x / st : NAN;
+    }
+    if (by_run) {
+        r = run_medians(s, v, cnt);
+        free(v);
+        return r;
+    }
+    for (i = 0; i < s->n; i++)
+        if (!isnan(v[i]))
+            v[c++] = v[i];
+    *cnt = c;
+    return v;
+}
+
+static double finite_median(const double *v, size_t n)
+{
+    size_t k;
+    double *f = finite_of(v, n, &k), m;
+    m = f ? tt_median(f, k) : NAN;
+    free(f);
+    return m;
+}
+
+/* shares on both sides, the change at BASE's speed and its test: the
+ * run-wide speed of a run cancels in a share */
+static int share_test(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, long kb,
+                      long kn, int what)
+{
+    /* per step, pooled over the runs: a run's speed cancels in a share,
+     * and steps give the test its power (5 runs of 12 steps: 60 samples) */
+    int den = den_of(b, what);
+    size_t cb, cn, nruns_b = nruns_of(b), nruns_n = nruns_of(n);
+    double *sb = key_shares(b, kb, what, den, 0, &cb);
+    double *sn = key_shares(n, kn, what, den_of(n, what), 0, &cn);
+    double base_den = finite_median(b->m[den], b->n);
+    if (!sb || !sn) {
+        free(sb);
+        free(sn);
+        return -1;
+    }
+    if (nruns_b >= 2 && nruns_n >= 2 && kb >= 0 && kn >= 0) {
+        /* several runs a side: the runs' own shares must separate too (a
+         * one-sided Mann-Whitney on the run medians), else the steps of a
+         * few runs would stand for many */
+        size_t rb, rn;
+        double *ub = key_shares(b, kb, what, den, 1, &rb);
+        double *un = key_shares(n, kn, what, den_of(n, what), 1, &rn);
+        if (!ub || !un) {
+            free(ub);
+            free(un);
+            free(sb);
+            free(sn);
+            return -1;
+        }
+        w->p_runs = tt_median(un, rn) >= tt_median(ub, rb) ? tt_mwu_p_greater(ub, rb, un, rn, NULL)
+                                                           : tt_mwu_p_greater(un, rn, ub, rb, NULL);
+        free(ub);
+        free(un);
+    }
+    w->base_share = kb >= 0 && cb ? tt_median(sb, cb) : NAN;
+    w->new_share = kn >= 0 && cn ? tt_median(sn, cn) : NAN;
+    if (kb >= 0 && kn >= 0 && !isnan(w->base_share) && !isnan(w->new_share) && base_den > 0) {
+        w->share = w->new_share - w->base_share;
+        w->delta_ns = w->share * base_den;
+        if (fmax(w->base_share, w->new_share) < 0.01)
+            ; /* under a point of the step: never gated, not tested */
+        else
+            w->p = w->share >= 0 ? tt_mwu_p_greater(sb, cb, sn, cn, NULL)
+                                 : tt_mwu_p_greater(sn, cn, sb, cb, NULL);
+    }
+    free(sb);
+    free(sn);
+    return 0;
+}
+
 static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, const char *kind,
                   const char *key)
 {
@@ -374,22 +617,47 @@ static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, 
                 : w->new_count == 0 && w->base_count > 0 ? 2
                 : w->base_count != w->new_count          ? 3
                                                          : 0;
-    w->p = NAN;
-    if ((kb >= 0 || kn >= 0) && b->n && n->n) {
-        /* a key a side lacks is zero in each of its steps: an added op that
-         * costs time is as testable as one that grew */
-        double *zb = kb < 0 ? calloc(b->n, sizeof(double)) : NULL;
-        double *zn = kn < 0 ? calloc(n->n, sizeof(double)) : NULL;
-        const double *xb = kb < 0 ? zb : what == 1 ? b->keys[kb].ns : b->keys[kb].dev;
-        const double *xn = kn < 0 ? zn : what == 1 ? n->keys[kn].ns : n->keys[kn].dev;
-        if (xb && xn)
-            w->p = w->delta_ns >= 0 ? tt_mwu_p_greater(xb, b->n, xn, n->n, NULL)
-                                    : tt_mwu_p_greater(xn, n->n, xb, b->n, NULL);
-        free(zb);
-        free(zn);
-    }
+    w->p = w->share = w->p_runs = NAN;
     w->verdict = TT_V_NOT_GATED;
-    return 0;
+    if (!b->n || !n->n)
+        return 0;
+    return share_test(w, b, n, kb, kn, what);
+}
+
+/*
+ * The verdict of a row. Gated with the step time (calls per step and shares:
+ * what survives a run's speed offset) for ops and kernels, and for every
+ * kind with --gate +ops,kernels:
+ * - calls per step: more calls (a key added, or its median count grown) whose
+ *   added time is at least 1% of NEW's step regress, fewer improve (exact);
+ * - a matched key's share of the step: a change of at least --op-threshold
+ *   (relative) and 1 point of the step, BH q <= alpha, regresses or improves.
+ */
+static void row_verdict(tt_diff_row *w, const tt_diff_options *o)
+{
+    if (w->status == 1 || w->status == 3) {
+        double added = w->new_count > w->base_count && w->new_count > 0
+                           ? w->new_share * (w->new_count - w->base_count) / w->new_count
+                           : 0;
+        w->verdict = w->new_count < w->base_count ? TT_V_IMPROVED
+                     : !isnan(added) && added >= 0.01 ? TT_V_REGRESSED
+                                                      : TT_V_UNCHANGED;
+        return;
+    }
+    if (w->status == 2) {
+        w->verdict = TT_V_IMPROVED;
+        return;
+    }
+    w->verdict = TT_V_UNCHANGED;
+    if (isnan(w->share) || !(w->base_share > 0))
+        return;
+    /* the key's own time must move the same way: a key whose share grew
+     * because everything else got faster did not regress */
+    if (fabs(w->share) / w->base_share * 100 >= o->op_threshold && fabs(w->share) >= 0.01 &&
+        (w->share > 0 ? w->new_ns > w->base_ns : w->new_ns < w->base_ns) &&
+        (isnan(w->p_runs) || w->p_runs <= RUNS_ALPHA) &&
+        (o->no_stats || (!isnan(w->q) && w->q <= o->alpha)))
+        w->verdict = w->share > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
 }
 
 /* how much of each side's time the keys found on both sides hold */
@@ -419,6 +687,7 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
                       const tt_diff_options *o, double base_step)
 {
     size_t i, cap = b->nkeys + n->nkeys, k;
+    int faster;
     double *p, *q;
     if (!(r->rows = calloc(cap ? cap : 1, sizeof(*r->rows))))
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -443,23 +712,27 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
         tt_diff_row *w = &r->rows[i];
         unsigned need = !strcmp(w->kind, "op") || !strcmp(w->kind, "runtime") ? TT_GATE_OPS
                                                                               : TT_GATE_KERNELS;
-        double change = w->base_ns != 0 ? w->new_ns / w->base_ns - 1.0 : INFINITY;
+        int with_step = (o->gate & TT_GATE_STEP) &&
+                        (!strcmp(w->kind, "op") || !strcmp(w->kind, "kernel"));
         w->q = isnan(w->p) ? NAN : q[i];
-        w->share = r->step_delta_ns != 0 ? w->delta_ns / r->step_delta_ns : NAN;
-        if (!(o->gate & need) || !strncmp(w->key, "nccl:", 5) || is_step_key(w))
+        if (!(o->gate & need) && !with_step)
+            continue;
+        if (!strncmp(w->key, "nccl:", 5) || is_step_key(w))
             continue; /* NCCL waits for peers; the step is the step metric */
-        w->verdict = TT_V_UNCHANGED;
-        if (fabs(change) * 100 >= o->op_threshold &&
-            !(base_step > 0 && fabs(w->delta_ns) < 0.01 * base_step) &&
-            (o->no_stats || (!isnan(w->q) && w->q <= o->fdr)))
-            w->verdict = w->delta_ns > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
+        row_verdict(w, o);
     }
+    TT_UNUSED(base_step);
     free(p);
     free(q);
     coverage(r);
     qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_row);
+    /* a row that grew fails the build unless the step time itself got
+     * significantly faster (an improvement never fails a build; the row
+     * still says regressed) */
+    faster = r->nmetrics && r->metrics[0].gated && r->metrics[0].verdict == TT_V_IMPROVED;
     for (k = 0; k < r->nrows; k++)
-        if (r->rows[k].verdict == TT_V_REGRESSED && r->verdict < TT_V_REGRESSED)
+        if (r->rows[k].verdict == TT_V_REGRESSED && r->verdict < TT_V_REGRESSED &&
+            !faster)
             r->verdict = TT_V_REGRESSED;
     return 0;
 }

@@ -100,18 +100,15 @@ static const tt_table_col row_cols[RC_COUNT] = {
     { "Base ms/step", "base_ms", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
     { "New ms/step", "new_ms", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
     { "Delta ms", "delta_ms", TT_COL_FLOAT, 0, 0, 0, 3, 3, 0, 0 },
-    { "Share %", "share_pct", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
+    { "Share chg %", "share_pct", TT_COL_FLOAT, 0, 0, 0, 1, 1, 0, 0 },
     { "Verdict", "verdict", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
 };
 
-/* a row's share of the step time change, NaN (an empty cell, null) when
- * that change is under 1% of the base step time: a share of almost nothing
- * is noise (it reached 8452%) */
+/* a row's change of share of the step (new - base, NaN when a side lacks
+ * the key): bounded, and its sign is the row's own */
 static double shown_share(const tt_diff_result *r, const tt_diff_row *w)
 {
-    double base = r->nmetrics ? r->metrics[0].base : NAN;
-    if (!(isfinite(base) && base > 0 && fabs(r->step_delta_ns) >= 0.01 * base))
-        return NAN;
+    TT_UNUSED(r);
     return w->share;
 }
 
@@ -335,6 +332,12 @@ static void write_json(const tt_diff_result *r, FILE *out)
         json_num(out, w->new_ns);
         fputs(", \"delta_ns\": ", out);
         json_num(out, w->delta_ns);
+        fputs(", \"base_share\": ", out);
+        json_num(out, w->base_share);
+        fputs(", \"new_share\": ", out);
+        json_num(out, w->new_share);
+        fputs(", \"p_runs\": ", out);
+        json_num(out, w->p_runs);
         fputs(", \"share\": ", out);
         json_num(out, shown_share(r, w));
         fputs(", \"p\": ", out);

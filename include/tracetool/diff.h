@@ -141,11 +141,20 @@ typedef struct tt_diff_row {
     char *key;
     double base_count, new_count;   /* per step (median) */
     double base_ns, new_ns;         /* per-step time: CPU for ops, device for kernels (median) */
-    double delta_ns;                /* new - base */
-    double share;                   /* of the step time change (NaN when none) */
+    double delta_ns;                /* the change per step at BASE's speed: (new_share -
+                                     * base_share) x BASE's step (new - base for a key
+                                     * one side lacks) */
+    double share;                   /* new_share - base_share (NaN when a side lacks it) */
     double p, q;                    /* one-sided p toward the change, BH-adjusted */
     int status;                     /* 0 matched, 1 added, 2 removed, 3 count changed */
     int verdict;                    /* TT_V_* (NOT_GATED unless ops/kernels gated) */
+    /* the key's share of its side's step (CPU step time for ops and runtime
+     * calls, GPU busy time for GPU activities; median over runs, or over
+     * steps with one run a side; NaN when the side lacks the key) */
+    double base_share, new_share;
+    /* several runs a side: one-sided Mann-Whitney p of the runs' median
+     * shares (NaN with one run a side) */
+    double p_runs;
 } tt_diff_row;
 
 typedef struct tt_diff_result {
