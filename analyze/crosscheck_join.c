@@ -10,6 +10,7 @@
  * cost O(n log n).
  */
 #include "analyze/crosscheck_state.h"
+#include "common/tmath.h"
 
 static const char *const root_names[] = {
     "[pytorch|profiler|execution_trace|process]",
@@ -282,7 +283,7 @@ static int match_names(struct pair *p, struct result *r, struct grow *g, size_t 
 static int join_group(struct xc *x, struct pair *p, struct result *r, struct grow *g, size_t ng,
                       int64_t off, size_t *e, int defer)
 {
-    int64_t target = g[0].key - off;
+    int64_t target = tt_sat_sub(g[0].key, off);
     size_t a, b, i, j;
     while (*e < p->nrf && p->ops[*e].rf < target)
         (*e)++;
@@ -437,8 +438,8 @@ static int join_key(struct xc *x, struct pair *p, struct result *r, int key, int
     sqlite3_bind_int64(st, 1, p->k->id);
     xc_bind_cats(x, st);
     if (key != K_RF) {
-        sqlite3_bind_int64(st, 4, p->ops[0].rf + off);
-        sqlite3_bind_int64(st, 5, p->ops[p->nrf - 1].rf + off);
+        sqlite3_bind_int64(st, 4, tt_sat_add(p->ops[0].rf, off));
+        sqlite3_bind_int64(st, 5, tt_sat_add(p->ops[p->nrf - 1].rf, off));
     }
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         tt_xc_id pid, tid;
@@ -537,10 +538,10 @@ static int count_offset(struct xc *x, struct pair *p, const struct anch *rn, int
     }
     sqlite3_bind_int64(st, 1, p->k->id);
     xc_bind_cats(x, st);
-    sqlite3_bind_int64(st, 4, rn[0].rf + off);
-    sqlite3_bind_int64(st, 5, rn[p->nrf - 1].rf + off);
+    sqlite3_bind_int64(st, 4, tt_sat_add(rn[0].rf, off));
+    sqlite3_bind_int64(st, 5, tt_sat_add(rn[p->nrf - 1].rf, off));
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0) - off, nm = sqlite3_column_int64(st, 1);
+        int64_t t = tt_sat_sub(sqlite3_column_int64(st, 0), off), nm = sqlite3_column_int64(st, 1);
         if (has_rfname(rn, p->nrf, t, nm))
             (*count)++;
     }
@@ -613,7 +614,7 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
                     rc = xc_oom();
                     goto out;
                 }
-                votes[nv++] = ext - an[lo].rf;
+                votes[nv++] = tt_sat_sub(ext, an[lo].rf);
             }
         }
         if (s != SQLITE_DONE) {
@@ -795,7 +796,7 @@ static int tally(struct xc *x, struct pair *p, struct result *r)
                     xc_widen(&r->has_key, &r->key_lo, &r->key_hi, m->kkey, m->kkey);
             }
             if (m->state == M_OK && op->has_rf) {
-                int64_t off = m->kkey - op->rf;
+                int64_t off = tt_sat_sub(m->kkey, op->rf);
                 if (!have_last || off != lastoff) {
                     tr->segs_total++;
                     if (tr->nsegs < MAX_SEGS) {

@@ -56,10 +56,13 @@ static size_t steps_needed(double alpha)
 
 /* a change this large is never passed silently: at least inconclusive */
 #define LARGE_PCT 20.0
-/* with several runs a side, a share must also move run by run: the one-sided
- * Mann-Whitney p of the runs' medians at most this (3 runs a side: all of
- * NEW's above all of BASE's) */
-#define RUNS_ALPHA 0.05
+/* shares gate with at least RUNS_MIN runs a side, where they must also move
+ * run by run: the one-sided Mann-Whitney p of the runs' medians at most
+ * RUNS_ALPHA (4 runs a side: all of NEW's above all of BASE's; 5: one pair
+ * may cross). With fewer runs a grown share is inconclusive: under a CPU hog
+ * 3 runs a side called 8% of A/A pairs regressed */
+#define RUNS_MIN 4
+#define RUNS_ALPHA 0.02
 
 /* the median of each run's finite values of v[0..s->n): one value per run
  * that has any (NULL when out of memory) */
@@ -633,7 +636,7 @@ static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, 
  * - a matched key's share of the step: a change of at least --op-threshold
  *   (relative) and 1 point of the step, BH q <= alpha, regresses or improves.
  */
-static void row_verdict(tt_diff_row *w, const tt_diff_options *o)
+static void row_verdict(tt_diff_row *w, const tt_diff_options *o, int several_runs)
 {
     if (w->status == 1 || w->status == 3) {
         double added = w->new_count > w->base_count && w->new_count > 0
@@ -657,7 +660,12 @@ static void row_verdict(tt_diff_row *w, const tt_diff_options *o)
         (w->share > 0 ? w->new_ns > w->base_ns : w->new_ns < w->base_ns) &&
         (isnan(w->p_runs) || w->p_runs <= RUNS_ALPHA) &&
         (o->no_stats || (!isnan(w->q) && w->q <= o->alpha)))
-        w->verdict = w->share > 0 ? TT_V_REGRESSED : TT_V_IMPROVED;
+        /* one run a side: shares move between runs of the same code too (a
+         * fourfold swing under a CPU hog), so a grown share is only
+         * inconclusive there, unless --gate +ops,kernels asks for it */
+        w->verdict = w->share < 0             ? TT_V_IMPROVED
+                     : several_runs || o->no_stats ? TT_V_REGRESSED
+                                                   : TT_V_INCONCLUSIVE;
 }
 
 /* how much of each side's time the keys found on both sides hold */
@@ -687,7 +695,7 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
                       const tt_diff_options *o, double base_step)
 {
     size_t i, cap = b->nkeys + n->nkeys, k;
-    int faster;
+    int faster, several = nruns_of(b) >= RUNS_MIN && nruns_of(n) >= RUNS_MIN;
     double *p, *q;
     if (!(r->rows = calloc(cap ? cap : 1, sizeof(*r->rows))))
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -719,7 +727,8 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
             continue;
         if (!strncmp(w->key, "nccl:", 5) || is_step_key(w))
             continue; /* NCCL waits for peers; the step is the step metric */
-        row_verdict(w, o);
+        /* asked for (--gate +ops,kernels): one run's shares gate too */
+        row_verdict(w, o, several || (o->gate & need));
     }
     TT_UNUSED(base_step);
     free(p);
@@ -730,10 +739,10 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
      * significantly faster (an improvement never fails a build; the row
      * still says regressed) */
     faster = r->nmetrics && r->metrics[0].gated && r->metrics[0].verdict == TT_V_IMPROVED;
-    for (k = 0; k < r->nrows; k++)
-        if (r->rows[k].verdict == TT_V_REGRESSED && r->verdict < TT_V_REGRESSED &&
-            !faster)
-            r->verdict = TT_V_REGRESSED;
+    for (k = 0; k < r->nrows && !faster; k++)
+        if ((r->rows[k].verdict == TT_V_REGRESSED || r->rows[k].verdict == TT_V_INCONCLUSIVE) &&
+            r->verdict < r->rows[k].verdict)
+            r->verdict = r->rows[k].verdict;
     return 0;
 }
 
@@ -817,7 +826,8 @@ static void verdict_line(tt_diff_result *r)
     tt__diff_pct(pct, sizeof(pct), worst->ratio);
     snprintf(r->reason, sizeof(r->reason), "%s: %s %s (%s -> %s)%s%.3g, n = %zu/%zu",
              r->verdict == TT_V_REGRESSED      ? "REGRESSION"
-             : worst->verdict == TT_V_INCONCLUSIVE ? "INCONCLUSIVE"
+             : worst->verdict == TT_V_INCONCLUSIVE || r->verdict == TT_V_INCONCLUSIVE
+                 ? "INCONCLUSIVE"
              : worst->verdict == TT_V_IMPROVED     ? "IMPROVEMENT"
                                                    : "NO CHANGE",
              pretty_id(worst->id), pct, a, b,

@@ -18,6 +18,15 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer build, all tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_SANITIZE=address,undefined
+echo "== structure-aware mutation fuzzer: mutants of real traces through every command (ASan+UBSan build)"
+# tests/fuzz/mutate_traces.py (tests/fuzz/README.md): a fixed seed, so the same
+# mutants every run; --time-limit stops starting mutants on a slow machine.
+# Replay a finding with: python3 tests/fuzz/mutate_traces.py --tracetool build-asan/tracetool --replay SEED
+fuzz_rc=0
+python3 tests/fuzz/mutate_traces.py --tracetool build-asan/tracetool \
+  --seed 20261127 --count 80 --time-limit 210 --jobs "$jobs" || fuzz_rc=$?
+if [ "$fuzz_rc" -eq 77 ]; then echo "   skipped: build-asan/tracetool missing"
+elif [ "$fuzz_rc" -ne 0 ]; then exit "$fuzz_rc"; fi
 echo "== ThreadSanitizer: the capture library (threads racing the schedule, fork, exit)"
 mkdir -p build-tsan
 cuda=${TT_CUDA_ROOT:-/usr/local/cuda}

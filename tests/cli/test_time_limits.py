@@ -318,6 +318,28 @@ def test_memrows(tmp):
     every_command(tmp, p, "membytes", allowed=(0, 3))
 
 
+def test_rf_ids(tmp):
+    """An Execution Trace whose rf_id is INT64_MAX or INT64_MIN (the offset
+    search of crosscheck added them to offsets: found by the mutation fuzzer)"""
+    seeds = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz",
+                         "seeds_structured")
+    et, kin = os.path.join(seeds, "simple_add_et.json"), os.path.join(seeds, "simple_add_kineto.json")
+    if not (os.path.exists(et) and os.path.exists(kin)):
+        C.skip("rf ids", "tests/fuzz/seeds_structured is missing")
+        return
+    with open(et) as f:
+        text = f.read()
+    for v in ("9223372036854775807", "-9223372036854775808"):
+        m = re.sub(r'"rf_id": ?4,', '"rf_id":%s,' % v, text, count=1)
+        C.check(m != text, "rf_id %s planted" % v)
+        p = write(tmp, "et_%s.json" % v.strip("-"), m)
+        rc, _, err = run(["crosscheck", p, kin], tmp)
+        clean("crosscheck with an ET rf_id of %s" % v, rc, err, (0, 1, 3))
+        db = os.path.join(tmp, "et_%s.db" % v.strip("-"))
+        rc, _, err = run(["ingest", "-q", db, kin, p], tmp)
+        clean("ingest of the pair with an ET rf_id of %s" % v, rc, err)
+
+
 def main():
     if not os.path.exists(TT):
         C.skip("all", "no tracetool binary at %s" % TT)
@@ -328,6 +350,7 @@ def main():
         C.section("export base", test_export_base, tmp)
         C.section("sums", test_sums, tmp)
         C.section("memory rows", test_memrows, tmp)
+        C.section("rf ids", test_rf_ids, tmp)
     return C.finish()
 
 
