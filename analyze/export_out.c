@@ -129,10 +129,12 @@ static int open_fd(struct xout *o)
     sprintf(o->tmp, "%s.tmp", o->path);
     if (tt__path_kind(o->tmp) == TT_PATH_OTHER)
         fd = tt_error_set_at(TT_EIO, o->tmp, -1, "exists and is not a regular file");
-    else if ((fd = open(o->tmp, flags | O_NOFOLLOW, 0666)) < 0)
+    else if ((o->tmp_slot = tt__partial_add(o->tmp)), /* before it exists: see fs.c */
+             (fd = open(o->tmp, flags | O_NOFOLLOW, 0666)) < 0) {
         fd = tt_error_set_at(TT_EIO, o->path, -1, "cannot write: %s", strerror(errno));
-    else
-        o->tmp_slot = tt__partial_add(o->tmp);
+        tt__partial_remove(o->tmp_slot);
+        o->tmp_slot = -1;
+    }
     if (fd < 0) {
         free(o->tmp);
         o->tmp = NULL;

@@ -885,12 +885,11 @@ static int open_out(struct out *o, char **part, const char *output, int kind)
     if (!(*part = malloc(strlen(output) + 8)))
         return tt_error_set(TT_ENOMEM, "out of memory");
     sprintf(*part, "%s.XXXXXX", output);
-    if ((fd = mkstemp(*part)) < 0) {
+    if ((fd = tt__partial_create(*part, &o->part_slot)) < 0) {
         free(*part);
         *part = NULL;
         return tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
     }
-    o->part_slot = tt__partial_add(*part);
     fchmod(fd, 0644);
     if (kind == K_JSON ? !(o->f = fdopen(fd, "wb")) : !(o->gz = gzdopen(fd, "wb6"))) {
         close(fd);

@@ -107,6 +107,10 @@ int tt__write_file_atomic(const char *path, const void *data, size_t len);
  */
 int tt__partial_add(const char *path);
 void tt__partial_remove(int slot);
+/* mkstemp for an output: path ends in XXXXXX, replaced by a new name that is
+ * registered (*slot) before the file is created (mode 0600), so no signal
+ * can leave it behind. The fd, or -1 with errno. */
+int tt__partial_create(char *path, int *slot);
 int tt__mkstemp(char *buf, size_t cap, const char *what);
 FILE *tt__tmpfile(void);
 

@@ -76,7 +76,14 @@ def interrupt_while_writing(tmp, args, out, sig, label):
     for f in os.listdir(d):
         if f.startswith(name):
             os.remove(os.path.join(d, f))
-    p = subprocess.Popen([TT] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp)
+    def default_signals():
+        # as from a terminal: a test run in the background of a shell
+        # inherits SIGINT ignored, which tracetool (rightly) keeps
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+
+    p = subprocess.Popen([TT] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp,
+                         preexec_fn=default_signals)
     caught = False
     while p.poll() is None:
         if leftovers(d, name):
@@ -89,7 +96,8 @@ def interrupt_while_writing(tmp, args, out, sig, label):
         return False
     C.eq(p.returncode, -sig, "%s: died of the signal" % label)
     C.eq(leftovers(d, name), [], "%s: no temporary file left beside the output" % label)
-    C.check(not os.path.exists(out), "%s: no output either" % label)
+    # the output itself may exist: a signal that lands just after the rename
+    # finds it complete (written whole or not at all)
     return True
 
 
