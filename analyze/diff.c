@@ -64,17 +64,25 @@ static size_t steps_needed(double alpha)
 #define RUNS_MIN 4
 #define RUNS_ALPHA 0.02
 
+/* the runs a side's samples come from */
+static size_t nruns_of(const tt_diff_side *s)
+{
+    int32_t nr = 0;
+    size_t i;
+    for (i = 0; i < s->n; i++)
+        if (s->run[i] + 1 > nr)
+            nr = s->run[i] + 1;
+    return (size_t)nr;
+}
+
 /* the median of each run's finite values of v[0..s->n): one value per run
  * that has any (NULL when out of memory) */
 static double *run_medians(const tt_diff_side *s, const double *v, size_t *k)
 {
-    int32_t nr = 0, r;
+    int32_t nr = (int32_t)nruns_of(s), r;
     size_t i, c;
     double *out, *tmp;
     *k = 0;
-    for (i = 0; i < s->n; i++)
-        if (s->run[i] + 1 > nr)
-            nr = s->run[i] + 1;
     out = malloc(((size_t)nr + 1) * sizeof(*out));
     tmp = malloc((s->n + 1) * sizeof(*tmp));
     if (!out || !tmp) {
@@ -502,17 +510,6 @@ static int den_of(const tt_diff_side *s, int what)
         if (s->m[M_BUSY][i] > 0)
             return M_BUSY;
     return M_CPU_STEP;
-}
-
-/* the runs a side's samples come from */
-static size_t nruns_of(const tt_diff_side *s)
-{
-    int32_t nr = 0;
-    size_t i;
-    for (i = 0; i < s->n; i++)
-        if (s->run[i] + 1 > nr)
-            nr = s->run[i] + 1;
-    return (size_t)nr;
 }
 
 /* key k's share of step metric den per sample (a run's median when by_run):
