@@ -7,7 +7,7 @@ For each hostile shape (many threads, many ProfilerStep windows with
 stacks with --group-by-stack, many distinct Input Dims with
 --group-by-shape, deep nesting, identical ops) the trace is made at N and
 4N; `averages` is timed on both (best of 2) and must scale by at most 8
-(t(N) floored at 50 ms, where process start-up dominates). No wall-clock
+(t(N) floored at 150 ms: below it process start-up and a busy machine dominate). No wall-clock
 limit: the suite runs on shared, busy machines. The quadratic lookups of the old code fail it (thread
 lookup, step windows, stack ids, name classes: ratios 10 to 17).
 
@@ -47,7 +47,7 @@ CASES = [
 ]
 
 MAX_RATIO = 8.0
-FLOOR = 0.05
+FLOOR = 0.15
 
 
 def timed(args):
