@@ -56,13 +56,32 @@ static size_t steps_needed(double alpha)
 
 /* a change this large is never passed silently: at least inconclusive */
 #define LARGE_PCT 20.0
-/* shares gate with at least RUNS_MIN runs a side, where they must also move
- * run by run: the one-sided Mann-Whitney p of the runs' medians at most
- * RUNS_ALPHA (4 runs a side: all of NEW's above all of BASE's; 5: one pair
- * may cross). With fewer runs a grown share is inconclusive: under a CPU hog
- * 3 runs a side called 8% of A/A pairs regressed */
-#define RUNS_MIN 4
-#define RUNS_ALPHA 0.02
+/*
+ * A matched row regresses when its time grew beyond its runs' speed
+ * (diff_shift.c) by at least SHIFT_MIN (log; 0.40 is x1.49) and its share of
+ * the step by at least POINTS_MIN, both by the runs a side (the fewer
+ * side's): a median over more runs moves less between runs of the same code.
+ * Measured with bench/diff_calibrate.py on real runs, quiet and under a CPU
+ * hog (bench/README.md): at these values A/A pairs were called regressed in
+ * at most 3%. A grown key at half of both is inconclusive: never a silent
+ * pass.
+ */
+/* the steps' one-sided Mann-Whitney p of a row's shares must be at most
+ * this: single steps of a run swing (a preempted op held 39% of one step
+ * and 7% of the next), so the medians' change must show in the steps too */
+#define STEPS_P 0.05
+
+static const double SHIFT_MIN[5] = { 0.40, 0.35, 0.30, 0.25, 0.20 };
+
+static double shift_min(size_t runs)
+{
+    return SHIFT_MIN[(runs < 1 ? 1 : runs > 5 ? 5 : runs) - 1];
+}
+
+static double points_min(size_t runs)
+{
+    return runs <= 1 ? 0.04 : runs <= 3 ? 0.03 : 0.02;
+}
 
 /* the runs a side's samples come from */
 static size_t nruns_of(const tt_diff_side *s)
@@ -484,6 +503,12 @@ static int is_step_key(const tt_diff_row *w)
     return !strcmp(w->key, "ProfilerStep*");
 }
 
+/* the rows that decided come first: regressed, inconclusive, improved */
+static int verdict_rank(int v)
+{
+    return v == TT_V_REGRESSED ? 0 : v == TT_V_INCONCLUSIVE ? 1 : v == TT_V_IMPROVED ? 2 : 3;
+}
+
 static int cmp_row(const void *a, const void *b)
 {
     const tt_diff_row *x = a, *y = b;
@@ -491,6 +516,8 @@ static int cmp_row(const void *a, const void *b)
     int c;
     if (is_step_key(x) != is_step_key(y))
         return is_step_key(x) ? 1 : -1;
+    if (verdict_rank(x->verdict) != verdict_rank(y->verdict))
+        return verdict_rank(x->verdict) < verdict_rank(y->verdict) ? -1 : 1;
     if (dx != dy)
         return dx > dy ? -1 : 1;
     if ((c = strcmp(x->kind, y->kind)) != 0)
@@ -550,39 +577,25 @@ static double finite_median(const double *v, size_t n)
 
 /* shares on both sides, the change at BASE's speed and its test: the
  * run-wide speed of a run cancels in a share */
-static int share_test(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, long kb,
-                      long kn, int what)
+struct sides {
+    const tt_diff_side *b, *n;
+    struct tt__runs *rb, *rn;
+};
+
+static int share_test(tt_diff_row *w, const struct sides *sd, long kb, long kn, int what)
 {
     /* per step, pooled over the runs: a run's speed cancels in a share,
-     * and steps give the test its power (5 runs of 12 steps: 60 samples) */
-    int den = den_of(b, what);
-    size_t cb, cn, nruns_b = nruns_of(b), nruns_n = nruns_of(n);
+     * and steps give the within-run test its power */
+    const tt_diff_side *b = sd->b, *n = sd->n;
+    int den = den_of(b, what), den_n = den_of(n, what);
+    size_t cb, cn;
     double *sb = key_shares(b, kb, what, den, 0, &cb);
-    double *sn = key_shares(n, kn, what, den_of(n, what), 0, &cn);
+    double *sn = key_shares(n, kn, what, den_n, 0, &cn);
     double base_den = finite_median(b->m[den], b->n);
     if (!sb || !sn) {
         free(sb);
         free(sn);
         return -1;
-    }
-    if (nruns_b >= 2 && nruns_n >= 2 && kb >= 0 && kn >= 0) {
-        /* several runs a side: the runs' own shares must separate too (a
-         * one-sided Mann-Whitney on the run medians), else the steps of a
-         * few runs would stand for many */
-        size_t rb, rn;
-        double *ub = key_shares(b, kb, what, den, 1, &rb);
-        double *un = key_shares(n, kn, what, den_of(n, what), 1, &rn);
-        if (!ub || !un) {
-            free(ub);
-            free(un);
-            free(sb);
-            free(sn);
-            return -1;
-        }
-        w->p_runs = tt_median(un, rn) >= tt_median(ub, rb) ? tt_mwu_p_greater(ub, rb, un, rn, NULL)
-                                                           : tt_mwu_p_greater(un, rn, ub, rb, NULL);
-        free(ub);
-        free(un);
     }
     w->base_share = kb >= 0 && cb ? tt_median(sb, cb) : NAN;
     w->new_share = kn >= 0 && cn ? tt_median(sn, cn) : NAN;
@@ -591,18 +604,26 @@ static int share_test(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side 
         w->delta_ns = w->share * base_den;
         if (fmax(w->base_share, w->new_share) < 0.01)
             ; /* under a point of the step: never gated, not tested */
-        else
+        else {
             w->p = w->share >= 0 ? tt_mwu_p_greater(sb, cb, sn, cn, NULL)
                                  : tt_mwu_p_greater(sn, cn, sb, cb, NULL);
+            w->few_steps = tt_mwu_p_min(cb, cn) > STEPS_P;
+            if (tt__diff_shift(b, sd->rb, kb, den, n, sd->rn, kn, den_n, w->kind, what,
+                               w->share >= 0, &w->shift) < 0) {
+                free(sb);
+                free(sn);
+                return -1;
+            }
+        }
     }
     free(sb);
     free(sn);
     return 0;
 }
 
-static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, const char *kind,
-                  const char *key)
+static int row_of(tt_diff_row *w, const struct sides *sd, const char *kind, const char *key)
 {
+    const tt_diff_side *b = sd->b, *n = sd->n;
     long kb = tt__diff_find(b, kind, key), kn = tt__diff_find(n, kind, key);
     int what = !strcmp(kind, "op") || !strcmp(kind, "runtime") ? 1 : 2;
     memset(w, 0, sizeof(*w));
@@ -617,24 +638,31 @@ static int row_of(tt_diff_row *w, const tt_diff_side *b, const tt_diff_side *n, 
                 : w->new_count == 0 && w->base_count > 0 ? 2
                 : w->base_count != w->new_count          ? 3
                                                          : 0;
-    w->p = w->share = w->p_runs = NAN;
+    w->p = w->share = w->shift = NAN;
     w->verdict = TT_V_NOT_GATED;
     if (!b->n || !n->n)
         return 0;
-    return share_test(w, b, n, kb, kn, what);
+    return share_test(w, sd, kb, kn, what);
 }
 
 /*
- * The verdict of a row. Gated with the step time (calls per step and shares:
- * what survives a run's speed offset) for ops and kernels, and for every
- * kind with --gate +ops,kernels:
+ * The verdict of a row. Gated with the step time (calls per step and the
+ * change beyond the runs' speed) for ops and kernels, and for every kind with
+ * --gate +ops,kernels:
  * - calls per step: more calls (a key added, or its median count grown) whose
  *   added time is at least 1% of NEW's step regress, fewer improve (exact);
- * - a matched key's share of the step: a change of at least --op-threshold
- *   (relative) and 1 point of the step, BH q <= alpha, regresses or improves.
+ * - a matched key: its share of the step moved by at least --op-threshold
+ *   (relative) and a point, its own time the same way, and the steps'
+ *   shares agree (p <= STEPS_P); then regressed (improved) when the shift
+ *   beyond the runs' speed and the share's change reach shift_min() and
+ *   points_min() for the runs a side, inconclusive when a grown one reaches
+ *   half of both, or all of both with too few steps to test.
+ *   --no-stats: the first condition alone decides.
  */
-static void row_verdict(tt_diff_row *w, const tt_diff_options *o, int several_runs)
+static void row_verdict(tt_diff_row *w, const tt_diff_options *o, size_t runs)
 {
+    double rel, t = shift_min(runs), pts = points_min(runs);
+    int up;
     if (w->status == 1 || w->status == 3) {
         double added = w->new_count > w->base_count && w->new_count > 0
                            ? w->new_share * (w->new_count - w->base_count) / w->new_count
@@ -651,18 +679,27 @@ static void row_verdict(tt_diff_row *w, const tt_diff_options *o, int several_ru
     w->verdict = TT_V_UNCHANGED;
     if (isnan(w->share) || !(w->base_share > 0))
         return;
+    up = w->share > 0;
+    rel = fabs(w->share) / w->base_share * 100;
     /* the key's own time must move the same way: a key whose share grew
      * because everything else got faster did not regress */
-    if (fabs(w->share) / w->base_share * 100 >= o->op_threshold && fabs(w->share) >= 0.01 &&
-        (w->share > 0 ? w->new_ns > w->base_ns : w->new_ns < w->base_ns) &&
-        (isnan(w->p_runs) || w->p_runs <= RUNS_ALPHA) &&
-        (o->no_stats || (!isnan(w->q) && w->q <= o->alpha)))
-        /* one run a side: shares move between runs of the same code too (a
-         * fourfold swing under a CPU hog), so a grown share is only
-         * inconclusive there, unless --gate +ops,kernels asks for it */
-        w->verdict = w->share < 0             ? TT_V_IMPROVED
-                     : several_runs || o->no_stats ? TT_V_REGRESSED
-                                                   : TT_V_INCONCLUSIVE;
+    if (rel < o->op_threshold || fabs(w->share) < 0.01 ||
+        !(up ? w->new_ns > w->base_ns : w->new_ns < w->base_ns))
+        return;
+    if (o->no_stats) {
+        w->verdict = up ? TT_V_REGRESSED : TT_V_IMPROVED;
+        return;
+    }
+    /* the steps must agree on the direction (the one-sided Mann-Whitney p of
+     * the steps' shares); too few steps to reach STEPS_P: inconclusive */
+    if (isnan(w->shift) || (!w->few_steps && !(w->p <= STEPS_P)))
+        return;
+    if (up ? w->shift >= t && w->share >= pts : w->shift <= -t && w->share <= -pts)
+        w->verdict = w->few_steps ? (up ? TT_V_INCONCLUSIVE : TT_V_UNCHANGED)
+                     : up         ? TT_V_REGRESSED
+                                  : TT_V_IMPROVED;
+    else if (up && w->shift >= t / 2 && w->share >= pts / 2)
+        w->verdict = TT_V_INCONCLUSIVE;
 }
 
 /* how much of each side's time the keys found on both sides hold */
@@ -692,17 +729,22 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
                       const tt_diff_options *o, double base_step)
 {
     size_t i, cap = b->nkeys + n->nkeys, k;
-    int faster, several = nruns_of(b) >= RUNS_MIN && nruns_of(n) >= RUNS_MIN;
+    int faster, rc = 0;
+    size_t runs = nruns_of(b) < nruns_of(n) ? nruns_of(b) : nruns_of(n);
+    struct sides sd = { b, n, NULL, NULL };
     double *p, *q;
-    if (!(r->rows = calloc(cap ? cap : 1, sizeof(*r->rows))))
+    if (!(r->rows = calloc(cap ? cap : 1, sizeof(*r->rows))) ||
+        tt__runs_build(b, &sd.rb) < 0 || tt__runs_build(n, &sd.rn) < 0)
+        rc = -1;
+    for (i = 0; i < b->nkeys && !rc; i++)
+        rc = row_of(&r->rows[r->nrows++], &sd, b->keys[i].kind, b->keys[i].key);
+    for (i = 0; i < n->nkeys && !rc; i++)
+        if (tt__diff_find(b, n->keys[i].kind, n->keys[i].key) < 0)
+            rc = row_of(&r->rows[r->nrows++], &sd, n->keys[i].kind, n->keys[i].key);
+    tt__runs_free(sd.rb);
+    tt__runs_free(sd.rn);
+    if (rc < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
-    for (i = 0; i < b->nkeys; i++)
-        if (row_of(&r->rows[r->nrows++], b, n, b->keys[i].kind, b->keys[i].key) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
-    for (i = 0; i < n->nkeys; i++)
-        if (tt__diff_find(b, n->keys[i].kind, n->keys[i].key) < 0 &&
-            row_of(&r->rows[r->nrows++], b, n, n->keys[i].kind, n->keys[i].key) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
     p = malloc((r->nrows ? r->nrows : 1) * sizeof(*p));
     q = malloc((r->nrows ? r->nrows : 1) * sizeof(*q));
     if (!p || !q) {
@@ -724,8 +766,7 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
             continue;
         if (!strncmp(w->key, "nccl:", 5) || is_step_key(w))
             continue; /* NCCL waits for peers; the step is the step metric */
-        /* asked for (--gate +ops,kernels): one run's shares gate too */
-        row_verdict(w, o, several || (o->gate & need));
+        row_verdict(w, o, runs);
     }
     TT_UNUSED(base_step);
     free(p);

@@ -336,8 +336,8 @@ static void write_json(const tt_diff_result *r, FILE *out)
         json_num(out, w->base_share);
         fputs(", \"new_share\": ", out);
         json_num(out, w->new_share);
-        fputs(", \"p_runs\": ", out);
-        json_num(out, w->p_runs);
+        fputs(", \"shift\": ", out);
+        json_num(out, w->shift);
         fputs(", \"share\": ", out);
         json_num(out, shown_share(r, w));
         fputs(", \"p\": ", out);

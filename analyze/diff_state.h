@@ -75,6 +75,19 @@ void tt__renames_free(struct tt__renames *r);
 int tt__diff_steps_differ(const struct tt_diff_side *b, const struct tt_diff_side *n, char *why,
                           size_t cap);
 
+/* diff_shift.c: a side's samples grouped by run, for the change of a key
+ * beyond its runs' speed */
+struct tt__runs;
+int tt__runs_build(const struct tt_diff_side *s, struct tt__runs **out); /* -1 ENOMEM */
+void tt__runs_free(struct tt__runs *r);
+/* *shift: the change (log) of key kb of b -> kn of n beyond each run's speed,
+ * the smaller of the changes of its share of the step (metric den_*) and of
+ * its time over the run's typical key of the kind (up: growth; else the
+ * larger); NaN when not known. what: 1 CPU time, 2 device time. -1 ENOMEM */
+int tt__diff_shift(const struct tt_diff_side *b, struct tt__runs *rb, long kb, int den_b,
+                   const struct tt_diff_side *n, struct tt__runs *rn, long kn, int den_n,
+                   const char *kind, int what, int up, double *shift);
+
 /* diff_report.c: a ratio as a change ("+5.0%"), "n/a" when it is not a
  * number (a median of 0, a side without samples) */
 void tt__diff_pct(char *out, size_t cap, double ratio);

@@ -152,9 +152,13 @@ typedef struct tt_diff_row {
      * calls, GPU busy time for GPU activities; median over runs, or over
      * steps with one run a side; NaN when the side lacks the key) */
     double base_share, new_share;
-    /* several runs a side: one-sided Mann-Whitney p of the runs' median
-     * shares (NaN with one run a side) */
-    double p_runs;
+    /* the change of the key's time beyond its runs' own speed, in natural
+     * logarithms: the smaller of the changes of its share of the step and of
+     * its time over its run's typical key (median over a side's runs; the
+     * larger for a key that got faster); NaN when not tested */
+    double shift;
+    int few_steps;                  /* too few steps a side for the steps' test
+                                     * to reach p 0.05: a row is inconclusive at most */
 } tt_diff_row;
 
 typedef struct tt_diff_result {

@@ -50,6 +50,7 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
 """
 import decimal
 import json
+import math
 import os
 import subprocess
 import sys
@@ -1127,6 +1128,70 @@ def check_no_steps_side(d):
             "neither side has steps: the whole traces compared", (p.returncode, p.stdout[:100]))
 
 
+def expected_shift(base_runs, new_runs, key):
+    """The change of key's time beyond its runs' speed (docs/DIFF.md),
+    computed here from the op lists: per run, the log of its share of the
+    step and its log time over the median log time of the run's keys holding
+    a point of the step, the key itself left out; a side's median over its
+    runs; the smaller change."""
+    def levels(ops):
+        span = sum(d for _, d in ops) + 10
+        t = dict(ops)
+        logs = sorted(math.log(v) for k, v in t.items() if v / span >= 0.01 and k != key)
+        m = len(logs)
+        ref = logs[m // 2] if m % 2 else (logs[m // 2 - 1] + logs[m // 2]) / 2
+        return math.log(t[key] / span), math.log(t[key]) - ref
+
+    def side(runs):
+        ls = sorted(levels(r)[0] for r in runs)
+        lm = sorted(levels(r)[1] for r in runs)
+        med = lambda v: v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+        return med(ls), med(lm)
+    (sb, mb), (sn, mn) = side(base_runs), side(new_runs)
+    up = sn >= sb
+    return min(sn - sb, mn - mb) if up else max(sn - sb, mn - mb)
+
+
+def check_shift(d):
+    """A row gates on its change beyond the runs' speed (issue 22): an op
+    slower at the same call count regresses with one run a side; the same
+    grown share from a dominant op that got faster does not; a smaller one
+    is inconclusive with one run and regressed with five (the thresholds
+    fall with the runs a side)"""
+    base = [("aten::mm", 8000), ("aten::conv2d", 500), ("aten::bmm", 400), ("aten::gelu", 100)]
+    def variant(**kw):
+        return [(n, kw.get(n.split("::")[1], v)) for n, v in base]
+    cases = [
+        ("slower op, 1 run", [base], [variant(bmm=2400)], "regressed", 1, 6),
+        ("dominant op faster, 1 run", [base], [variant(mm=5000)], "unchanged", 0, 6),
+        ("smaller change, 1 run", [base], [variant(bmm=700)], "inconclusive", 0, 6),
+        ("smaller change, 5 runs", [base] * 5, [variant(bmm=700)] * 5, "regressed", 1, 6),
+        # 2 steps a side cannot show that the steps agree (p >= 1/6)
+        ("slower op, 2 steps", [base], [variant(bmm=2400)], "inconclusive", 0, 2),
+    ]
+    for name, bruns, nruns, verdict, rc, nsteps in cases:
+        args = ["--format", "json"]
+        for side, runs in (("-b", bruns), ("-n", nruns)):
+            for i, ops in enumerate(runs):
+                # each run at its own speed: a factor on every op of the run
+                f = 0.7 + 0.2 * i
+                path = os.path.join(d, "shift_%s_%d.json" % (side[1], i))
+                synthetic(path, nsteps, [(o, int(v * f)) for o, v in ops])
+                args += [side, path]
+        p = run(args)
+        doc = json.loads(p.stdout)
+        r = row(doc, "op", "aten::bmm")
+        want = expected_shift([[(o, int(v * (0.7 + 0.2 * i))) for o, v in ops] for i, ops in enumerate(bruns)],
+                              [[(o, int(v * (0.7 + 0.2 * i))) for o, v in ops] for i, ops in enumerate(nruns)],
+                              "aten::bmm")
+        C.check(r is not None and abs(r["shift"] - want) < 1e-6,
+                "%s: shift %.6f as computed here" % (name, want), r and r["shift"])
+        C.eq((r and r["verdict"], p.returncode), (verdict, rc), "%s: row verdict, exit code" % name)
+        if verdict == "inconclusive":
+            C.eq(run(args + ["--fail-on-inconclusive"]).returncode, 6,
+                 "%s: --fail-on-inconclusive exits 6" % name)
+
+
 def main():
     for p in (CTRL, TEST):
         if not os.path.exists(p):
@@ -1160,6 +1225,7 @@ def main():
         C.section("device step straggler", check_device_straggler, d)
         C.section("slowest rank, single step", check_slowest_rank_single_step, d)
         C.section("side without steps", check_no_steps_side, d)
+        C.section("shift beyond the runs' speed", check_shift, d)
     return C.finish()
 
 
