@@ -53,25 +53,29 @@ static int64_t string_id(tt_db *db, const char *s)
  * The pass reads every event of the trace in torch's order: (ts, end DESC),
  * then kind so that a memory record at an op's start follows the op's push,
  * then id. kind: 0 CPU op (slices), 1 runtime call, 2 [memory] record, 3 GPU
- * activity. Each table is scanned as stored (no ORDER BY) into fixed-size
- * records, sorted here in runs of RUN_RECS (full runs spill to a temporary
- * file) and merged: bounded memory, and about twice as fast as SQLite's own
- * sorter on the same rows.
+ * activity, and with stacks KIND_PY, a python_function slice. Each table is
+ * scanned as stored (no ORDER BY) into fixed-size records, sorted here in
+ * runs of RUN_RECS (full runs spill to a temporary file) and merged: bounded
+ * memory, and about twice as fast as SQLite's own sorter on the same rows.
  */
-static const char *const scan_sql[4] = {
+#define SCAN_PY 4 /* scan_sql[SCAN_PY]: the python_function slices */
+static const char *const scan_sql[5] = {
     "SELECT s.id, s.name, s.pid, s.tid, s.ts, coalesce(s.dur, 0),"
     " coalesce(s.input_dims, ?6), CASE WHEN s.cat = ?2 THEN 1 ELSE 0 END, k.kernels,"
-    " CASE WHEN ?5 > 0 THEN json_extract(s.args, '$.\"Call stack\"') END"
+    " CASE WHEN ?5 > 0 THEN json_extract(s.args, '$.\"Call stack\"') END,"
+    " CASE WHEN ?5 > 0 THEN s.seq_nr END, CASE WHEN ?5 > 0 THEN s.fwd_tid END"
     " FROM slices AS s LEFT JOIN temp.tt_avg_kernels AS k ON k.op_id = s.id"
     " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND (s.cat IS NULL OR s.cat IN (?2, ?3, ?4))",
-    "SELECT r.id, r.name, r.pid, r.tid, r.ts, coalesce(r.dur, 0), NULL, 0, NULL, NULL"
+    "SELECT r.id, r.name, r.pid, r.tid, r.ts, coalesce(r.dur, 0), NULL, 0, NULL, NULL, NULL, NULL"
     " FROM runtime AS r WHERE r.trace_id = ?1 AND r.ts IS NOT NULL",
-    "SELECT m.id, m.name, m.pid, m.tid, m.ts, 0, m.device_type, m.bytes, NULL, NULL"
+    "SELECT m.id, m.name, m.pid, m.tid, m.ts, 0, m.device_type, m.bytes, NULL, NULL, NULL, NULL"
     " FROM memory AS m WHERE m.trace_id = ?1 AND m.ts IS NOT NULL AND m.bytes IS NOT NULL",
     "SELECT g.id, g.name, g.pid, g.tid, g.ts, coalesce(g.dur, 0),"
-    " CASE g.kind WHEN 'annotation' THEN 1 ELSE 0 END, 0, NULL, NULL"
+    " CASE g.kind WHEN 'annotation' THEN 1 ELSE 0 END, 0, NULL, NULL, NULL, NULL"
     " FROM gpu_ops AS g WHERE g.trace_id = ?1 AND g.ts IS NOT NULL"
     " AND g.kind IN ('kernel', 'memcpy', 'memset', 'annotation')",
+    "SELECT s.id, s.name, s.pid, s.tid, s.ts, coalesce(s.dur, 0), NULL, 0, NULL, NULL, NULL, NULL"
+    " FROM slices AS s WHERE s.trace_id = ?1 AND s.cat = ?2 AND s.ts IS NOT NULL",
 };
 
 /* ProfilerStep#N windows with from <= N <= to */
@@ -89,6 +93,7 @@ static int step_windows(tt_db *db, int64_t trace, const tt_avg_options *o, struc
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *nm = (const char *)sqlite3_column_text(st, 0);
         long long k = atoll(nm + 13);
+        tt__avg_steps_seen(w, k);
         if (k < o->step_from || k > o->step_to)
             continue;
         if ((rc = tt__avg_steps_add(w, sqlite3_column_int64(st, 1),
@@ -100,20 +105,36 @@ static int step_windows(tt_db *db, int64_t trace, const tt_avg_options *o, struc
     return rc;
 }
 
-/* Read the trace's events of one kind into the runs. */
+/* the stack node of an op's "Call stack" (column 9) into e; 0 or an error */
+static int scan_call_stack(struct state *s, sqlite3_stmt *st, struct arec *e)
+{
+    e->seq = sqlite3_column_type(st, 10) == SQLITE_INTEGER ? sqlite3_column_int64(st, 10) : -1;
+    if (sqlite3_column_int64(st, 11) > 0)
+        e->flags |= AREC_FWD_TID;
+    if (sqlite3_column_type(st, 9) != SQLITE_TEXT)
+        return 0;
+    e->stack = tt__avg_callstack_node(s, (const char *)sqlite3_column_text(st, 9));
+    return e->stack < 0 ? tt_error_set(TT_ENOMEM, "out of memory") : 0;
+}
+
+/* Read the trace's events of one kind (scan_sql index) into the runs. */
 static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace,
-                     const int64_t ids[4])
+                     const int64_t ids[5])
 {
     sqlite3_stmt *st;
     int r, rc = 0;
+    if (kind == SCAN_PY && !ids[4])
+        return 0; /* no python_function event (or no stacks wanted) */
     if (tt_db_prepare(s->db, &st, scan_sql[kind]) < 0)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, trace);
+    if (kind == SCAN_PY)
+        sqlite3_bind_int64(st, 2, ids[4]);
     if (kind == 0) {
         sqlite3_bind_int64(st, 2, ids[0]);
         sqlite3_bind_int64(st, 3, ids[1]);
         sqlite3_bind_int64(st, 4, ids[2]);
-        sqlite3_bind_int64(st, 5, s->o->group_by_stack);
+        sqlite3_bind_int64(st, 5, s->want_stacks);
         /* an op without Input Dims has torch's input_shapes [] */
         if (ids[3])
             sqlite3_bind_int64(st, 6, ids[3]);
@@ -124,7 +145,8 @@ static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace
         struct arec e;
         int64_t dur = sqlite3_column_int64(st, 5);
         memset(&e, 0, sizeof(e));
-        e.kind = kind;
+        e.kind = kind == SCAN_PY ? KIND_PY : kind;
+        e.seq = -1;
         e.id = sqlite3_column_int64(st, 0);
         e.name = sqlite3_column_int64(st, 1);
         e.ts = sqlite3_column_int64(st, 4);
@@ -132,7 +154,7 @@ static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace
         e.a = sqlite3_column_int64(st, 6);
         e.b = kind == 0 ? sqlite3_column_int64(st, 8) : sqlite3_column_int64(st, 7);
         e.flags = kind == 0 && sqlite3_column_int(st, 7) ? AREC_USER_ANNOTATION : 0;
-        if (kind <= 1) {
+        if (kind <= 1 || kind == SCAN_PY) {
             struct tkey pk, tk;
             struct thread_stack *t;
             tkey_of_value(&pk, sqlite3_column_value(st, 2));
@@ -144,14 +166,10 @@ static int scan_kind(struct state *s, struct runs *runs, int kind, int64_t trace
             }
             e.thread = (int32_t)(t - s->threads);
         }
-        if (kind == 0 && s->o->group_by_stack > 0 && sqlite3_column_type(st, 9) == SQLITE_TEXT) {
-            e.stack = tt__avg_stack_id(s, (const char *)sqlite3_column_text(st, 9),
-                               s->o->group_by_stack);
-            if (e.stack < 0) {
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
-                break;
-            }
-        }
+        if (kind == 0 && s->want_stacks && (rc = scan_call_stack(s, st, &e)) < 0)
+            break;
+        if (kind == SCAN_PY)
+            s->stk.has_py = 1;
         if ((rc = tt__avg_runs_add(runs, &e)) < 0)
             break;
     }
@@ -184,8 +202,8 @@ static int run_pass(struct state *s, int64_t trace)
     int64_t cpu_op = string_id(s->db, "cpu_op"), ua = string_id(s->db, "user_annotation");
     int64_t op_legacy = string_id(s->db, "Operator");
     int64_t mem_name = string_id(s->db, "[memory]");
-    int64_t ids[4];
-    struct steps win = { NULL, 0, 0 };
+    int64_t ids[5];
+    struct steps win = { NULL, 0, 0, 0, 0, 0 };
     int rc, kind;
     struct runs runs;
 
@@ -199,7 +217,8 @@ static int run_pass(struct state *s, int64_t trace)
     ids[1] = cpu_op ? cpu_op : -1;
     ids[2] = op_legacy ? op_legacy : -1;
     ids[3] = string_id(s->db, "[]");
-    for (kind = 0; kind < 4 && rc == 0; kind++)
+    ids[4] = s->want_stacks ? string_id(s->db, "python_function") : 0;
+    for (kind = 0; kind <= SCAN_PY && rc == 0; kind++)
         rc = scan_kind(s, &runs, kind, trace, ids);
     if (rc == 0)
         rc = tt__avg_pass_merge(s, &runs, &win, mem_name, NULL);
@@ -276,6 +295,7 @@ static int compute_db(tt_db *db, const tt_avg_options *o, tt_avg_result *res)
         memset(&s, 0, sizeof(s));
         s.db = db;
         s.o = o;
+        s.want_stacks = o->group_by_stack > 0 || (o->version >= 3 && o->collect_stacks);
         if ((rc = run_pass(&s, ts[k].id)) < 0) {
             tt__avg_state_release(&s);
             break;

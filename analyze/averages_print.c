@@ -202,23 +202,58 @@ static const char *cut(char *buf, size_t n, const char *s, size_t len, int width
     return buf;
 }
 
+/* the byte length of the first n UTF-8 characters of s[0..len) */
+static size_t utf8_bytes(const char *s, size_t len, size_t n)
+{
+    size_t i = 0;
+    while (i < len && n) {
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+        n--;
+    }
+    return i;
+}
+
+/* torch's trim_path: a stack entry longer than the column keeps its last
+ * `width` characters, the first three of them replaced by "..." */
+static const char *trim_path(char *buf, size_t n, const char *s, size_t len, int width)
+{
+    size_t chars = 0, i, skip;
+    for (i = 0; i < len; i++)
+        chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    if (width < 0 || chars <= (size_t)width) {
+        snprintf(buf, n, "%.*s", (int)len, s);
+        return buf;
+    }
+    skip = utf8_bytes(s, len, chars - (size_t)width);
+    if ((size_t)width > 3) {
+        skip += utf8_bytes(s + skip, len - skip, 3);
+        snprintf(buf, n, "...%.*s", (int)(len - skip), s + skip);
+    } else {
+        snprintf(buf, n, "%.*s", (int)(len - skip), s + skip);
+    }
+    return buf;
+}
+
 /* a row's Source Location: its first entry on the row; entries 2..5 on
  * rows of empty cells, then a row of empty cells */
 static int table_stack(tt_table *t, const struct layout *l, const tt_avg_row *r)
 {
     const char *st = r->stack ? r->stack : "";
     const char *e = strchr(st, '\n');
-    char entry[256];
+    char entry[512];
     int k, shown_n = 1, w = l->col[l->src].width;
-    if (tt_table_set_text(t, (size_t)l->src, cut(entry, sizeof(entry), st,
-                                                 e ? (size_t)(e - st) : strlen(st), w)) < 0)
+    if (tt_table_set_text(t, (size_t)l->src, trim_path(entry, sizeof(entry), st,
+                                                       e ? (size_t)(e - st) : strlen(st), w)) < 0)
         return TT_ENOMEM;
     while (e && shown_n < 5) {
         const char *q = e + 1;
         e = strchr(q, '\n');
         if (tt_table_add_row(t) < 0 ||
             tt_table_set_text(t, (size_t)l->src,
-                              cut(entry, sizeof(entry), q, e ? (size_t)(e - q) : strlen(q), w)) < 0)
+                              trim_path(entry, sizeof(entry), q,
+                                        e ? (size_t)(e - q) : strlen(q), w)) < 0)
             return TT_ENOMEM;
         for (k = 0; k < l->ncol; k++)
             if (k != l->src && tt_table_set_text(t, (size_t)k, "") < 0)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* a string by id: the pass's own strings, or the database's */
-static char *lookup(struct state *s, int64_t id)
+char *tt__avg_lookup(struct state *s, int64_t id)
 {
     char *r = NULL;
     if (id == -2)
@@ -52,6 +52,11 @@ void tt__avg_trace_release(tt_avg_trace *t)
     for (i = 0; i < t->nrows; i++)
         row_release(&t->rows[i]);
     free(t->rows);
+    for (i = 0; i < t->nstacks; i++) {
+        free(t->stacks[i].frames);
+        free(t->stacks[i].name);
+    }
+    free(t->stacks);
     free(t->path);
     memset(t, 0, sizeof(*t));
 }
@@ -59,9 +64,9 @@ void tt__avg_trace_release(tt_avg_trace *t)
 /* the strings of an aggregated row */
 static int row_strings(struct state *s, const struct row *a, tt_avg_row *r)
 {
-    r->name = lookup(s, a->name);
+    r->name = tt__avg_lookup(s, a->name);
     if (s->o->group_by_shape) {
-        char *js = a->shapes ? lookup(s, a->shapes) : NULL;
+        char *js = a->shapes ? tt__avg_lookup(s, a->shapes) : NULL;
         r->input_shapes = js ? python_shapes(js) : strdup("[]");
         free(js);
         if (!r->input_shapes)
@@ -123,6 +128,9 @@ int tt__avg_trace_result(struct state *s, int64_t trace, const char *label, int 
     t->have_rank = have_rank;
     t->rank = rank;
     t->show_memory = profile_memory || s->any_memory;
+    t->steps_lo = s->steps_lo;
+    t->steps_hi = s->steps_hi;
+    t->steps_n = s->steps_n;
     t->path = strdup(label);
     t->rows = calloc(s->agg.n ? s->agg.n : 1, sizeof(*t->rows));
     if (!t->path || !t->rows)
@@ -152,6 +160,8 @@ int tt__avg_trace_result(struct state *s, int64_t trace, const char *label, int 
     }
     if (rc == 0)
         rc = sort_rows(t, s->o->sort_by);
+    if (rc == 0)
+        rc = tt__avg_stacks_result(s, t);
     tt__avg_state_release(s);
     if (rc < 0) {
         tt__avg_trace_release(t);

@@ -6,11 +6,13 @@
  *   averages_sort.c    the records' order: sorted runs, spilled and merged
  *   averages_stream.c  a trace file read without a database
  *   averages_print.c   torch's table, CSV, JSON and Markdown
+ *   averages_stacks.c  Python stacks: frames, stack nodes, the collapsed stacks
  */
 #ifndef TT_ANALYZE_AVERAGES_INTERNAL_H
 #define TT_ANALYZE_AVERAGES_INTERNAL_H
 
 #include "common/compat.h"
+#include "common/i64map.h"
 #include "store/db_internal.h"
 
 #include <pthread.h>
@@ -44,7 +46,7 @@ struct agg {
 /* ---- CPU event frames ---- */
 
 struct ev_first {
-    int64_t name, shapes, stack, start, end, kernels_ns;
+    int64_t name, shapes, stack, full, start, end, kernels_ns;
     int64_t child_cpu_ns, child_dev_ns, child_mem[2], mem[2];
     int64_t dev_total_ns;
     int nchildren, has_parent, is_user_annotation;
@@ -52,6 +54,12 @@ struct ev_first {
 
 struct ev {
     int64_t name, shapes, stack;
+    int64_t full;           /* its whole Python stack (a stack node; 0: none) */
+    int64_t own;            /* the same before the backward rule (its Python ancestors) */
+    int64_t seq;            /* Sequence number (-1: none) */
+    int bw_node;            /* a backward function (torch's BACKWARD_FUNCTION scope) */
+    int fwd_tid;            /* "Fwd thread id" > 0 */
+    int under_bw;           /* it or an ancestor is one */
     int64_t start, end;     /* ns */
     int64_t kernels_ns;     /* own linked device time */
     int64_t mem_start[2];   /* running memory totals (cpu, device) before start */
@@ -79,6 +87,53 @@ struct thread_stack {
     uint64_t hash;
     struct ev **frames;
     size_t n, alloc;
+    /* with stacks: the open python_function events of the thread */
+    struct pyframe *py;
+    size_t npy, apy;
+    struct i64map fwd; /* Sequence number -> the first forward op's stack node */
+};
+
+struct pyframe {
+    int64_t end;  /* ns */
+    int64_t node; /* the stack up to and with this frame */
+};
+
+/* ---- Python stacks (averages_stacks.c) ---- */
+
+/* a stack node: the stack of its parent node plus one frame; id = index + 1 */
+struct snode {
+    int64_t parent; /* node id, 0 = the root (empty stack) */
+    int64_t frame;  /* index into stacks.fr */
+    int64_t key;    /* memo: the group-by key's stack id (s->stacks) + 1, 0 = not yet */
+};
+
+/* collapsed stacks: (node, name) -> sums */
+struct cstack {
+    int64_t node, name, count, self_cpu_ns, self_dev_ns;
+};
+
+/* a stack entry's text, interned */
+struct sframe {
+    char *text;
+    size_t len;
+    int keep; /* 0: torch's _filter_stack_entry drops it */
+};
+
+struct stacks {
+    struct sframe *fr;
+    size_t nf, af;
+    size_t *fslots, nfslots; /* hash of the texts: index + 1 */
+    struct i64map fname;     /* python_function name id -> frame index */
+    struct snode *nodes;
+    size_t nn, an;
+    size_t *nslots, nnslots; /* hash of (parent, frame): index + 1 */
+    struct i64map fwd_any;   /* Sequence number -> first forward stack of any thread */
+    struct i64map fwd_thread; /* Sequence number -> the thread (index) of that op */
+    struct cstack *cs;
+    size_t ncs, acs;
+    size_t *cslots, ncslots; /* hash of (node, name): index + 1 */
+    int source;              /* TT_AVG_STACKS_* seen */
+    int has_py;              /* the trace has python_function events */
 };
 
 /* a pid or tid as stored: NULL, an integer or a string (not NUL-terminated) */
@@ -123,7 +178,10 @@ struct state {
     size_t nstacks, astacks;
     size_t *sslots, nsslots; /* hash of stacks: index + 1 */
     struct idmap names;      /* name class by string id (database pass) */
+    int64_t steps_lo, steps_hi, steps_n; /* the trace's ProfilerStep#N (with --steps) */
     int any_memory;
+    int want_stacks;         /* group_by_stack or collect_stacks */
+    struct stacks stk;
 };
 
 /* ---- the records of the pass, in torch's order ---- */
@@ -132,8 +190,9 @@ struct arec {
     int64_t ts, end, id, name;
     int64_t a;      /* kind 0: shapes id; 2: device type; 3: 1 for a GPU annotation */
     int64_t b;      /* kind 0: own device time (ns); 2: bytes */
-    int64_t stack;  /* kind 0: local stack id when grouping by stack */
-    int32_t kind;
+    int64_t stack;  /* kind 0: the stack node of its "Call stack" (0: none) */
+    int64_t seq;    /* kind 0: Sequence number (-1: none) */
+    int32_t kind;   /* KIND_PY, 0 op, 1 runtime call, 2 [memory], 3 GPU activity */
     int32_t thread; /* kinds 0 and 1: index into state.threads */
     int32_t flags;  /* kind 0: AREC_* */
     int32_t pad;
@@ -141,8 +200,13 @@ struct arec {
 
 enum {
     AREC_USER_ANNOTATION = 1, /* an op of cat user_annotation */
-    AREC_DEVICE_WORK = 2      /* not an op: device time (b) of op id (fs_kernel) */
+    AREC_DEVICE_WORK = 2,     /* not an op: device time (b) of op id (fs_kernel) */
+    AREC_FWD_TID = 4          /* kind 0: "Fwd thread id" > 0 */
 };
+
+/* a python_function event (with stacks): sorts before the ops of the same
+ * start and end, as the caller that encloses them */
+#define KIND_PY (-1)
 
 struct runs {
     struct arec *buf; /* the run being filled */
@@ -191,8 +255,10 @@ void tt__avg_merge_release(struct merge *m);
 struct steps {
     int64_t *win;
     size_t n, alloc;
+    int64_t seen_lo, seen_hi, seen_n; /* every ProfilerStep#N of the trace (with --steps) */
 };
 int tt__avg_steps_add(struct steps *w, int64_t start, int64_t end);
+void tt__avg_steps_seen(struct steps *w, int64_t num);
 void tt__avg_steps_normalize(struct steps *w);
 
 struct fstream;
@@ -212,8 +278,28 @@ void tt__avg_fstream_fix(const struct fstream *fs, struct arec *e);
 
 struct thread_stack *tt__avg_thread_for(struct state *s, const struct tkey *pid,
                                         const struct tkey *tid);
-/* Local id of the first n kept entries of a ';'-joined "Call stack" (0: none, -1: OOM). */
-int64_t tt__avg_stack_id(struct state *s, const char *cs, int64_t n);
+/* ---- Python stacks (averages_stacks.c) ---- */
+
+/* The stack node of a ';'-joined "Call stack" (innermost first; torch's
+ * entry filter applied): 0 for none, -1 out of memory. */
+int64_t tt__avg_callstack_node(struct state *s, const char *cs);
+/* a python_function event [ts, end] named name (string id) on thread t */
+int tt__avg_py_frame(struct state *s, struct thread_stack *t, int64_t ts, int64_t end,
+                     int64_t name);
+/* Give a CPU event its stacks (e->full, and e->stack when grouping by stack):
+ * its "Call stack" node (e->own on entry), else its Python ancestors (the
+ * python_function events open on its thread, ...); under a backward
+ * function, the forward op's (torch's _set_backward_stacktraces). Call with
+ * e->parent set. */
+int tt__avg_stack_assign(struct state *s, struct thread_stack *t, struct ev *e);
+/* add a finished event's self times to the collapsed stacks */
+int tt__avg_stack_add(struct state *s, int64_t full, int64_t name, int64_t self_cpu_ns,
+                      int64_t self_dev_ns);
+/* the collapsed stacks of the pass into t (frames and names looked up) */
+int tt__avg_stacks_result(struct state *s, tt_avg_trace *t);
+void tt__avg_stacks_release(struct stacks *k);
+/* a string of the pass by id ("ProfilerStep*" for -2): malloc'd, NULL if out of memory */
+char *tt__avg_lookup(struct state *s, int64_t id);
 const char *tt__avg_mem_string(const struct memstr *ms, int64_t id);
 /*
  * The pass proper: events in order from the runs; fs (reading a file without

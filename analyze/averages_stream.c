@@ -76,6 +76,7 @@ static int fs_step(struct fstream *fs, const tt__cell *row)
     if (!o->steps_set || !nm || strncasecmp(nm, "ProfilerStep#", 13) != 0)
         return 0;
     k = atoll(nm + 13);
+    tt__avg_steps_seen(&fs->win, k);
     if (k < o->step_from || k > o->step_to)
         return 0;
     return tt__avg_steps_add(&fs->win, cell_int(&row[TT_C_SL_TS]),
@@ -223,7 +224,7 @@ static int fallback_note(const char *why)
 /*
  * The file's one trace into res. Returns 1 (nothing computed) when the file
  * needs what only a database gives: the SQL passes after a load,
- * --group-by-stack (JSON in args), a non-Kineto file, ops with a negative
+ * --group-by-stack and --stacks (JSON in args), a non-Kineto file, ops with a negative
  * dur, or input that cannot be read twice (standard input, pipes).
  */
 int tt__avg_stream(const char *path, const tt_avg_options *o, tt_avg_result *out)
@@ -239,6 +240,8 @@ int tt__avg_stream(const char *path, const tt_avg_options *o, tt_avg_result *out
     struct stat sb;
     if (o->group_by_stack > 0)
         return fallback_note("--group-by-stack reads the args");
+    if (o->version >= 3 && o->collect_stacks)
+        return fallback_note("--stacks reads the args and the python_function events");
     /* the way back reads the file again: standard input and pipes cannot */
     if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
         return fallback_note("not a regular file (read once)");

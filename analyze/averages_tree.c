@@ -223,6 +223,11 @@ static int emit_first(struct state *s, const struct ev_first *f)
     int64_t self_mem[2] = { tt_sat_sub(f->mem[0], f->child_mem[0]),
                             tt_sat_sub(f->mem[1], f->child_mem[1]) };
     double cpu = (double)(f->end - f->start) / 1e3;
+    int rc;
+    if (f->full && (rc = tt__avg_stack_add(s, f->full, f->name,
+                                           tt_sat_sub(f->end - f->start, f->child_cpu_ns),
+                                           f->kernels_ns)) < 0)
+        return rc;
     return add_row(s, f->name, f->shapes, f->stack, DEV_CPU, f->has_parent, f->is_user_annotation, cpu,
                    cpu - (double)f->child_cpu_ns / 1e3, (double)f->dev_total_ns / 1e3,
                    (double)f->kernels_ns / 1e3, f->mem, self_mem);
@@ -254,6 +259,7 @@ static int finish(struct state *s, struct ev *e, struct ev *p)
     me.name = e->name;
     me.shapes = e->shapes;
     me.stack = e->stack;
+    me.full = e->full;
     me.start = e->start;
     me.end = e->end;
     me.kernels_ns = e->kernels_ns;
@@ -404,6 +410,8 @@ static int push_cpu(struct state *s, struct thread_stack *t, struct ev *e)
     }
     e->has_parent = t->n > 0;
     e->parent = t->n ? t->frames[t->n - 1] : NULL;
+    if (s->want_stacks && (rc = tt__avg_stack_assign(s, t, e)) < 0)
+        return rc;
     /* rows keep torch's order and the first event's parent: first
      * occurrence in start order */
     {
@@ -448,6 +456,8 @@ void tt__avg_state_release(struct state *s)
         while (t->n)
             free(t->frames[--t->n]);
         free(t->frames);
+        free(t->py);
+        tt__i64map_free(&t->fwd);
         free(t->pid_s);
         free(t->tid_s);
     }
@@ -460,6 +470,7 @@ void tt__avg_state_release(struct state *s)
     free(s->tslots);
     free(s->names.keys);
     free(s->names.vals);
+    tt__avg_stacks_release(&s->stk);
     if (s->str_st)
         sqlite3_finalize(s->str_st);
     while ((e = s->free_list) != NULL) {
@@ -491,13 +502,38 @@ const char *tt__avg_mem_string(const struct memstr *ms, int64_t id)
     return id >= 1 && (size_t)id <= ms->n ? ms->s[id - 1] : NULL;
 }
 
+/* name classes: NAME_KEEP / NAME_FILTERED / NAME_STEP, plus flags */
+enum {
+    NAME_KEEP = 0, NAME_FILTERED = 1, NAME_STEP = 2, NAME_BASE = 3,
+    NAME_EVALUATE = 4, /* "autograd::engine::evaluate_function: X": FUNCTION scope */
+    NAME_AUTOGRAD = 8  /* "torch::autograd::X": a C++ autograd node (AccumulateGrad) */
+};
+
 static int classify_name(const char *str)
 {
     if (!str)
-        return 0;
+        return NAME_KEEP;
     if (is_filtered(str))
-        return 1;
-    return !strncmp(str, "ProfilerStep#", 13) ? 2 : 0;
+        return NAME_FILTERED;
+    if (!strncmp(str, "ProfilerStep#", 13))
+        return NAME_STEP;
+    if (!strncmp(str, "autograd::engine::evaluate_function: ", 37))
+        return NAME_EVALUATE;
+    return !strncmp(str, "torch::autograd::", 17) ? NAME_AUTOGRAD : NAME_KEEP;
+}
+
+/*
+ * A backward function (RecordScope BACKWARD_FUNCTION, which the trace does
+ * not store): an autograd node run by the engine. Those made in the forward
+ * pass have a Sequence number and "Fwd thread id" > 0, as has the engine's
+ * "autograd::engine::evaluate_function: X" around them (FUNCTION scope);
+ * C++ nodes without one (torch::autograd::AccumulateGrad) have neither.
+ */
+static int is_backward_node(int cls, const struct arec *e)
+{
+    if (e->flags & AREC_FWD_TID)
+        return !(cls & NAME_EVALUATE);
+    return e->seq < 0 && (cls & NAME_AUTOGRAD);
 }
 
 static size_t id_slot(int64_t id, size_t nslots)
@@ -533,7 +569,7 @@ static int idmap_grow(struct idmap *m)
     return 0;
 }
 
-/* the class of a string id: 0 keep, 1 filtered, 2 ProfilerStep#N */
+/* the class of a string id (classify_name) */
 static int name_class(struct state *s, int64_t id)
 {
     struct idmap *m = &s->names;
@@ -564,72 +600,17 @@ static int name_class(struct state *s, int64_t id)
     return c;
 }
 
-/* torch's _filter_stack_entry */
-static int keep_stack_entry(const char *e, size_t len)
-{
-    static const char *const drop[][2] = {
-        { "autograd/__init__", "_make_grads" }, { "autograd/__init__", "backward" },
-        { "torch/tensor", "backward" }, { "_internal/common_utils", "prof_callable" },
-        { "_internal/common_utils", "prof_func_call" },
-        { "_internal/common_utils", "prof_meth_call" },
-    };
-    size_t i;
-    char buf[1024];
-    snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len : sizeof(buf) - 1), e);
-    for (i = 0; i < TT_ARRAY_SIZE(drop); i++) {
-        if (strstr(buf, drop[i][0]) && strstr(buf, drop[i][1]))
-            return 0;
-    }
-    return 1;
-}
-
-static uint64_t stack_hash(const void *p)
-{
-    const char *str = *(const char *const *)p;
-    return hash_bytes(str, strlen(str), 0xCBF29CE484222325ULL);
-}
-
-int64_t tt__avg_stack_id(struct state *s, const char *cs, int64_t n)
-{
-    tt_buf b = TT_BUF_INIT;
-    const char *p = cs;
-    int64_t taken = 0;
-    size_t j;
-    while (p && *p && taken < n) {
-        const char *e = strchr(p, ';');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len && keep_stack_entry(p, len)) {
-            if (b.len)
-                tt_buf_addch(&b, '\n');
-            tt_buf_add(&b, p, len);
-            taken++;
-        }
-        p = e ? e + 1 : NULL;
-    }
-    if (!b.len)
-        return 0;
-    if (b.oom || slots_grow(&s->sslots, &s->nsslots, s->nstacks, s->stacks, sizeof(*s->stacks),
-                            stack_hash) < 0) {
-        tt_buf_release(&b);
-        return -1;
-    }
-    for (j = stack_hash(&b.buf) & (s->nsslots - 1); s->sslots[j];
-         j = (j + 1) & (s->nsslots - 1)) {
-        if (!strcmp(s->stacks[s->sslots[j] - 1], b.buf)) {
-            tt_buf_release(&b);
-            return (int64_t)s->sslots[j];
-        }
-    }
-    if (TT_ALLOC_GROW(s->stacks, s->nstacks + 1, s->astacks) < 0) {
-        tt_buf_release(&b);
-        return -1;
-    }
-    s->stacks[s->nstacks++] = b.buf;
-    s->sslots[j] = s->nstacks;
-    return (int64_t)s->nstacks;
-}
-
 /* ---- ProfilerStep windows ---- */
+
+/* a ProfilerStep#N of the trace, kept whether --steps chose it or not */
+void tt__avg_steps_seen(struct steps *w, int64_t num)
+{
+    if (!w->seen_n || num < w->seen_lo)
+        w->seen_lo = num;
+    if (!w->seen_n || num > w->seen_hi)
+        w->seen_hi = num;
+    w->seen_n++;
+}
 
 int tt__avg_steps_add(struct steps *w, int64_t start, int64_t end)
 {
@@ -714,6 +695,9 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
     int64_t last_id = 0;
     int rc, r;
 
+    s->steps_lo = win->seen_lo;
+    s->steps_hi = win->seen_hi;
+    s->steps_n = win->seen_n;
     if ((rc = tt__avg_merge_start(&m, runs)) < 0) {
         tt__avg_merge_release(&m);
         return rc;
@@ -729,6 +713,12 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
             /* right after its op: add to the frame just pushed, if it was */
             if (last && last_id == e.id)
                 last->kernels_ns += e.b;
+            continue;
+        }
+        if (e.kind == KIND_PY) { /* a Python call: the stacks of what it encloses */
+            if (s->want_stacks &&
+                (rc = tt__avg_py_frame(s, &s->threads[e.thread], e.ts, e.end, e.name)) < 0)
+                break;
             continue;
         }
         last = NULL;
@@ -764,9 +754,9 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
             continue;
         }
         cls = name_class(s, name);
-        if (cls == 1 || !in_steps(s->o, win, ts))
+        if ((cls & NAME_BASE) == NAME_FILTERED || !in_steps(s->o, win, ts))
             continue;
-        if (cls == 2) {
+        if ((cls & NAME_BASE) == NAME_STEP) {
             if (!s->step_name)
                 s->step_name = -2; /* placeholder id for "ProfilerStep*" */
             name = s->step_name;
@@ -786,7 +776,10 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
             }
             v->name = name;
             v->shapes = e.kind == 0 ? e.a : 0;
-            v->stack = e.stack;
+            v->own = e.kind == 0 ? e.stack : 0; /* its "Call stack", if any */
+            v->fwd_tid = (e.flags & AREC_FWD_TID) != 0;
+            v->seq = e.kind == 0 ? e.seq : -1;
+            v->bw_node = e.kind == 0 && is_backward_node(cls, &e);
             v->start = ts;
             v->end = ts + (dur > 0 ? dur : 0);
             v->kernels_ns = e.b;

@@ -522,7 +522,9 @@ int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
     res->step_from = o->step_from;
     res->step_to = o->step_to;
     res->slowest = res->most_compute = (size_t)-1;
-    rc = load_traces(&r, &any);
+    rc = o->version >= 2 ? tt_comm_rules_compile(&r.comm, o->comm_patterns, o->ncomm_patterns) : 0;
+    if (rc == 0)
+        rc = load_traces(&r, &any);
     if (rc == 0 && !any)
         rc = tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
     if (rc == 0 && tt_db_prepare(db, &r.str, "SELECT s FROM strings WHERE id = ?1") < 0)
@@ -618,7 +620,21 @@ void tt__bd_run_release(struct bd_run *r)
     tt__i64map_free(&r->op_names);
     tt__i64map_free(&r->op_units);
     sqlite3_finalize(r->str);
+    tt_comm_rules_free(&r->comm);
     memset(r, 0, sizeof(*r));
+}
+
+int tt_bd_comm_pattern_check(const char *pattern, char *err, size_t cap)
+{
+    regex_t re;
+    int e = regcomp(&re, pattern ? pattern : "", REG_EXTENDED | REG_NOSUB);
+    if (e == 0) {
+        regfree(&re);
+        return 0;
+    }
+    if (err && cap)
+        regerror(e, &re, err, cap);
+    return TT_EINVALID;
 }
 
 void tt_bd_result_free(tt_bd_result *res)

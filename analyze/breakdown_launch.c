@@ -1,7 +1,7 @@
 /*
  * analyze/breakdown_launch.c - kernel families for `tracetool breakdown`:
  * the family and class of each activity name (tt_kernel_family,
- * tt_kineto_is_comm), a family's GPU time spread over ranks, steps or
+ * tt_kineto_is_comm with --comm-pattern), a family's GPU time spread over ranks, steps or
  * streams, and its launch percentiles.
  *
  * Percentiles are exact with bounded memory: the sweep counts each
@@ -66,7 +66,7 @@ static long fam_index(struct bd_run *r, const char *name, int cls)
 }
 
 /* the family text of an activity name: a kernel's family, or "memcpy HtoD" */
-static int family_text(const char *name, int kind, char *out, size_t cap)
+static int family_text(const struct bd_run *r, const char *name, int kind, char *out, size_t cap)
 {
     const char *ck;
     size_t n;
@@ -74,7 +74,7 @@ static int family_text(const char *name, int kind, char *out, size_t cap)
         tt_kernel_family(name, out, cap);
         if (!out[0])
             snprintf(out, cap, "%s", name[0] ? name : "?");
-        return tt_kineto_is_comm(name) ? TT_BD_COMM : TT_BD_COMPUTE;
+        return tt_kineto_is_comm(name, &r->comm) ? TT_BD_COMM : TT_BD_COMPUTE;
     }
     n = tt_kineto_copy_kind(name, &ck);
     snprintf(out, cap, "%s %.*s", kind == BD_KIND_MEMCPY ? "memcpy" : "memset",
@@ -103,7 +103,7 @@ int tt__bd_family_of(struct bd_run *r, int64_t name_id, int kind, size_t *fam, i
     cap = 2 * strlen(name) + 32;
     if (!(buf = malloc(cap)))
         return tt_error_set(TT_ENOMEM, "out of memory");
-    c = family_text(name, kind, buf, cap);
+    c = family_text(r, name, kind, buf, cap);
     sqlite3_reset(r->str); /* no statement may be active when tt_bd_family is (un)registered */
     f = fam_index(r, buf, c);
     free(buf);

@@ -8,6 +8,7 @@
 
 #include "analyze/steps.h"
 #include "common/i64map.h"
+#include "formats/kineto.h"
 #include "store/db_internal.h"
 #include "tracetool/breakdown.h"
 
@@ -80,6 +81,7 @@ struct bd_run {
     struct i64map op_names;  /* op name string id -> index + 1 (-1: no op) */
     struct i64map op_units;  /* op << 32 | unit row -> ns */
     sqlite3_stmt *str;       /* a string by id */
+    tt_comm_rules comm;      /* options.comm_patterns, compiled */
 };
 
 /* kinds of the `names` key */

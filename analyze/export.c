@@ -12,6 +12,7 @@
 #include "common/buf.h"
 #include "common/strtab.h"
 #include "common/tmath.h"
+#include "formats/json.h"
 #include "store/db_internal.h"
 #include "tracetool/export.h"
 #include "analyze/export_out.h"
@@ -35,6 +36,8 @@ struct xtrace {
     int64_t id, rank, cpu_pid, base, start, out_pid;
     int have_rank, have_cpu_pid;
     char *file;
+    char *devprops, *distinfo; /* the source's deviceProperties, distributedInfo
+                                * (minified JSON) or NULL */
     int64_t *win;         /* step windows [a, b], sorted, merged: 2 * nwin */
     size_t nwin, awin, nsteps;
 };
@@ -151,13 +154,50 @@ static int rank_chosen(const tt_export_options *o, const struct xtrace *t)
     return 0;
 }
 
+/* the source's top-level deviceProperties and distributedInfo, from the
+ * metadata object ingest kept (minified, malloc'd; NULL when absent) */
+static int keep_meta(struct xtrace *t, const char *meta)
+{
+    tt_jp jp;
+    tt_arena a = TT_ARENA_INIT;
+    const char *k;
+    size_t kl;
+    int rc = 0;
+    if (!meta)
+        return 0;
+    tt_jp_init(&jp, "", meta, 0, meta, strlen(meta));
+    if (tt_jp_peek(&jp) != TT_JT_OBJECT || tt_jp_object_begin(&jp) != 0)
+        return 0;
+    while (rc == 0 && tt_jp_object_next(&jp, &a, &k, &kl) == 1) {
+        char **dst = kl == 16 && !memcmp(k, "deviceProperties", 16)  ? &t->devprops
+                     : kl == 15 && !memcmp(k, "distributedInfo", 15) ? &t->distinfo
+                                                                      : NULL;
+        tt_buf b = TT_BUF_INIT;
+        if (!dst || *dst) {
+            if (tt_jp_skip(&jp) < 0)
+                break;
+            continue;
+        }
+        if (tt_jp_minify(&jp, &b) < 0) {
+            tt_buf_release(&b);
+            break;
+        }
+        if (b.oom || !(*dst = strndup(b.buf, b.len)))
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+        tt_buf_release(&b);
+    }
+    tt_arena_release(&a);
+    return rc;
+}
+
 static int load_traces(struct ex *x)
 {
     sqlite3_stmt *st;
     size_t alloc = 0;
     int r;
     if (tt_db_prepare(x->db, &st,
-                      "SELECT id, rank, pid, base_time_ns, start_ns, file_name FROM traces"
+                      "SELECT id, rank, pid, base_time_ns, start_ns, file_name, metadata"
+                      " FROM traces"
                       " WHERE format IN ('kineto-json', 'chrome-array')"
                       " ORDER BY rank IS NULL, rank, id") < 0)
         return TT_EDB;
@@ -175,7 +215,11 @@ static int load_traces(struct ex *x)
             continue;
         if (TT_ALLOC_GROW(x->tr, x->ntr + 1, alloc) < 0 ||
             !(t.file = strdup(sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5)
-                                                          : ""))) {
+                                                          : "")) ||
+            keep_meta(&t, (const char *)sqlite3_column_text(st, 6)) < 0) {
+            free(t.file);
+            free(t.devprops);
+            free(t.distinfo);
             sqlite3_finalize(st);
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
@@ -955,9 +999,18 @@ static void put_header(struct ex *x)
 {
     tt_buf *b = &x->out.b;
     size_t i;
+    int same_dev = x->ntr && x->tr[0].devprops;
     tt_buf_addstr(b, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",");
     if (x->base)
         tt_buf_addf(b, "\"baseTimeNanoseconds\":%" PRId64 ",", x->base);
+    /* the source's devices when every trace had the same; its rank and world
+     * when one trace is written (each trace's are in processes[]) */
+    for (i = 1; i < x->ntr && same_dev; i++)
+        same_dev = x->tr[i].devprops && !strcmp(x->tr[i].devprops, x->tr[0].devprops);
+    if (same_dev)
+        tt_buf_addf(b, "\"deviceProperties\":%s,", x->tr[0].devprops);
+    if (x->ntr == 1 && x->tr[0].distinfo)
+        tt_buf_addf(b, "\"distributedInfo\":%s,", x->tr[0].distinfo);
     tt_buf_addstr(b, "\"tracetool_export\":{\"version\":\"" TT_VERSION "\",\"steps\":");
     if (x->o->steps_set)
         tt_buf_addf(b, "[%" PRId64 ",%" PRId64 "]", x->o->step_from, x->o->step_to);
@@ -974,7 +1027,12 @@ static void put_header(struct ex *x)
             tt_buf_addstr(b, "null");
         tt_buf_addstr(b, ",\"file\":");
         xo_str(&x->out, t->file);
-        tt_buf_addf(b, ",\"steps\":%" PRId64 "}", x->o->steps_set ? (int64_t)t->nsteps : -1);
+        tt_buf_addf(b, ",\"steps\":%" PRId64, x->o->steps_set ? (int64_t)t->nsteps : -1);
+        if (t->distinfo)
+            tt_buf_addf(b, ",\"distributedInfo\":%s", t->distinfo);
+        if (t->devprops)
+            tt_buf_addf(b, ",\"deviceProperties\":%s", t->devprops);
+        tt_buf_addstr(b, "}");
     }
     tt_buf_addstr(b, "]},\n\"traceEvents\":[\n");
 }
@@ -1050,6 +1108,8 @@ static void ex_release(struct ex *x)
                              "DROP TABLE IF EXISTS temp.tt_exp_step", NULL, NULL, NULL);
     for (i = 0; i < x->ntr; i++) {
         free(x->tr[i].file);
+        free(x->tr[i].devprops);
+        free(x->tr[i].distinfo);
         free(x->tr[i].win);
     }
     free(x->tr);

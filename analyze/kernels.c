@@ -34,7 +34,7 @@ static const char *group_expr(int by, int memory)
     case TT_KERN_BY_OP:
         return "coalesce((SELECT os.s FROM slices AS o JOIN strings AS os ON os.id = o.name"
                " WHERE o.id = g.op_id), '[no CPU op]')";
-    default:
+    default: /* by name, and the runtime calls */
         return "n.s";
     }
 }
@@ -49,25 +49,36 @@ static void summary_release(tt_kern_summary *s)
     memset(s, 0, sizeof(*s));
 }
 
-static int prepare_groups(tt_db *db, sqlite3_stmt **st, int by, int memory, int medians,
-                          int64_t trace)
+/* FROM ... WHERE of a summary's values (AS v), bytes (AS b), groups (AS grp) */
+static void add_source(tt_buf *sql, int by, int memory)
+{
+    const char *grp = group_expr(by, memory);
+    if (by == TT_KERN_BY_RUNTIME)
+        tt_buf_addf(sql, "SELECT %s AS grp, g.dur AS v, 0 AS b FROM runtime AS g"
+                           " JOIN strings AS n ON n.id = g.name"
+                           " WHERE g.trace_id = ?1 AND g.dur IS NOT NULL", grp);
+    else
+        tt_buf_addf(sql, "SELECT %s AS grp, g.%s AS v, g.bytes AS b FROM gpu_ops AS g"
+                         " JOIN strings AS n ON n.id = g.name"
+                         " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.%s IS NOT NULL",
+                    grp, by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur",
+                    memory ? "('memcpy', 'memset')" : "('kernel')",
+                    by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur");
+}
+
+static int prepare_groups(tt_db *db, sqlite3_stmt **st, const tt_kern_summary *s, int values)
 {
     tt_buf sql = TT_BUF_INIT;
-    const char *kinds = memory ? "('memcpy', 'memset')" : "('kernel')";
-    if (medians)
-        tt_buf_addf(&sql,
-                    "SELECT %s AS grp, g.dur FROM gpu_ops AS g JOIN strings AS n ON n.id = g.name"
-                    " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.dur IS NOT NULL"
-                    " ORDER BY grp, g.dur",
-                    group_expr(by, memory), kinds);
-    else
-        tt_buf_addf(&sql,
-                    "SELECT %s AS grp, count(*), tt_satsum(g.dur), min(g.dur), max(g.dur),"
-                    " sum(CAST(g.dur AS REAL) * g.dur), coalesce(tt_satsum(g.bytes), 0)"
-                    " FROM gpu_ops AS g JOIN strings AS n ON n.id = g.name"
-                    " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.dur IS NOT NULL"
-                    " GROUP BY grp ORDER BY grp",
-                    group_expr(by, memory), kinds);
+    if (values) {
+        tt_buf_addstr(&sql, "SELECT grp, v FROM (");
+        add_source(&sql, s->by, s->memory);
+        tt_buf_addstr(&sql, ") ORDER BY grp, v");
+    } else {
+        tt_buf_addstr(&sql, "SELECT grp, count(*), tt_satsum(v), min(v), max(v),"
+                            " coalesce(tt_satsum(b), 0) FROM (");
+        add_source(&sql, s->by, s->memory);
+        tt_buf_addstr(&sql, ") GROUP BY grp ORDER BY grp");
+    }
     if (sql.oom) {
         tt_buf_release(&sql);
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -77,41 +88,45 @@ static int prepare_groups(tt_db *db, sqlite3_stmt **st, int by, int memory, int 
         return TT_EDB;
     }
     tt_buf_release(&sql);
-    sqlite3_bind_int64(*st, 1, trace);
+    sqlite3_bind_int64(*st, 1, s->trace_id);
     return 0;
 }
 
-/* Pass 1: count, total, min, max, bytes per group (in SQL's group order);
- * the sums of squares go to *sumsq, one per row. */
-static int load_groups(tt_db *db, const tt_kern_options *o, tt_kern_summary *s, double **sumsq)
+static void groups_free(tt__kgroup *g, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        free(g[i].name);
+    free(g);
+}
+
+/* Pass 1: count, total, min, max, bytes per group (in SQL's group order). */
+static int load_groups(tt_db *db, const tt_kern_summary *s, tt__kgroup **out, size_t *n)
 {
     sqlite3_stmt *st;
-    size_t alloc = 0, salloc = 0;
+    size_t alloc = 0;
     int rc, r;
-    if ((rc = prepare_groups(db, &st, o->by, s->memory, 0, s->trace_id)) < 0)
+    if ((rc = prepare_groups(db, &st, s, 0)) < 0)
         return rc;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         const char *lab = (const char *)sqlite3_column_text(st, 0);
-        tt_kern_row *x;
-        if (TT_ALLOC_GROW(s->rows, s->nrows + 1, alloc) < 0 ||
-            TT_ALLOC_GROW(*sumsq, s->nrows + 1, salloc) < 0) {
+        tt__kgroup *x;
+        if (TT_ALLOC_GROW(*out, *n + 1, alloc) < 0) {
             sqlite3_finalize(st);
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
-        x = &s->rows[s->nrows];
+        x = &(*out)[*n];
         memset(x, 0, sizeof(*x));
         if (!(x->name = strdup(lab ? lab : "?"))) {
             sqlite3_finalize(st);
             return tt_error_set(TT_ENOMEM, "out of memory");
         }
-        x->instances = sqlite3_column_int64(st, 1);
-        x->total_ns = sqlite3_column_int64(st, 2);
-        x->min_ns = sqlite3_column_int64(st, 3);
-        x->max_ns = sqlite3_column_int64(st, 4);
-        (*sumsq)[s->nrows] = sqlite3_column_double(st, 5);
-        x->bytes = sqlite3_column_int64(st, 6);
-        s->total_ns = tt_sat_add(s->total_ns, x->total_ns);
-        s->nrows++;
+        (*n)++;
+        x->n = sqlite3_column_int64(st, 1);
+        x->total = sqlite3_column_int64(st, 2);
+        x->min = sqlite3_column_int64(st, 3);
+        x->max = sqlite3_column_int64(st, 4);
+        x->bytes = sqlite3_column_int64(st, 5);
     }
     sqlite3_finalize(st);
     if (r != SQLITE_DONE)
@@ -119,40 +134,48 @@ static int load_groups(tt_db *db, const tt_kern_options *o, tt_kern_summary *s, 
     return 0;
 }
 
-/* Pass 2: each group's durations in sorted order, groups in pass 1's order:
- * one sort of all durations, the median picked while streaming. */
-static int load_medians(tt_db *db, const tt_kern_options *o, tt_kern_summary *s)
+/* Pass 2: each group's values in sorted order, groups in pass 1's order:
+ * one sort of all values, the median picked and the squared deviations
+ * from the mean summed while streaming. */
+static int load_medians(tt_db *db, const tt_kern_summary *s, tt__kgroup *g, size_t n)
 {
     sqlite3_stmt *st;
     size_t k;
     int rc;
-    if ((rc = prepare_groups(db, &st, o->by, s->memory, 1, s->trace_id)) < 0)
+    if ((rc = prepare_groups(db, &st, s, 1)) < 0)
         return rc;
-    for (k = 0; k < s->nrows; k++) {
-        tt_kern_row *x = &s->rows[k];
-        int64_t j, lo = (x->instances - 1) / 2, hi = x->instances / 2, vlo = 0, vhi = 0;
-        for (j = 0; j < x->instances; j++) {
+    for (k = 0; k < n; k++) {
+        tt__kgroup *x = &g[k];
+        int64_t j, lo = (x->n - 1) / 2, hi = x->n / 2, vlo = 0, vhi = 0;
+        double mean = (double)x->total / (double)x->n;
+        for (j = 0; j < x->n; j++) {
+            int64_t v;
+            double dev;
             if (sqlite3_step(st) != SQLITE_ROW) {
                 rc = tt_db_error(db, "cannot read GPU activity durations");
                 sqlite3_finalize(st);
                 return rc;
             }
+            v = sqlite3_column_int64(st, 1);
             if (j == lo)
-                vlo = sqlite3_column_int64(st, 1);
+                vlo = v;
             if (j == hi)
-                vhi = sqlite3_column_int64(st, 1);
+                vhi = v;
+            dev = (double)v - mean;
+            x->m2 += dev * dev;
         }
-        x->med_ns = ((double)vlo + (double)vhi) / 2.0;
+        x->med = ((double)vlo + (double)vhi) / 2.0;
     }
     sqlite3_finalize(st);
     return 0;
 }
 
-/* One summary (kernels or memory operations) of one trace. */
+/* One summary (TT__KSUM_*) of one trace. */
 static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, const char *path,
                            int memory, tt_kern_summary *s)
 {
-    double *sumsq = NULL;
+    tt__kgroup *g = NULL;
+    size_t n = 0;
     int rc;
     memset(s, 0, sizeof(*s));
     s->trace_id = trace;
@@ -160,12 +183,15 @@ static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, c
     s->by = o->by;
     if (!(s->path = strdup(path)))
         return tt_error_set(TT_ENOMEM, "out of memory");
-    rc = load_groups(db, o, s, &sumsq);
+    rc = load_groups(db, s, &g, &n);
     if (rc == 0)
-        rc = load_medians(db, o, s);
-    if (rc == 0)
-        tt__kern_finish(s, o, sumsq);
-    free(sumsq);
+        rc = load_medians(db, s, g, n);
+    if (rc == 0) {
+        rc = tt__kern_finish(s, o, g, n);
+        free(g);
+    } else {
+        groups_free(g, n);
+    }
     if (rc < 0)
         summary_release(s);
     return rc;
@@ -174,9 +200,11 @@ static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, c
 /* ---- printing, through the table writer ---- */
 
 enum { C_TRACE, C_WHAT, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN, C_MAX, C_SD, C_BYTES,
-       C_GBPS, C_NAME, C_COUNT };
+       C_GBPS, C_NAME, C_CALLS, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B, C_MAX_B, C_SD_B, C_OPER,
+       C_COUNT };
 
-/* Nsight's cuda_gpu_kern_sum layout in text; csv/json keys as before. */
+/* Nsight's cuda_gpu_kern_sum, cuda_api_sum and cuda_gpu_mem_size_sum layouts
+ * in text; csv/json keys as before */
 static const tt_table_col kern_cols[C_COUNT] = {
     { "Trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
     { "What", "what", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
@@ -191,7 +219,23 @@ static const tt_table_col kern_cols[C_COUNT] = {
     { "Total (MB)", "bytes", TT_COL_BYTES, 0, TT_ALIGN_LEFT, 10, 0, 3, 1e6, 0 },
     { "GB/s", "gb_per_s", TT_COL_FLOAT, 0, TT_ALIGN_LEFT, 7, 3, 2, 0, 0 },
     { "Name", "name", TT_COL_TEXT, 0, 0, 50, 0, 0, 0, TT_COL_QUOTE },
+    { "Num Calls", "count", TT_COL_INT, 0, 0, 9, 0, 0, 0, 0 },
+    { "Count", "count", TT_COL_INT, 0, 0, 9, 0, 0, 0, 0 },
+    { "Avg (MB)", "avg_bytes", TT_COL_BYTES, 0, 0, 10, 3, 3, 1e6, 0 },
+    { "Med (MB)", "med_bytes", TT_COL_BYTES, 0, 0, 10, 1, 3, 1e6, 0 },
+    { "Min (MB)", "min_bytes", TT_COL_BYTES, 0, 0, 10, 0, 3, 1e6, 0 },
+    { "Max (MB)", "max_bytes", TT_COL_BYTES, 0, 0, 10, 0, 3, 1e6, 0 },
+    { "StdDev (MB)", "stddev_bytes", TT_COL_BYTES, 0, 0, 11, 3, 3, 1e6, 0 },
+    { "Operation", "name", TT_COL_TEXT, 0, 0, 20, 0, 0, 0, TT_COL_QUOTE },
 };
+
+/* the columns of one layout per kind of summary: text/markdown, CSV, JSON */
+struct layout {
+    const size_t *text, *csv, *json;
+    size_t ntext, ncsv, njson;
+};
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+#define LAYOUT(t, c, j) { t, c, j, NCOLS(t), NCOLS(c), NCOLS(j) }
 
 static const size_t text_kern[] = { C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN, C_MAX, C_SD,
                                     C_NAME };
@@ -203,7 +247,65 @@ static const size_t json_kern[] = { C_NAME, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C
                                     C_MAX, C_SD };
 static const size_t json_mem[] = { C_NAME, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN,
                                    C_MAX, C_SD, C_BYTES, C_GBPS };
-#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+static const size_t text_rt[] = { C_PCT, C_TOTAL, C_CALLS, C_AVG, C_MED, C_MIN, C_MAX, C_SD,
+                                  C_NAME };
+static const size_t csv_rt[] = { C_TRACE, C_WHAT, C_PCT, C_TOTAL, C_CALLS, C_AVG, C_MED,
+                                 C_MIN, C_MAX, C_SD, C_NAME };
+static const size_t text_size[] = { C_BYTES, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B, C_MAX_B,
+                                    C_SD_B, C_OPER };
+static const size_t csv_size[] = { C_TRACE, C_WHAT, C_BYTES, C_COUNT_B, C_AVG_B, C_MED_B,
+                                   C_MIN_B, C_MAX_B, C_SD_B, C_OPER };
+static const size_t json_size[] = { C_OPER, C_BYTES, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B,
+                                    C_MAX_B, C_SD_B };
+
+static const struct layout layout_kern = LAYOUT(text_kern, csv_cols, json_kern);
+static const struct layout layout_mem = LAYOUT(text_mem, csv_cols, json_mem);
+static const struct layout layout_rt = LAYOUT(text_rt, csv_rt, json_kern);
+static const struct layout layout_size = LAYOUT(text_size, csv_size, json_size);
+
+static const struct layout *layout_of(const tt_kern_summary *s)
+{
+    if (s->by == TT_KERN_BY_RUNTIME)
+        return &layout_rt;
+    if (s->by == TT_KERN_BY_MEMSIZE)
+        return &layout_size;
+    return s->memory ? &layout_mem : &layout_kern;
+}
+
+/* the summary's kind: CSV's `what`, JSON's "what" */
+static const char *what_name(const tt_kern_summary *s)
+{
+    if (s->by == TT_KERN_BY_RUNTIME)
+        return "runtime";
+    if (s->by == TT_KERN_BY_MEMSIZE)
+        return "memory_size";
+    return s->memory ? "memory" : "kernels";
+}
+
+static void set_row(tt_table *t, const tt_kern_summary *s, const tt_kern_row *x)
+{
+    tt_table_set_int(t, C_TRACE, s->trace_id);
+    tt_table_set_int(t, C_N, x->instances);
+    tt_table_set_int(t, C_CALLS, x->instances);
+    tt_table_set_int(t, C_COUNT_B, x->instances);
+    tt_table_set_int(t, C_BYTES, x->bytes);
+    if (s->by == TT_KERN_BY_MEMSIZE) {
+        tt_table_set_float(t, C_AVG_B, x->avg_bytes);
+        tt_table_set_float(t, C_MED_B, x->med_bytes);
+        tt_table_set_int(t, C_MIN_B, x->min_bytes);
+        tt_table_set_int(t, C_MAX_B, x->max_bytes);
+        tt_table_set_float(t, C_SD_B, x->stddev_bytes);
+        return;
+    }
+    tt_table_set_float(t, C_PCT, x->time_pct);
+    tt_table_set_int(t, C_TOTAL, x->total_ns);
+    tt_table_set_float(t, C_AVG, x->avg_ns);
+    tt_table_set_float(t, C_MED, x->med_ns);
+    tt_table_set_int(t, C_MIN, x->min_ns);
+    tt_table_set_int(t, C_MAX, x->max_ns);
+    tt_table_set_float(t, C_SD, x->stddev_ns);
+    tt_table_set_float(t, C_GBPS, x->gb_per_s);
+}
 
 static tt_table *summary_table(const tt_kern_summary *s)
 {
@@ -212,21 +314,12 @@ static tt_table *summary_table(const tt_kern_summary *s)
     for (k = 0; t && k < s->nrows; k++) {
         const tt_kern_row *x = &s->rows[k];
         if (tt_table_add_row(t) < 0 || tt_table_set_text(t, C_NAME, x->name) < 0 ||
-            tt_table_set_text(t, C_WHAT, s->memory ? "memory" : "kernels") < 0) {
+            tt_table_set_text(t, C_OPER, x->name) < 0 ||
+            tt_table_set_text(t, C_WHAT, what_name(s)) < 0) {
             tt_table_free(t);
             return NULL;
         }
-        tt_table_set_int(t, C_TRACE, s->trace_id);
-        tt_table_set_float(t, C_PCT, x->time_pct);
-        tt_table_set_int(t, C_TOTAL, x->total_ns);
-        tt_table_set_int(t, C_N, x->instances);
-        tt_table_set_float(t, C_AVG, x->avg_ns);
-        tt_table_set_float(t, C_MED, x->med_ns);
-        tt_table_set_int(t, C_MIN, x->min_ns);
-        tt_table_set_int(t, C_MAX, x->max_ns);
-        tt_table_set_float(t, C_SD, x->stddev_ns);
-        tt_table_set_int(t, C_BYTES, x->bytes);
-        tt_table_set_float(t, C_GBPS, x->gb_per_s);
+        set_row(t, s, x);
     }
     return t;
 }
@@ -238,26 +331,36 @@ static const char *by_name(int by)
                                                                         : "name";
 }
 
+static const char *title_of(const tt_kern_summary *s)
+{
+    if (s->by == TT_KERN_BY_RUNTIME)
+        return "CUDA/HIP runtime call summary";
+    if (s->by == TT_KERN_BY_MEMSIZE)
+        return "GPU memory operation summary by size";
+    return s->memory ? "GPU memory operation summary" : "GPU kernel summary";
+}
+
 /* The lines above a summary's table (JSON: the object up to "rows": ). */
 static void print_head(const tt_kern_summary *s, int format, FILE *out, int first)
 {
-    const char *what = s->memory ? "GPU memory operation" : "GPU kernel";
     if (format == TT_AVG_JSON) {
         tt_buf lb = TT_BUF_INIT;
+        int size = s->by == TT_KERN_BY_MEMSIZE;
         tt_buf_add_json_string(&lb, s->path, strlen(s->path));
         fprintf(out, "%s{\"trace_id\": %" PRId64 ", \"path\": %s, \"what\": \"%s\","
-                     " \"group_by\": \"%s\", \"total_ns\": %" PRId64 ", \"rows\": ",
-                first ? "" : ",\n", s->trace_id, lb.buf, s->memory ? "memory" : "kernels",
-                s->memory ? "kind" : by_name(s->by), s->total_ns);
+                     " \"group_by\": \"%s\", \"%s\": %" PRId64 ", \"rows\": ",
+                first ? "" : ",\n", s->trace_id, lb.buf, what_name(s),
+                s->memory ? "kind" : by_name(s->by), size ? "total_bytes" : "total_ns",
+                size ? s->total_bytes : s->total_ns);
         tt_buf_release(&lb);
     } else if (format == TT_AVG_MARKDOWN) {
-        fprintf(out, "%s### %s summary, trace %" PRId64 ": ", first ? "" : "\n", what,
+        fprintf(out, "%s### %s, trace %" PRId64 ": ", first ? "" : "\n", title_of(s),
                 s->trace_id);
         tt_table_markdown_text(out, s->path);
         fputs("\n\n", out);
     } else if (format != TT_AVG_CSV) {
         tt_buf v = TT_BUF_INIT;
-        fprintf(out, "%s%s summary, trace %" PRId64 ": %s\n\n", first ? "" : "\n", what,
+        fprintf(out, "%s%s, trace %" PRId64 ": %s\n\n", first ? "" : "\n", title_of(s),
                 s->trace_id, tt_visible(&v, s->path));
         tt_buf_release(&v);
     }
@@ -267,6 +370,7 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
                          int first)
 {
     tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    const struct layout *l = layout_of(s);
     tt_table *t;
     int rc;
     print_head(s, o->format, out, first);
@@ -279,20 +383,20 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
     switch (o->format) {
     case TT_AVG_JSON:
         w.format = TT_TABLE_JSON;
-        w.cols = s->memory ? json_mem : json_kern;
-        w.ncols = s->memory ? NCOLS(json_mem) : NCOLS(json_kern);
+        w.cols = l->json;
+        w.ncols = l->njson;
         w.indent = "  ";
         break;
     case TT_AVG_CSV:
         w.format = TT_TABLE_CSV;
-        w.cols = csv_cols;
-        w.ncols = NCOLS(csv_cols);
+        w.cols = l->csv;
+        w.ncols = l->ncsv;
         w.no_header = !first;
         break;
     default:
         w.format = o->format == TT_AVG_MARKDOWN ? TT_TABLE_MARKDOWN : TT_TABLE_TEXT;
-        w.cols = s->memory ? text_mem : text_kern;
-        w.ncols = s->memory ? NCOLS(text_mem) : NCOLS(text_kern);
+        w.cols = l->text;
+        w.ncols = l->ntext;
         w.indent = " ";
     }
     rc = tt_table_write(t, &w, out);
@@ -306,10 +410,20 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
 
 /* ---- the traces of a database ---- */
 
-typedef int (*summary_fn)(void *ctx, tt_kern_summary *s); /* takes s over */
+static int collect_one(tt_kern_result *res, tt_kern_summary *s)
+{
+    size_t alloc = res->nsummaries; /* grows one by one: few summaries */
+    if (TT_ALLOC_GROW(res->summaries, res->nsummaries + 1, alloc) < 0) {
+        summary_release(s);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    res->summaries[res->nsummaries++] = *s;
+    return 0;
+}
 
-/* Calls fn on each summary; *any: whether a trace matched. */
-static int each_summary(tt_db *db, const tt_kern_options *o, summary_fn fn, void *ctx, int *any)
+/* Adds each wanted summary of the selected traces to res; *any: whether a
+ * trace matched. */
+static int each_summary(tt_db *db, const tt_kern_options *o, tt_kern_result *res, int *any)
 {
     sqlite3_stmt *tr;
     int rc = 0, m;
@@ -325,10 +439,10 @@ static int each_summary(tt_db *db, const tt_kern_options *o, summary_fn fn, void
         *any = 1;
         for (m = 0; rc == 0 && m < 2; m++) {
             tt_kern_summary s;
-            if (o->what == (m ? TT_KERN_KERNELS : TT_KERN_MEMORY))
+            if (!tt__kern_wants(o, m))
                 continue;
             if ((rc = compute_summary(db, o, id, p ? p : "", m, &s)) == 0)
-                rc = fn(ctx, &s);
+                rc = collect_one(res, &s);
         }
     }
     sqlite3_finalize(tr);
@@ -338,33 +452,6 @@ static int each_summary(tt_db *db, const tt_kern_options *o, summary_fn fn, void
 static int none_found(tt_db *db, const tt_kern_options *o)
 {
     return tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
-}
-
-struct printer {
-    const tt_kern_options *o;
-    FILE *out;
-    int first;
-};
-
-static int print_one(void *ctx, tt_kern_summary *s)
-{
-    struct printer *p = ctx;
-    int rc = print_summary(s, p->o, p->out, p->first);
-    p->first = 0;
-    summary_release(s);
-    return rc;
-}
-
-static int collect_one(void *ctx, tt_kern_summary *s)
-{
-    tt_kern_result *res = ctx;
-    size_t alloc = res->nsummaries; /* grows one by one: few summaries */
-    if (TT_ALLOC_GROW(res->summaries, res->nsummaries + 1, alloc) < 0) {
-        summary_release(s);
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    }
-    res->summaries[res->nsummaries++] = *s;
-    return 0;
 }
 
 void tt_kern_result_free(tt_kern_result *res)
@@ -379,13 +466,48 @@ void tt_kern_result_free(tt_kern_result *res)
     res->nsummaries = 0;
 }
 
+int tt__kern_nothing(const char *src, int file, const tt_kern_options *o)
+{
+    const char *what = o->by == TT_KERN_BY_RUNTIME
+                           ? "CUDA/HIP runtime or driver call (cuda_runtime, cuda_driver)"
+                       : o->by == TT_KERN_BY_MEMSIZE ? "memcpy or memset with a size (args bytes)"
+                       : o->what == TT_KERN_KERNELS  ? "GPU kernel"
+                       : o->what == TT_KERN_MEMORY   ? "GPU memcpy or memset"
+                                                     : "GPU activity (kernel, memcpy, memset)";
+    return tt_error_set_at(TT_ENOTFOUND, src, -1, "no %s in %s", what,
+                           file ? "this trace" : "the selected traces");
+}
+
+/* BY_RUNTIME, BY_MEMSIZE: an error when no summary has a row */
+static int check_found(const tt_kern_result *res, const tt_kern_options *o, const char *src,
+                       int file)
+{
+    size_t i;
+    if (o->by != TT_KERN_BY_RUNTIME && o->by != TT_KERN_BY_MEMSIZE)
+        return 0;
+    for (i = 0; i < res->nsummaries; i++)
+        if (res->summaries[i].ngroups)
+            return 0;
+    return tt__kern_nothing(src, file, o);
+}
+
+static int not_activities(void)
+{
+    return tt_error_set(TT_EINVALID, "kernels --by activity has no summary (see "
+                                     "tt_kernels_db_activities)");
+}
+
 int tt_kernels_db_result(tt_db *db, const tt_kern_options *o, tt_kern_result *res)
 {
     int rc, any = 0;
     memset(res, 0, sizeof(*res));
-    rc = each_summary(db, o, collect_one, res, &any);
+    if (o->by == TT_KERN_BY_ACTIVITY)
+        return not_activities();
+    rc = each_summary(db, o, res, &any);
     if (rc == 0 && !any)
         rc = none_found(db, o);
+    if (rc == 0)
+        rc = check_found(res, o, db->source ? db->source : db->path, db->source != NULL);
     if (rc < 0)
         tt_kern_result_free(res);
     return rc;
@@ -404,6 +526,8 @@ int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_ker
     tt_db *db;
     int rc, m;
     memset(res, 0, sizeof(*res));
+    if (opts->by == TT_KERN_BY_ACTIVITY)
+        return not_activities();
     if (!file_streams(opts)) {
         if ((rc = tt__open_ingested_temp(&db, path)) < 0)
             return rc;
@@ -413,60 +537,59 @@ int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_ker
     }
     rc = tt__kernels_stream(path, opts, two);
     for (m = 0; m < 2; m++) {
-        if (rc == 0 && opts->what != (m ? TT_KERN_KERNELS : TT_KERN_MEMORY))
+        if (rc == 0 && tt__kern_wants(opts, m))
             rc = collect_one(res, &two[m]);
         else
             summary_release(&two[m]);
     }
+    if (rc == 0)
+        rc = check_found(res, opts, path, 1);
     if (rc < 0)
         tt_kern_result_free(res);
     return rc;
 }
 
-int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
+static int print_result(const tt_kern_result *res, const tt_kern_options *o, FILE *out)
 {
-    struct printer p;
-    int rc, any = 0;
-    p.o = o;
-    p.out = out;
-    p.first = 1;
+    size_t i;
+    int rc = 0;
     if (o->format == TT_AVG_JSON)
         fputs("{\"summaries\": [", out);
-    rc = each_summary(db, o, print_one, &p, &any);
+    for (i = 0; rc == 0 && i < res->nsummaries; i++)
+        rc = print_summary(&res->summaries[i], o, out, i == 0);
     if (o->format == TT_AVG_JSON && rc == 0)
         fputs("\n]}\n", out);
-    if (rc == 0 && !any)
-        return none_found(db, o);
+    return rc;
+}
+
+int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
+{
+    tt_kern_result res;
+    int rc;
+    if (o->by == TT_KERN_BY_ACTIVITY)
+        return tt__kern_print_activities_db(db, o, out);
+    if ((rc = tt_kernels_db_result(db, o, &res)) < 0)
+        return rc;
+    rc = print_result(&res, o, out);
+    tt_kern_result_free(&res);
     return rc;
 }
 
 int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
 {
     tt_kern_result res;
-    struct printer p;
-    size_t i;
     int rc;
-    if (!file_streams(opts)) {
+    if (opts->by == TT_KERN_BY_ACTIVITY) {
         tt_db *db;
-        if ((rc = tt__open_ingested_temp(&db, path)) < 0)
+        if ((rc = tt__kern_open_activities(&db, path)) < 0)
             return rc;
-        rc = tt_kernels_db(db, opts, out);
+        rc = tt__kern_print_activities_db(db, opts, out);
         tt_db_free(db);
         return rc;
     }
     if ((rc = tt_kernels_file_result(path, opts, &res)) < 0)
         return rc;
-    p.o = opts;
-    p.out = out;
-    p.first = 1;
-    if (opts->format == TT_AVG_JSON)
-        fputs("{\"summaries\": [", out);
-    for (i = 0; rc == 0 && i < res.nsummaries; i++) {
-        rc = print_summary(&res.summaries[i], opts, out, p.first);
-        p.first = 0;
-    }
-    if (opts->format == TT_AVG_JSON && rc == 0)
-        fputs("\n]}\n", out);
+    rc = print_result(&res, opts, out);
     tt_kern_result_free(&res);
     return rc;
 }

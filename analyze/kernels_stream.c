@@ -4,14 +4,16 @@
  * of kernels.c too:
  * the GPU rows of the ingest (tt__ingest_rows: same decoding, no SQLite)
  * summed per group as the SQL of kernels.c groups them (by name, launch
- * configuration, stream, or kind for memory operations).
+ * configuration, stream, or kind for memory operations; the runtime calls
+ * by name; the sizes of the memory operations by kind).
  *
  * Grouping needs no link, so the file is read once to its end even when the
  * rows would need the SQL passes (TT_ROWS_NO_STOP); only `--by op` (the CPU
  * op of each kernel) goes through a temporary database. The exact median
- * comes from each group's distinct durations with their counts: memory
- * grows with distinct (group, duration) pairs, not with the kernels (a
- * training loop repeats its durations).
+ * and the deviation (summed around the mean, in a second pass) come from
+ * each group's distinct values with their counts: memory grows with
+ * distinct (group, value) pairs, not with the kernels (a training loop
+ * repeats its durations and sizes).
  */
 #include "common/compat.h"
 #include "common/tmath.h"
@@ -26,8 +28,7 @@
 struct group {
     char *name;
     int64_t count, total, min, max, bytes;
-    long double sumsq;
-    struct i64map d; /* distinct durations -> how many times */
+    struct i64map d; /* distinct values -> how many times */
 };
 
 /* the groups of one summary */
@@ -54,7 +55,7 @@ static uint64_t hash_bytes(const char *s, size_t n)
     return h;
 }
 
-/* one more run of dur in a group's map of distinct durations */
+/* one more run of a value in a group's map of distinct values */
 static int durs_add(struct i64map *d, int64_t dur)
 {
     size_t n = 0;
@@ -173,41 +174,64 @@ static int ks_string(struct kstream *ks, const tt__cell *row, const char *text)
     return 0;
 }
 
+/* one value (a duration, or a size) of a group */
+static int group_add(struct group *g, int64_t v, const tt__cell *bytes)
+{
+    if (!g->count || v < g->min)
+        g->min = v;
+    if (!g->count || v > g->max)
+        g->max = v;
+    g->count++;
+    g->total = tt_sat_add(g->total, v);
+    if (bytes && bytes->type == TT_CELL_INT)
+        g->bytes = tt_sat_add(g->bytes, bytes->i);
+    if (durs_add(&g->d, v) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* a runtime call (TT_KERN_BY_RUNTIME): its duration in the group of its name */
+static int ks_runtime(struct kstream *ks, const tt__cell *row)
+{
+    const char *name = str_of(ks, &row[TT_C_RT_NAME]);
+    struct group *g;
+    if (row[TT_C_RT_DUR].type != TT_CELL_INT)
+        return 0;
+    if (!(g = group_of(&ks->set[0], name, strlen(name))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    return group_add(g, row[TT_C_RT_DUR].i, NULL);
+}
+
+/* a GPU activity: its duration (BY_MEMSIZE: its size) in its group */
+static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
+{
+    int size = ks->o->by == TT_KERN_BY_MEMSIZE, m;
+    const tt__cell *v = &row[size ? TT_C_GPU_BYTES : TT_C_GPU_DUR];
+    struct group *g;
+    if (v->type != TT_CELL_INT || (m = summary_of(&row[TT_C_GPU_KIND], text)) < 0 ||
+        (size && m == 0))
+        return 0;
+    group_key(ks, m, row, text);
+    if (ks->key.oom || !(g = group_of(&ks->set[m], ks->key.buf, ks->key.len)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    return group_add(g, v->i, size ? NULL : &row[TT_C_GPU_BYTES]);
+}
+
 static int ks_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
                    const char *text)
 {
     struct kstream *ks = ctx;
-    int r, rc;
-    for (r = 0; r < nrows; r++) {
+    int runtime = ks->o->by == TT_KERN_BY_RUNTIME, r, rc = 0;
+    for (r = 0; rc == 0 && r < nrows; r++) {
         const tt__cell *row = cells + (size_t)r * (size_t)ncols;
-        struct group *g;
-        int64_t dur;
-        int m;
-        if (table == TT_ROWS_STR) {
-            if ((rc = ks_string(ks, row, text)) < 0)
-                return rc;
-            continue;
-        }
-        if (table != TT_ROWS_GPU || row[TT_C_GPU_DUR].type != TT_CELL_INT ||
-            (m = summary_of(&row[TT_C_GPU_KIND], text)) < 0)
-            continue;
-        group_key(ks, m, row, text);
-        if (ks->key.oom || !(g = group_of(&ks->set[m], ks->key.buf, ks->key.len)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        dur = row[TT_C_GPU_DUR].i;
-        if (!g->count || dur < g->min)
-            g->min = dur;
-        if (!g->count || dur > g->max)
-            g->max = dur;
-        g->count++;
-        g->total = tt_sat_add(g->total, dur);
-        g->sumsq += (long double)dur * (long double)dur;
-        if (row[TT_C_GPU_BYTES].type == TT_CELL_INT)
-            g->bytes = tt_sat_add(g->bytes, row[TT_C_GPU_BYTES].i);
-        if (durs_add(&g->d, dur) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+        if (table == TT_ROWS_STR)
+            rc = ks_string(ks, row, text);
+        else if (table == TT_ROWS_RUNTIME && runtime)
+            rc = ks_runtime(ks, row);
+        else if (table == TT_ROWS_GPU && !runtime)
+            rc = ks_gpu(ks, row, text);
     }
-    return 0;
+    return rc;
 }
 
 /* ---- the arithmetic of a summary (kernels_state.h), for both paths ---- */
@@ -220,27 +244,79 @@ static int cmp_total(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-void tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, const double *sumsq)
+static int cmp_bytes(const void *a, const void *b)
 {
-    size_t k;
-    for (k = 0; k < s->nrows; k++) {
-        tt_kern_row *x = &s->rows[k];
-        double avg = (double)x->total_ns / (double)x->instances;
-        double var = x->instances > 1 ? (sumsq[k] - (double)x->instances * avg * avg) /
-                                            (double)(x->instances - 1)
-                                      : 0;
-        x->avg_ns = avg;
-        x->stddev_ns = var > 0 ? sqrt(var) : 0;
-        x->time_pct = s->total_ns ? 100.0 * (double)x->total_ns / (double)s->total_ns : 0;
-        x->gb_per_s = x->total_ns ? (double)x->bytes / (double)x->total_ns : 0; /* bytes/ns */
+    const tt_kern_row *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* a group's statistics into a row: of durations, or (size) of byte counts */
+static void fill_row(tt_kern_row *x, const tt__kgroup *g, int size)
+{
+    double avg = (double)g->total / (double)g->n;
+    double sd = g->n > 1 && g->m2 > 0 ? sqrt(g->m2 / (double)(g->n - 1)) : 0;
+    x->name = g->name;
+    x->instances = g->n;
+    if (size) {
+        x->bytes = g->total;
+        x->min_bytes = g->min;
+        x->max_bytes = g->max;
+        x->avg_bytes = avg;
+        x->med_bytes = g->med;
+        x->stddev_bytes = sd;
+        return;
     }
+    x->total_ns = g->total;
+    x->min_ns = g->min;
+    x->max_ns = g->max;
+    x->bytes = g->bytes;
+    x->avg_ns = avg;
+    x->med_ns = g->med;
+    x->stddev_ns = sd;
+    x->gb_per_s = x->total_ns ? (double)x->bytes / (double)x->total_ns : 0; /* bytes/ns */
+}
+
+int tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, tt__kgroup *g, size_t ng)
+{
+    int size = s->by == TT_KERN_BY_MEMSIZE;
+    size_t k;
+    if (!(s->rows = calloc(ng ? ng : 1, sizeof(*s->rows)))) {
+        for (k = 0; k < ng; k++)
+            free(g[k].name);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    for (k = 0; k < ng; k++) {
+        fill_row(&s->rows[k], &g[k], size);
+        g[k].name = NULL;
+        if (size)
+            s->total_bytes = tt_sat_add(s->total_bytes, g[k].total);
+        else
+            s->total_ns = tt_sat_add(s->total_ns, g[k].total);
+    }
+    s->nrows = ng;
+    for (k = 0; !size && k < ng; k++)
+        s->rows[k].time_pct =
+            s->total_ns ? 100.0 * (double)s->rows[k].total_ns / (double)s->total_ns : 0;
     s->ngroups = (int64_t)s->nrows;
     if (s->nrows)
-        qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_total);
+        qsort(s->rows, s->nrows, sizeof(*s->rows), size ? cmp_bytes : cmp_total);
     if (o->row_limit >= 0 && (int64_t)s->nrows > o->row_limit) {
         for (k = (size_t)o->row_limit; k < s->nrows; k++)
             free(s->rows[k].name);
         s->nrows = (size_t)o->row_limit;
+    }
+    return 0;
+}
+
+int tt__kern_wants(const tt_kern_options *o, int m)
+{
+    switch (o->by) {
+    case TT_KERN_BY_RUNTIME: return m == TT__KSUM_KERNELS;
+    case TT_KERN_BY_MEMSIZE: return m == TT__KSUM_MEMORY;
+    case TT_KERN_BY_ACTIVITY: return 0;
+    default: return o->what != (m ? TT_KERN_KERNELS : TT_KERN_MEMORY);
     }
 }
 
@@ -250,14 +326,16 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* the mean of the two middle durations, from the distinct ones */
-static double median(const struct i64map *d, int64_t count)
+/* median and m2 of a group, from its distinct values with their counts */
+static int group_stats(const struct group *gr, tt__kgroup *out)
 {
-    int64_t lo = (count - 1) / 2, hi = count / 2, seen = 0, vlo = 0, vhi = 0;
+    const struct i64map *d = &gr->d;
+    int64_t lo = (gr->count - 1) / 2, hi = gr->count / 2, seen = 0, vlo = 0, vhi = 0;
     int64_t *v = malloc((d->n ? d->n : 1) * 2 * sizeof(*v));
+    double mean = (double)gr->total / (double)gr->count, m2 = 0;
     size_t i, n = 0;
     if (!v)
-        return NAN;
+        return tt_error_set(TT_ENOMEM, "out of memory");
     for (i = 0; i < d->cap; i++)
         if (d->used[i]) {
             v[2 * n] = d->k[i];
@@ -267,14 +345,18 @@ static double median(const struct i64map *d, int64_t count)
     qsort(v, n, 2 * sizeof(*v), cmp_i64);
     for (i = 0; i < n; i++) {
         int64_t next = seen + v[2 * i + 1];
+        double dev = (double)v[2 * i] - mean;
         if (lo >= seen && lo < next)
             vlo = v[2 * i];
         if (hi >= seen && hi < next)
             vhi = v[2 * i];
+        m2 += (double)v[2 * i + 1] * dev * dev;
         seen = next;
     }
     free(v);
-    return ((double)vlo + (double)vhi) / 2.0;
+    out->med = ((double)vlo + (double)vhi) / 2.0;
+    out->m2 = m2;
+    return 0;
 }
 
 static void ks_release(struct kstream *ks)
@@ -298,30 +380,31 @@ static void ks_release(struct kstream *ks)
 /* one set of groups -> a summary in kernels.c's shape */
 static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary *s)
 {
-    double *sumsq;
+    tt__kgroup *kg = calloc(gs->ng ? gs->ng : 1, sizeof(*kg));
     size_t i;
-    if (!(s->rows = calloc(gs->ng ? gs->ng : 1, sizeof(*s->rows))))
+    int rc = 0;
+    if (!kg)
         return tt_error_set(TT_ENOMEM, "out of memory");
-    if (!(sumsq = calloc(gs->ng ? gs->ng : 1, sizeof(*sumsq))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    for (i = 0; i < gs->ng; i++) {
+    for (i = 0; rc == 0 && i < gs->ng; i++) {
         struct group *g = &gs->g[i];
-        tt_kern_row *x = &s->rows[i];
-        x->name = g->name;
-        g->name = NULL;
-        s->nrows = i + 1;
-        x->instances = g->count;
-        x->total_ns = g->total;
-        x->min_ns = g->min;
-        x->max_ns = g->max;
-        x->bytes = g->bytes;
-        x->med_ns = median(&g->d, g->count);
-        sumsq[i] = (double)g->sumsq;
-        s->total_ns = tt_sat_add(s->total_ns, g->total);
+        kg[i].n = g->count;
+        kg[i].total = g->total;
+        kg[i].min = g->min;
+        kg[i].max = g->max;
+        kg[i].bytes = g->bytes;
+        rc = group_stats(g, &kg[i]);
     }
-    tt__kern_finish(s, o, sumsq);
-    free(sumsq);
-    return 0;
+    for (i = 0; i < gs->ng; i++) { /* the names move to the rows */
+        kg[i].name = gs->g[i].name;
+        gs->g[i].name = NULL;
+    }
+    if (rc == 0)
+        rc = tt__kern_finish(s, o, kg, gs->ng);
+    else
+        for (i = 0; i < gs->ng; i++)
+            free(kg[i].name);
+    free(kg);
+    return rc;
 }
 
 int tt__kernels_stream(const char *path, const tt_kern_options *o, tt_kern_summary out[2])

@@ -381,15 +381,17 @@ static void write_json(const struct view *v, const tt_table_write_options *o, FI
 {
     const tt_table *t = v->t;
     int inl = (o->flags & TT_TABLE_JSON_INLINE) != 0;
+    int more = (o->flags & TT_TABLE_JSON_NO_OPEN) != 0; /* objects before this part */
     tt_buf b = TT_BUF_INIT;
     size_t k, r;
-    fputc('[', out);
+    if (!more)
+        fputc('[', out);
     for (r = 0; r < t->nrows; r++) {
         int any = 0;
         if (inl)
-            fputs(r ? ", {" : "{", out);
+            fputs(r || more ? ", {" : "{", out);
         else
-            fprintf(out, "%s\n%s{", r ? "," : "", o->indent ? o->indent : "");
+            fprintf(out, "%s\n%s{", r || more ? "," : "", o->indent ? o->indent : "");
         for (k = 0; k < v->n; k++) {
             const tt_table_col *c = &t->cols[view_col(v, k)];
             const struct cell *x = &t->cells[r * t->ncols + view_col(v, k)];
@@ -411,7 +413,8 @@ static void write_json(const struct view *v, const tt_table_write_options *o, FI
         }
         fputc('}', out);
     }
-    fputs(inl || (o->flags & TT_TABLE_JSON_TIGHT) ? "]" : "\n]", out);
+    if (!(o->flags & TT_TABLE_JSON_NO_CLOSE))
+        fputs(inl || (o->flags & TT_TABLE_JSON_TIGHT) ? "]" : "\n]", out);
     tt_buf_release(&b);
 }
 

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -10,7 +11,7 @@
 #include "tracetool/analyze.h"
 #include "tracetool/breakdown.h"
 
-enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML };
+enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML, O_COMM };
 
 static const struct cli_opt opts[] = {
     { "steps", O_STEPS, "A-B", "only GPU activities launched in ProfilerStep#A..#B\n"
@@ -24,8 +25,12 @@ static const struct cli_opt opts[] = {
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table); csv: the table\n"
       "of --by; json: every table", 0 },
     { "row-limit", O_ROWS, "N", "rows per table (default -1 = all)", 0 },
+    { "top", O_ROWS, "N", "the same as --row-limit N", 0 },
     { "html", O_HTML, "OUT.html", "also write one self-contained page: each rank's window\n"
-      "as a stacked bar, the launch-delay histogram, the numbers", 0 },
+      "as a stacked bar (--by step|stream: each step's or stream's\n"
+      "too), the launch-delay histogram, the numbers", 0 },
+    { "comm-pattern", O_COMM, "REGEX", "kernels whose name matches REGEX (POSIX extended,\n"
+      "anywhere in the name) are communication too; repeatable", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 
@@ -34,10 +39,11 @@ static const struct cli_cmd cmd = {
     "Where the GPU time goes, rank by rank (HTA's temporal and idle time breakdowns,\n"
     "communication/computation overlap, kernel launch statistics): per rank and\n"
     "device, from the first to the last GPU activity, busy (union of kernels, memcpy,\n"
-    "memset), compute, communication (NCCL/RCCL kernels), memory, exposed\n"
-    "communication, overlap %, idle split into host wait, kernel wait and other; the\n"
-    "skew across ranks; GPU time per kernel family and per CPU op that launched it;\n"
-    "launch delay and runtime-call percentiles per family with the worst launches.\n"
+    "memset), compute, communication (NCCL/RCCL/HCCL, NVSHMEM, multimem and custom\n"
+    "all-reduce kernels, --comm-pattern), memory, exposed communication, overlap %,\n"
+    "idle split into host wait, kernel wait and other; the skew across ranks; GPU\n"
+    "time per kernel family and per CPU op that launched it; launch delay and\n"
+    "runtime-call percentiles per family with the worst launches.\n"
     "INPUT is a trace file, a directory of per-rank traces or a database made by\n"
     "'tracetool ingest'.",
     opts, "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error, or no GPU\n"
@@ -48,7 +54,27 @@ static const struct cli_cmd cmd = {
 struct args {
     tt_bd_options o;
     const char *html;
+    const char **comm;       /* --comm-pattern, in order */
+    size_t ncomm;
 };
+
+static void add_comm_pattern(struct args *a, const struct cli_cmd *c, const char *arg)
+{
+    char err[160];
+    const char **n;
+    if (!*arg) /* would match every kernel: an unset shell variable, most likely */
+        cli_usage_error(c, "--comm-pattern needs a regular expression");
+    if (tt_bd_comm_pattern_check(arg, err, sizeof(err)) < 0)
+        cli_usage_error(c, "bad --comm-pattern '%s': %s", arg, err);
+    if (!(n = realloc(a->comm, (a->ncomm + 1) * sizeof(*n)))) {
+        fputs("tracetool breakdown: out of memory\n", stderr);
+        exit(EXIT_IO);
+    }
+    n[a->ncomm++] = arg;
+    a->comm = n;
+    a->o.comm_patterns = a->comm;
+    a->o.ncomm_patterns = a->ncomm;
+}
 
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
@@ -59,20 +85,21 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_STEPS: opt_steps(c, arg, &o->step_from, &o->step_to), o->steps_set = 1; break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
-    case O_BY: o->by = by[cli_choose(c, &opts[O_BY], arg, "grouping")]; break;
+    case O_BY: o->by = by[cli_choose(c, cli_opt_of(c, O_BY), arg, "grouping")]; break;
     case O_KWAIT:
         if (parse_i64(arg, &o->kernel_wait_ns) < 0 || o->kernel_wait_ns < 0)
             cli_usage_error(c, "bad --kernel-wait '%s' (want ns, >= 0)", arg);
         break;
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_HTML: a->html = arg; break;
-    default: o->format = opt_format(c, &opts[O_FORMAT], arg); break;
+    case O_COMM: add_comm_pattern(a, c, arg); break;
+    default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
 }
 
 int cmd_breakdown(int argc, char **argv)
 {
-    struct args a = { TT_BD_OPTIONS_INIT, NULL };
+    struct args a = { TT_BD_OPTIONS_INIT, NULL, NULL, 0 };
     tt_bd_result res;
     const char *in;
     int rc, first = cli_parse(&cmd, argc, argv, set, &a);
@@ -99,6 +126,7 @@ int cmd_breakdown(int argc, char **argv)
     if (rc == 0 && a.html)
         rc = tt_breakdown_html(&res, in, a.html);
     tt_bd_result_free(&res);
+    free(a.comm);
     if (rc < 0)
         return report_error(rc);
     return finish_stdout(0);

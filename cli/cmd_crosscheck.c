@@ -53,7 +53,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_FORMAT:
     {
         static const int xc[] = { TT_XC_TEXT, TT_XC_CSV, TT_XC_JSON, TT_XC_MARKDOWN };
-        o->format = xc[opt_format(c, &opts[O_FORMAT], arg)]; /* TT_AVG_* order */
+        o->format = xc[opt_format(c, cli_opt_of(c, O_FORMAT), arg)]; /* TT_AVG_* order */
     }
         break;
     case O_KEY:

@@ -220,11 +220,11 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
     case O_NOSTATS: x->o.no_stats = 1; break;
     case O_ALLOW: x->o.allow_env_mismatch = 1; break;
     case O_FAILINC: x->o.fail_on_inconclusive = 1; break;
-    case O_CLOCK: x->o.step_clock = cli_choose(c, &opts[O_CLOCK], arg, "step clock"); break;
+    case O_CLOCK: x->o.step_clock = cli_choose(c, cli_opt_of(c, O_CLOCK), arg, "step clock"); break;
     case O_FORMAT: {
         static const int f[] = { TT_DIFF_TEXT, TT_DIFF_TEXT, TT_DIFF_MARKDOWN, TT_DIFF_JSON,
                                  TT_DIFF_JUNIT, TT_DIFF_GITHUB, TT_DIFF_CSV };
-        x->format = f[cli_choose(c, &opts[O_FORMAT], arg, "format")];
+        x->format = f[cli_choose(c, cli_opt_of(c, O_FORMAT), arg, "format")];
         break;
     }
     case O_MD: x->md = arg; break;
@@ -233,11 +233,11 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
     case O_SAVE: x->save = arg; break;
     case O_MATCH: {
         static const int m[] = { TT_MATCH_FAMILY, TT_MATCH_NAME, TT_MATCH_OP, TT_MATCH_SHAPE };
-        x->o.match = m[cli_choose(c, &opts[O_MATCH], arg, "match")];
+        x->o.match = m[cli_choose(c, cli_opt_of(c, O_MATCH), arg, "match")];
         break;
     }
     case O_RENAME: check_rename(c, arg), x->o.rename = arg; break;
-    case O_RANK_AGG: x->o.rank_each = cli_choose(c, &opts[O_RANK_AGG], arg, "rank aggregation"); break;
+    case O_RANK_AGG: x->o.rank_each = cli_choose(c, cli_opt_of(c, O_RANK_AGG), arg, "rank aggregation"); break;
     case O_RANK_MAP: parse_rank_map(c, x, arg); break;
     default:
         if (parse_i64(arg, &n) < 0 || n < 0 || n > 100000)

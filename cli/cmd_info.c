@@ -41,7 +41,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
         o->row_limit = opt_row_limit(c, arg);
         return;
     }
-    o->format = opt_format(c, &opts[O_FORMAT], arg);
+    o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg);
 }
 
 static int on_db(struct tt_db *db, void *o)

@@ -12,10 +12,17 @@
 enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT };
 
 static const struct cli_opt opts[] = {
-    { "by", O_BY, "name|launch|stream|op", "group kernels by name (default), by name plus\n"
-      "grid/block, by device and stream, or by the CPU\nop that launched them", 0 },
-    { "only", O_ONLY, "kernels|memory", "print only one of the two summaries", 0 },
-    { "row-limit", O_ROWS, "N", "rows per summary (default -1 = all)", 0 },
+    { "by", O_BY, "name|launch|stream|op|runtime|memsize|activity",
+      "group kernels by name (default), by name plus\n"
+      "grid/block, by device and stream, or by the CPU\nop that launched them; or instead:\n"
+      "runtime: the CUDA/HIP runtime calls by name\n(cuda_api_sum); memsize: memcpy/memset "
+      "sizes by\nkind (cuda_gpu_mem_size_sum); activity: one row\nper kernel, memcpy and memset "
+      "by start\n(cuda_gpu_trace)", 0 },
+    { "only", O_ONLY, "kernels|memory", "print only one of the two summaries (--by\n"
+      "activity: only those activities)", 0 },
+    { "row-limit", O_ROWS, "N", "rows per summary, or activities per trace\n"
+      "(default -1 = all)", 0 },
+    { "top", O_ROWS, "N", "the same as --row-limit N", 0 },
     { "trace", O_TRACE, "ID", "only that trace of a database", 0 },
     { "rank", O_RANK, "R", "only that rank of a database", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
@@ -27,7 +34,9 @@ static const struct cli_cmd cmd = {
     "GPU kernel summary in the shape of Nsight Systems' cuda_gpu_kern_sum: Time %,\n"
     "Total Time, Instances, Avg, Med, Min, Max and StdDev (sample) in ns, per group,\n"
     "largest total first; then the memcpy/memset summary by kind with bytes and\n"
-    "bandwidth. INPUT is a trace file or a database made by 'tracetool ingest'.",
+    "bandwidth. --by runtime, memsize and activity give Nsight's cuda_api_sum,\n"
+    "cuda_gpu_mem_size_sum and cuda_gpu_trace instead. INPUT is a trace file or a\n"
+    "database made by 'tracetool ingest'.",
     opts, "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error.",
     1, 1, "need exactly one input",
 };
@@ -36,15 +45,16 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_kern_options *o = ctx;
     static const int by[] = { TT_KERN_BY_NAME, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM,
-                              TT_KERN_BY_OP };
+                              TT_KERN_BY_OP, TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE,
+                              TT_KERN_BY_ACTIVITY };
     static const int only[] = { TT_KERN_KERNELS, TT_KERN_MEMORY };
     switch (key) {
-    case O_BY: o->by = by[cli_choose(c, &opts[O_BY], arg, "grouping")]; break;
-    case O_ONLY: o->what = only[cli_choose(c, &opts[O_ONLY], arg, "summary")]; break;
+    case O_BY: o->by = by[cli_choose(c, cli_opt_of(c, O_BY), arg, "grouping")]; break;
+    case O_ONLY: o->what = only[cli_choose(c, cli_opt_of(c, O_ONLY), arg, "summary")]; break;
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    default: o->format = opt_format(c, &opts[O_FORMAT], arg); break;
+    default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
 }
 
@@ -64,5 +74,10 @@ int cmd_kernels(int argc, char **argv)
     int first = cli_parse(&cmd, argc, argv, set, &o);
     if (!first)
         return 0;
+    if ((o.by == TT_KERN_BY_RUNTIME && o.what != TT_KERN_BOTH) ||
+        (o.by == TT_KERN_BY_MEMSIZE && o.what == TT_KERN_KERNELS))
+        cli_usage_error(&cmd, "--only %s does not go with --by %s",
+                        o.what == TT_KERN_KERNELS ? "kernels" : "memory",
+                        o.by == TT_KERN_BY_RUNTIME ? "runtime" : "memsize");
     return run_on_input(&cmd, argv[first], o.trace_id, o.rank, on_db, on_file, &o);
 }

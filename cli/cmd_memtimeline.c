@@ -88,6 +88,21 @@ static int on_file(const char *path, void *ctx)
     return tt_memtimeline_file(path, j->o, j->output);
 }
 
+/* an OUTPUT whose suffix names a format ("-": JSON on standard output) */
+static int known_output(const char *out)
+{
+    static const char *const suffix[] = { ".json", ".json.gz", ".html", ".png" };
+    size_t i, n = strlen(out), k;
+    if (!strcmp(out, "-"))
+        return 1;
+    for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+        k = strlen(suffix[i]);
+        if (n > k && !strcmp(out + n - k, suffix[i]))
+            return 1;
+    }
+    return 0; /* .raw.json.gz ends in .json.gz */
+}
+
 int cmd_memtimeline(int argc, char **argv)
 {
     tt_memtl_options o = TT_MEMTL_OPTIONS_INIT;
@@ -110,5 +125,9 @@ int cmd_memtimeline(int argc, char **argv)
         ins[1] = o.et_path;
         check_outputs_not_inputs(&cmd, job.output, ins, o.et_path ? 2 : 1);
     }
+    if (!known_output(job.output))
+        cli_usage_error(&cmd, "cannot tell the format of '%s' from its name: end it in .json,"
+                        " .json.gz, .raw.json.gz, .html or .png, or write '-' for JSON on"
+                        " standard output", job.output);
     return run_on_input(&cmd, in, o.trace_id, o.rank, on_db, on_file, &job);
 }

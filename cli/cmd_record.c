@@ -132,7 +132,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_DELAY: r->delay = seconds(c, "delay", arg); break;
     case O_DUR: r->duration = seconds(c, "duration", arg); break;
     case O_RANGE:
-        r->range = cli_choose(c, &opts[O_RANGE], arg, "capture range") == 0 ? arg : NULL;
+        r->range = cli_choose(c, cli_opt_of(c, O_RANGE), arg, "capture range") == 0 ? arg : NULL;
         break;
     case O_MEM: r->memory = 1; break;
     case O_WORKER:
@@ -145,19 +145,14 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     }
 }
 
-/* the option of a long name (or a unique prefix of one, as getopt_long takes) */
+/* the option of a long name, spelt whole (cli_parse takes no prefixes) */
 static const struct cli_opt *long_opt(const char *word, size_t len)
 {
-    const struct cli_opt *hit = NULL;
     size_t i;
-    int n = 0;
-    for (i = 0; opts[i].name; i++) {
+    for (i = 0; opts[i].name; i++)
         if (strlen(opts[i].name) == len && !strncmp(opts[i].name, word, len))
             return &opts[i];
-        if (!strncmp(opts[i].name, word, len))
-            hit = &opts[i], n++;
-    }
-    return n == 1 ? hit : NULL;
+    return NULL;
 }
 
 /* The end of record's own options: the first operand (PROG) or "--". PROG's
@@ -200,12 +195,17 @@ static int usable(const char *path, char *out, size_t cap)
     return 1;
 }
 
+/* the install's library directory seen from its bin/ (CMake's GNUInstallDirs) */
+#ifndef TT_LIBDIR_FROM_BINDIR
+#define TT_LIBDIR_FROM_BINDIR "../lib/"
+#endif
+
 /* the injection library: --lib, $TT_INJECT, else next to the executable (the
- * build tree's capture/, an install's ../lib or ../lib64) */
+ * build tree's capture/, an install's library directory, ../lib or ../lib64) */
 static int find_inject(const char *given, char *out, size_t cap)
 {
-    static const char *const rel[] = { "capture/", "../lib/", "../lib64/", "",
-                                       "../lib/tracetool/" };
+    static const char *const rel[] = { "capture/", TT_LIBDIR_FROM_BINDIR, "../lib/", "../lib64/",
+                                       "", "../lib/tracetool/" };
     const char *env = getenv("TT_INJECT");
     char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
     ssize_t n;
@@ -332,7 +332,7 @@ static int opt_env(const char *name, const char *val)
 static int set_env(const struct rec *r, const char *dir, const char *inject, const char *malloc_lib)
 {
     const char *old = getenv("LD_PRELOAD");
-    char *pre;
+    char *pre, me[32];
     size_t n = strlen(inject) + (malloc_lib ? strlen(malloc_lib) : 0) + (old ? strlen(old) : 0) + 3;
     int rc;
     if (!(pre = malloc(n)))
@@ -343,6 +343,10 @@ static int set_env(const struct rec *r, const char *dir, const char *inject, con
     rc = setenv("LD_PRELOAD", pre, 1) | setenv("CUDA_INJECTION64_PATH", inject, 1) |
          setenv("TT_CAPTURE_DIR", dir, 1) | setenv("TT_CAPTURE_INJECT", "1", 1);
     free(pre);
+    /* the program is our child (also after it execs, as a shim does): it
+     * writes its trace; another process writes one only with events in it */
+    snprintf(me, sizeof(me), "%ld", (long)getpid());
+    rc |= setenv("TT_CAPTURE_RECORD_PID", me, 1);
     /* record's options decide the window, not what the caller's shell left */
     rc |= opt_env("TT_CAPTURE_GZIP", r->gzip ? "1" : NULL);
     rc |= opt_env("TT_CAPTURE_ACTIVITIES", r->activities);
@@ -596,10 +600,18 @@ out:
     tt_kern_result_free(&kern);
 }
 
-/* ---- whether the capture library said anything ----
- * TT_CAPTURE_SAID names an empty file the injection library appends a byte
- * to when it writes a log line: record points at "the lines above" only
- * when there are some. */
+/* ---- what the capture library said ----
+ * TT_CAPTURE_SAID names an empty file the injection libraries of every
+ * process append to: "said LINE" when one writes a log line (a line said
+ * once is not said again by another process: record points at "the lines
+ * above" only when there are some), "empty PID NAME" when a process other
+ * than the program recorded no event and wrote no trace. */
+
+struct said {
+    int lines;          /* 1: lines were written, 0: none, -1: unknown */
+    size_t nempty;      /* processes that recorded nothing, no trace */
+    char names[160];    /* their names, each once, comma-separated */
+};
 
 /* the file made and named in the environment: 0, or -1 (then unknown) */
 static int said_open(char *path, size_t cap)
@@ -621,16 +633,52 @@ static int said_open(char *path, size_t cap)
     return 0;
 }
 
-/* 1: lines were written, 0: none, -1: unknown; the file goes */
-static int said_close(const char *path)
+/* a process name into s->names, once (cut with "..." when full) */
+static void said_name(struct said *s, const char *name)
 {
-    struct stat st;
-    int said;
+    size_t n = strlen(s->names), k = strlen(name);
+    const char *p;
+    if (n >= 3 && !strcmp(s->names + n - 3, "..."))
+        return;
+    for (p = s->names; (p = strstr(p, name)) != NULL; p += k)
+        if ((p == s->names || p[-1] == ' ') && (p[k] == ',' || !p[k]))
+            return;
+    /* room kept for ", ..." */
+    if (n + 2 + k + sizeof(", ...") > sizeof(s->names))
+        snprintf(s->names + n, sizeof(s->names) - n, "%s...", n ? ", " : "");
+    else
+        snprintf(s->names + n, sizeof(s->names) - n, "%s%s", n ? ", " : "", name);
+}
+
+/* what the file says; the file goes */
+static void said_close(const char *path, struct said *s)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    FILE *f;
+    memset(s, 0, sizeof(*s));
+    s->lines = -1;
     if (!path[0])
-        return -1;
-    said = stat(path, &st) == 0 ? st.st_size > 0 : -1;
+        return;
+    if ((f = fopen(path, "r")) != NULL) {
+        s->lines = 0;
+        while ((n = getline(&line, &cap, f)) > 0) {
+            char *name;
+            if (line[n - 1] == '\n')
+                line[n - 1] = 0;
+            if (!strncmp(line, "said ", 5)) {
+                s->lines = 1;
+            } else if (!strncmp(line, "empty ", 6)) {
+                s->nempty++;
+                name = strchr(line + 6, ' ');
+                said_name(s, name && name[1] ? name + 1 : "?");
+            }
+        }
+        free(line);
+        fclose(f);
+    }
     unlink(path);
-    return said;
 }
 
 static double now_s(void)
@@ -662,7 +710,7 @@ static const char *no_trace_why(const struct rec *r, int status, int said, doubl
 }
 
 static void report(const struct rec *r, const char *dir, const struct names *before, int status,
-                   int said, double ran_s)
+                   const struct said *said, double ran_s)
 {
     char why[160];
     struct names after = { NULL, 0, 0 };
@@ -678,7 +726,7 @@ static void report(const struct rec *r, const char *dir, const struct names *bef
     }
     if (!nnew)
         fprintf(stderr, "tracetool record: no trace written to %s (%s)\n", r->out,
-                no_trace_why(r, status, said, ran_s, why, sizeof(why)));
+                no_trace_why(r, status, said->lines, ran_s, why, sizeof(why)));
     else
         fprintf(stderr, "tracetool record: %zu trace%s written to %s:\n", nnew,
                 nnew > 1 ? "s" : "", r->out);
@@ -687,6 +735,10 @@ static void report(const struct rec *r, const char *dir, const struct names *bef
         if (stat(path, &st) == 0)
             fprintf(stderr, "  %s (%.1f KiB)\n", path, (double)st.st_size / 1024);
     }
+    if (said->nempty)
+        fprintf(stderr, "tracetool record: %zu other process%s (%s) recorded no event: no trace"
+                        " written for %s\n", said->nempty, said->nempty > 1 ? "es" : "",
+                said->names, said->nempty > 1 ? "them" : "it");
     for (i = 0; r->summary && i < nnew && i < SUMMARY_TRACES; i++) {
         snprintf(path, sizeof(path), "%s/%s", r->out, fresh[i]);
         summarise(path);
@@ -703,7 +755,8 @@ int cmd_record(int argc, char **argv)
     struct rec r = { "tracetool-record", NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 1 };
     char inject[PATH_MAX], mlib[PATH_MAX + 64], dir[PATH_MAX], said_path[PATH_MAX], *slash;
     struct names before = { NULL, 0, 0 };
-    int end = options_end(argc, argv), prog, rc, status = 0, said;
+    int end = options_end(argc, argv), prog, rc, status = 0;
+    struct said said;
     double t0;
     if (!cli_parse(&cmd, end, argv, set, &r))
         return 0;
@@ -740,12 +793,12 @@ int cmd_record(int argc, char **argv)
     t0 = now_s();
     rc = run(argv + prog, &status);
     t0 = now_s() - t0;
-    said = said_close(said_path);
+    said_close(said_path, &said);
     if (rc != 0) {
         names_free(&before);
         return rc;
     }
-    report(&r, dir, &before, status, said, t0);
+    report(&r, dir, &before, status, &said, t0);
     names_free(&before);
     return same_status(status);
 }

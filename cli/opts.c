@@ -80,6 +80,14 @@ const char *cli_suggest(const char *word, const char *const *cands, size_t n)
 {
     size_t i, best = (size_t)-1, wl = strlen(word);
     const char *pick = NULL;
+    size_t nprefix = 0;
+    /* a prefix of exactly one name: that name */
+    for (i = 0; i < n && wl >= 2; i++)
+        if (!strncmp(cands[i], word, wl) && cands[i][wl])
+            pick = cands[i], nprefix++;
+    if (nprefix == 1)
+        return pick;
+    pick = NULL;
     for (i = 0; i < n; i++) {
         size_t dist = edit_distance(word, cands[i]);
         /* a typo: at most 2 edits, and fewer than half the word */
@@ -165,6 +173,15 @@ void cli_help(const struct cli_cmd *c, FILE *out)
         fprintf(out, "\n%s\n", c->after);
 }
 
+const struct cli_opt *cli_opt_of(const struct cli_cmd *c, int key)
+{
+    size_t i;
+    for (i = 0; c->opts[i].name; i++)
+        if (c->opts[i].key == key)
+            return &c->opts[i];
+    return NULL;
+}
+
 int cli_choice(const char *choices, const char *word)
 {
     size_t wl = strlen(word);
@@ -206,6 +223,50 @@ int cli_choose(const struct cli_cmd *c, const struct cli_opt *opt, const char *w
     return k;
 }
 
+/* the index of option name[0..len) spelt whole, n when none ("help" is n) */
+static size_t exact_opt(const struct cli_cmd *c, size_t n, const char *name, size_t len)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (strlen(c->opts[i].name) == len && !strncmp(c->opts[i].name, name, len))
+            return i;
+    return n;
+}
+
+/* Long options are taken spelt whole only: getopt_long takes a unique
+ * prefix, so `averages --top 5` was --top-level-only (and a prefix that is
+ * unique today is ambiguous once an option is added). Walks the options as
+ * getopt will, up to "--" or, for a command whose operands end its options,
+ * the first operand. */
+static void whole_long_options(const struct cli_cmd *c, size_t n, int argc, char **argv)
+{
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        size_t len, k;
+        if (!strcmp(a, "--"))
+            return;
+        if (a[0] != '-' || !a[1])
+            continue;
+        if (a[1] != '-') { /* -x, -xARG, -x ARG */
+            for (k = 0; k < n; k++)
+                if (c->opts[k].short_name == a[1])
+                    break;
+            if (k < n && c->opts[k].arg && !a[2])
+                i++;
+            continue;
+        }
+        len = strcspn(a + 2, "=");
+        if (len == 4 && !strncmp(a + 2, "help", 4))
+            continue;
+        k = exact_opt(c, n, a + 2, len);
+        if (k == n)
+            unknown_option(c, a, n);
+        if (c->opts[k].arg && !a[2 + len])
+            i++;
+    }
+}
+
 int cli_parse(const struct cli_cmd *c, int argc, char **argv,
               void (*set)(void *ctx, const struct cli_cmd *c, int key, const char *arg),
               void *ctx)
@@ -232,6 +293,7 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv,
     lo[n].name = "help";
     lo[n].val = 'h';
     shorts[ns] = '\0';
+    whole_long_options(c, n, argc, argv);
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {

@@ -52,6 +52,10 @@ void cli_help(const struct cli_cmd *c, FILE *out);
  * a prefix of one), or NULL */
 const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 
+/* c's option whose key is key (NULL when none): options are found by key,
+ * never by their place in the table (an alias moves the places) */
+const struct cli_opt *cli_opt_of(const struct cli_cmd *c, int key);
+
 /* one of the words of "a|b|c" (an option's arg); its index or -1 */
 int cli_choice(const char *choices, const char *word);
 /* the index of word among opt's choices, or the usage error

@@ -10,6 +10,7 @@
 #include "tracetool/formats.h"
 
 #include <ctype.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,13 +82,142 @@ size_t tt_kineto_copy_kind(const char *name, const char **start)
     return (size_t)(e - p);
 }
 
-/* kineto.h: HTA's (^nccl)|(^hccl)|(ncclKernel) with rccl, without ^hip */
-int tt_kineto_is_comm(const char *name)
+/* ---- communication kernels ---- */
+
+/* collective and point-to-point tokens: the lower-case concatenation of one
+ * to three consecutive words of a name (all_reduce, AllReduce, allreduce,
+ * ALL_REDUCE: "allreduce"); never a word that compute kernels use alone
+ * ("reduce", "gather", "scatter", "broadcast", "send") */
+static const char *const comm_tokens[] = {
+    "allreduce", "allgather", "allgatherv", "reducescatter", "reducescatterv", "alltoall",
+    "alltoallv", "all2all", "all2allv", "sendrecv", "crossdevicereduce",
+};
+/* libraries whose kernels are all communication: a word that starts so */
+static const char *const comm_libs[] = { "nvshmem", "msccl", "userbuffers", "kuserbuffers" };
+
+#define COMM_WORD 24 /* a longer word is no token, and breaks a run */
+
+/* one more word (n chars at p; NULL: a break) after the last two in w;
+ * 1 when it, or it with the one or two before, is communication */
+static int comm_word(char w[3][COMM_WORD + 1], const char *p, size_t n)
 {
+    char cat[3 * COMM_WORD + 1];
+    size_t i, k;
+    memmove(w[0], w[1], 2 * sizeof(w[0]));
+    w[2][0] = 0;
+    if (!p || n > COMM_WORD)
+        return 0;
+    for (i = 0; i < n; i++)
+        w[2][i] = (char)tolower((unsigned char)p[i]);
+    w[2][n] = 0;
+    if (!strcmp(w[2], "multimem")) /* NVLink SHARP: only collectives use it */
+        return 1;
+    for (k = 0; k < TT_ARRAY_SIZE(comm_libs); k++)
+        if (!strncmp(w[2], comm_libs[k], strlen(comm_libs[k])))
+            return 1;
+    cat[0] = 0;
+    for (i = 3; i-- > 0 && w[i][0];) { /* w[2], w[1] w[2], w[0] w[1] w[2] */
+        memmove(cat + strlen(w[i]), cat, strlen(cat) + 1);
+        memcpy(cat, w[i], strlen(w[i]));
+        for (k = 0; k < TT_ARRAY_SIZE(comm_tokens); k++)
+            if (!strcmp(cat, comm_tokens[k]))
+                return 1;
+    }
+    return 0;
+}
+
+/* a word ends before p (an alphanumeric after p[-1], in the same word):
+ * camel case (allReduce, ALLReduce) and a letter after digits (the
+ * lengths of a mangled name: 26cross_device_reduce) */
+static int word_break(const char *p)
+{
+    unsigned char c = (unsigned char)p[0], b = (unsigned char)p[-1];
+    if (isalpha(c) && isdigit(b))
+        return 1;
+    return isupper(c) && (islower(b) || (isupper(b) && islower((unsigned char)p[1])));
+}
+
+/* the token rule on the words outside template arguments and parameter
+ * lists ("(anonymous namespace)" and "<unnamed>" are separators): the
+ * name of the function and its namespaces, never the types it takes */
+static int comm_tokens_in(const char *name)
+{
+    char w[3][COMM_WORD + 1] = { "", "", "" };
+    const char *p, *start = NULL;
+    int depth = 0;
+    for (p = name;; p++) {
+        int alnum = *p && isalnum((unsigned char)*p);
+        if (start && (!alnum || word_break(p))) {
+            if (depth == 0 && comm_word(w, start, (size_t)(p - start)))
+                return 1;
+            start = NULL;
+        }
+        if (!*p)
+            return 0;
+        if (alnum) {
+            start = start ? start : p;
+            continue;
+        }
+        if (depth == 0 && !strncmp(p, "(anonymous namespace)", 21))
+            p += 20;
+        else if (depth == 0 && !strncmp(p, "<unnamed>", 9))
+            p += 8;
+        else if (*p == '<' || *p == '(')
+            depth++, comm_word(w, NULL, 0);
+        else if ((*p == '>' || *p == ')') && depth > 0)
+            depth--;
+    }
+}
+
+/* kineto.h */
+int tt_kineto_is_comm(const char *name, const tt_comm_rules *extra)
+{
+    size_t k;
     if (!name)
         return 0;
-    return !strncmp(name, "nccl", 4) || !strncmp(name, "rccl", 4) || !strncmp(name, "hccl", 4) ||
-           strstr(name, "ncclKernel") || strstr(name, "ncclDevKernel");
+    /* HTA's (^nccl)|(^hccl)|(ncclKernel) with rccl, without ^hip */
+    if (!strncmp(name, "nccl", 4) || !strncmp(name, "rccl", 4) || !strncmp(name, "hccl", 4) ||
+        strstr(name, "ncclKernel") || strstr(name, "ncclDevKernel"))
+        return 1;
+    /* Inductor names a kernel after the ops it fused: triton_poi_fused_all_reduce_0
+     * copies into an all-reduce's buffer, the collective is NCCL's */
+    if (!(!strncmp(name, "triton_", 7) && strstr(name, "_fused_")) && comm_tokens_in(name))
+        return 1;
+    for (k = 0; extra && k < extra->n; k++)
+        if (regexec(&extra->re[k], name, 0, NULL, 0) == 0)
+            return 1;
+    return 0;
+}
+
+int tt_comm_rules_compile(tt_comm_rules *r, const char *const *patterns, size_t n)
+{
+    size_t k;
+    memset(r, 0, sizeof(*r));
+    if (!n)
+        return 0;
+    if (!(r->re = calloc(n, sizeof(*r->re))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    for (k = 0; k < n; k++) {
+        char msg[160];
+        int e = regcomp(&r->re[k], patterns[k] ? patterns[k] : "", REG_EXTENDED | REG_NOSUB);
+        if (e != 0) {
+            regerror(e, &r->re[k], msg, sizeof(msg));
+            tt_comm_rules_free(r);
+            return tt_error_set(TT_EINVALID, "bad communication pattern '%s': %s",
+                                patterns[k] ? patterns[k] : "", msg);
+        }
+        r->n++;
+    }
+    return 0;
+}
+
+void tt_comm_rules_free(tt_comm_rules *r)
+{
+    size_t k;
+    for (k = 0; k < r->n; k++)
+        regfree(&r->re[k]);
+    free(r->re);
+    memset(r, 0, sizeof(*r));
 }
 
 /* rank from a file name: "rank-70", "rank_3", "rank3", "worker5_..." */

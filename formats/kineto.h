@@ -4,6 +4,7 @@
 #ifndef TT_FORMATS_KINETO_H
 #define TT_FORMATS_KINETO_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,11 +17,32 @@ extern const char *const tt_kineto_kind_name[];
 /* "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; "Memset (Device)" -> "Device";
  * the length (0: none) and *start */
 size_t tt_kineto_copy_kind(const char *name, const char **start);
-/* 1 when a GPU kernel name is a collective-communication kernel: NCCL
- * (ncclKernel_*, ncclDevKernel_*), RCCL (which keeps NCCL's names, or rccl*)
- * or HCCL; HTA's CommunicateKernelGroupingPattern less its ^hip (hip* names
- * are runtime calls and copies, not collectives) */
-int tt_kineto_is_comm(const char *name);
+/*
+ * 1 when a GPU kernel name is a communication kernel (the one predicate;
+ * README.md, "tracetool breakdown", comm_ns):
+ *   - HTA's CommunicateKernelGroupingPattern less its ^hip (hip* names are
+ *     runtime calls and copies): NCCL (ncclKernel_*, ncclDevKernel_*), RCCL
+ *     (NCCL's names, or rccl*), HCCL;
+ *   - a collective token in the function's name and namespaces (not its
+ *     template arguments or parameters), as one to three consecutive words,
+ *     words split at '_', '::', camel case and digits: all_reduce /
+ *     AllReduce / allreduce, all_gather[v], reduce_scatter[v], all_to_all[v] /
+ *     alltoall / all2all, send_recv, cross_device_reduce (vLLM / sglang
+ *     custom all-reduce); or a word multimem, or one that starts with
+ *     nvshmem, msccl, userbuffers or kuserbuffers; never "reduce", "gather",
+ *     "scatter" or "broadcast" alone; Inductor's fused kernels
+ *     (triton_*_fused_*: named after the ops they fused) never by token;
+ *   - or, when extra is not NULL, a match of one of its patterns.
+ */
+typedef struct tt_comm_rules {
+    regex_t *re;             /* POSIX extended, searched in the whole name */
+    size_t n;
+} tt_comm_rules;
+int tt_kineto_is_comm(const char *name, const tt_comm_rules *extra);
+/* compile patterns[0..n) (REG_EXTENDED); 0, or TT_EINVALID naming the bad
+ * one (*r is then empty) or TT_ENOMEM */
+int tt_comm_rules_compile(tt_comm_rules *r, const char *const *patterns, size_t n);
+void tt_comm_rules_free(tt_comm_rules *r);
 /* Rank from a file name ("rank-70", "rank_3", "worker5_..."); 1 if found. */
 int tt_rank_from_name(const char *path, int64_t *rank);
 /* The trace-level facts among a Kineto trace's top-level keys, decoded in

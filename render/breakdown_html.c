@@ -2,7 +2,8 @@
  * render/breakdown_html.c - `tracetool breakdown --html`: one self-contained
  * page with a stacked bar per rank (its GPU window split into compute,
  * exposed communication, copies and sets under no kernel, and the three
- * kinds of idle), the launch-delay histogram and a table of the numbers.
+ * kinds of idle), with `--by step|stream` a bar per step or stream of each
+ * rank too, the launch-delay histogram and tables of the numbers.
  *
  * The charts are inline SVG written here (no script): each part is a <rect>
  * with a <title> (the browser's tooltip) and data-* attributes giving its
@@ -12,6 +13,7 @@
 #include "common/compat.h"
 #include "render/render_internal.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -58,7 +60,10 @@ static const char *const css =
     ".legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin-top: 8px; font-size: 13px; }\n"
     ".legend i { display: inline-block; width: 14px; height: 11px; margin-right: 6px; }\n"
     "table { border-collapse: collapse; font-size: 13px; }\n"
-    "th, td { padding: 3px 10px; border-bottom: 1px solid #eee; white-space: nowrap; }\n"
+    "th, td { padding: 3px 8px; border-bottom: 1px solid #eee; }\n"
+    /* headers wrap between words, numbers never: the table fits 1400 px */
+    "th { vertical-align: bottom; font-weight: 600; }\n"
+    "td { white-space: nowrap; }\n"
     "td { text-align: right; font-variant-numeric: tabular-nums; }\n"
     "td:first-child, th:first-child { text-align: left; }\n"
     "footer { color: #888; font-size: 12px; }\n";
@@ -96,33 +101,36 @@ static void add_dur(tt_buf *b, int64_t ns)
         tt_buf_addf(b, "%g s", (double)ns / 1e9);
 }
 
-static void add_bars(tt_buf *b, const tt_render_bd *bd)
+/* a stacked bar per row (the ranks, or the units: data-unit), the longest
+ * window full width; slowest: the row marked, (size_t)-1 none */
+static void add_bars(tt_buf *b, const char *id, const char *aria, const tt_render_bd_rank *rows,
+                     size_t n, size_t slowest, int units)
 {
     int64_t longest = 1;
-    double h = (double)bd->nranks * ROW_H + 30.0;
+    double h = (double)n * ROW_H + 30.0;
     size_t i;
     int p;
-    for (i = 0; i < bd->nranks; i++)
-        if (bd->ranks[i].window_ns > longest)
-            longest = bd->ranks[i].window_ns;
-    tt_buf_addf(b, "<svg id=\"tt-bars\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
-                   "aria-label=\"GPU time per rank\">\n", LABEL_W + BAR_W + 120.0, h);
-    for (i = 0; i < bd->nranks; i++) {
-        const tt_render_bd_rank *r = &bd->ranks[i];
+    for (i = 0; i < n; i++)
+        if (rows[i].window_ns > longest)
+            longest = rows[i].window_ns;
+    tt_buf_addf(b, "<svg id=\"%s\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
+                   "aria-label=\"%s\">\n", id, LABEL_W + BAR_W + 120.0, h, aria);
+    for (i = 0; i < n; i++) {
+        const tt_render_bd_rank *r = &rows[i];
         int64_t v[TT_BD_PART_COUNT];
         double x = LABEL_W, y = (double)i * ROW_H + 4.0;
         tt_buf_addf(b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\"%s>", LABEL_W - 8.0,
-                    y + 14.0, i == bd->slowest ? " class=\"slow\"" : "");
+                    y + 14.0, i == slowest ? " class=\"slow\"" : "");
         tt__add_html(b, r->label ? r->label : "");
-        tt_buf_addstr(b, i == bd->slowest ? " (slowest)</text>\n" : "</text>\n");
+        tt_buf_addstr(b, i == slowest ? " (slowest)</text>\n" : "</text>\n");
         parts_of(r, v);
         for (p = 0; p < TT_BD_PART_COUNT; p++) {
             double w = BAR_W * (double)v[p] / (double)longest;
             if (v[p] == 0)
                 continue;
             tt_buf_addf(b, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"18\" fill=\"%s\" "
-                           "data-rank=\"%zu\" data-part=\"%s\" data-ns=\"%" PRId64 "\"><title>",
-                        x, y, w, part_colors[p], i, part_keys[p], v[p]);
+                           "data-%s=\"%zu\" data-part=\"%s\" data-ns=\"%" PRId64 "\"><title>",
+                        x, y, w, part_colors[p], units ? "unit" : "rank", i, part_keys[p], v[p]);
             tt__add_html(b, r->label ? r->label : "");
             tt_buf_addf(b, ": %s ", part_names[p]);
             add_ms(b, (double)v[p]);
@@ -134,7 +142,13 @@ static void add_bars(tt_buf *b, const tt_render_bd *bd)
         add_ms(b, (double)r->window_ns);
         tt_buf_addstr(b, "</text>\n");
     }
-    tt_buf_addstr(b, "</svg>\n<div class=\"legend\">");
+    tt_buf_addstr(b, "</svg>\n");
+}
+
+static void add_legend(tt_buf *b)
+{
+    int p;
+    tt_buf_addstr(b, "<div class=\"legend\">");
     for (p = 0; p < TT_BD_PART_COUNT; p++)
         tt_buf_addf(b, "<span><i style=\"background:%s\"></i>%s</span>", part_colors[p],
                     part_names[p]);
@@ -187,24 +201,33 @@ static void add_histogram(tt_buf *b, const tt_render_bd *bd)
                      "runtime call that launched it.</p>\n");
 }
 
-static void add_table(tt_buf *b, const tt_render_bd *bd)
+/* the numbers of the rows; unit: their name ("step"), NULL for the ranks
+ * (which have a median step column) */
+static void add_table(tt_buf *b, const char *id, const tt_render_bd_rank *rows, size_t n,
+                      const char *unit)
 {
     static const char *const head[] = { "rank", "step (ms)", "window (ms)", "compute",
                                         "communication", "hidden by compute",
                                         "exposed communication", "memcpy / memset only",
                                         "idle: host wait", "idle: kernel wait", "idle: other" };
     size_t i, k;
-    tt_buf_addstr(b, "<table id=\"tt-table\">\n<tr>");
-    for (k = 0; k < TT_ARRAY_SIZE(head); k++)
-        tt_buf_addf(b, "<th>%s</th>", head[k]);
+    tt_buf_addf(b, "<table id=\"%s\">\n<tr>", id);
+    for (k = 0; k < TT_ARRAY_SIZE(head); k++) {
+        if (k == 0 && unit)
+            tt_buf_addf(b, "<th>rank, %s</th>", unit);
+        else if (k != 1 || !unit)
+            tt_buf_addf(b, "<th>%s</th>", head[k]);
+    }
     tt_buf_addstr(b, "</tr>\n");
-    for (i = 0; i < bd->nranks; i++) {
-        const tt_render_bd_rank *r = &bd->ranks[i];
+    for (i = 0; i < n; i++) {
+        const tt_render_bd_rank *r = &rows[i];
         int64_t v[TT_BD_PART_COUNT];
         parts_of(r, v);
         tt_buf_addstr(b, "<tr><td>");
         tt__add_html(b, r->label ? r->label : "");
-        if (isnan(r->step_ns))
+        if (unit)
+            tt_buf_addstr(b, "</td>");
+        else if (isnan(r->step_ns))
             tt_buf_addstr(b, "</td><td>\xe2\x80\x94</td>");
         else
             tt_buf_addf(b, "</td><td>%.3f</td>", r->step_ns / 1e6);
@@ -219,9 +242,19 @@ static void add_table(tt_buf *b, const tt_render_bd *bd)
                      "to it.</p>\n");
 }
 
+/* the units' name as it goes into the page: a plain word, else "unit" */
+static const char *unit_word(const char *s)
+{
+    size_t i;
+    for (i = 0; s && s[i]; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != ' ' && s[i] != '-')
+            break;
+    return s && *s && !s[i] && i <= 40 ? s : "unit";
+}
+
 static int check(const tt_render_bd *bd)
 {
-    if (!bd || (bd->nranks && !bd->ranks) ||
+    if (!bd || (bd->nranks && !bd->ranks) || (bd->nunits && !bd->units) ||
         (bd->nbins && (!bd->bin_lo_ns || !bd->bin_count)))
         return tt_error_set(TT_EINVALID, "breakdown page: missing data");
     return 0;
@@ -230,11 +263,15 @@ static int check(const tt_render_bd *bd)
 int tt_render_breakdown_html(const tt_render_bd *bd, const char *path)
 {
     tt_buf b = TT_BUF_INIT;
+    const char *unit;
+    char unit_aria[64];
     int rc;
     if (!path || !*path)
         return tt_error_set(TT_EINVALID, "no output file given");
     if ((rc = check(bd)) < 0)
         return rc;
+    unit = unit_word(bd->unit_name);
+    snprintf(unit_aria, sizeof(unit_aria), "GPU time per %s", unit);
     tt_buf_addstr(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                       "<title>tracetool breakdown");
@@ -251,11 +288,22 @@ int tt_render_breakdown_html(const tt_render_bd *bd, const char *path)
     }
     tt_buf_addstr(&b, "</p></header>\n<section class=\"card\"><h2>Each rank's window, "
                       "first to last GPU activity</h2>\n");
-    add_bars(&b, bd);
+    add_bars(&b, "tt-bars", "GPU time per rank", bd->ranks, bd->nranks, bd->slowest, 0);
+    add_legend(&b);
+    if (bd->nunits) {
+        tt_buf_addf(&b, "</section>\n<section class=\"card\" id=\"tt-units\"><h2>Each %s of "
+                        "each rank, first to last GPU activity</h2>\n", unit);
+        add_bars(&b, "tt-unit-bars", unit_aria, bd->units, bd->nunits, (size_t)-1, 1);
+        add_legend(&b);
+    }
     tt_buf_addstr(&b, "</section>\n<section class=\"card\"><h2>Kernel launch delay</h2>\n");
     add_histogram(&b, bd);
     tt_buf_addstr(&b, "</section>\n<section class=\"card\"><h2>Numbers</h2>\n");
-    add_table(&b, bd);
+    add_table(&b, "tt-table", bd->ranks, bd->nranks, NULL);
+    if (bd->nunits) {
+        tt_buf_addf(&b, "</section>\n<section class=\"card\"><h2>Numbers per %s</h2>\n", unit);
+        add_table(&b, "tt-unit-table", bd->units, bd->nunits, unit);
+    }
     tt_buf_addstr(&b, "</section>\n<footer>tracetool " TT_VERSION "</footer>\n</body>\n</html>\n");
     if (b.oom) {
         tt_buf_release(&b);

@@ -120,6 +120,8 @@ static double px_y(const chart *c, double gb)
     double f = (gb - c->y.lo) / (c->y.hi - c->y.lo);
     if (f > 2.0) /* keep cairo's fixed-point coordinates in range */
         f = 2.0;
+    if (f < 0.0) /* below an axis that starts above 0: at its foot */
+        f = 0.0;
     return PLOT_B - f * (PLOT_B - PLOT_T);
 }
 
@@ -132,7 +134,7 @@ static double gb(const chart *c, int64_t bytes)
 static void compute_ranges(chart *c)
 {
     const tt_memtl *tl = c->tl;
-    double tmin = 0.0, tmax = 0.0, ymax = 0.0;
+    double tmin = 0.0, tmax = 0.0, ymax = 0.0, ymin = INFINITY;
     int any = 0;
     size_t i;
     for (i = 0; i < tl->n; i++) {
@@ -144,6 +146,8 @@ static void compute_ranges(chart *c)
         any = 1;
         if (top > ymax)
             ymax = top;
+        if (top < ymin)
+            ymin = top;
     }
     for (i = 0; i < tl->n_alloc; i++) {
         double t = (double)tl->alloc_t_us[i] / 1000.0;
@@ -156,6 +160,8 @@ static void compute_ranges(chart *c)
             ymax = gb(c, tl->allocated[i]);
         if (gb(c, tl->reserved[i]) > ymax)
             ymax = gb(c, tl->reserved[i]);
+        if (gb(c, tl->allocated[i]) < ymin)
+            ymin = gb(c, tl->allocated[i]);
     }
     if (any && gb(c, tl->peak_allocated) > ymax)
         ymax = gb(c, tl->peak_allocated);
@@ -168,7 +174,14 @@ static void compute_ranges(chart *c)
     /* torch/matplotlib leave ~5% headroom above the data */
     c->y.lo = 0.0;
     c->y.hi = ymax > 0.0 ? ymax * 1.05 : 1.0;
-    c->y.step = nice_step(c->y.hi, 8);
+    /* most of the memory live throughout (a 178 GiB job): the axis starts
+     * near the least of it, and its title says so, or every change is flat */
+    if (isfinite(ymin) && ymin > 0.5 * ymax) {
+        double l0 = ymin - 0.1 * (c->y.hi - ymin), st = nice_step(c->y.hi - l0, 8);
+        c->y.lo = fmax(0.0, floor(l0 / st) * st);
+        c->y.hi = ymax + 0.05 * (ymax - c->y.lo);
+    }
+    c->y.step = nice_step(c->y.hi - c->y.lo, 8);
     if (c->div == 1.0 && c->y.step < 1.0)
         c->y.step = 1.0; /* whole bytes */
 }
@@ -301,8 +314,11 @@ static void draw_axes(chart *c)
         cairo_move_to(cr, x, PLOT_T);
         cairo_line_to(cr, x, PLOT_B);
     }
-    for (k = 1; (double)k * c->y.step <= c->y.hi * (1 + 1e-9) && k < 1000; k++) {
+    for (k = (long)ceil(c->y.lo / c->y.step + 1e-9);
+         (double)k * c->y.step <= c->y.hi * (1 + 1e-9) && k < 1000000; k++) {
         double y = floor(px_y(c, (double)k * c->y.step)) + 0.5;
+        if (!k)
+            continue;
         cairo_move_to(cr, PLOT_L, y);
         cairo_line_to(cr, PLOT_R, y);
     }
@@ -320,7 +336,8 @@ static void draw_axes(chart *c)
         format_tick(label, sizeof(label), v, c->x.step);
         text_at(cr, label, x, PLOT_B + 22, CENTER);
     }
-    for (k = 0; (double)k * c->y.step <= c->y.hi * (1 + 1e-9) && k < 1000; k++) {
+    for (k = (long)ceil(c->y.lo / c->y.step - 1e-9);
+         (double)k * c->y.step <= c->y.hi * (1 + 1e-9) && k < 1000000; k++) {
         double y = floor(px_y(c, (double)k * c->y.step)) + 0.5;
         v = (double)k * c->y.step;
         cairo_move_to(cr, PLOT_L - 6, y);
@@ -338,8 +355,12 @@ static void draw_axes(chart *c)
     cairo_translate(cr, 30, (PLOT_T + PLOT_B) / 2.0);
     cairo_rotate(cr, -M_PI / 2.0);
     {
-        char ylab[32];
-        snprintf(ylab, sizeof(ylab), "Memory (%s)", c->unit);
+        char ylab[96], from[32];
+        format_tick(from, sizeof(from), c->y.lo, c->y.step);
+        if (c->y.lo > 0.0)
+            snprintf(ylab, sizeof(ylab), "Memory (%s), axis starts at %s", c->unit, from);
+        else
+            snprintf(ylab, sizeof(ylab), "Memory (%s)", c->unit);
         text_at(cr, ylab, 0, 0, CENTER);
     }
     cairo_restore(cr);

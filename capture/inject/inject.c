@@ -26,9 +26,17 @@
  *                         record only between cudaProfilerStart and
  *                         cudaProfilerStop (a trace per range)
  *   TT_CAPTURE_QUIET=1    no log lines
- *   TT_CAPTURE_SAID=PATH  (tracetool record) a byte is appended to this
- *                         file when a log line is written, so record knows
- *                         whether there are lines to point at
+ *   TT_CAPTURE_SAID=PATH  (tracetool record) a file the processes of one
+ *                         record share: "said LINE" for each log line
+ *                         written (a line another process said already is
+ *                         not said again: one "GPU capture off" per record,
+ *                         not per process), "empty PID NAME" for each process
+ *                         whose window held no event and was not written
+ *   TT_CAPTURE_RECORD_PID=PID (tracetool record, its own pid) the program
+ *                         record runs (its child, also after an exec, as a
+ *                         shim's) writes its trace whatever it holds; any
+ *                         other process (a helper a shim or script runs)
+ *                         writes one only when it recorded an event
  * The trace is written at exit() (the capture library's atexit hook), or
  * when a DURATION or a range ends. A program killed by a signal writes none.
  *
@@ -47,12 +55,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 /* internal to the capture library: a weak reference, so a library that
  * does not export it leaves it NULL (said in a log line) instead of the
  * program dying on an unresolved symbol */
 #pragma weak tt_cap__gpu_profiler_api
+#pragma weak tt_cap__skip_empty
 
 TT_CAP_API int InitializeInjection(void);
 
@@ -68,27 +78,53 @@ static pid_t owner; /* the process that started: a fork()ed child records nothin
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* TT_CAPTURE_SAID: a line was written (once per process is enough) */
-static void mark_said(void)
+#define SAY_PREFIX "tracetool capture: "
+
+/* TT_CAPTURE_SAID: 1 when the file (fd, locked) holds the line rec (n
+ * bytes, its '\n' included) */
+static int said_before(int fd, const char *rec, size_t n)
 {
-    static atomic_int marked;
-    int fd;
-    ssize_t w;
-    if (!said_buf[0] || atomic_exchange(&marked, 1))
-        return;
-    if ((fd = open(said_buf, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
-        return;
-    w = write(fd, "1", 1);
-    (void)w;
-    close(fd);
+    char buf[4096];
+    size_t have = 0;
+    ssize_t r;
+    if (lseek(fd, 0, SEEK_SET) < 0)
+        return 0;
+    while ((r = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+        char *p = buf, *nl;
+        have += (size_t)r;
+        while ((nl = memchr(p, '\n', (size_t)(buf + have - p))) != NULL) {
+            if ((size_t)(nl + 1 - p) == n && !memcmp(p, rec, n))
+                return 1;
+            p = nl + 1;
+        }
+        have -= (size_t)(p - buf);
+        memmove(buf, p, have);
+        if (have == sizeof(buf)) /* a line longer than any written: skipped */
+            have = 0;
+    }
+    return 0;
 }
 
-/* one write(2) per line: no stdio state touched, lines do not interleave */
+/* a line of text: "said TEXT\n" in rec */
+static size_t said_rec(char *rec, size_t cap, const char *text, size_t n)
+{
+    size_t k = (size_t)snprintf(rec, cap, "said ");
+    if (n > cap - k - 1)
+        n = cap - k - 1;
+    memcpy(rec + k, text, n);
+    return k + n;
+}
+
+/* one write(2) per line: no stdio state touched, lines do not interleave.
+ * Under tracetool record (TT_CAPTURE_SAID) a line that another process of
+ * the same record said already is not said again, and each line said is
+ * noted there (record points at "the lines above" only when there are). */
 static void say(const char *fmt, ...)
 {
-    char line[600];
+    char line[600], rec[640];
     va_list ap;
-    int n = snprintf(line, sizeof(line), "tracetool capture: ");
+    int n = snprintf(line, sizeof(line), SAY_PREFIX), fd = -1;
+    size_t k = 0;
     ssize_t w;
     if (quiet)
         return;
@@ -98,9 +134,42 @@ static void say(const char *fmt, ...)
     if (n > (int)sizeof(line) - 2)
         n = (int)sizeof(line) - 2;
     line[n++] = '\n';
+    if (said_buf[0] && (fd = open(said_buf, O_RDWR | O_APPEND | O_CLOEXEC)) >= 0) {
+        k = said_rec(rec, sizeof(rec), line + strlen(SAY_PREFIX), (size_t)n - strlen(SAY_PREFIX));
+        while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+            ;
+        if (said_before(fd, rec, k)) {
+            close(fd); /* the lock goes with it */
+            return;
+        }
+    }
     w = write(2, line, (size_t)n);
+    if (fd >= 0) {
+        w = write(fd, rec, k);
+        close(fd);
+    }
     (void)w;
-    mark_said();
+}
+
+/* TT_CAPTURE_SAID: this process's window held no event and was not written
+ * (record counts these processes, by name) */
+static void note_empty(void)
+{
+    char name[64] = "?", rec[128];
+    ssize_t r, w;
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC), n;
+    if (fd >= 0) {
+        r = read(fd, name, sizeof(name) - 1);
+        close(fd);
+        name[r > 0 ? r : 0] = 0;
+        name[strcspn(name, "\n")] = 0;
+    }
+    if (!said_buf[0] || (fd = open(said_buf, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
+        return;
+    n = snprintf(rec, sizeof(rec), "empty %ld %s\n", (long)getpid(), name[0] ? name : "?");
+    w = write(fd, rec, (size_t)(n < (int)sizeof(rec) ? n : (int)sizeof(rec) - 1));
+    (void)w;
+    close(fd);
 }
 
 /* the capture library's log lines: said the same way */
@@ -268,6 +337,19 @@ static void profiler_range(int start)
     pthread_mutex_unlock(&win_lock);
 }
 
+/* 1: the program tracetool record runs (its child: an exec, as a shim's, keeps
+ * the pid and the parent), or not run by record at all */
+static int program_of_record(void)
+{
+    const char *s = getenv("TT_CAPTURE_RECORD_PID");
+    char *end;
+    long pid;
+    if (!s || !*s)
+        return 1;
+    pid = strtol(s, &end, 10);
+    return *end || pid <= 0 || (pid_t)pid == getppid();
+}
+
 /* the configuration from TT_CAPTURE_*: 0, or -1 when there is nothing to do */
 static int configure_from_env(void)
 {
@@ -291,6 +373,10 @@ static int configure_from_env(void)
     cfg.log = quiet ? quiet_log : inject_log;
     delay_s = env_seconds("TT_CAPTURE_DELAY");
     duration_s = env_seconds("TT_CAPTURE_DURATION");
+    /* under record, a process that is not the program it runs (a helper of
+     * a shim or a script) writes no trace when it recorded nothing */
+    if (!program_of_record() && tt_cap__skip_empty)
+        tt_cap__skip_empty(note_empty);
     return 0;
 }
 

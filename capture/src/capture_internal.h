@@ -141,6 +141,10 @@ void tt_cap__gpu_window_done(void);
 void tt_cap__gpu_stop(void);
 /* fn(1) after cudaProfilerStart, fn(0) before cudaProfilerStop: 0, or -1 (logged) */
 TT_CAP_API int tt_cap__gpu_profiler_api(void (*fn)(int start)); /* libtracetool_inject uses it */
+/* libtracetool_inject uses it (core.c): the default handler writes no window
+ * without an event, and calls skipped() instead; NULL (the default): every
+ * window is written */
+TT_CAP_API void tt_cap__skip_empty(void (*skipped)(void));
 
 /* ---- buffer.c: the hot path's state ---- */
 

@@ -167,6 +167,34 @@ static void handler(const tt_cap_trace *t)
     tt_cap_write_trace(t, path, cfg.write_et ? et : NULL);
 }
 
+/* libtracetool_inject (tracetool record) in a process other than the program
+ * it runs: a window that holds no event is not written by the default
+ * handler, skipped() is called instead (NULL: every window is written) */
+static void (*empty_skipped)(void);
+
+void tt_cap__skip_empty(void (*skipped)(void))
+{
+    __atomic_store_n(&empty_skipped, skipped, __ATOMIC_SEQ_CST);
+}
+
+/* a finished window to on_trace_ready or the default handler */
+static void hand_over(struct tt_cap_trace *tr, uint64_t nevents)
+{
+    void (*skipped)(void) = __atomic_load_n(&empty_skipped, __ATOMIC_SEQ_CST);
+    tr->gpu = tt_cap__gpu_flush(); /* CUPTI hands back its buffers now */
+    if (tr->gpu)
+        nevents += tr->gpu->n + tr->gpu->dropped_records + tr->gpu->dropped_store;
+    if (!cfg.on_trace_ready && skipped && nevents + tr->dropped == 0) {
+        skipped();
+        return;
+    }
+    stats.traces++;
+    if (cfg.on_trace_ready)
+        cfg.on_trace_ready(tr, cfg.user);
+    else
+        handler(tr);
+}
+
 static void window_end(int save)
 {
     struct tt_cap_trace tr;
@@ -183,6 +211,7 @@ static void window_end(int save)
         const struct rec_hdr *h;
         const struct chunk *c;
         size_t i, off;
+        uint64_t nevents = 0;
         int64_t raw1 = tt_cap__now(), mono1 = tt_cap__mono();
         tr.max_duration_hit = tt_cap__deadline && raw1 > tt_cap__deadline;
         to_mono(&tr, raw1, mono1);
@@ -193,17 +222,14 @@ static void window_end(int save)
         for (i = 0; i < tr.nth; i++)
             for (h = tt_cap__rec_first(&tr.th[i], &c, &off); h; h = tt_cap__rec_next(&c, &off)) {
                 if (h->type == REC_SCOPE || h->type == REC_STEP)
-                    stats.scopes++, tr.nscopes++;
+                    stats.scopes++, tr.nscopes++, nevents++;
                 else if (h->type == REC_MEM)
-                    stats.mem_events++;
+                    stats.mem_events++, nevents++;
+                else if (h->type == REC_COUNTER)
+                    nevents++;
             }
         stats.dropped += tr.dropped;
-        stats.traces++;
-        tr.gpu = tt_cap__gpu_flush(); /* CUPTI hands back its buffers now */
-        if (cfg.on_trace_ready)
-            cfg.on_trace_ready(&tr, cfg.user);
-        else
-            handler(&tr);
+        hand_over(&tr, nevents);
     }
     tt_cap__trace_free(&tr);
     tt_cap__gpu_window_done();

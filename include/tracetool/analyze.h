@@ -177,12 +177,17 @@ typedef struct tt_avg_options {
     int64_t step_from, step_to; /* step_from <= N <= step_to */
     int format;            /* TT_AVG_* */
     int header_per_trace;  /* print "trace N (rank R): path" above each table */
-    int64_t group_by_stack; /* key_averages(group_by_stack_n=N) from "Call stack"; 0 = off */
+    /* key_averages(group_by_stack_n=N): an op's Python stack from its "Call
+     * stack" arg, else from the python_function events around it; 0 = off */
+    int64_t group_by_stack;
     /* version >= 2: leave out the rows of GPU user annotations (torch shows
      * them, with a Self CUDA % against a total that excludes them) */
     int hide_gpu_annotations;
+    /* version >= 3: also collect each trace's collapsed stacks
+     * (tt_avg_trace.stacks, for tt_averages_write_stacks) */
+    int collect_stacks;
 } tt_avg_options;
-#define TT_AVG_OPTIONS_INIT { 2, 0, -1, 0, NULL, 100, 0, 0, 0, 0, TT_AVG_TABLE, 0, 0, 0 }
+#define TT_AVG_OPTIONS_INIT { 3, 0, -1, 0, NULL, 100, 0, 0, 0, 0, TT_AVG_TABLE, 0, 0, 0, 0 }
 
 /* 1 if k is a sort key torch accepts (or NULL). */
 TT_EXTERN(int) tt_avg_sort_key_valid(const char *k);
@@ -206,6 +211,23 @@ typedef struct tt_avg_row {
     int64_t cpu_mem, self_cpu_mem, device_mem, self_device_mem; /* bytes */
 } tt_avg_row;
 
+/*
+ * One collapsed stack of a trace (torch's export_stacks, summed): the CPU ops
+ * (and runtime calls) that ran under the same Python stack with the same
+ * name. Ops without a stack are not in the list.
+ */
+typedef struct tt_avg_stack {
+    char *frames;          /* the stack, root (outermost frame) first, '\n'-joined */
+    char *name;            /* the op (after the ProfilerStep#N -> ProfilerStep* rewrite) */
+    int64_t count;         /* events */
+    int64_t self_cpu_ns;   /* sum of self CPU time (torch's self_cpu_time_total) */
+    int64_t self_device_ns; /* sum of the device time of the op's own kernels,
+                               memcpys, memsets (self_cuda_time_total) */
+} tt_avg_stack;
+
+/* where a trace's stacks came from (tt_avg_trace.stack_source, bits); 0: none */
+enum { TT_AVG_STACKS_CALL_STACK = 1, TT_AVG_STACKS_PYTHON = 2 };
+
 typedef struct tt_avg_trace {
     int64_t trace_id;      /* 1 for a file read without a database */
     char *path;
@@ -217,6 +239,14 @@ typedef struct tt_avg_trace {
     size_t nrows;
     double self_cpu_total_us;    /* footer: "Self CPU time total" */
     double self_device_total_us; /* footer: "Self CUDA time total" (no GPU annotations) */
+    /* with group_by_stack or collect_stacks: TT_AVG_STACKS_* seen (0: the trace
+     * has no "Call stack" args and no python_function events) */
+    int stack_source;
+    tt_avg_stack *stacks;  /* with collect_stacks: by frames, then name */
+    size_t nstacks;
+    /* with steps_set: the trace's ProfilerStep#N, steps_n of them, numbered
+     * steps_lo..steps_hi (0 when it has none) */
+    int64_t steps_lo, steps_hi, steps_n;
 } tt_avg_trace;
 
 typedef struct tt_avg_result {
@@ -236,50 +266,89 @@ TT_EXTERN(int) tt_averages_print(const tt_avg_result *res, const tt_avg_options 
 /* NULL is a no-op. */
 TT_EXTERN(void) tt_avg_result_free(tt_avg_result *res);
 
+/* the value of tt_averages_write_stacks's lines */
+enum { TT_AVG_STACKS_SELF_CPU = 0, TT_AVG_STACKS_SELF_DEVICE = 1 };
+/*
+ * Write the collapsed stacks of a result computed with collect_stacks to path,
+ * whole or not at all: one line per stack and op, "frame;frame;...;op value"
+ * (root first; in each frame and the op ' ', ';', tab and newline become '_',
+ * as torch's export_stacks writes them), the value the op's self CPU time
+ * (TT_AVG_STACKS_SELF_CPU) or own device time in whole microseconds, lines
+ * whose value rounds to 0 left out: the input of flamegraph.pl and speedscope.
+ * With several traces each stack starts with a frame "rank R" (or "trace N").
+ */
+TT_EXTERN(int) tt_averages_write_stacks(const tt_avg_result *res, int metric, const char *path);
+
 /* ---- GPU kernel / memory-operation summary (Nsight cuda_gpu_kern_sum shape) ---- */
 
-enum { TT_KERN_BY_NAME = 0, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM, TT_KERN_BY_OP };
+/*
+ * by: the first four group the kernel summary (the memory summary beside it
+ * is by kind); the last three are Nsight's other reports instead:
+ * TT_KERN_BY_RUNTIME one summary of the CUDA/HIP runtime and driver calls
+ * by name (cuda_api_sum), TT_KERN_BY_MEMSIZE the memory operations by kind
+ * with the statistics of their sizes (cuda_gpu_mem_size_sum),
+ * TT_KERN_BY_ACTIVITY no summary: one row per kernel, memcpy and memset by
+ * start (cuda_gpu_trace; tt_kernels_*_activities).
+ */
+enum { TT_KERN_BY_NAME = 0, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM, TT_KERN_BY_OP,
+       TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE, TT_KERN_BY_ACTIVITY };
 enum { TT_KERN_BOTH = 0, TT_KERN_KERNELS, TT_KERN_MEMORY };
 
 typedef struct tt_kern_options {
     unsigned int version;
     int64_t trace_id;  /* 0 = every trace */
     int64_t rank;      /* -1 = every rank */
-    int by;            /* TT_KERN_BY_*: kernel name, name + grid/block, device + stream, CPU op */
-    int what;          /* TT_KERN_*: kernels, memcpy/memset, or both */
-    int64_t row_limit; /* -1 = all */
+    int by;            /* TT_KERN_BY_* (above) */
+    int what;          /* TT_KERN_*: kernels, memcpy/memset, or both (TT_KERN_BY_ACTIVITY:
+                          the activities listed; not for BY_RUNTIME, BY_MEMSIZE) */
+    int64_t row_limit; /* -1 = all (rows per summary, or per trace of activities) */
     int format;        /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON or TT_AVG_MARKDOWN */
 } tt_kern_options;
 #define TT_KERN_OPTIONS_INIT { 1, 0, -1, TT_KERN_BY_NAME, TT_KERN_BOTH, -1, TT_AVG_TABLE }
 
-/* One group of a summary (durations in ns, from gpu_ops.dur). */
+/*
+ * One group of a summary (durations in ns, from gpu_ops.dur or runtime.dur).
+ * Medians of an even count are the mean of the two middle values; standard
+ * deviations are the sample's (n - 1), 0 for one value, as Nsight's.
+ */
 typedef struct tt_kern_row {
     char *name;         /* the group: kernel name, name + launch, "device D stream S",
-                           CPU op, or "memcpy HtoD" etc. for memory operations */
-    int64_t instances, total_ns, min_ns, max_ns;
+                           CPU op, runtime call, or "memcpy HtoD" etc. for memory
+                           operations */
+    int64_t instances, total_ns, min_ns, max_ns; /* (BY_MEMSIZE: instances only) */
     int64_t bytes;      /* sum of args bytes (memory operations; else 0) */
     double avg_ns, med_ns, stddev_ns; /* stddev: sample (n - 1); 0 for one instance */
     double time_pct;    /* share of the summary's total_ns */
     double gb_per_s;    /* bytes / total_ns */
+    /* TT_KERN_BY_MEMSIZE only: the sizes (args bytes) of the `instances`
+     * operations with one; `bytes` is their sum */
+    int64_t min_bytes, max_bytes;
+    double avg_bytes, med_bytes, stddev_bytes;
 } tt_kern_row;
 
 typedef struct tt_kern_summary {
     int64_t trace_id;
     char *path;
-    int memory;         /* 0: kernels, 1: memcpy/memset */
-    int by;             /* TT_KERN_BY_* (kernels) */
-    int64_t total_ns;   /* over all groups */
+    int memory;         /* 0: kernels (or runtime calls), 1: memcpy/memset */
+    int by;             /* TT_KERN_BY_* it was made with: BY_RUNTIME (memory 0) the
+                           runtime calls, BY_MEMSIZE (memory 1) the sizes */
+    int64_t total_ns;   /* over all groups (BY_MEMSIZE: 0) */
+    int64_t total_bytes; /* BY_MEMSIZE: over all groups; else 0 */
     int64_t ngroups;    /* groups, also those past row_limit */
-    tt_kern_row *rows;  /* largest total first (then name), at most row_limit */
+    tt_kern_row *rows;  /* largest total first (BY_MEMSIZE: most bytes), then name;
+                           at most row_limit */
     size_t nrows;
 } tt_kern_summary;
 
 typedef struct tt_kern_result {
-    tt_kern_summary *summaries; /* per trace (rank, id order): kernels, then memory */
+    tt_kern_summary *summaries; /* per trace (rank, id order): kernels, then memory;
+                                   BY_RUNTIME, BY_MEMSIZE: one per trace */
     size_t nsummaries;
 } tt_kern_result;
 
-/* Compute the summaries without printing; free with tt_kern_result_free. */
+/* Compute the summaries without printing; free with tt_kern_result_free.
+ * TT_KERN_BY_RUNTIME / BY_MEMSIZE: TT_ENOTFOUND when no selected trace has a
+ * runtime call / a memcpy or memset with a size; BY_ACTIVITY: TT_EINVALID. */
 TT_EXTERN(int) tt_kernels_db_result(tt_db *db, const tt_kern_options *opts,
                                     tt_kern_result *res);
 TT_EXTERN(int) tt_kernels_file_result(const char *path, const tt_kern_options *opts,
@@ -287,7 +356,42 @@ TT_EXTERN(int) tt_kernels_file_result(const char *path, const tt_kern_options *o
 /* NULL-safe; leaves *res empty. */
 TT_EXTERN(void) tt_kern_result_free(tt_kern_result *res);
 
-/* Compute and print (opts->format). */
+/* A cell the trace did not have (tt_kern_activity). */
+#define TT_KERN_NULL INT64_MIN
+
+/* One GPU activity (TT_KERN_BY_ACTIVITY), Nsight's cuda_gpu_trace row. The
+ * strings live until the callback returns; absent numbers are TT_KERN_NULL. */
+typedef struct tt_kern_activity {
+    int64_t trace_id;
+    const char *kind;       /* "kernel", "memcpy" or "memset" */
+    const char *name;
+    int64_t start_ns, dur_ns; /* ts as stored (the trace's clock), dur */
+    int64_t correlation;
+    int64_t grid[3], block[3];
+    int64_t registers;      /* per thread */
+    int64_t shared_mem;     /* bytes per block (static + dynamic, as Kineto writes it) */
+    int64_t bytes;          /* memcpy / memset */
+    const char *copy_kind;  /* "HtoD", "DtoH", "DtoD", "Device", ...; NULL for kernels */
+    const char *src_kind, *dst_kind; /* "Pageable", "Device", ... from "(Pageable -> Device)"
+                                        in a memcpy's name; NULL without */
+    int64_t device, context, stream;
+} tt_kern_activity;
+
+/* Non-zero from the callback stops the walk and is returned. */
+typedef int (*tt_kern_activity_fn)(void *ctx, const tt_kern_activity *a);
+
+/*
+ * Each kernel, memcpy and memset (opts->what) of the selected traces (rank,
+ * id order), by start then order in the file, at most row_limit per trace:
+ * streamed from SQLite, memory does not grow with the trace (a file is
+ * first read into a temporary database). TT_ENOTFOUND when there is none.
+ */
+TT_EXTERN(int) tt_kernels_db_activities(tt_db *db, const tt_kern_options *opts,
+                                        tt_kern_activity_fn fn, void *ctx);
+TT_EXTERN(int) tt_kernels_file_activities(const char *path, const tt_kern_options *opts,
+                                          tt_kern_activity_fn fn, void *ctx);
+
+/* Compute and print (opts->format; TT_KERN_BY_ACTIVITY: the activities). */
 TT_EXTERN(int) tt_kernels_db(tt_db *db, const tt_kern_options *opts, FILE *out);
 TT_EXTERN(int) tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out);
 

@@ -11,7 +11,10 @@
  *                 launched, by their runtime call, after the gap began),
  *                 kernel wait (else, a gap under kernel_wait_ns), other
  *   compute       union of the kernels that are not communication
- *   comm          union of NCCL / RCCL / HCCL kernels (tt_kineto_is_comm)
+ *   comm          union of the communication kernels: NCCL / RCCL / HCCL,
+ *                 the collectives of NVSHMEM, multimem and custom all-reduce
+ *                 implementations (formats/kineto.h, tt_kineto_is_comm), and
+ *                 the names that match options.comm_patterns
  *   memory        union of memcpy and memset
  *   overlap       comm intersected with compute (= comm + compute - the
  *                 union of both); exposed comm = comm - overlap; overlap %
@@ -58,8 +61,16 @@ typedef struct tt_bd_options {
     int64_t kernel_wait_ns;  /* an idle gap under this (not host wait) is kernel wait */
     int64_t row_limit;       /* rows per table; -1 = all */
     int format;              /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN */
+    /* version >= 2: kernels whose name matches one of these POSIX extended
+     * regular expressions (searched anywhere in the name, case-sensitive) are
+     * communication too, besides the built-in rule; NULL with 0: none. A bad
+     * one fails the computation (TT_EINVALID); tt_bd_comm_pattern_check
+     * tells beforehand. */
+    const char *const *comm_patterns;
+    size_t ncomm_patterns;
 } tt_bd_options;
-#define TT_BD_OPTIONS_INIT { 1, 0, -1, 0, 0, 0, TT_BD_BY_RANK, TT_BD_KERNEL_WAIT_NS, -1, TT_AVG_TABLE }
+#define TT_BD_OPTIONS_INIT { 2, 0, -1, 0, 0, 0, TT_BD_BY_RANK, TT_BD_KERNEL_WAIT_NS, -1, \
+                             TT_AVG_TABLE, NULL, 0 }
 
 /* One row: a rank's device, one step of it or one stream of it. Times in
  * ns on the trace's clock. */
@@ -163,6 +174,10 @@ TT_EXTERN(int64_t) tt_bd_hist_lo_ns(size_t i);
 /* The page of `breakdown --html` (tracetool/render.h): each rank's window as
  * a stacked bar, the launch-delay histogram, the numbers. title: the input. */
 TT_EXTERN(int) tt_breakdown_html(const tt_bd_result *res, const char *title, const char *path);
+
+/* 0 when pattern is a POSIX extended regular expression; else TT_EINVALID
+ * with regerror's words in err (cap bytes, NUL-terminated) */
+TT_EXTERN(int) tt_bd_comm_pattern_check(const char *pattern, char *err, size_t cap);
 
 /* Compute without printing; free with tt_bd_result_free (also after an
  * error). A file or "-" is ingested into a lean temporary database first

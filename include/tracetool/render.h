@@ -109,6 +109,12 @@ typedef struct tt_render_bd {
     size_t nbins;
     const int64_t *bin_lo_ns;
     const int64_t *bin_count;
+    /* the rows of `breakdown --by step|stream`, drawn and tabled as the
+     * ranks (each unit's own window; step_ns unused): unit_name "step" or
+     * "stream" names them; nunits 0: none (by rank) */
+    const char *unit_name;
+    size_t nunits;
+    const tt_render_bd_rank *units;
 } tt_render_bd;
 
 /* Parts in the order drawn, and their colours ("#rrggbb"). */
@@ -119,7 +125,8 @@ TT_EXTERN(const char *) tt_bd_part_color(int part);
 
 /* One self-contained HTML page (inline SVG and CSS, no script, nothing from
  * the network): a stacked bar per rank, as long as its window, the longest
- * full width; the launch-delay histogram; a table of the numbers. Written
+ * full width (and per unit, when nunits); the launch-delay histogram; a
+ * table of the numbers (and one of the units). Written
  * whole or not at all. */
 TT_EXTERN(int) tt_render_breakdown_html(const tt_render_bd *bd, const char *path);
 

@@ -456,6 +456,37 @@ def check_browser(tmp, out):
     C.check(r is not None and r.get("bad"), "chromium: a broken event is detected", r)
 
 
+def check_metadata(tmp):
+    """deviceProperties and distributedInfo survive an export (issue 23: a
+    re-read export said "rank: unknown"): one trace keeps both at the top;
+    several keep each trace's in tracetool_export.processes, and the devices
+    at the top when every trace had the same"""
+    files = dlrm_files()
+    src = {rank_of(f): load_out(f) for f in files}
+    one = os.path.join(tmp, "meta1.json")
+    exports_ok(run([files[0], one]), "one rank")
+    doc = load_out(one)
+    s0 = src[rank_of(files[0])]
+    C.eq(doc.get("deviceProperties"), s0.get("deviceProperties"), "one rank: deviceProperties kept")
+    C.eq(doc.get("distributedInfo"), s0.get("distributedInfo"), "one rank: distributedInfo kept")
+    C.check(s0.get("distributedInfo") is not None, "the source has distributedInfo")
+    p = te.run_tool(["info", one])
+    want = "rank:         %d of %d" % (s0["distributedInfo"]["rank"], s0["distributedInfo"]["world_size"])
+    C.check(want in p.stdout.decode(), "info of the export: " + want, p.stdout.decode()[:300])
+    many = os.path.join(tmp, "meta8.json")
+    exports_ok(run([DLRM, many]), "eight ranks")
+    doc = load_out(many)
+    procs = doc["tracetool_export"]["processes"]
+    C.eq({p["rank"]: p.get("distributedInfo") for p in procs},
+         {r: s.get("distributedInfo") for r, s in src.items()}, "eight ranks: each one's distributedInfo")
+    C.eq({p["rank"]: p.get("deviceProperties") for p in procs},
+         {r: s.get("deviceProperties") for r, s in src.items()}, "eight ranks: each one's deviceProperties")
+    same = all(s.get("deviceProperties") == s0.get("deviceProperties") for s in src.values())
+    C.eq(doc.get("deviceProperties"), s0.get("deviceProperties") if same else None,
+         "eight ranks: the devices at the top when all had the same")
+    C.check("distributedInfo" not in doc, "eight ranks: no single distributedInfo at the top")
+
+
 def main():
     if not os.path.isdir(DLRM):
         C.skip("export", "no shared test data at " + DLRM)
@@ -466,6 +497,7 @@ def main():
         C.section("dlrm", lambda: out.setdefault("db", check_dlrm(tmp)))
         C.section("resnet", check_resnet, tmp)
         C.section("base time", check_base_time, tmp)
+        C.section("metadata", check_metadata, tmp)
         C.section("failures", check_failures, tmp, os.path.join(tmp, "dlrm.db"))
         if out.get("db"):
             C.section("browser", check_browser, tmp, out["db"])

@@ -315,3 +315,165 @@ Test(averages, print_limits_rows)
     free(buf);
     tt_avg_result_free(res);
 }
+
+/* ---- Python stacks (tests/fixtures/stacks113, made by a real PyTorch 1.13) ----
+ *
+ * mlp.trace.json.gz holds python_function events and no "Call stack" args.
+ * The expected numbers are torch's, from mlp.stacks.json.gz ("exact": torch
+ * 1.13's own key_averages / FunctionEvents over the recorded ns times; see
+ * tests/fixtures/make_stacks_fixtures.py), us * 1000 = ns.
+ */
+#define STACKS_DIR TT_TESTDATA "/../tests/fixtures/stacks113/"
+
+/* the row of name whose '\n'-joined stack holds `frame` (NULL: no stack) */
+static const tt_avg_row *stack_row(const tt_avg_trace *t, const char *name, const char *frame)
+{
+    size_t i;
+    for (i = 0; i < t->nrows; i++) {
+        const tt_avg_row *r = &t->rows[i];
+        if (strcmp(r->name, name) || r->device != TT_AVG_DEV_CPU)
+            continue;
+        if (frame ? r->stack && strstr(r->stack, frame) : !r->stack)
+            return r;
+    }
+    return NULL;
+}
+
+/* the collapsed stack of name whose frames end with `tail` */
+static const tt_avg_stack *collapsed(const tt_avg_trace *t, const char *name, const char *tail)
+{
+    size_t i, n = strlen(tail);
+    for (i = 0; i < t->nstacks; i++) {
+        const tt_avg_stack *s = &t->stacks[i];
+        size_t l = strlen(s->frames);
+        if (!strcmp(s->name, name) && l >= n && !strcmp(s->frames + l - n, tail))
+            return s;
+    }
+    return NULL;
+}
+
+static void check_python_stacks(const tt_avg_result *res)
+{
+    const tt_avg_trace *t = &res->traces[0];
+    const tt_avg_row *r;
+    const tt_avg_stack *c;
+    int64_t events = 0;
+    size_t i;
+    cr_expect_eq(t->stack_source, TT_AVG_STACKS_PYTHON);
+    /* a forward op: its first five frames, innermost first */
+    r = stack_row(t, "aten::addmm", "\nnn.Module: Linear_1\n");
+    cr_assert_not_null(r, "no aten::addmm row under Linear_1");
+    cr_expect(!strncmp(r->stack, "<built-in function linear>\n"
+                                 "torch/nn/modules/linear.py(113): forward\nnn.Module: Linear_1\n",
+                       strlen("<built-in function linear>\n"
+                              "torch/nn/modules/linear.py(113): forward\nnn.Module: Linear_1\n")),
+              "stack %s", r->stack);
+    cr_expect_eq(r->count, 2);
+    eq_us(r->self_cpu_us, 187685, "self CPU", "aten::addmm/Linear_1");
+    eq_us(r->cpu_total_us, 192393, "CPU total", "aten::addmm/Linear_1");
+    /* a backward node has its forward op's stack (_set_backward_stacktraces) */
+    r = stack_row(t, "AddmmBackward0", "\nnn.Module: Linear_0\n");
+    cr_assert_not_null(r, "no AddmmBackward0 row with Linear_0's forward stack");
+    cr_expect_eq(r->count, 2);
+    eq_us(r->self_cpu_us, 2054, "self CPU", "AddmmBackward0/Linear_0");
+    eq_us(r->cpu_total_us, 28784, "CPU total", "AddmmBackward0/Linear_0");
+    /* AccumulateGrad: a backward node without a forward op: no stack */
+    r = stack_row(t, "torch::autograd::AccumulateGrad", NULL);
+    cr_assert_not_null(r, "no AccumulateGrad row without a stack");
+    cr_expect_eq(r->count, 12);
+    eq_us(r->self_cpu_us, 30930, "self CPU", "AccumulateGrad");
+    /* collapsed: 97 (stack, op) pairs over the 334 events with a stack */
+    cr_expect_eq(t->nstacks, 97);
+    for (i = 0; i < t->nstacks; i++) {
+        events += t->stacks[i].count;
+        cr_expect(!strncmp(t->stacks[i].frames, "make_stacks_fixtures.py(", 24) &&
+                      strstr(t->stacks[i].frames, "): <module>\n"),
+                  "root first: %s", t->stacks[i].frames);
+        if (i)
+            cr_expect(strcmp(t->stacks[i - 1].frames, t->stacks[i].frames) <= 0, "sorted");
+    }
+    cr_expect_eq(events, 334);
+    c = collapsed(t, "AddmmBackward0", "\nnn.Module: Linear_2\n"
+                                       "torch/nn/modules/linear.py(113): forward\n"
+                                       "<built-in function linear>");
+    cr_assert_not_null(c, "no collapsed AddmmBackward0 under Linear_2");
+    cr_expect_eq(c->count, 2);
+    cr_expect_eq(c->self_cpu_ns, 9859);
+    cr_expect_eq(c->self_device_ns, 0);
+}
+
+Test(averages, python_stacks_file)
+{
+    tt_avg_options o = TT_AVG_OPTIONS_INIT;
+    tt_avg_result *res;
+    o.group_by_stack = 5;
+    o.collect_stacks = 1;
+    res = compute_file(STACKS_DIR "mlp.trace.json.gz", &o);
+    check_python_stacks(res);
+    tt_avg_result_free(res);
+}
+
+Test(averages, python_stacks_db)
+{
+    tt_avg_options o = TT_AVG_OPTIONS_INIT;
+    tt_avg_result *res;
+    o.group_by_stack = 5;
+    o.collect_stacks = 1;
+    res = compute_via_db(STACKS_DIR "mlp.trace.json.gz", &o);
+    check_python_stacks(res);
+    tt_avg_result_free(res);
+}
+
+Test(averages, python_stacks_write)
+{
+    tt_avg_options o = TT_AVG_OPTIONS_INIT;
+    tt_avg_result *res;
+    const tt_avg_trace *t;
+    char path[128], line[4096];
+    size_t i, want = 0, lines = 0;
+    int found = 0;
+    FILE *f;
+    o.collect_stacks = 1;
+    res = compute_file(STACKS_DIR "mlp.trace.json.gz", &o);
+    t = &res->traces[0];
+    cr_expect_eq(t->nrows > 0, 1);
+    cr_expect_null(t->rows[0].stack, "no Source Location without group_by_stack");
+    for (i = 0; i < t->nstacks; i++)
+        want += t->stacks[i].self_cpu_ns >= 500;
+    snprintf(path, sizeof(path), "%s/stacks.txt", dir);
+    cr_assert_eq(tt_averages_write_stacks(res, TT_AVG_STACKS_SELF_CPU, path), 0, "%s",
+                 tt_error_last()->message);
+    cr_assert_not_null(f = fopen(path, "r"));
+    while (fgets(line, sizeof(line), f)) {
+        lines++;
+        cr_expect_null(strchr(line, '\t'));
+        if (strstr(line, ";nn.Module:_Linear_2;torch/nn/modules/linear.py(113):_forward;"
+                         "<built-in_function_linear>;AddmmBackward0 10\n"))
+            found = 1;
+    }
+    fclose(f);
+    cr_expect_eq(lines, want);
+    cr_expect(found, "the AddmmBackward0 line (9.859 us -> 10)");
+    /* the device metric: a CPU-only run has none: an empty file */
+    cr_assert_eq(tt_averages_write_stacks(res, TT_AVG_STACKS_SELF_DEVICE, path), 0);
+    cr_assert_not_null(f = fopen(path, "r"));
+    cr_expect_null(fgets(line, sizeof(line), f));
+    fclose(f);
+    tt_avg_result_free(res);
+}
+
+Test(averages, no_stacks)
+{
+    tt_avg_options o = TT_AVG_OPTIONS_INIT;
+    tt_avg_result *res;
+    size_t i;
+    o.group_by_stack = 3;
+    o.collect_stacks = 1;
+    /* torch 1.13's own export_chrome_trace of the same run: no stacks */
+    res = compute_file(STACKS_DIR "mlp.legacy.json.gz", &o);
+    cr_expect_eq(res->traces[0].stack_source, 0);
+    cr_expect_eq(res->traces[0].nstacks, 0);
+    for (i = 0; i < res->traces[0].nrows; i++)
+        cr_expect_null(res->traces[0].rows[i].stack);
+    tt_avg_result_free(res);
+}

@@ -435,3 +435,37 @@ Test(breakdown, no_gpu_activity)
     tt_bd_result_free(&r);
     unlink(p);
 }
+
+/* options.comm_patterns (version 2): "^gemm_kernel$" makes K1, K3 and K4
+ * communication too: comm = [10, 50) [105, 120) [200, 210) = 65 us, no
+ * compute, so no overlap; a version 1 caller's patterns are not read; a bad
+ * pattern fails the computation */
+Test(breakdown, comm_patterns_option)
+{
+    static const char *const pats[] = { "^gemm_kernel$" }, *const bad[] = { "(" };
+    tt_bd_options o = TT_BD_OPTIONS_INIT;
+    tt_bd_result r;
+    char *p = write_trace(TRACE, "pat");
+    cr_expect_eq(o.version, 2);
+    o.comm_patterns = pats;
+    o.ncomm_patterns = 1;
+    cr_assert_eq(tt_breakdown_file_result(p, &o, &r), 0, "%s", tt_error_last()->message);
+    cr_expect_eq(r.ranks[0].comm_ns, US(65));
+    cr_expect_eq(r.ranks[0].compute_ns, 0);
+    cr_expect_eq(r.ranks[0].overlap_ns, 0);
+    cr_expect_eq(r.ranks[0].comm_kernels, 4);
+    cr_expect_eq(r.families[0].cls, TT_BD_COMM, "%s", r.families[0].family);
+    tt_bd_result_free(&r);
+    o.version = 1;
+    cr_assert_eq(tt_breakdown_file_result(p, &o, &r), 0, "%s", tt_error_last()->message);
+    check_device(&r.ranks[0]);
+    tt_bd_result_free(&r);
+    o.version = 2;
+    o.comm_patterns = bad;
+    cr_expect_eq(tt_breakdown_file_result(p, &o, &r), TT_EINVALID);
+    cr_expect(strstr(tt_error_last()->message, "'('") != NULL, "%s", tt_error_last()->message);
+    tt_bd_result_free(&r);
+    cr_expect_eq(tt_bd_comm_pattern_check("a|b", NULL, 0), 0);
+    cr_expect_eq(tt_bd_comm_pattern_check("a{2,1}", NULL, 0), TT_EINVALID);
+    unlink(p);
+}

@@ -279,3 +279,287 @@ Test(kernels, file_without_a_database)
     unlink("/tmp/tt_kern_stream.db");
     unlink(path);
 }
+
+/* ---- the rest of nsys stats: --by runtime, memsize, activity ---- */
+
+/*
+ * Runtime calls: cudaLaunchKernel 2, 4, 4, 10 ns (an even count: the
+ * median is the mean of 4 and 4; mean 5, squared deviations 9 + 1 + 1 +
+ * 25 = 36, the sample deviation sqrt(36 / 3)), cudaMemcpyAsync 30 ns once,
+ * the driver's cuLaunchKernel 1 ns: 51 ns in all. Memory operations: three
+ * memcpy HtoD of 100, 300, 200 bytes (median 200, deviation sqrt(20000 / 2)
+ * = 100), two memsets of 64 and 32 bytes (median 48, sqrt(2 * 16^2 / 1)),
+ * a memcpy DtoH without a size (left out of the sizes). The activities in
+ * the file are out of start order.
+ */
+#define NDOC \
+    "{\"traceEvents\": [" \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1," \
+    "\"ts\":10,\"dur\":0.002,\"args\":{\"correlation\":1}}," \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1," \
+    "\"ts\":11,\"dur\":0.004,\"args\":{\"correlation\":2}}," \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1," \
+    "\"ts\":12,\"dur\":0.004,\"args\":{\"correlation\":3}}," \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1," \
+    "\"ts\":13,\"dur\":0.010,\"args\":{\"correlation\":4}}," \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,\"tid\":1," \
+    "\"ts\":14,\"dur\":0.030,\"args\":{\"correlation\":5}}," \
+    "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"cuLaunchKernel\",\"pid\":1,\"tid\":1," \
+    "\"ts\":15,\"dur\":0.001,\"args\":{\"correlation\":6}}," \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":200," \
+    "\"dur\":0.005,\"args\":{\"correlation\":1,\"device\":0,\"stream\":7,\"context\":1," \
+    "\"grid\":[4,2,1],\"block\":[128,1,1],\"registers per thread\":32," \
+    "\"shared memory\":1024}}," \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\"," \
+    "\"pid\":0,\"tid\":7,\"ts\":150,\"dur\":0.002,\"args\":{\"correlation\":5,\"device\":0," \
+    "\"stream\":7,\"bytes\":100}}," \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\"," \
+    "\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":0.003,\"args\":{\"device\":0,\"stream\":7," \
+    "\"bytes\":300}}," \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\"," \
+    "\"pid\":0,\"tid\":7,\"ts\":250,\"dur\":0.001,\"args\":{\"device\":0,\"stream\":7," \
+    "\"bytes\":200}}," \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":0,\"tid\":8," \
+    "\"ts\":400,\"dur\":0.001,\"args\":{\"device\":0,\"stream\":8,\"bytes\":64}}," \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":0,\"tid\":8," \
+    "\"ts\":450,\"dur\":0.001,\"args\":{\"device\":0,\"stream\":8,\"bytes\":32}}," \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH (Device -> Pageable)\"," \
+    "\"pid\":0,\"tid\":7,\"ts\":500,\"dur\":0.001,\"args\":{\"device\":0,\"stream\":7}}]}"
+
+static void check_runtime(const tt_kern_result *r)
+{
+    const tt_kern_summary *s;
+    cr_assert_eq(r->nsummaries, 1);
+    s = &r->summaries[0];
+    cr_expect_eq(s->by, TT_KERN_BY_RUNTIME);
+    cr_expect_eq(s->memory, 0);
+    cr_expect_eq(s->total_ns, 51);
+    cr_assert_eq(s->nrows, 3);
+    cr_expect_str_eq(s->rows[0].name, "cudaMemcpyAsync"); /* 30 ns, 20 ns, 1 ns */
+    cr_expect_str_eq(s->rows[1].name, "cudaLaunchKernel");
+    cr_expect_str_eq(s->rows[2].name, "cuLaunchKernel");
+    cr_expect_eq(s->rows[1].instances, 4);
+    cr_expect_eq(s->rows[1].total_ns, 20);
+    cr_expect_eq(s->rows[1].min_ns, 2);
+    cr_expect_eq(s->rows[1].max_ns, 10);
+    cr_expect_float_eq(s->rows[1].avg_ns, 5.0, 1e-12);
+    cr_expect_float_eq(s->rows[1].med_ns, 4.0, 1e-12);
+    cr_expect_float_eq(s->rows[1].stddev_ns, 3.4641016151377544, 1e-12);
+    cr_expect_float_eq(s->rows[1].time_pct, 100.0 * 20 / 51, 1e-12);
+    cr_expect_float_eq(s->rows[0].stddev_ns, 0.0, 0); /* one call */
+    cr_expect_float_eq(s->rows[0].time_pct, 100.0 * 30 / 51, 1e-12);
+}
+
+static void check_memsize(const tt_kern_result *r)
+{
+    const tt_kern_summary *s;
+    cr_assert_eq(r->nsummaries, 1);
+    s = &r->summaries[0];
+    cr_expect_eq(s->by, TT_KERN_BY_MEMSIZE);
+    cr_expect_eq(s->memory, 1);
+    cr_expect_eq(s->total_bytes, 696);
+    cr_assert_eq(s->nrows, 2, "memcpy DtoH has no size: %zu rows", s->nrows);
+    cr_expect_str_eq(s->rows[0].name, "memcpy HtoD");
+    cr_expect_eq(s->rows[0].instances, 3);
+    cr_expect_eq(s->rows[0].bytes, 600);
+    cr_expect_eq(s->rows[0].min_bytes, 100);
+    cr_expect_eq(s->rows[0].max_bytes, 300);
+    cr_expect_float_eq(s->rows[0].avg_bytes, 200.0, 1e-12);
+    cr_expect_float_eq(s->rows[0].med_bytes, 200.0, 1e-12);
+    cr_expect_float_eq(s->rows[0].stddev_bytes, 100.0, 1e-12);
+    cr_expect_str_eq(s->rows[1].name, "memset Device");
+    cr_expect_eq(s->rows[1].instances, 2);
+    cr_expect_eq(s->rows[1].bytes, 96);
+    cr_expect_float_eq(s->rows[1].med_bytes, 48.0, 1e-12);
+    cr_expect_float_eq(s->rows[1].stddev_bytes, 22.627416997969522, 1e-12);
+}
+
+/* the same summaries from the file (no database) and from a database */
+Test(kernels, runtime_and_memsize)
+{
+    const char *path = write_trace("nsys.json", NDOC);
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    tt_kern_result r;
+    tt_db *db;
+    o.by = TT_KERN_BY_RUNTIME;
+    cr_assert_eq(tt_kernels_file_result(path, &o, &r), 0, "%s", tt_error_last()->message);
+    check_runtime(&r);
+    tt_kern_result_free(&r);
+    o.by = TT_KERN_BY_MEMSIZE;
+    cr_assert_eq(tt_kernels_file_result(path, &o, &r), 0, "%s", tt_error_last()->message);
+    check_memsize(&r);
+    tt_kern_result_free(&r);
+    unlink("/tmp/tt_kern_nsys.db");
+    cr_assert_eq(tt_db_open(&db, "/tmp/tt_kern_nsys.db", TT_DB_CREATE), 0);
+    cr_assert_eq(tt_ingest_file(db, path, NULL, NULL), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(tt_kernels_db_result(db, &o, &r), 0, "%s", tt_error_last()->message);
+    check_memsize(&r);
+    tt_kern_result_free(&r);
+    o.by = TT_KERN_BY_RUNTIME;
+    cr_assert_eq(tt_kernels_db_result(db, &o, &r), 0, "%s", tt_error_last()->message);
+    check_runtime(&r);
+    tt_kern_result_free(&r);
+    /* the row limit keeps the largest, the total stays */
+    o.row_limit = 1;
+    cr_assert_eq(tt_kernels_db_result(db, &o, &r), 0);
+    cr_expect_eq(r.summaries[0].nrows, 1);
+    cr_expect_eq(r.summaries[0].ngroups, 3);
+    cr_expect_eq(r.summaries[0].total_ns, 51);
+    tt_kern_result_free(&r);
+    /* activities have no summary */
+    o.by = TT_KERN_BY_ACTIVITY;
+    cr_expect_eq(tt_kernels_db_result(db, &o, &r), TT_EINVALID);
+    tt_db_free(db);
+    unlink("/tmp/tt_kern_nsys.db");
+    unlink(path);
+}
+
+struct acts {
+    size_t n;
+    int64_t start[16], dur[16], bytes[16], stream[16];
+    char kind[16][8], copy[16][8], src[16][16], dst[16][16];
+    tt_kern_activity first_kernel;
+};
+
+static int collect_act(void *ctx, const tt_kern_activity *a)
+{
+    struct acts *x = ctx;
+    cr_assert_lt(x->n, 16);
+    x->start[x->n] = a->start_ns;
+    x->dur[x->n] = a->dur_ns;
+    x->bytes[x->n] = a->bytes;
+    x->stream[x->n] = a->stream;
+    snprintf(x->kind[x->n], sizeof(x->kind[0]), "%s", a->kind);
+    snprintf(x->copy[x->n], sizeof(x->copy[0]), "%s", a->copy_kind ? a->copy_kind : "-");
+    snprintf(x->src[x->n], sizeof(x->src[0]), "%s", a->src_kind ? a->src_kind : "-");
+    snprintf(x->dst[x->n], sizeof(x->dst[0]), "%s", a->dst_kind ? a->dst_kind : "-");
+    if (!strcmp(a->kind, "kernel") && !x->first_kernel.kind) {
+        x->first_kernel = *a;
+        x->first_kernel.name = NULL; /* not kept past the call */
+    }
+    x->n++;
+    return 0;
+}
+
+Test(kernels, activities)
+{
+    const char *path = write_trace("acts.json", NDOC);
+    static const int64_t starts[] = { 150000, 200000, 250000, 300000, 400000, 450000, 500000 };
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    struct acts x;
+    const tt_kern_activity *k = &x.first_kernel;
+    size_t i;
+    o.by = TT_KERN_BY_ACTIVITY;
+    memset(&x, 0, sizeof(x));
+    cr_assert_eq(tt_kernels_file_activities(path, &o, collect_act, &x), 0, "%s",
+                 tt_error_last()->message);
+    cr_assert_eq(x.n, 7);
+    for (i = 0; i < x.n; i++)
+        cr_expect_eq(x.start[i], starts[i], "row %zu starts at %ld", i, (long)x.start[i]);
+    cr_expect_str_eq(x.kind[1], "kernel");
+    cr_expect_eq(k->dur_ns, 5);
+    cr_expect_eq(k->correlation, 1);
+    cr_expect(k->grid[0] == 4 && k->grid[1] == 2 && k->grid[2] == 1);
+    cr_expect(k->block[0] == 128 && k->block[1] == 1 && k->block[2] == 1);
+    cr_expect_eq(k->registers, 32);
+    cr_expect_eq(k->shared_mem, 1024);
+    cr_expect_eq(k->bytes, TT_KERN_NULL);
+    cr_expect_eq(k->device, 0);
+    cr_expect_eq(k->context, 1);
+    cr_expect_eq(k->stream, 7);
+    cr_expect_null(k->copy_kind);
+    cr_expect_str_eq(x.kind[0], "memcpy");
+    cr_expect_eq(x.bytes[0], 100);
+    cr_expect_str_eq(x.copy[0], "HtoD");
+    cr_expect_str_eq(x.src[0], "Pageable");
+    cr_expect_str_eq(x.dst[0], "Device");
+    cr_expect_str_eq(x.src[2], "Pinned");
+    cr_expect_str_eq(x.kind[4], "memset");
+    cr_expect_str_eq(x.copy[4], "Device");
+    cr_expect_str_eq(x.src[4], "-");
+    cr_expect_eq(x.stream[4], 8);
+    cr_expect_eq(x.bytes[6], TT_KERN_NULL); /* the DtoH without a size */
+    cr_expect_str_eq(x.copy[6], "DtoH");
+    /* --only kernels, --only memory with a row limit */
+    o.what = TT_KERN_KERNELS;
+    memset(&x, 0, sizeof(x));
+    cr_assert_eq(tt_kernels_file_activities(path, &o, collect_act, &x), 0);
+    cr_expect_eq(x.n, 1);
+    o.what = TT_KERN_MEMORY;
+    o.row_limit = 2;
+    memset(&x, 0, sizeof(x));
+    cr_assert_eq(tt_kernels_file_activities(path, &o, collect_act, &x), 0);
+    cr_assert_eq(x.n, 2);
+    cr_expect_eq(x.start[0], 150000);
+    cr_expect_eq(x.start[1], 250000);
+    unlink(path);
+}
+
+/* nothing of the kind asked for: TT_ENOTFOUND naming the file, no row */
+Test(kernels, nothing_found)
+{
+    const char *path = write_trace("cpu.json",
+                                   "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\","
+                                   "\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":1,"
+                                   "\"dur\":2}]}");
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    tt_kern_result r;
+    struct acts x;
+    memset(&x, 0, sizeof(x));
+    o.by = TT_KERN_BY_RUNTIME;
+    cr_expect_eq(tt_kernels_file_result(path, &o, &r), TT_ENOTFOUND);
+    cr_expect_eq(r.nsummaries, 0);
+    cr_expect(strstr(tt_error_last()->message, "no CUDA/HIP runtime") != NULL, "%s",
+              tt_error_last()->message);
+    o.by = TT_KERN_BY_MEMSIZE;
+    cr_expect_eq(tt_kernels_file_result(path, &o, &r), TT_ENOTFOUND);
+    o.by = TT_KERN_BY_ACTIVITY;
+    cr_expect_eq(tt_kernels_file_activities(path, &o, collect_act, &x), TT_ENOTFOUND);
+    cr_expect_eq(x.n, 0);
+    unlink(path);
+}
+
+/* real traces: the numbers of tests/fixtures/kernels_nsys_expect.py */
+Test(kernels, runtime_real)
+{
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    tt_kern_result r;
+    const tt_kern_row *x;
+    o.by = TT_KERN_BY_RUNTIME;
+    cr_assert_eq(tt_kernels_file_result(TT_TESTDATA "/kineto/resnet50_2021-06_trace.json.gz", &o,
+                                        &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.nsummaries, 1);
+    cr_expect_eq(r.summaries[0].total_ns, 120433000);
+    cr_assert_eq(r.summaries[0].nrows, 8);
+    x = &r.summaries[0].rows[0];
+    cr_expect_str_eq(x->name, "cudaLaunchKernel");
+    cr_expect_eq(x->instances, 8772);
+    cr_expect_eq(x->total_ns, 83793000);
+    cr_expect_eq(x->min_ns, 4000);
+    cr_expect_eq(x->max_ns, 30000);
+    cr_expect_float_eq(x->med_ns, 9000.0, 1e-9);
+    cr_expect_float_eq(x->stddev_ns, 2887.1722502424027, 1e-6);
+    x = &r.summaries[0].rows[2];
+    cr_expect_str_eq(x->name, "cudaMemcpyAsync");
+    cr_expect_eq(x->instances, 12);
+    cr_expect_float_eq(x->med_ns, 940000.0, 1e-9); /* even count */
+    cr_expect_float_eq(x->stddev_ns, 1036547.1053045064, 1e-6);
+    tt_kern_result_free(&r);
+    o.by = TT_KERN_BY_MEMSIZE;
+    cr_assert_eq(tt_kernels_file_result(TT_TESTDATA "/kineto/resnet50_2021-06_trace.json.gz", &o,
+                                        &r), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(r.summaries[0].nrows, 2);
+    x = &r.summaries[0].rows[0];
+    cr_expect_str_eq(x->name, "memset Device");
+    cr_expect_eq(x->instances, 312);
+    cr_expect_eq(x->bytes, 366475920);
+    cr_expect_eq(x->min_bytes, 128);
+    cr_expect_eq(x->max_bytes, 9437184);
+    cr_expect_float_eq(x->med_bytes, 262144.0, 1e-9);
+    cr_expect_float_eq(x->stddev_bytes, 1981634.4105125682, 1e-6);
+    x = &r.summaries[0].rows[1];
+    cr_expect_str_eq(x->name, "memcpy HtoD");
+    cr_expect_float_eq(x->med_bytes, 9633920.0, 1e-9);
+    cr_expect_float_eq(x->stddev_bytes, 10062033.884308752, 1e-6);
+    tt_kern_result_free(&r);
+}

@@ -68,7 +68,7 @@ Test(render_breakdown, page)
         { "rank 1", 5000000, 5000000, 0, 0, 0, 0, 0, 0, 0, NAN },
     };
     static const int64_t lo[3] = { 1000, 2000, 4000 }, count[3] = { 5, 20, 1 };
-    tt_render_bd bd = { "/some/dir/job.db", "2 ranks", 2, ranks, 0, 3, lo, count };
+    tt_render_bd bd = { "/some/dir/job.db", "2 ranks", 2, ranks, 0, 3, lo, count, NULL, 0, NULL };
     char path[] = "/tmp/tt_bd_html_XXXXXX";
     long long ns;
     char *page;
@@ -98,7 +98,7 @@ Test(render_breakdown, page)
 
 Test(render_breakdown, bad_input)
 {
-    tt_render_bd bd = { NULL, NULL, 2, NULL, (size_t)-1, 0, NULL, NULL };
+    tt_render_bd bd = { NULL, NULL, 2, NULL, (size_t)-1, 0, NULL, NULL, NULL, 0, NULL };
     const char *path = "/tmp/tt_bd_html_bad.html";
     unlink(path);
     cr_expect_eq(tt_render_breakdown_html(&bd, path), TT_EINVALID);

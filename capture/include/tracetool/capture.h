@@ -15,9 +15,11 @@
  *     c.wait = 1, c.warmup = 1, c.active = 2;
  *     tt_cap_start(&c);
  *     for (int i = 0; i < 10; i++) {
- *         TT_CAP_SCOPE("train_step");  // a cpu_op until the end of the block
- *         work();
- *         tt_cap_step();               // ProfilerStep#i ends, the schedule moves
+ *         {
+ *             TT_CAP_SCOPE("train_step");  // a cpu_op until the end of this block,
+ *             work();                      // which closes before the step ends
+ *         }
+ *         tt_cap_step();                   // ProfilerStep#i ends, the schedule moves
  *     }
  *     tt_cap_stop();
  *
