@@ -5,9 +5,10 @@
  * device time of each op comes as records that sort right after the op's
  * (fs_kernel), and the same pass runs. When the rows need the SQL passes
  * that follow a load, the file goes through a temporary database instead
- * (tt__avg_stream says which, with TT_DEBUG_AVG=1).
+ * (tt__avg_stream says which in the log: topic "averages", TT_DEBUG_AVG=1).
  */
 #include "analyze/averages_state.h"
+#include "common/log.h"
 #include "store/ingest_rows.h"
 
 #include <string.h>
@@ -213,11 +214,11 @@ static int has_profile_memory(const char *metadata)
     return 0;
 }
 
-/* TT_DEBUG_AVG=1: say which way a file was read (tests check it) */
+/* say which way a file was read, to the log (topic "averages"; tracetool
+ * prints it with TT_DEBUG_AVG=1, and tests check it) */
 static int fallback_note(const char *why)
 {
-    if (getenv("TT_DEBUG_AVG"))
-        fprintf(stderr, "averages: through a temporary database: %s\n", why);
+    tt__log(TT_LOG_DEBUG, "averages", "through a temporary database: %s", why);
     return 1;
 }
 
@@ -263,8 +264,8 @@ int tt__avg_stream(const char *path, const tt_avg_options *o, tt_avg_result *out
         rc = fallback_note(res.why_db);
     else if (rc == 0 && res.format != TT_FMT_CHROME && res.format != TT_FMT_CHROME_ARRAY)
         rc = fallback_note("not a Chrome/Kineto trace");
-    else if (rc == 0 && getenv("TT_DEBUG_AVG"))
-        fputs("averages: read without a database\n", stderr);
+    else if (rc == 0)
+        tt__log(TT_LOG_DEBUG, "averages", "read without a database");
     if (rc == 0) {
         tt__avg_steps_normalize(&fs.win);
         rc = tt__avg_pass_merge(&s, &fs.runs, &fs.win, fs.id_memory, &fs);

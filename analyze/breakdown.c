@@ -556,22 +556,9 @@ int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
 /* a directory: every trace file under it, into one temporary database */
 static int open_dir(tt_db **db, const char *path)
 {
-    tt_dir_walk w;
-    size_t k;
-    int rc;
-    if ((rc = tt__open_temp_db(db, "breakdown")) < 0)
-        return rc;
-    if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)
-        rc = tt_error_set_at(TT_ENOTFOUND, path, -1, "no trace files in this directory");
-    for (k = 0; rc == 0 && k < w.nfiles; k++)
-        rc = tt_ingest_file(*db, w.files[k], NULL, NULL);
-    tt_dir_walk_free(&w);
+    int rc = tt_db_open_input(db, path);
     if (rc == 0)
         tt_db_exec(*db, "PRAGMA cache_size=-16384; PRAGMA threads=2");
-    if (rc < 0) {
-        tt_db_free(*db);
-        *db = NULL;
-    }
     return rc;
 }
 

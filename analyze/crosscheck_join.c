@@ -675,8 +675,6 @@ out:
 
 /* ---------------------------------------------------------------- tallies */
 
-static const struct trow *g_rows; /* for cmp_row_idx */
-
 static int cmp_trow(int has_a, int64_t ta, size_t ia, int has_b, int64_t tb, size_t ib)
 {
     if (has_a != has_b)
@@ -686,10 +684,12 @@ static int cmp_trow(int has_a, int64_t ta, size_t ia, int has_b, int64_t tb, siz
     return ia < ib ? -1 : ia > ib;
 }
 
-static int cmp_row_idx(const void *pa, const void *pb)
+/* qsort_r comparator of indices into the trow array `rows` */
+static int cmp_row_idx(const void *pa, const void *pb, void *rows)
 {
+    const struct trow *rw = rows;
     size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    return cmp_trow(g_rows[a].has_et, g_rows[a].et_tid, a, g_rows[b].has_et, g_rows[b].et_tid, b);
+    return cmp_trow(rw[a].has_et, rw[a].et_tid, a, rw[b].has_et, rw[b].et_tid, b);
 }
 
 /* the first of rows[0..n) (rowidx: their indices sorted by ET thread) of
@@ -730,14 +730,12 @@ static int tally(struct xc *x, struct pair *p, struct result *r)
     }
     for (i = 0; i < nrows0; i++)
         rowidx[i] = i;
-    g_rows = r->rows;
     if (nrows0)
-        qsort(rowidx, nrows0, sizeof(*rowidx), cmp_row_idx);
+        qsort_r(rowidx, nrows0, sizeof(*rowidx), cmp_row_idx, r->rows);
     for (i = 0; i < p->n; i++)
         idx[i] = i;
-    xc_g_ops = p->ops;
     if (p->n)
-        qsort(idx, p->n, sizeof(*idx), xc_cmp_thread_idx);
+        qsort_r(idx, p->n, sizeof(*idx), xc_cmp_thread_idx, p->ops);
     for (i = 0; i < p->n; i = j) {
         const struct etop *o = &p->ops[idx[i]];
         struct trow *tr = NULL;

@@ -433,11 +433,12 @@ out:
     return rc;
 }
 
-const struct etop *xc_g_ops; /* for xc_cmp_thread_idx (qsort has no context) */
-
-int xc_cmp_thread_idx(const void *pa, const void *pb)
+/* qsort_r comparator of indices into the etop array `ops` (no global: two
+ * crosschecks may sort on two threads at once) */
+int xc_cmp_thread_idx(const void *pa, const void *pb, void *ops)
 {
-    const struct etop *x = &xc_g_ops[*(const size_t *)pa], *y = &xc_g_ops[*(const size_t *)pb];
+    const struct etop *o = ops;
+    const struct etop *x = &o[*(const size_t *)pa], *y = &o[*(const size_t *)pb];
     size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
     if (x->has_tid != y->has_tid)
         return x->has_tid ? -1 : 1;
@@ -480,8 +481,7 @@ int xc_join_order(struct xc *x, struct pair *p, struct result *r)
     }
     for (i = 0; i < p->nrf; i++)
         idx[i] = i;
-    xc_g_ops = p->ops;
-    qsort(idx, p->nrf, sizeof(*idx), xc_cmp_thread_idx);
+    qsort_r(idx, p->nrf, sizeof(*idx), xc_cmp_thread_idx, p->ops);
     for (i = 0; i < p->nrf; i++) {
         const struct etop *o = &p->ops[idx[i]], *prev = i ? &p->ops[idx[i - 1]] : NULL;
         if (!prev || prev->has_tid != o->has_tid || prev->tid != o->tid) {

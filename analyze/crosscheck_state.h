@@ -153,8 +153,9 @@ int xc_load_et(struct xc *x, struct pair *p);
 int xc_check_pair(struct xc *x, struct pair *p);
 
 /* crosscheck_order.c */
-extern const struct etop *xc_g_ops; /* for xc_cmp_thread_idx (qsort has no context) */
-int xc_cmp_thread_idx(const void *pa, const void *pb);
+/* qsort_r comparator: size_t indices into the struct etop array `ops`, by
+ * thread (ops without a thread last), then index */
+int xc_cmp_thread_idx(const void *pa, const void *pb, void *ops);
 int xc_join_order(struct xc *x, struct pair *p, struct result *r);
 
 /* crosscheck_report.c */

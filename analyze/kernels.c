@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "store/db_internal.h"
 #include "analyze/kernels_state.h"
+#include "analyze/steps.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
@@ -49,34 +50,74 @@ static void summary_release(tt_kern_summary *s)
     memset(s, 0, sizeof(*s));
 }
 
+int tt__kern_steps_on(const tt_kern_options *o)
+{
+    return o->version >= 2 && o->steps_set;
+}
+
+int tt__kern_step_windows(tt_db *db, const tt_kern_options *o, int64_t trace)
+{
+    struct tt__step *st = NULL;
+    sqlite3_stmt *ins;
+    size_t n = 0, i;
+    int rc;
+    if (!tt__kern_steps_on(o))
+        return 0;
+    /* emptied, not dropped: a table cannot be dropped while the traces'
+     * query is still reading */
+    if (tt_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS tt_kwin(a INTEGER PRIMARY KEY, b INTEGER);"
+                       " DELETE FROM temp.tt_kwin") < 0 ||
+        tt_db_prepare(db, &ins, "INSERT OR IGNORE INTO temp.tt_kwin(a, b) VALUES(?1, ?2)") < 0)
+        return TT_EDB;
+    if ((rc = tt__step_spans(db, trace, &st, &n)) < 0) {
+        sqlite3_finalize(ins);
+        return rc;
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        if (st[i].num < o->step_from || st[i].num > o->step_to)
+            continue;
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, st[i].ts);
+        sqlite3_bind_int64(ins, 2, st[i].end);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = tt_db_error(db, "cannot note the chosen steps");
+    }
+    sqlite3_finalize(ins);
+    free(st);
+    return rc;
+}
+
 /* FROM ... WHERE of a summary's values (AS v), bytes (AS b), groups (AS grp) */
-static void add_source(tt_buf *sql, int by, int memory)
+static void add_source(tt_buf *sql, int by, int memory, int steps)
 {
     const char *grp = group_expr(by, memory);
     if (by == TT_KERN_BY_RUNTIME)
         tt_buf_addf(sql, "SELECT %s AS grp, g.dur AS v, 0 AS b FROM runtime AS g"
                            " JOIN strings AS n ON n.id = g.name"
-                           " WHERE g.trace_id = ?1 AND g.dur IS NOT NULL", grp);
+                           " WHERE g.trace_id = ?1 AND g.dur IS NOT NULL%s", grp,
+                    steps ? TT__KERN_IN_STEPS("g.ts") : "");
     else
         tt_buf_addf(sql, "SELECT %s AS grp, g.%s AS v, g.bytes AS b FROM gpu_ops AS g"
                          " JOIN strings AS n ON n.id = g.name"
-                         " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.%s IS NOT NULL",
+                         " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.%s IS NOT NULL%s",
                     grp, by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur",
                     memory ? "('memcpy', 'memset')" : "('kernel')",
-                    by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur");
+                    by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur",
+                    steps ? TT__KERN_IN_STEPS(TT__KERN_LAUNCH_TS) : "");
 }
 
-static int prepare_groups(tt_db *db, sqlite3_stmt **st, const tt_kern_summary *s, int values)
+static int prepare_groups(tt_db *db, sqlite3_stmt **st, const tt_kern_summary *s, int values,
+                          int steps)
 {
     tt_buf sql = TT_BUF_INIT;
     if (values) {
         tt_buf_addstr(&sql, "SELECT grp, v FROM (");
-        add_source(&sql, s->by, s->memory);
+        add_source(&sql, s->by, s->memory, steps);
         tt_buf_addstr(&sql, ") ORDER BY grp, v");
     } else {
         tt_buf_addstr(&sql, "SELECT grp, count(*), tt_satsum(v), min(v), max(v),"
                             " coalesce(tt_satsum(b), 0) FROM (");
-        add_source(&sql, s->by, s->memory);
+        add_source(&sql, s->by, s->memory, steps);
         tt_buf_addstr(&sql, ") GROUP BY grp ORDER BY grp");
     }
     if (sql.oom) {
@@ -101,12 +142,13 @@ static void groups_free(tt__kgroup *g, size_t n)
 }
 
 /* Pass 1: count, total, min, max, bytes per group (in SQL's group order). */
-static int load_groups(tt_db *db, const tt_kern_summary *s, tt__kgroup **out, size_t *n)
+static int load_groups(tt_db *db, const tt_kern_summary *s, tt__kgroup **out, size_t *n,
+                       int steps)
 {
     sqlite3_stmt *st;
     size_t alloc = 0;
     int rc, r;
-    if ((rc = prepare_groups(db, &st, s, 0)) < 0)
+    if ((rc = prepare_groups(db, &st, s, 0, steps)) < 0)
         return rc;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         const char *lab = (const char *)sqlite3_column_text(st, 0);
@@ -137,12 +179,12 @@ static int load_groups(tt_db *db, const tt_kern_summary *s, tt__kgroup **out, si
 /* Pass 2: each group's values in sorted order, groups in pass 1's order:
  * one sort of all values, the median picked and the squared deviations
  * from the mean summed while streaming. */
-static int load_medians(tt_db *db, const tt_kern_summary *s, tt__kgroup *g, size_t n)
+static int load_medians(tt_db *db, const tt_kern_summary *s, tt__kgroup *g, size_t n, int steps)
 {
     sqlite3_stmt *st;
     size_t k;
     int rc;
-    if ((rc = prepare_groups(db, &st, s, 1)) < 0)
+    if ((rc = prepare_groups(db, &st, s, 1, steps)) < 0)
         return rc;
     for (k = 0; k < n; k++) {
         tt__kgroup *x = &g[k];
@@ -183,9 +225,11 @@ static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, c
     s->by = o->by;
     if (!(s->path = strdup(path)))
         return tt_error_set(TT_ENOMEM, "out of memory");
-    rc = load_groups(db, s, &g, &n);
+    rc = tt__kern_step_windows(db, o, trace);
     if (rc == 0)
-        rc = load_medians(db, s, g, n);
+        rc = load_groups(db, s, &g, &n, tt__kern_steps_on(o));
+    if (rc == 0)
+        rc = load_medians(db, s, g, n, tt__kern_steps_on(o));
     if (rc == 0) {
         rc = tt__kern_finish(s, o, g, n);
         free(g);
@@ -514,10 +558,10 @@ int tt_kernels_db_result(tt_db *db, const tt_kern_options *o, tt_kern_result *re
 }
 
 /* a file is read without a database unless the grouping needs the links
- * (--by op) or a filter asks for a trace id or rank */
+ * (--by op) or a filter asks for a trace id, a rank or steps */
 static int file_streams(const tt_kern_options *o)
 {
-    return o->by != TT_KERN_BY_OP && o->trace_id <= 1 && o->rank < 0;
+    return o->by != TT_KERN_BY_OP && o->trace_id <= 1 && o->rank < 0 && !tt__kern_steps_on(o);
 }
 
 int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_kern_result *res)

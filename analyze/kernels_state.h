@@ -47,6 +47,16 @@ int tt__kern_nothing(const char *src, int file, const tt_kern_options *o);
 /* kernels_trace.c: a trace file in a temporary database with the tables
  * the activities need; the activities of a database printed (o->format) */
 int tt__kern_open_activities(tt_db **db, const char *path);
+/* with --steps (o->version >= 2 and steps_set): the chosen ProfilerStep#N
+ * spans of trace into temp.tt_kwin (a, b), for TT__KERN_IN_STEPS; 0 when
+ * there is no filter */
+int tt__kern_step_windows(tt_db *db, const tt_kern_options *o, int64_t trace);
+int tt__kern_steps_on(const tt_kern_options *o);
+/* SQL: the launch time LT falls in a chosen step (windows disjoint) */
+#define TT__KERN_IN_STEPS(LT)                                                              \
+    " AND (SELECT w.b FROM temp.tt_kwin AS w WHERE w.a <= " LT " ORDER BY w.a DESC LIMIT 1)" \
+    " > " LT
+#define TT__KERN_LAUNCH_TS "coalesce((SELECT r.ts FROM runtime AS r WHERE r.id = g.runtime_id), g.ts)"
 int tt__kern_print_activities_db(tt_db *db, const tt_kern_options *o, FILE *out);
 
 #endif

@@ -25,12 +25,15 @@
 enum { Q_KIND, Q_NAME, Q_TS, Q_DUR, Q_CORR, Q_GRID, Q_BLOCK = Q_GRID + 3, Q_REGS = Q_BLOCK + 3,
        Q_SMEM, Q_BYTES, Q_COPY, Q_DEVICE, Q_CONTEXT, Q_STREAM };
 
-static const char activity_sql[] =
-    "SELECT g.kind, coalesce(n.s, '?'), g.ts, g.dur, g.correlation, g.grid_x, g.grid_y,"
-    " g.grid_z, g.block_x, g.block_y, g.block_z, g.registers, g.shared_mem, g.bytes,"
-    " g.copy_kind, g.device, g.context, g.stream"
-    " FROM gpu_ops AS g LEFT JOIN strings AS n ON n.id = g.name"
-    " WHERE g.trace_id = ?1 AND g.kind IN (?2, ?3, ?4) ORDER BY g.ts, g.id LIMIT ?5";
+#define ACTIVITY_SQL(STEPS)                                                                \
+    "SELECT g.kind, coalesce(n.s, '?'), g.ts, g.dur, g.correlation, g.grid_x, g.grid_y,"   \
+    " g.grid_z, g.block_x, g.block_y, g.block_z, g.registers, g.shared_mem, g.bytes,"      \
+    " g.copy_kind, g.device, g.context, g.stream"                                          \
+    " FROM gpu_ops AS g LEFT JOIN strings AS n ON n.id = g.name"                           \
+    " WHERE g.trace_id = ?1 AND g.kind IN (?2, ?3, ?4)" STEPS " ORDER BY g.ts, g.id LIMIT ?5"
+static const char activity_sql[] = ACTIVITY_SQL("");
+/* --steps: launched in a chosen step (temp.tt_kwin) */
+static const char activity_steps_sql[] = ACTIVITY_SQL(TT__KERN_IN_STEPS(TT__KERN_LAUNCH_TS));
 
 static const char traces_sql[] =
     "SELECT id, path FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
@@ -89,8 +92,10 @@ static int walk_trace(tt_db *db, const tt_kern_options *o, int64_t trace, const 
     sqlite3_stmt *st;
     tt_kern_activity a;
     char src[32], dst[32];
-    int r = SQLITE_DONE, rc = 0, i;
-    if (tt_db_prepare(db, &st, activity_sql) < 0)
+    int r = SQLITE_DONE, rc, i;
+    if ((rc = tt__kern_step_windows(db, o, trace)) < 0)
+        return rc;
+    if (tt_db_prepare(db, &st, tt__kern_steps_on(o) ? activity_steps_sql : activity_sql) < 0)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, trace);
     bind_kinds(st, o, 2);

@@ -16,6 +16,7 @@
  */
 #include "common/compat.h"
 #include "common/buf.h"
+#include "common/log.h"
 #include "analyze/memtimeline_state.h"
 #include "store/records.h"
 #include "tracetool/crosscheck.h"
@@ -509,19 +510,20 @@ static int emit_event(struct emit *e, const struct memev *ev, int cat, int rule,
     return 0;
 }
 
-/* TT_TIMING=1 in the environment prints the passes' times to stderr */
-static void memtl_timing(const char *what)
+/* the passes' times, to the log (topic "timing"; tracetool prints them with
+ * TT_TIMING=1): the time since *t0, the last one of this trace (what NULL:
+ * only start the clock) */
+static void memtl_timing(double *t0, const char *what)
 {
-    static double t0;
     struct timespec ts;
     double t;
-    if (!getenv("TT_TIMING"))
+    if (!tt__log_enabled(TT_LOG_INFO))
         return;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     if (what)
-        fprintf(stderr, "timing: %-12s %.3f s\n", what, t - t0);
-    t0 = t;
+        tt__log(TT_LOG_INFO, "timing", "%-12s %.3f s", what, t - *t0);
+    *t0 = t;
 }
 
 /* passes 1, 1b, 2, then the timeline in time order; PREEXISTING first */
@@ -534,12 +536,13 @@ static int emit_trace(struct emit *e)
     struct evspill sp;
     struct memev ev;
     size_t idx, pdev = (size_t)-1;
+    double t0 = 0;
     int rc, r;
     memset(&sc, 0, sizeof(sc));
     memset(&cs, 0, sizeof(cs));
     memset(&et, 0, sizeof(et));
     memset(&sp, 0, sizeof(sp));
-    memtl_timing(NULL);
+    memtl_timing(&t0, NULL);
     if (j->pre) {
         size_t k;
         for (k = 0; k < j->pre->ndev; k++)
@@ -550,18 +553,18 @@ static int emit_trace(struct emit *e)
     } else if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc, &cs)) < 0) {
         goto out;
     }
-    memtl_timing("context");
+    memtl_timing(&t0, "context");
     if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
                                 j->pre ? &j->pre->cs : &cs, &et)) < 0)
         goto out;
-    memtl_timing("et");
+    memtl_timing(&t0, "et");
     rc = 1;
     if (pdev != (size_t)-1 &&
         (rc = tt__memtl_load_streamed(j->pre, pdev, &j->pre->cs, &et, &sp)) < 0)
         goto out;
     if (rc == 1) { /* from the database */
-        if (j->pre && getenv("TT_DEBUG_MEMTL"))
-            fprintf(stderr, "memtimeline: the events come from the database\n");
+        if (j->pre)
+            tt__log(TT_LOG_DEBUG, "memtimeline", "the events come from the database");
         tt__evspill_free(&sp);
         if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
             (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc,
@@ -570,10 +573,10 @@ static int emit_trace(struct emit *e)
     }
     free(cs.v);
     cs.v = NULL;
-    memtl_timing("load");
+    memtl_timing(&t0, "load");
     if ((rc = tt__memtl_category_pass(&sp, j->o->no_categories, &sc)) < 0)
         goto out;
-    memtl_timing("category");
+    memtl_timing(&t0, "category");
     /* the plot's time range */
     e->plot.t0 = ((sc.have_ts ? sc.ts_min : 0) + j->base_ns) / 1000;
     e->plot.t1 = ((sc.have_ts ? sc.ts_max : 0) + j->base_ns) / 1000;
@@ -583,7 +586,7 @@ static int emit_trace(struct emit *e)
         if ((rc = emit_event(e, &ev, sp.cat[idx], sp.rule[idx], &sc)) < 0)
             goto out;
     rc = r < 0 ? r : 0;
-    memtl_timing("emission");
+    memtl_timing(&t0, "emission");
 out:
     free(sc.pre);
     free(cs.v);

@@ -15,6 +15,7 @@
  * a temporary database with its ops instead and the passes sort there.
  */
 #include "common/compat.h"
+#include "common/log.h"
 #include "analyze/memtimeline_state.h"
 #include "store/ingest_rows.h"
 
@@ -430,8 +431,7 @@ int tt__memtl_open_streamed(tt_db **db, const char *path, struct memtl_streamed 
                                         1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META,
                                     &tap);
     if (rc < 0 && st->bail) {
-        if (getenv("TT_DEBUG_MEMTL"))
-            fprintf(stderr, "memtimeline: the ops go to a database: %s\n", st->bail);
+        tt__log(TT_LOG_DEBUG, "memtimeline", "the ops go to a database: %s", st->bail);
         tt_error_clear();
         rc = 1;
     }

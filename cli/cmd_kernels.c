@@ -9,7 +9,7 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 
-enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT };
+enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS };
 
 static const struct cli_opt opts[] = {
     { "by", O_BY, "name|launch|stream|op|runtime|memsize|activity",
@@ -23,8 +23,10 @@ static const struct cli_opt opts[] = {
     { "row-limit", O_ROWS, "N", "rows per summary, or activities per trace\n"
       "(default -1 = all)", 0 },
     { "top", O_ROWS, "N", "the same as --row-limit N", 0 },
-    { "trace", O_TRACE, "ID", "only that trace of a database", 0 },
-    { "rank", O_RANK, "R", "only that rank of a database", 0 },
+    { "steps", O_STEPS, "N|A-B", "only what was launched in ProfilerStep#N\n"
+      "(#A..#B): an activity by its runtime call's\nstart, as breakdown --steps", 0 },
+    { "trace", O_TRACE, "ID", "only that trace", 0 },
+    { "rank", O_RANK, "R", "only that rank", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
@@ -35,8 +37,8 @@ static const struct cli_cmd cmd = {
     "Total Time, Instances, Avg, Med, Min, Max and StdDev (sample) in ns, per group,\n"
     "largest total first; then the memcpy/memset summary by kind with bytes and\n"
     "bandwidth. --by runtime, memsize and activity give Nsight's cuda_api_sum,\n"
-    "cuda_gpu_mem_size_sum and cuda_gpu_trace instead. INPUT is a trace file or a\n"
-    "database made by 'tracetool ingest'.",
+    "cuda_gpu_mem_size_sum and cuda_gpu_trace instead. INPUT is a trace file, a\n"
+    "directory of per-rank traces or a database made by 'tracetool ingest'.",
     opts, "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error.",
     1, 1, "need exactly one input",
 };
@@ -54,6 +56,10 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
+    case O_STEPS:
+        opt_steps(c, arg, &o->step_from, &o->step_to);
+        o->steps_set = 1;
+        break;
     default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
 }

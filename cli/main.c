@@ -2,6 +2,7 @@
  * cli/main.c - the tracetool command: dispatch to cmd_<name>().
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -40,6 +41,35 @@ static int cmd_version(int argc, char **argv)
     }
     printf("tracetool %s\n", TT_VERSION);
     return 0;
+}
+
+/* The library's log messages (tt_set_log) that the environment asks for, to
+ * stderr: TT_TIMING (phase times), TT_DEBUG_AVG (which way averages read a
+ * file), TT_DEBUG_MEMTL (where memtimeline's events came from); set to
+ * anything, even empty. */
+struct log_topics {
+    int timing, avg, memtl;
+};
+
+static void log_to_stderr(void *ctx, int level, const char *topic, const char *msg)
+{
+    const struct log_topics *t = ctx;
+    (void)level;
+    if ((t->timing && !strcmp(topic, "timing")) || (t->avg && !strcmp(topic, "averages")) ||
+        (t->memtl && !strcmp(topic, "memtimeline")))
+        fprintf(stderr, "%s\n", msg);
+}
+
+static void log_from_env(void)
+{
+    static struct log_topics t;
+    t.timing = getenv("TT_TIMING") != NULL;
+    t.avg = getenv("TT_DEBUG_AVG") != NULL;
+    t.memtl = getenv("TT_DEBUG_MEMTL") != NULL;
+    if (t.avg || t.memtl)
+        tt_set_log(log_to_stderr, &t, TT_LOG_DEBUG);
+    else if (t.timing)
+        tt_set_log(log_to_stderr, &t, TT_LOG_INFO);
 }
 
 /* "'x' is not a tracetool command", with the nearest command; exit 2 */
@@ -100,6 +130,7 @@ int main(int argc, char **argv)
     /* Ctrl-C, a kill or a hang-up while an output is written: its
      * temporary file goes (a signal ignored at start, nohup, stays so) */
     tt_remove_partial_outputs_on_signals();
+    log_from_env();
     for (i = 0; i < NCMDS; i++) {
         if (!strcmp(argv[1], cmds[i].name))
             return finish_stdout(cmds[i].fn(argc - 1, argv + 1));

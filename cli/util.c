@@ -148,18 +148,19 @@ int run_on_input(const struct cli_cmd *c, const char *in, int64_t trace_id,
                  int64_t rank, int (*on_db)(struct tt_db *db, void *ctx),
                  int (*on_file)(const char *path, void *ctx), void *ctx)
 {
-    int rc;
-    if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
+    struct stat sb;
+    int rc, dir = strcmp(in, "-") && stat(in, &sb) == 0 && S_ISDIR(sb.st_mode);
+    (void)c;
+    /* a database, a directory of per-rank traces, or --trace / --rank on a
+     * file: one database (a temporary one for the files), so every command
+     * takes every input and the options mean the same everywhere */
+    if (dir || trace_id > 0 || rank >= 0 || (strcmp(in, "-") && tt_is_sqlite_file(in))) {
         tt_db *db;
-        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
+        if ((rc = tt_db_open_input(&db, in)) < 0)
             return report_error(rc);
         rc = on_db(db, ctx);
         tt_db_free(db);
     } else {
-        if (trace_id > 0)
-            cli_usage_error(c, "--trace needs a database");
-        if (rank >= 0)
-            cli_usage_error(c, "--rank needs a database");
         rc = on_file(in, ctx);
     }
     return rc < 0 ? report_error(rc) : 0;

@@ -14,35 +14,36 @@
 #define JS_INITIAL_CAP (1u << 20)
 #define JP_MAX_DEPTH 512
 
-/* byte classes for the structural scanner */
-static unsigned char cls_str[256];    /* '"' or '\\' */
-static unsigned char cls_struct[256]; /* '"' '{' '}' '[' ']' */
-static unsigned char cls_delim[256];  /* ends a scalar */
-static unsigned char cls_plain[256];  /* string byte needing no care: ASCII, not '"' '\\' */
-static int classes_ready;
+/*
+ * Byte classes for the structural scanner: constant tables, filled at compile
+ * time by TT_CLS_TABLE(PRED), which expands PRED(c) for c = 0..255 in order.
+ * Nothing is built at run time, so parsers opened on several threads at once
+ * share no mutable state (issue 24: the tables used to be built lazily).
+ */
+#define TT_CLS_4(P, c) P(c), P((c) + 1), P((c) + 2), P((c) + 3)
+#define TT_CLS_16(P, c) TT_CLS_4(P, c), TT_CLS_4(P, (c) + 4), TT_CLS_4(P, (c) + 8), \
+                        TT_CLS_4(P, (c) + 12)
+#define TT_CLS_64(P, c) TT_CLS_16(P, c), TT_CLS_16(P, (c) + 16), TT_CLS_16(P, (c) + 32), \
+                        TT_CLS_16(P, (c) + 48)
+#define TT_CLS_TABLE(P) { TT_CLS_64(P, 0), TT_CLS_64(P, 64), TT_CLS_64(P, 128), \
+                          TT_CLS_64(P, 192) }
 
-static void init_classes(void)
-{
-    if (classes_ready)
-        return;
-    cls_str['"'] = cls_str['\\'] = 1;
-    cls_struct['"'] = cls_struct['{'] = cls_struct['}'] = 1;
-    cls_struct['['] = cls_struct[']'] = 1;
-    cls_delim[' '] = cls_delim['\t'] = cls_delim['\r'] = cls_delim['\n'] = 1;
-    cls_delim[','] = cls_delim[']'] = cls_delim['}'] = cls_delim[':'] = 1;
-    cls_delim['{'] = cls_delim['['] = cls_delim['"'] = 1;
-    {
-        int c;
-        for (c = 0x20; c < 0x80; c++)
-            cls_plain[c] = c != '"' && c != '\\';
-    }
-    __atomic_store_n(&classes_ready, 1, __ATOMIC_RELEASE);
-}
+#define IS_STR(c) ((c) == '"' || (c) == '\\')
+#define IS_STRUCT(c) ((c) == '"' || (c) == '{' || (c) == '}' || (c) == '[' || (c) == ']')
+#define IS_DELIM(c) ((c) == ' ' || (c) == '\t' || (c) == '\r' || (c) == '\n' || \
+                     (c) == ',' || (c) == ']' || (c) == '}' || (c) == ':' || \
+                     (c) == '{' || (c) == '[' || (c) == '"')
+#define IS_PLAIN(c) ((c) >= 0x20 && (c) < 0x80 && !IS_STR(c))
+
+static const unsigned char cls_str[256] = TT_CLS_TABLE(IS_STR);       /* '"' or '\\' */
+static const unsigned char cls_struct[256] = TT_CLS_TABLE(IS_STRUCT); /* '"' '{' '}' '[' ']' */
+static const unsigned char cls_delim[256] = TT_CLS_TABLE(IS_DELIM);   /* ends a scalar */
+/* string byte needing no care: ASCII, not a control character, '"' or '\\' */
+static const unsigned char cls_plain[256] = TT_CLS_TABLE(IS_PLAIN);
 
 int tt_js_init(tt_jstream *js, tt_source *src)
 {
     memset(js, 0, sizeof(*js));
-    init_classes();
     js->src = src;
     js->name = tt_source_name(src);
     js->buf = malloc(JS_INITIAL_CAP);
@@ -309,7 +310,6 @@ void tt_jp_init(tt_jp *jp, const char *name, const char *buf, int64_t base,
     jp->depth = 0;
     jp->repairs = 0;
     jp->name = name;
-    init_classes();
 }
 
 static int jp_err(tt_jp *jp, const char *what)

@@ -1,44 +1,171 @@
 #!/usr/bin/env bash
 # Run every test: a -Werror build with ctest (Criterion unit tests and the
 # Python standard-library CLI/data tests), then the same suite built with
-# AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz-corpus replay.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+# AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz-corpus replay,
+# then the capture library and the JSON parser under ThreadSanitizer.
+#
+# Every phase runs, whatever became of the ones before it (a failed build
+# skips only the tests of that build); the end is a table of the phases
+# (passed / failed / skipped, with durations), and the exit status is 1 when
+# any phase failed, else 0. Build output goes to BUILD_DIR/tt-build.log (its
+# last lines are printed when the build fails).
+#
+#   scripts/test.sh [PHASE...]   PHASE: release asan fuzz tsan (default: all;
+#                                the others are listed as skipped)
+# shellcheck disable=SC2317  # the phases' functions run through step()
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+trap 'echo; echo "interrupted"; exit 130' INT TERM
+
+all_phases=(release asan fuzz tsan)
+selected=("$@")
+if [ ${#selected[@]} -eq 0 ]; then selected=("${all_phases[@]}"); fi
+for p in "${selected[@]}"; do
+  case " ${all_phases[*]} " in *" $p "*) ;; *) echo "unknown phase '$p' (${all_phases[*]})" >&2; exit 2;; esac
+done
+wanted() { case " ${selected[*]} " in *" $1 "*) return 0;; esac; return 1; }
+
 jobs=$(nproc)
-run_suite() { # build-dir extra-cmake-args...
-  local dir=$1; shift
-  cmake -S . -B "$dir" -DTT_WERROR=ON "$@" >/dev/null
-  cmake --build "$dir" -j"$jobs" >/dev/null
-  (cd "$dir" && ctest --output-on-failure -j"$jobs")
+names=() results=() times=() notes=()
+failed=0
+# step NAME CMD...: run CMD, record passed (0), skipped (77, the note from
+# $TT_STEP_NOTE if set) or failed (anything else) and how long it took
+step() {
+  local name=$1; shift
+  local t0=$SECONDS rc
+  echo
+  echo "== $name"
+  TT_STEP_NOTE=""
+  "$@"; rc=$?
+  names+=("$name"); times+=($((SECONDS - t0)))
+  if [ "$rc" -eq 0 ]; then results+=(passed)
+  elif [ "$rc" -eq 77 ]; then results+=(skipped)
+  else results+=(failed); failed=1; TT_STEP_NOTE=${TT_STEP_NOTE:-exit status $rc}
+  fi
+  notes+=("$TT_STEP_NOTE")
+  echo "-- $name: ${results[-1]}${notes[-1]:+ (${notes[-1]})}"
+  return "$rc"
 }
-echo "== release build, all tests"
-run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build, all tests"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
-  run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_SANITIZE=address,undefined
-echo "== structure-aware mutation fuzzer: mutants of real traces through every command (ASan+UBSan build)"
-# tests/fuzz/mutate_traces.py (tests/fuzz/README.md): a fixed seed, so the same
-# mutants every run; --time-limit stops starting mutants on a slow machine.
-# Replay a finding with: python3 tests/fuzz/mutate_traces.py --tracetool build-asan/tracetool --replay SEED
-fuzz_rc=0
-python3 tests/fuzz/mutate_traces.py --tracetool build-asan/tracetool \
-  --seed 20261127 --count 80 --time-limit 210 --jobs "$jobs" || fuzz_rc=$?
-if [ "$fuzz_rc" -eq 77 ]; then echo "   skipped: build-asan/tracetool missing"
-elif [ "$fuzz_rc" -ne 0 ]; then exit "$fuzz_rc"; fi
-echo "== ThreadSanitizer: the capture library (threads racing the schedule, fork, exit)"
-mkdir -p build-tsan
+# skip NAME WHY: record a step that did not run
+skip() {
+  names+=("$1"); results+=(skipped); times+=(0); notes+=("$2")
+  echo; echo "== $1"; echo "-- $1: skipped ($2)"
+}
+
+build() { # build-dir extra-cmake-args...
+  local dir=$1; shift
+  mkdir -p "$dir"
+  local log=$dir/tt-build.log
+  if cmake -S . -B "$dir" -DTT_WERROR=ON "$@" >"$log" 2>&1 &&
+     cmake --build "$dir" -j"$jobs" >>"$log" 2>&1; then
+    echo "built $dir (log: $log)"
+    return 0
+  fi
+  echo "build of $dir failed; the end of $log:"
+  tail -n 40 "$log" | sed 's/^/   | /'
+  TT_STEP_NOTE="see $log"
+  return 1
+}
+run_ctest() { # build-dir
+  (cd "$1" && ctest --output-on-failure -j"$jobs")
+}
+
+# 1. dependencies (a failure here is reported; the builds say what is missing)
+step "dependencies" scripts/install-deps.sh
+
+# 2. release build, all tests
+if wanted release; then
+  if step "release: build" build build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+    step "release: ctest" run_ctest build
+  else
+    skip "release: ctest" "its build failed"
+  fi
+else
+  skip "release: build" "not selected"; skip "release: ctest" "not selected"
+fi
+
+# 3. AddressSanitizer + UndefinedBehaviorSanitizer build, all tests
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+asan_built=1
+if wanted asan; then
+  if step "asan+ubsan: build" build build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_SANITIZE=address,undefined; then
+    step "asan+ubsan: ctest" run_ctest build-asan
+  else
+    asan_built=0
+    skip "asan+ubsan: ctest" "its build failed"
+  fi
+else
+  skip "asan+ubsan: build" "not selected"; skip "asan+ubsan: ctest" "not selected"
+fi
+
+# 4. structure-aware mutation fuzzer: mutants of real traces through every
+# command (ASan+UBSan build). tests/fuzz/mutate_traces.py (tests/fuzz/README.md):
+# a fixed seed, so the same mutants every run; --time-limit stops starting
+# mutants on a slow machine. Replay a finding with:
+#   python3 tests/fuzz/mutate_traces.py --tracetool build-asan/tracetool --replay SEED
+fuzz() {
+  if [ "$asan_built" -eq 0 ]; then
+    TT_STEP_NOTE="the asan+ubsan build failed"; return 77
+  fi
+  if [ ! -x build-asan/tracetool ]; then
+    TT_STEP_NOTE="build-asan/tracetool missing"; return 77
+  fi
+  python3 tests/fuzz/mutate_traces.py --tracetool build-asan/tracetool \
+    --seed 20261127 --count 80 --time-limit 210 --jobs "$jobs"
+}
+if wanted fuzz; then step "fuzz: mutants through every command" fuzz
+else skip "fuzz: mutants through every command" "not selected"; fi
+
+# 5. ThreadSanitizer: the capture library (threads racing the schedule, fork,
+# exit). The malloc interposer, alloc_prog and tracetool come from the release
+# build (test_capture.py reports what it cannot run without them as skipped).
 cuda=${TT_CUDA_ROOT:-/usr/local/cuda}
 cupti=()
 if [ -f "$cuda/include/cupti.h" ]; then cupti=(-DTT_HAVE_CUPTI -isystem "$cuda/include"); fi
-gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
-  -I. -Iinclude -Icapture/include "${cupti[@]}" capture/src/*.c common/i64map.c common/buf.c tests/capture/capture_scenarios.c \
-  -lz -lpthread -o build-tsan/capture_scenarios
-gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
-  -I. -Iinclude -Icapture/include "${cupti[@]}" capture/src/*.c common/i64map.c common/buf.c capture/examples/capture_demo.c \
-  -lz -lpthread -o build-tsan/capture-demo
-TT_CUDA_ROOT=$cuda TSAN_OPTIONS=halt_on_error=1 CAPTURE_SCENARIOS=$PWD/build-tsan/capture_scenarios \
-  CAPTURE_DEMO=$PWD/build-tsan/capture-demo \
-  CAPTURE_MALLOC=$PWD/build/capture/libtracetool_capture_malloc.so ALLOC_PROG=$PWD/build/tests/alloc_prog \
-  TRACETOOL=$PWD/build/tracetool TT_SHARED=$PWD/../shared python3 tests/cli/test_capture.py
+tsan_build() {
+  mkdir -p build-tsan
+  local cc=(gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror
+            -I. -Iinclude -Icapture/include "${cupti[@]}" capture/src/*.c common/i64map.c common/buf.c)
+  "${cc[@]}" tests/capture/capture_scenarios.c -lz -lpthread -o build-tsan/capture_scenarios &&
+    "${cc[@]}" capture/examples/capture_demo.c -lz -lpthread -o build-tsan/capture-demo
+}
+tsan_test() {
+  TT_CUDA_ROOT=$cuda TSAN_OPTIONS=halt_on_error=1 CAPTURE_SCENARIOS=$PWD/build-tsan/capture_scenarios \
+    CAPTURE_DEMO=$PWD/build-tsan/capture-demo \
+    CAPTURE_MALLOC=$PWD/build/capture/libtracetool_capture_malloc.so ALLOC_PROG=$PWD/build/tests/alloc_prog \
+    TRACETOOL=$PWD/build/tracetool TT_SHARED=$PWD/../shared python3 tests/cli/test_capture.py
+}
+# the JSON parser opened on 4 threads at once from a cold start (issue 24:
+# nothing it shares may be built lazily)
+tsan_json() {
+  mkdir -p build-tsan
+  gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror \
+    -I. -Iinclude formats/json.c formats/source.c common/error.c common/buf.c common/arena.c \
+    common/hash.c tests/tsan/json_threads.c -lz -lpthread -lm -o build-tsan/json_threads &&
+    TSAN_OPTIONS=halt_on_error=1 build-tsan/json_threads
+}
+if wanted tsan; then
+  step "tsan: the JSON parser on 4 threads" tsan_json
+  if step "tsan: build the capture programs" tsan_build; then
+    step "tsan: test_capture.py" tsan_test
+  else
+    skip "tsan: test_capture.py" "its build failed"
+  fi
+else
+  skip "tsan: the JSON parser on 4 threads" "not selected"
+  skip "tsan: build the capture programs" "not selected"; skip "tsan: test_capture.py" "not selected"
+fi
+
+# the summary
+fmt_time() { printf "%dm%02ds" $(($1 / 60)) $(($1 % 60)); }
+echo
+echo "== summary"
+printf "%-38s %-8s %8s  %s\n" phase result time note
+total=0
+for i in "${!names[@]}"; do
+  printf "%-38s %-8s %8s  %s\n" "${names[$i]}" "${results[$i]}" "$(fmt_time "${times[$i]}")" "${notes[$i]}"
+  total=$((total + times[i]))
+done
+printf "%-38s %-8s %8s\n" "all" "$([ "$failed" -eq 0 ] && echo passed || echo FAILED)" "$(fmt_time "$total")"
+exit "$failed"

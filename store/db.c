@@ -420,8 +420,8 @@ int tt__db_none(tt_db *db, int filtered, const char *what)
 {
     sqlite3_stmt *st;
     char fmt[64] = "";
-    if (!db->source)
-        return tt_error_set_at(TT_ENOTFOUND, db->path, -1,
+    if (!db->source || filtered)
+        return tt_error_set_at(TT_ENOTFOUND, db->source ? db->source : db->path, -1,
                                filtered ? "no %s matches --trace/--rank" : "no %s in this database",
                                what);
     if (sqlite3_prepare_v2(db->sql, "SELECT format FROM traces ORDER BY id LIMIT 1", -1, &st,

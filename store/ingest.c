@@ -21,11 +21,13 @@
 #include "common/tmath.h"
 #include "common/arena.h"
 #include "common/buf.h"
+#include "common/log.h"
 #include "store/ingest_state.h"
 #include "formats/json.h"
 #include "formats/reader_internal.h"
 
 #include <ctype.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <errno.h>
 #include <unistd.h>
@@ -557,16 +559,17 @@ static int delete_trace(tt_db *db, int64_t id)
 }
 
 static double now_s(void);
-static double timing_t0;
-/* TT_TIMING=1 in the environment prints ingest phase times to stderr */
-#define TIMING(what)                                                           \
-    do {                                                                       \
-        if (getenv("TT_TIMING")) {                                             \
-            double t_ = now_s();                                               \
-            fprintf(stderr, "timing: %-12s %.3f s\n", what, t_ - timing_t0);   \
-            timing_t0 = t_;                                                    \
-        }                                                                      \
-    } while (0)
+/* the phase times, to the log (topic "timing"; tracetool prints them with
+ * TT_TIMING=1): the time since the last one of this ingest */
+static void timing(struct ingest *g, const char *what)
+{
+    double t;
+    if (!tt__log_enabled(TT_LOG_INFO))
+        return;
+    t = now_s();
+    tt__log(TT_LOG_INFO, "timing", "%-12s %.3f s", what, t - g->timing_t0);
+    g->timing_t0 = t;
+}
 
 /* a phase after the read begins, for the caller's progress display */
 static void phase(const struct ingest *g, const char *what)
@@ -615,7 +618,7 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
         fclose(g->spool);
         g->spool = NULL;
     }
-    TIMING("read+insert");
+    timing(g, "read+insert");
     /* the ordered per-thread passes below read slices by thread and time */
     for (i = 0; i < g->nthreads; i++) {
         if (g->threads[i].disordered || g->threads[i].rt_dirty) {
@@ -631,7 +634,7 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
         g->unclosed_b += (int64_t)g->threads[i].nb;
     }
     if (g->format == TT_FMT_CHROME || g->format == TT_FMT_CHROME_ARRAY) {
-        TIMING("renest");
+        timing(g, "renest");
         if (g->any_rt_dirty)
             phase(g, "linking runtime calls to their ops");
         for (i = 0; i < g->nthreads; i++) {
@@ -645,11 +648,11 @@ static int finish_trace(struct ingest *g, const char *path, const tt_read_stats 
                                                 " WHERE trace_id = ?1 AND op_id IS NOT NULL",
                                                 g->trace_id, &ok);
         }
-        TIMING("link runtime");
+        timing(g, "link runtime");
         phase(g, "linking GPU activities to their runtime calls");
         if ((rc = ig_link_gpu(g)) < 0)
             return rc;
-        TIMING("link gpu");
+        timing(g, "link gpu");
         link_rule = "runtime->cpu_op: innermost enclosing cpu_op on the same thread; "
                     "gpu->runtime: correlation; gpu_user_annotation->user_annotation: "
                     "External id";
@@ -971,7 +974,6 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
     int rc, ok;
     double t0 = now_s();
     const char *base;
-    timing_t0 = t0;
 
     if (!res)
         res = &local;
@@ -979,6 +981,7 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
         opts = &defopts;
     memset(res, 0, sizeof(*res));
     memset(&g, 0, sizeof(g));
+    g.timing_t0 = t0;
     g.db = db;
     g.opts = opts;
     g.res = res;
@@ -1054,7 +1057,7 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
     phase(&g, "committing");
     if ((rc = tt_db_exec(db, "COMMIT")) < 0)
         goto fail;
-    TIMING("commit");
+    timing(&g, "commit");
     phase(&g, "");
     res->rows = g.rows;
     res->unmatched_end = g.unmatched_end;
@@ -1083,6 +1086,39 @@ int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,
                    tt_ingest_result *res)
 {
     return ingest_into(db, path, opts, res, 0, 0, NULL);
+}
+
+int tt_db_open_input(tt_db **out, const char *path)
+{
+    struct stat sb;
+    tt_dir_walk w;
+    size_t k;
+    int rc;
+    *out = NULL;
+    if (strcmp(path, "-") && tt_is_sqlite_file(path))
+        return tt_db_open(out, path, TT_DB_READONLY);
+    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        if ((rc = tt__open_ingested_temp(out, path)) < 0)
+            tt_error_set_source(path); /* the input, not the temporary database */
+        return rc;
+    }
+    if ((rc = tt__open_temp_db(out, "input")) < 0)
+        return rc;
+    if (!((*out)->source = strdup(path))) { /* errors name the directory */
+        tt_db_free(*out);
+        *out = NULL;
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)
+        rc = tt_error_set_at(TT_ENOTFOUND, path, -1, "no trace files in this directory");
+    for (k = 0; rc == 0 && k < w.nfiles; k++)
+        rc = tt_ingest_file(*out, w.files[k], NULL, NULL);
+    tt_dir_walk_free(&w);
+    if (rc < 0) {
+        tt_db_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* db_internal.h: a file ingested into a temporary database */

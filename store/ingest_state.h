@@ -219,6 +219,7 @@ struct ingest {
     int any_rt_dirty;
     int stopped_for_db;         /* tt__ingest_rows stopped reading: needs_db */
     int64_t n_annot;            /* gpu_user_annotation rows */
+    double timing_t0;           /* the last phase time logged (ingest.c) */
 };
 
 #define HAVE(bit) ((ev->have & (bit)) != 0)

@@ -85,6 +85,28 @@ static int tsc_invariant(void)
     return c && n;
 }
 
+/* a (raw ticks, CLOCK_MONOTONIC ns) pair read as close together as the
+ * machine lets: the tightest of a few tries, mono the middle of the two reads
+ * around raw. A pair read across a preemption (ms on a loaded machine) would
+ * skew every time of a window by the preemption over the window's length. */
+static void clock_pair(int64_t *raw, int64_t *mono)
+{
+    int64_t best = INT64_MAX, m0, m1, r;
+    int i;
+    for (i = 0; i < 16; i++) {
+        m0 = tt_cap__mono();
+        r = tt_cap__now();
+        m1 = tt_cap__mono();
+        if (m1 - m0 < best) {
+            best = m1 - m0;
+            *raw = r;
+            *mono = m0 + (m1 - m0) / 2;
+        }
+        if (best < 2000)
+            break;
+    }
+}
+
 static void clock_init(void)
 {
     int64_t m;
@@ -95,8 +117,7 @@ static void clock_init(void)
     tt_cap__use_tsc = tsc_invariant() && !getenv("TT_CAPTURE_NO_TSC");
 #endif
     tt_cap__fence_init();
-    raw0 = tt_cap__now();
-    mono0 = tt_cap__mono();
+    clock_pair(&raw0, &mono0);
     if (tt_cap__use_tsc) { /* a first rate, for deadlines: 2 ms */
         do
             m = tt_cap__mono();
@@ -212,7 +233,8 @@ static void window_end(int save)
         const struct chunk *c;
         size_t i, off;
         uint64_t nevents = 0;
-        int64_t raw1 = tt_cap__now(), mono1 = tt_cap__mono();
+        int64_t raw1, mono1;
+        clock_pair(&raw1, &mono1);
         tr.max_duration_hit = tt_cap__deadline && raw1 > tt_cap__deadline;
         to_mono(&tr, raw1, mono1);
         tr.mono_to_unix = mono_to_unix();

@@ -26,6 +26,12 @@ enum { TT_DB_READONLY = 1, TT_DB_CREATE = 2 };
 TT_EXTERN(int) tt_db_open(tt_db **out, const char *path, unsigned flags);
 /* NULL is a no-op. */
 TT_EXTERN(void) tt_db_free(tt_db *db);
+/* A database of any input: `path` itself (read-only) when it is a database;
+ * a trace file, "-" (standard input) or a directory of per-rank traces read
+ * into a temporary database, removed again by tt_db_free. What the commands
+ * use when an input must be a database (a directory, --rank or --trace on a
+ * file). TT_ENOTFOUND for a directory without traces; errors name path. */
+TT_EXTERN(int) tt_db_open_input(tt_db **out, const char *path);
 /* 1 if `path` is a regular file that starts with the SQLite file header, 0
  * otherwise; never opens anything but a regular file (a FIFO is read once). */
 TT_EXTERN(int) tt_is_sqlite_file(const char *path);
@@ -303,8 +309,13 @@ typedef struct tt_kern_options {
                           the activities listed; not for BY_RUNTIME, BY_MEMSIZE) */
     int64_t row_limit; /* -1 = all (rows per summary, or per trace of activities) */
     int format;        /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON or TT_AVG_MARKDOWN */
+    /* version >= 2: only what was launched in ProfilerStep#step_from..#step_to
+     * (a GPU activity by its runtime call's start, its own start without
+     * one; a runtime call by its start), as breakdown's --steps */
+    int steps_set;
+    int64_t step_from, step_to;
 } tt_kern_options;
-#define TT_KERN_OPTIONS_INIT { 1, 0, -1, TT_KERN_BY_NAME, TT_KERN_BOTH, -1, TT_AVG_TABLE }
+#define TT_KERN_OPTIONS_INIT { 2, 0, -1, TT_KERN_BY_NAME, TT_KERN_BOTH, -1, TT_AVG_TABLE, 0, 0, 0 }
 
 /*
  * One group of a summary (durations in ns, from gpu_ops.dur or runtime.dur).

@@ -5,7 +5,8 @@
  * Every function of libtracetool returns an int: 0 (TT_OK) on success or a
  * negative tt_error_code. The detailed message, the input name and the byte
  * offset of the problem are kept in a thread-local record read with
- * tt_error_last(). The library never prints and never exits.
+ * tt_error_last(). The library never prints and never exits: its few
+ * diagnostic messages go to the callback of tt_set_log (below).
  */
 #ifndef TRACETOOL_COMMON_H
 #define TRACETOOL_COMMON_H
@@ -68,6 +69,30 @@ TT_EXTERN(const char *) tt_strerror(int code);
 
 /* Formats "SOURCE: byte N: MESSAGE" (parts omitted when unknown) into buf. */
 TT_EXTERN(void) tt_error_format(const tt_error *e, char *buf, size_t size);
+
+/*
+ * Log messages. The library's few diagnostic messages go to a callback the
+ * program installs, and nowhere when it installs none (the default). Each
+ * message is one line without its newline, starting with its topic and a
+ * colon, e.g. "timing: commit       0.012 s". The topics:
+ *   "timing"       phase times of ingest and memtimeline       TT_LOG_INFO
+ *   "averages"     which way averages read a file              TT_LOG_DEBUG
+ *   "memtimeline"  where memtimeline's events came from        TT_LOG_DEBUG
+ * (the tracetool program prints them with TT_TIMING=1, TT_DEBUG_AVG=1 and
+ * TT_DEBUG_MEMTL=1 in its environment).
+ *
+ * tt_set_log(fn, ctx, level) delivers the messages of `level` and above to
+ * fn(ctx, ...); fn NULL delivers none. Process-wide and safe from any
+ * thread: once it returns, the callback it replaced is not running and is
+ * not called again. fn may be called from several library threads at once,
+ * and must not call tt_set_log.
+ */
+typedef enum tt_log_level {
+    TT_LOG_DEBUG = 10, /* how an analysis went about its work */
+    TT_LOG_INFO = 20   /* measurements (phase times) */
+} tt_log_level;
+typedef void (*tt_log_fn)(void *ctx, int level, const char *topic, const char *msg);
+TT_EXTERN(void) tt_set_log(tt_log_fn fn, void *ctx, int level);
 
 /*
  * The trace files under a directory: regular files named *.json or *.gz

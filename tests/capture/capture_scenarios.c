@@ -459,11 +459,22 @@ static int mode_metrics(const char *dir)
     return 0;
 }
 
-/* two scopes around 20 ms sleeps, 30 ms apart: the clock's conversion */
+static long long mono_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* two scopes around 20 ms sleeps, 30 ms apart: the clock's conversion. It
+ * prints "sleep outer_us A B span_us S": each scope's length and the time
+ * from the first scope's start to the second's end, as CLOCK_MONOTONIC saw
+ * them from outside the scopes (the upper bounds, on a machine of any load) */
 static int mode_sleep(const char *dir)
 {
     tt_cap_config c;
     struct timespec d20 = { 0, 20000000 }, d10 = { 0, 10000000 };
+    long long before[2], after[2];
     int i;
     tt_cap_config_default(&c);
     c.on_trace_ready = ready;
@@ -471,13 +482,17 @@ static int mode_sleep(const char *dir)
     if (tt_cap_start(&c) != TT_CAP_OK)
         return 1;
     for (i = 0; i < 2; i++) {
+        before[i] = mono_us();
         {
             TT_CAP_SCOPE("sleep20");
             nanosleep(&d20, NULL);
         }
+        after[i] = mono_us();
         nanosleep(&d10, NULL);
     }
     tt_cap_stop();
+    printf("sleep outer_us %lld %lld span_us %lld\n", after[0] - before[0], after[1] - before[1],
+           after[1] - before[0]);
     print_stats(0);
     return 0;
 }

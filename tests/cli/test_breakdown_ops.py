@@ -240,8 +240,8 @@ def check_selection(db, per_rank, ranks):
         units = len(doc[key])
         C.eq(sum(o["total_ns"] for o in doc["ops"]), fam_total(doc),
              "--by %s: ops and families cover the same activities" % by)
-        C.check(all(o["min_ns"] <= o["median_ns"] <= o["max_ns"] <= o["total_ns"]
-                    for o in doc["ops"]), "--by %s: min <= median <= max <= total" % by)
+        C.check(doc["ops"] and all(o["min_ns"] <= o["median_ns"] <= o["max_ns"] <= o["total_ns"]
+                                   for o in doc["ops"]), "--by %s: min <= median <= max <= total" % by)
         bad = [o for o in doc["ops"] if o["max_ns"] and
                not o["max_at"].startswith("rank %d %s " % (o["max_rank"], by))]
         C.check(units > 0 and not bad, "--by %s: max_at names a %s row" % (by, by), bad[:2])

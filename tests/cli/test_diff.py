@@ -274,9 +274,11 @@ def check_reports(d):
     # suite's counts and the testcases' names, a message and type on failures
     C.check(all(root.get(a) is not None for a in ("name", "tests", "failures", "errors", "skipped", "time"))
             and int(root.get("tests")) == len(root.findall("testcase")), "junit: the suite's attributes")
-    C.check(all(tc.get("name") and tc.get("classname") and tc.get("time") is not None
+    C.check(root.findall("testcase") and
+            all(tc.get("name") and tc.get("classname") and tc.get("time") is not None
                 for tc in root.findall("testcase")), "junit: every testcase has name, classname, time")
-    C.check(all(f.get("message") and f.get("type") for f in root.iter("failure")),
+    C.check(list(root.iter("failure")) and
+            all(f.get("message") and f.get("type") for f in root.iter("failure")),
             "junit: failures carry message and type")
     C.check(set(ch.tag for ch in root) <= {"testcase", "system-out", "system-err", "properties"},
             "junit: only testcases and output in the suite")
@@ -469,7 +471,8 @@ def check_matching(d):
     mm = [r["key"] for r in doc["rows"] if r["kind"] == "op" and r["key"].startswith("aten::mm ")]
     C.check("aten::mm [[100,1024],[1024,256]]" in mm, "--match shape: ops by name and input shapes", mm[:3])
     doc = json.loads(run(["--match", "shape", "--format", "json", CTRL, CTRL]).stdout)
-    C.check(all(r["delta_ns"] == 0 for r in doc["rows"]), "--match shape: self-diff all zero")
+    C.check(doc["rows"] and all(r["delta_ns"] == 0 for r in doc["rows"]),
+            "--match shape: self-diff all zero", len(doc["rows"]))
     doc = json.loads(run(["--allow-env-mismatch", "--match", "op", "--format", "json", CTRL, TEST]).stdout)
     keys = {r["key"]: r for r in doc["rows"] if r["kind"] == "kernel"}
     C.check(keys.get("launched by aten::mm", {}).get("status") == "count changed" and
@@ -525,12 +528,17 @@ def check_scaling(d):
         synthetic(nw, n, ops[:-1] + [("op_new", 30)])
         for f in (b, nw):  # ingest once: time the diff, not the parse
             subprocess.run([TOOL, "ingest", "-q", f + ".db", f], check=True)
-        t0 = time.perf_counter()
-        p = run(["--format", "json", b + ".db", nw + ".db"])
-        times.append(time.perf_counter() - t0)
+        best = None
+        for _ in range(3):  # best of 3: a busy machine slows single runs
+            t0 = time.perf_counter()
+            p = run(["--format", "json", b + ".db", nw + ".db"])
+            dt = time.perf_counter() - t0
+            best = dt if best is None else min(best, dt)
+        times.append(best)
         # op_new (30 us, about 2% of a step) is added: a structural regression
         C.eq(p.returncode, 1, "scaling: %d steps a side: exit 1 (an op added)" % n)
-    C.check(times[1] <= 8 * max(times[0], 0.05), "diff time linear in steps (4x steps: %.2f -> %.2f s)"
+    # a ratio, t(N) floored at 150 ms (process start-up dominates below it)
+    C.check(times[1] <= 8 * max(times[0], 0.15), "diff time linear in steps (4x steps: %.2f -> %.2f s)"
             % tuple(times))
 
 

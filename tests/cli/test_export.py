@@ -290,8 +290,8 @@ def check_dlrm(tmp):
     for e in doc["traceEvents"]:
         if e["ph"] in "sf" and e.get("cat") == "ac2g":
             ends[e["id"]].add((e["ph"], e["pid"]))
-    C.check(all(len({p for _, p in v}) == 1 for v in ends.values()),
-            "dlrm: no flow id joins two ranks")
+    C.check(ends and all(len({p for _, p in v}) == 1 for v in ends.values()),
+            "dlrm: no flow id joins two ranks (and there are flows)", len(ends))
     return out_db
 
 

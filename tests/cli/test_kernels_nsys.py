@@ -140,6 +140,7 @@ def key(a):
 
 def check_activities(rel, path, evs):
     want = kx.activities(evs)
+    C.check(len(want) > 0, "%s: the trace has activities" % rel)
     rc, out, err = run("kernels", "--by", "activity", "--format", "csv", path)
     C.eq(rc, 0, "%s: --by activity exits 0 (%s)" % (rel, err.strip()))
     if rc:

@@ -103,6 +103,7 @@ def main():
         check(rc == 0, f"json ({err.strip()})")
         times, sizes = json.load(open(js))
         used = [c for c in range(8) if any(row[c + 1] > 0 for row in sizes)]
+        check(len(used) >= 2, f"the trace uses 2 categories or more ({used})")
         png = os.path.join(d, "t.png")
         rc, _, err = run("memtimeline", trace, png)
         check(rc == 0, f"png ({err.strip()})")

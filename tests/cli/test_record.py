@@ -197,17 +197,23 @@ def check_signals(tmp):
     import time
     d = os.path.join(tmp, "sig")
     for sig, group in ((signal.SIGTERM, False), (signal.SIGINT, True)):
-        script = "trap 'echo got-%s; kill $!; exit 5' %s; sleep 30 & wait" % (sig.name, sig.name[3:])
+        # the signal goes once the shell has set its trap (it makes READY),
+        # not after a fixed sleep that a loaded machine may spend starting it
+        ready = os.path.join(tmp, "ready-" + sig.name)
+        script = "trap 'echo got-%s; kill $!; exit 5' %s; : > %s; sleep 30 & wait" % (
+            sig.name, sig.name[3:], ready)
         p = subprocess.Popen([te.tracetool_path(), "record", "--no-summary", "-o", d, "--", "sh", "-c",
                               script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              start_new_session=group)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 120  # a hang guard only
+        while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         if group:
             os.killpg(p.pid, sig)
         else:
             p.send_signal(sig)
         try:
-            out, _ = p.communicate(timeout=20)
+            out, _ = p.communicate(timeout=120)  # a hang guard
         except subprocess.TimeoutExpired:
             p.kill()
             out, _ = p.communicate()

@@ -2,8 +2,10 @@
 """`tracetool info FILE` stays linear when every event is distinct: each on its
 own thread, in its own category, or on its own GPU stream (the cheap version
 of bench/scale_info_distinct.py). N and 4N events, best of 3: the ratio of the
-times must stay <= 8 (linear ~4, the old linear-search code ~16) and the 4N run
-under 5 s. Standard library only.
+times must stay <= 8 (linear ~4, the old linear-search code ~16), t(N) floored
+at 150 ms. No wall-clock limit: the suite runs on shared, busy machines (the
+4N run takes about 1 s on a quiet one; the time is printed). Standard library
+only.
 """
 import os
 import subprocess
@@ -25,10 +27,10 @@ def timed(tool, path):
         t = time.perf_counter()
         try:
             p = subprocess.run([tool, "info", path], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=20)
+                               stderr=subprocess.DEVNULL, timeout=300)  # a hang guard
             rc = p.returncode
         except subprocess.TimeoutExpired:
-            return None, 20.0
+            return None, 300.0
         dt = time.perf_counter() - t
         best = dt if best is None else min(best, dt)
     return rc, best
@@ -46,10 +48,9 @@ def main():
                 rc, t = timed(tool, path)
                 c.check(rc == 0, "%s N=%d: info exits 0 (%s)" % (shape, n, rc))
                 times.append(t)
-            ratio = times[1] / max(times[0], 1e-3)
+            ratio = times[1] / max(times[0], 0.15)
             print("%s: %.3f s, %.3f s, ratio %.2f" % (shape, times[0], times[1], ratio))
             c.check(ratio <= 8, "%s: t(4N)/t(N) = %.2f <= 8" % (shape, ratio))
-            c.check(times[1] < 5, "%s: 4N run %.2f s < 5 s" % (shape, times[1]))
     return c.finish()
 
 

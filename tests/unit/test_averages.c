@@ -473,6 +473,7 @@ Test(averages, no_stacks)
     res = compute_file(STACKS_DIR "mlp.legacy.json.gz", &o);
     cr_expect_eq(res->traces[0].stack_source, 0);
     cr_expect_eq(res->traces[0].nstacks, 0);
+    cr_expect_gt(res->traces[0].nrows, 0, "rows to check");
     for (i = 0; i < res->traces[0].nrows; i++)
         cr_expect_null(res->traces[0].rows[i].stack);
     tt_avg_result_free(res);

@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_json.c - the tt_jp cursor, tt_jp_minify, tt_us_text_to_ns
- * and the streaming scanner tt_js_scan_value over split reads.
+ * and the streaming scanner tt_js_scan_value over split reads; parsers opened
+ * on several threads at once, and the byte classes byte by byte.
  */
 #include "common/compat.h"
 #include "common/arena.h"
@@ -9,6 +10,7 @@
 #include "formats/source.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 #define BASE 1000 /* absolute offset given to the cursor's window */
 
@@ -920,4 +922,123 @@ Test(scan, whitespace_only_peeks_end)
     cr_assert_eq(tt_js_scan_value(&js, &start, &len), TT_ETRUNCATED);
     tt_js_release(&js);
     tt_source_free(src);
+}
+
+/* ---- threads (issue 24) ---- */
+
+/* Several threads open parsers at the same moment from a cold start (each
+ * Criterion test runs in a fresh process, so nothing was parsed before) and
+ * parse the same document, read in small pieces to run the scanner's byte
+ * loops. The byte-class tables are constant, so this is race-free; the
+ * ThreadSanitizer build of tests/tsan/json_threads.c (scripts/test.sh)
+ * checks the same under the race detector. */
+#define JT_THREADS 8
+#define JT_ROUNDS 40
+
+static const char jt_doc[] =
+    " [ {\"name\": \"aten::mm\", \"ph\" : \"X\", \"ts\": 1.5, \"dur\": 20,\n"
+    "    \"args\": {\"External id\": 7, \"a\\\"b\": [true, false, null]}},\n"
+    "   {\"name\": \"k\\u00e9rnel \\t\", \"ts\": -3e2, \"cat\": \"kernel\"} ] 42 ";
+static const char jt_want[] =
+    "[{\"name\":\"aten::mm\",\"ph\":\"X\",\"ts\":1.5,\"dur\":20,"
+    "\"args\":{\"External id\":7,\"a\\\"b\":[true,false,null]}},"
+    "{\"name\":\"k\xc3\xa9rnel \\t\",\"ts\":-3e2,\"cat\":\"kernel\"}]42";
+static pthread_barrier_t jt_start;
+
+/* 0, or the line of the first thing that differed (no cr_assert off the
+ * main thread) */
+static int jt_parse(size_t max_read)
+{
+    tt_source *src;
+    tt_jstream js;
+    tt_buf out = {0};
+    int bad = 0, i;
+    if (tt_source_open_mem(&src, "doc.json", jt_doc, sizeof(jt_doc) - 1))
+        return __LINE__;
+    tt_source_set_max_read(src, max_read);
+    if (tt_js_init(&js, src))
+        bad = __LINE__;
+    for (i = 0; i < 2 && !bad; i++) {
+        const char *v;
+        size_t len;
+        tt_jp cur;
+        if (tt_js_scan_value(&js, &v, &len)) {
+            bad = __LINE__;
+            break;
+        }
+        tt_jp_init(&cur, "doc.json", js.buf, js.base, v, len);
+        if (tt_jp_minify(&cur, &out) || tt_jp_finish(&cur))
+            bad = __LINE__;
+        tt_js_advance(&js, len);
+    }
+    if (!bad && tt_js_peek(&js) != -1)
+        bad = __LINE__;
+    if (!bad && (out.len != sizeof(jt_want) - 1 || memcmp(out.buf, jt_want, out.len)))
+        bad = __LINE__;
+    tt_buf_release(&out);
+    tt_js_release(&js);
+    tt_source_free(src);
+    return bad;
+}
+
+static void *jt_worker(void *arg)
+{
+    int *bad = arg, r;
+    pthread_barrier_wait(&jt_start);
+    for (r = 0; r < JT_ROUNDS && !*bad; r++)
+        *bad = jt_parse(r % 2 ? 7 : 0);
+    return NULL;
+}
+
+Test(scan, parsers_on_threads_from_cold_start)
+{
+    pthread_t t[JT_THREADS];
+    int bad[JT_THREADS] = {0}, i;
+    cr_assert_eq(pthread_barrier_init(&jt_start, NULL, JT_THREADS), 0);
+    for (i = 0; i < JT_THREADS; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, jt_worker, &bad[i]), 0);
+    for (i = 0; i < JT_THREADS; i++)
+        cr_assert_eq(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&jt_start);
+    for (i = 0; i < JT_THREADS; i++)
+        cr_expect_eq(bad[i], 0, "thread %d: differs at test_json.c:%d", i, bad[i]);
+    /* and the main thread, afterwards, reads the same */
+    cr_assert_eq(jt_parse(1), 0);
+}
+
+/* The byte classes, byte by byte: a scalar ends exactly at the JSON
+ * delimiters, and a string byte is copied as it is exactly when it is
+ * printable ASCII other than '"' and '\\'. */
+Test(scan, byte_classes)
+{
+    int c;
+    for (c = 0; c < 256; c++) {
+        char doc[8];
+        tt_source *src;
+        tt_jstream js;
+        const char *v;
+        size_t len;
+        int delim = strchr(" \t\r\n,]}:{[\"", c) != NULL && c != 0;
+        doc[0] = '1';
+        doc[1] = '2';
+        doc[2] = (char)c;
+        doc[3] = 'x';
+        doc[4] = ' '; /* a scalar at the end of the input is a truncated one */
+        cr_assert_eq(tt_source_open_mem(&src, "c", doc, 5), 0);
+        cr_assert_eq(tt_js_init(&js, src), 0);
+        cr_assert_eq(tt_js_scan_value(&js, &v, &len), 0, "byte 0x%02x: %s", c,
+                     tt_error_last()->message);
+        cr_expect_eq(len, delim ? 2u : 4u, "byte 0x%02x: scalar of %zu bytes", c, len);
+        tt_js_release(&js);
+        tt_source_free(src);
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            tt_buf out = {0};
+            char s[4] = {'"', (char)c, '"', 0};
+            tt_jp_init(&jp, "c", s, 0, s, 3);
+            cr_assert_eq(tt_jp_minify(&jp, &out), 0, "byte 0x%02x", c);
+            cr_expect(out.len == 3 && memcmp(out.buf, s, 3) == 0, "byte 0x%02x", c);
+            cr_expect_eq(jp.repairs, 0u, "byte 0x%02x", c);
+            tt_buf_release(&out);
+        }
+    }
 }
