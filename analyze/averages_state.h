@@ -150,6 +150,12 @@ struct memstr {
     size_t n, alloc;
 };
 
+/* string id of a pass without a database, NULL when out of range */
+static inline const char *tt__avg_mem_string(const struct memstr *ms, int64_t id)
+{
+    return id >= 1 && (size_t)id <= ms->n ? ms->s[id - 1] : NULL;
+}
+
 /* int64 -> small int, open addressing (name classes by string id) */
 struct idmap {
     int64_t *keys;
@@ -299,8 +305,7 @@ int tt__avg_stack_add(struct state *s, int64_t full, int64_t name, int64_t self_
 int tt__avg_stacks_result(struct state *s, tt_avg_trace *t);
 void tt__avg_stacks_release(struct stacks *k);
 /* a string of the pass by id ("ProfilerStep*" for -2): malloc'd, NULL if out of memory */
-char *tt__avg_lookup(struct state *s, int64_t id);
-const char *tt__avg_mem_string(const struct memstr *ms, int64_t id);
+char *tt__avg_lookup(struct state *s, int64_t id); /* averages_strings.c */
 /*
  * The pass proper: events in order from the runs; fs (reading a file without
  * a database) completes op records with what was only known at the end.

@@ -497,11 +497,6 @@ static int is_filtered(const char *n)
     return 0;
 }
 
-const char *tt__avg_mem_string(const struct memstr *ms, int64_t id)
-{
-    return id >= 1 && (size_t)id <= ms->n ? ms->s[id - 1] : NULL;
-}
-
 /* name classes: NAME_KEEP / NAME_FILTERED / NAME_STEP, plus flags */
 enum {
     NAME_KEEP = 0, NAME_FILTERED = 1, NAME_STEP = 2, NAME_BASE = 3,

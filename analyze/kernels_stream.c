@@ -21,6 +21,8 @@
 #include "analyze/kernels_state.h"
 #include "common/i64map.h"
 #include "store/ingest_rows.h"
+#include "store/db_internal.h"
+#include "analyze/steps.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -441,4 +443,55 @@ int tt__kernels_stream(const char *path, const tt_kern_options *o, tt_kern_summa
     free(res.metadata);
     ks_release(&ks);
     return rc;
+}
+
+/* ---- shared by the summaries (kernels.c) and the activities (kernels_trace.c) ---- */
+
+int tt__kern_steps_on(const tt_kern_options *o)
+{
+    return o->version >= 2 && o->steps_set;
+}
+
+int tt__kern_step_windows(tt_db *db, const tt_kern_options *o, int64_t trace)
+{
+    struct tt__step *st = NULL;
+    sqlite3_stmt *ins;
+    size_t n = 0, i;
+    int rc;
+    if (!tt__kern_steps_on(o))
+        return 0;
+    /* emptied, not dropped: a table cannot be dropped while the traces'
+     * query is still reading */
+    if (tt_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS tt_kwin(a INTEGER PRIMARY KEY, b INTEGER);"
+                       " DELETE FROM temp.tt_kwin") < 0 ||
+        tt_db_prepare(db, &ins, "INSERT OR IGNORE INTO temp.tt_kwin(a, b) VALUES(?1, ?2)") < 0)
+        return TT_EDB;
+    if ((rc = tt__step_spans(db, trace, &st, &n)) < 0) {
+        sqlite3_finalize(ins);
+        return rc;
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        if (st[i].num < o->step_from || st[i].num > o->step_to)
+            continue;
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, st[i].ts);
+        sqlite3_bind_int64(ins, 2, st[i].end);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = tt_db_error(db, "cannot note the chosen steps");
+    }
+    sqlite3_finalize(ins);
+    free(st);
+    return rc;
+}
+
+int tt__kern_nothing(const char *src, int file, const tt_kern_options *o)
+{
+    const char *what = o->by == TT_KERN_BY_RUNTIME
+                           ? "CUDA/HIP runtime or driver call (cuda_runtime, cuda_driver)"
+                       : o->by == TT_KERN_BY_MEMSIZE ? "memcpy or memset with a size (args bytes)"
+                       : o->what == TT_KERN_KERNELS  ? "GPU kernel"
+                       : o->what == TT_KERN_MEMORY   ? "GPU memcpy or memset"
+                                                     : "GPU activity (kernel, memcpy, memset)";
+    return tt_error_set_at(TT_ENOTFOUND, src, -1, "no %s in %s", what,
+                           file ? "this trace" : "the selected traces");
 }
