@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tracetool/common.h"
+
 /* Exit codes (README.md, "Exit codes"). Never renumber. */
 enum {
     EXIT_OK = 0,
@@ -74,7 +76,7 @@ void opt_steps(const struct cli_cmd *c, const char *arg, int64_t *from, int64_t 
 /* --format: one of the command's formats (opt->arg, words of
  * "table|csv|json|markdown"; "text" is "table"): a TT_AVG_* format */
 struct cli_opt;
-int opt_format(const struct cli_cmd *c, const struct cli_opt *o, const char *arg);
+tt_output_format opt_format(const struct cli_cmd *c, const struct cli_opt *o, const char *arg);
 
 /*
  * Run a command on INPUT: a database (opened read-only) through on_db, a

@@ -51,10 +51,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     tt_xc_options *o = ctx;
     switch (key) {
     case O_FORMAT:
-    {
-        static const int xc[] = { TT_XC_TEXT, TT_XC_CSV, TT_XC_JSON, TT_XC_MARKDOWN };
-        o->format = xc[opt_format(c, cli_opt_of(c, O_FORMAT), arg)]; /* TT_AVG_* order */
-    }
+        o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg);
         break;
     case O_KEY:
         if (!strcmp(arg, "auto")) o->key = TT_XC_KEY_AUTO;

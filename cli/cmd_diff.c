@@ -222,8 +222,8 @@ static void set(void *vctx, const struct cli_cmd *c, int key, const char *arg)
     case O_FAILINC: x->o.fail_on_inconclusive = 1; break;
     case O_CLOCK: x->o.step_clock = cli_choose(c, cli_opt_of(c, O_CLOCK), arg, "step clock"); break;
     case O_FORMAT: {
-        static const int f[] = { TT_DIFF_TEXT, TT_DIFF_TEXT, TT_DIFF_MARKDOWN, TT_DIFF_JSON,
-                                 TT_DIFF_JUNIT, TT_DIFF_GITHUB, TT_DIFF_CSV };
+        static const int f[] = { TT_FORMAT_TABLE, TT_FORMAT_TABLE, TT_FORMAT_MARKDOWN, TT_FORMAT_JSON,
+                                 TT_FORMAT_JUNIT, TT_FORMAT_GITHUB, TT_FORMAT_CSV };
         x->format = f[cli_choose(c, cli_opt_of(c, O_FORMAT), arg, "format")];
         break;
     }
@@ -262,7 +262,7 @@ static void step_summary(const tt_diff_result *r, const tt_diff_options *o)
     FILE *m, *f;
     if (!path || !*path || !(m = open_memstream(&buf, &len)))
         return;
-    tt_diff_write(r, o, TT_DIFF_MARKDOWN, m);
+    tt_diff_write(r, o, TT_FORMAT_MARKDOWN, m);
     fclose(m);
     if ((f = fopen(path, "a"))) {
         if (len > cut) {
@@ -373,11 +373,11 @@ int cmd_diff(int argc, char **argv)
     rc = tt_diff_write(&r, &x.o, x.format, stdout);
     rc = rc < 0 ? report_error(rc) : 0;
     if (rc == 0 && x.md)
-        rc = write_file(&r, &x.o, TT_DIFF_MARKDOWN, x.md);
+        rc = write_file(&r, &x.o, TT_FORMAT_MARKDOWN, x.md);
     if (rc == 0 && x.json)
-        rc = write_file(&r, &x.o, TT_DIFF_JSON, x.json);
+        rc = write_file(&r, &x.o, TT_FORMAT_JSON, x.json);
     if (rc == 0 && x.junit)
-        rc = write_file(&r, &x.o, TT_DIFF_JUNIT, x.junit);
+        rc = write_file(&r, &x.o, TT_FORMAT_JUNIT, x.junit);
     if (rc == 0)
         step_summary(&r, &x.o);
     k = r.exit_code;

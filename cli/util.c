@@ -125,15 +125,16 @@ int64_t opt_rank(const struct cli_cmd *c, const char *arg)
     return v;
 }
 
-int opt_format(const struct cli_cmd *c, const struct cli_opt *o, const char *arg)
+tt_output_format opt_format(const struct cli_cmd *c, const struct cli_opt *o, const char *arg)
 {
-    static const int fmt[] = { TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN };
+    static const tt_output_format fmt[] = { TT_FORMAT_TABLE, TT_FORMAT_CSV, TT_FORMAT_JSON,
+                                            TT_FORMAT_MARKDOWN };
     int k;
     if (!strcmp(arg, "text"))
         arg = "table"; /* what info and crosscheck used to call it */
     cli_choose(c, o, arg, "format"); /* a usage error unless the command has it */
     k = cli_choice("table|csv|json|markdown", arg);
-    return k < 0 ? TT_AVG_TABLE : fmt[k];
+    return k < 0 ? TT_FORMAT_TABLE : fmt[k];
 }
 
 int64_t opt_row_limit(const struct cli_cmd *c, const char *arg)

@@ -60,7 +60,7 @@ typedef struct tt_bd_options {
                                 family and op spreads are taken over */
     int64_t kernel_wait_ns;  /* an idle gap under this (not host wait) is kernel wait */
     int64_t row_limit;       /* rows per table; -1 = all */
-    int format;              /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON, TT_AVG_MARKDOWN */
+    tt_output_format format;              /* TT_FORMAT_TABLE, TT_FORMAT_CSV, TT_FORMAT_JSON, TT_FORMAT_MARKDOWN */
     /* version >= 2: kernels whose name matches one of these POSIX extended
      * regular expressions (searched anywhere in the name, case-sensitive) are
      * communication too, besides the built-in rule; NULL with 0: none. A bad
@@ -69,8 +69,9 @@ typedef struct tt_bd_options {
     const char *const *comm_patterns;
     size_t ncomm_patterns;
 } tt_bd_options;
-#define TT_BD_OPTIONS_INIT { 2, 0, -1, 0, 0, 0, TT_BD_BY_RANK, TT_BD_KERNEL_WAIT_NS, -1, \
-                             TT_AVG_TABLE, NULL, 0 }
+#define TT_BD_OPTIONS_INIT \
+    { .version = 2, .rank = -1, .by = TT_BD_BY_RANK, .kernel_wait_ns = TT_BD_KERNEL_WAIT_NS, \
+     .row_limit = -1, .format = TT_FORMAT_TABLE }
 
 /* One row: a rank's device, one step of it or one stream of it. Times in
  * ns on the trace's clock. */

@@ -117,6 +117,20 @@ TT_EXTERN(int) tt_walk_traces(const char *dir, tt_dir_walk *w);
 TT_EXTERN(void) tt_dir_walk_free(tt_dir_walk *w);
 
 /*
+ * How every analysis prints its result (the options' `format`): an aligned
+ * text table, CSV (RFC 4180, a header row), one JSON document, a Markdown
+ * table; `tracetool diff` also writes JUnit XML and GitHub annotations.
+ */
+typedef enum tt_output_format {
+    TT_FORMAT_TABLE = 0,
+    TT_FORMAT_CSV,
+    TT_FORMAT_JSON,
+    TT_FORMAT_MARKDOWN,
+    TT_FORMAT_JUNIT,
+    TT_FORMAT_GITHUB
+} tt_output_format;
+
+/*
  * For programs: when SIGINT, SIGTERM or SIGHUP ends the process, first
  * remove the output files tracetool is writing under a temporary name
  * (OUT.tmp, OUT.XXXXXX), then die of the signal as before. A signal that is

@@ -27,20 +27,26 @@
 TT_BEGIN_DECL
 
 enum { TT_XC_KEY_AUTO = 0, TT_XC_KEY_RF, TT_XC_KEY_EXTERNAL };
-enum { TT_XC_TEXT = 0, TT_XC_JSON, TT_XC_CSV, TT_XC_MARKDOWN };
+/* the earlier names of tt_output_format's first four */
+#define TT_XC_TEXT TT_FORMAT_TABLE
+#define TT_XC_JSON TT_FORMAT_JSON
+#define TT_XC_CSV TT_FORMAT_CSV
+#define TT_XC_MARKDOWN TT_FORMAT_MARKDOWN
 
 typedef struct tt_xc_options {
     unsigned int version;
     int64_t trace_id; /* 0 = every pair; else the pair with this ET or Kineto trace id */
     int64_t rank;     /* -1 = every rank */
     int key;          /* TT_XC_KEY_*: auto, force rf_id, force External id */
-    int format;       /* TT_XC_TEXT, _JSON, _CSV (a row per ET) or _MARKDOWN */
+    tt_output_format format;       /* TT_XC_TEXT, _JSON, _CSV (a row per ET) or _MARKDOWN */
     int64_t limit;    /* offenders named per kind (default 5) */
     int store;        /* database input: write table et_links (needs a writable db) */
     int strict;       /* a pair is consistent only if PyTorch's rule holds too */
 } tt_xc_options;
 #define TT_XC_OPTIONS_VERSION 1
-#define TT_XC_OPTIONS_INIT { TT_XC_OPTIONS_VERSION, 0, -1, TT_XC_KEY_AUTO, TT_XC_TEXT, 5, 1, 0 }
+#define TT_XC_OPTIONS_INIT \
+    { .version = TT_XC_OPTIONS_VERSION, .rank = -1, .key = TT_XC_KEY_AUTO, \
+     .format = TT_FORMAT_TABLE, .limit = 5, .store = 1 }
 
 typedef struct tt_xc_summary {
     int64_t pairs;           /* pairs checked */

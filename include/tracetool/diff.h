@@ -26,7 +26,7 @@
 
 TT_BEGIN_DECL
 
-/* ---- statistics (analyze/diff_stats.c) ---- */
+/* ---- statistics (analyze/diff/diff_stats.c) ---- */
 
 /* one-sided exact or approximate Mann-Whitney U: the probability, under no
  * difference, of a U at least as large as the observed one for "y tends to
@@ -68,8 +68,12 @@ TT_EXTERN(void) tt_kernel_family(const char *name, char *out, size_t cap);
 
 /* TT_DIFF_CSV: one row for the result, one per metric and one per key row,
  * the header the JSON report's keys */
-enum { TT_DIFF_TEXT = 0, TT_DIFF_MARKDOWN, TT_DIFF_JSON, TT_DIFF_JUNIT, TT_DIFF_GITHUB,
-       TT_DIFF_CSV };
+#define TT_DIFF_TEXT TT_FORMAT_TABLE
+#define TT_DIFF_MARKDOWN TT_FORMAT_MARKDOWN
+#define TT_DIFF_JSON TT_FORMAT_JSON
+#define TT_DIFF_JUNIT TT_FORMAT_JUNIT
+#define TT_DIFF_GITHUB TT_FORMAT_GITHUB
+#define TT_DIFF_CSV TT_FORMAT_CSV
 
 /* kernels keyed by their family (default), their raw name, or the CPU op
  * that launched them (across hardware or libraries, where names change);
@@ -103,9 +107,11 @@ typedef struct tt_diff_options {
     size_t nrank_map;
 } tt_diff_options;
 #define TT_DIFF_OPTIONS_VERSION 1
-#define TT_DIFF_OPTIONS_INIT                                                              \
-    { TT_DIFF_OPTIONS_VERSION, TT_GATE_STEP | TT_GATE_MEMORY, 5.0, 10.0, 5.0, 0.01, 0.05, \
-      0, 0, 0, 0, -1, -1, -1, -1, 0, 20, TT_MATCH_FAMILY, NULL, 0, NULL, 0 }
+#define TT_DIFF_OPTIONS_INIT \
+    { .version = TT_DIFF_OPTIONS_VERSION, .gate = TT_GATE_STEP | TT_GATE_MEMORY, \
+     .threshold = 5.0, .op_threshold = 10.0, .mem_threshold = 5.0, .alpha = 0.01, \
+     .fdr = 0.05, .steps_lo = -1, .steps_hi = -1, .new_steps_lo = -1, .new_steps_hi = -1, \
+     .top = 20, .match = TT_MATCH_FAMILY }
 
 typedef struct tt_diff_side tt_diff_side;
 
@@ -184,10 +190,10 @@ TT_EXTERN(int) tt_diff_compare(const tt_diff_side *base, const tt_diff_side *new
                                const tt_diff_options *o, tt_diff_result *res);
 TT_EXTERN(void) tt_diff_result_free(tt_diff_result *r);
 /* one report (TT_DIFF_*) of the result */
-TT_EXTERN(int) tt_diff_write(const tt_diff_result *r, const tt_diff_options *o, int format,
+TT_EXTERN(int) tt_diff_write(const tt_diff_result *r, const tt_diff_options *o, tt_output_format format,
                              FILE *out);
 /* the same into a file, whole or not at all (written beside it, renamed) */
-TT_EXTERN(int) tt_diff_write_file(const tt_diff_result *r, const tt_diff_options *o, int format,
+TT_EXTERN(int) tt_diff_write_file(const tt_diff_result *r, const tt_diff_options *o, tt_output_format format,
                                   const char *path);
 
 TT_END_DECL

@@ -42,7 +42,8 @@ typedef struct tt_export_options {
     int gzip;             /* -1: when the output's name ends in ".gz"; 0 no; 1 yes */
 } tt_export_options;
 #define TT_EXPORT_OPTIONS_VERSION 1
-#define TT_EXPORT_OPTIONS_INIT { TT_EXPORT_OPTIONS_VERSION, 0, NULL, 0, 0, 0, 0, -1 }
+#define TT_EXPORT_OPTIONS_INIT \
+    { .version = TT_EXPORT_OPTIONS_VERSION, .gzip = -1 }
 
 /* what was written, per kind of event */
 enum {

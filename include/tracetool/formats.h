@@ -203,7 +203,8 @@ typedef struct tt_read_options {
     void *progress_payload;
 } tt_read_options;
 #define TT_READ_OPTIONS_VERSION 1
-#define TT_READ_OPTIONS_INIT { TT_READ_OPTIONS_VERSION, 0, NULL, NULL }
+#define TT_READ_OPTIONS_INIT \
+    { .version = TT_READ_OPTIONS_VERSION }
 
 /*
  * Read `path` ("-" for standard input) into `sink`. Returns 0 or a negative

@@ -19,7 +19,11 @@ TT_BEGIN_DECL
 
 enum { TT_COL_TEXT = 0, TT_COL_INT, TT_COL_NS, TT_COL_BYTES, TT_COL_PCT, TT_COL_FLOAT };
 enum { TT_ALIGN_AUTO = 0, TT_ALIGN_LEFT, TT_ALIGN_RIGHT, TT_ALIGN_CENTER };
-enum { TT_TABLE_TEXT = 0, TT_TABLE_CSV, TT_TABLE_JSON, TT_TABLE_MARKDOWN };
+/* tt_output_format's first four (tracetool/common.h) */
+#define TT_TABLE_TEXT TT_FORMAT_TABLE
+#define TT_TABLE_CSV TT_FORMAT_CSV
+#define TT_TABLE_JSON TT_FORMAT_JSON
+#define TT_TABLE_MARKDOWN TT_FORMAT_MARKDOWN
 
 /* TT_COL_QUOTE: CSV always quotes this column's text cells (otherwise only
  * cells holding a comma, a quote, CR or LF are quoted). */
@@ -79,7 +83,7 @@ TT_EXTERN(size_t) tt_table_nrows(const tt_table *t);
 
 typedef struct tt_table_write_options {
     unsigned int version;
-    int format;          /* TT_TABLE_* */
+    tt_output_format format; /* TT_FORMAT_TABLE, _CSV, _JSON or _MARKDOWN */
     const size_t *cols;  /* the columns to write, in this order; NULL = all */
     size_t ncols;
     int no_header;       /* text/CSV/Markdown: rows only */
@@ -87,7 +91,8 @@ typedef struct tt_table_write_options {
     const char *sep;     /* text: between columns; NULL = two spaces */
     unsigned flags;      /* TT_TABLE_RULE_ABOVE ... */
 } tt_table_write_options;
-#define TT_TABLE_WRITE_OPTIONS_INIT { 1, TT_TABLE_TEXT, NULL, 0, 0, NULL, NULL, 0 }
+#define TT_TABLE_WRITE_OPTIONS_INIT \
+    { .version = 1, .format = TT_FORMAT_TABLE }
 
 /*
  * Write the table. Text: a title line, a line of dashes as wide as each

@@ -2,7 +2,7 @@
 """`memtimeline FILE` and `memtimeline DB` give the same timeline.
 
 `memtimeline FILE` does not store the trace's ops: it walks them while the file
-is read (analyze/memtimeline_stream.c) and falls back to a temporary database
+is read (analyze/memtimeline/memtimeline_stream.c) and falls back to a temporary database
 with the ops when they are not in the order that walk needs. `memtimeline DB`
 walks the ops of a database. For each trace below, the JSON timeline of the
 file (per option set) must equal the one of the database that `tracetool

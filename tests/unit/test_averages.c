@@ -305,7 +305,7 @@ Test(averages, print_limits_rows)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     cr_assert_not_null(f);
-    o.format = TT_AVG_CSV;
+    o.format = TT_FORMAT_CSV;
     o.row_limit = 2;
     cr_assert_eq(tt_averages_print(res, &o, f), 0);
     fclose(f);

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/diff_state.h" /* --rename's rules (internal) */
+#include "analyze/diff/diff_state.h" /* --rename's rules (internal) */
 #include "tracetool/diff.h"
 
 #define NEAR(a, b) cr_expect(fabs((a) - (b)) < 1e-12 * (fabs(b) > 1 ? fabs(b) : 1), "%.15g vs %.15g", (a), (b))

@@ -195,7 +195,7 @@ Test(kernels, database)
     cr_expect_eq(system(cmd), 0);
 }
 
-/* ---- a file read without a database (analyze/kernels_stream.c) ---- */
+/* ---- a file read without a database (analyze/kernels/kernels_stream.c) ---- */
 
 static const char *write_trace(const char *name, const char *doc)
 {

@@ -70,7 +70,7 @@ Test(table, text)
      * characters once its control characters are made visible: \n and
      * \x01 never reach a terminal raw); text left, numbers right; the last
      * column is right-aligned so it is padded too */
-    expect_format(TT_TABLE_TEXT,
+    expect_format(TT_FORMAT_TABLE,
                   "Name              Count  Share (%)  Size (kB)\n"
                   "----------------  -----  ---------  ---------\n"
                   "plain                12       62.5       1.50\n"
@@ -79,14 +79,14 @@ Test(table, text)
 
 Test(table, csv)
 {
-    expect_format(TT_TABLE_CSV, "name,count,pct,bytes\n"
+    expect_format(TT_FORMAT_CSV, "name,count,pct,bytes\n"
                                 "plain,12,62.500,1500\n"
                                 "\"a,b \"\"q\"\"\\nx\\x01|y\",-3,37.500,\n");
 }
 
 Test(table, json)
 {
-    expect_format(TT_TABLE_JSON,
+    expect_format(TT_FORMAT_JSON,
                   "[\n{\"name\": \"plain\", \"count\": 12, \"pct\": 62.500, \"bytes\": 1500},"
                   "\n{\"name\": \"a,b \\\"q\\\"\\nx\\u0001|y\", \"count\": -3, \"pct\": 37.500,"
                   " \"bytes\": null}\n]");
@@ -94,7 +94,7 @@ Test(table, json)
 
 Test(table, markdown)
 {
-    expect_format(TT_TABLE_MARKDOWN, "| Name | Count | Share (%) | Size (kB) |\n"
+    expect_format(TT_FORMAT_MARKDOWN, "| Name | Count | Share (%) | Size (kB) |\n"
                                      "|---|---:|---:|---:|\n"
                                      "| plain | 12 | 62.5 | 1.50 |\n"
                                      "| a,b \"q\"<br>x\xe2\x90\x81\\|y | -3 | 37.5 |  |\n");
@@ -123,7 +123,7 @@ Test(table, views_and_layout)
     free(got);
     o.cols = rev;
     o.ncols = 2;
-    o.format = TT_TABLE_CSV;
+    o.format = TT_FORMAT_CSV;
     got = render(t, &o);
     cr_expect_str_eq(got, "label,avg\n\"k\",1.250\n");
     free(got);
@@ -131,7 +131,7 @@ Test(table, views_and_layout)
     got = render(t, &o);
     cr_expect_str_eq(got, "\"k\",1.250\n");
     free(got);
-    o.format = TT_TABLE_JSON;
+    o.format = TT_FORMAT_JSON;
     o.indent = "  ";
     got = render(t, &o);
     cr_expect_str_eq(got, "[\n  {\"label\": \"k\", \"avg\": 1.250}\n]");
@@ -145,7 +145,7 @@ Test(table, empty_and_bad_column)
     tt_table_write_options o = TT_TABLE_WRITE_OPTIONS_INIT;
     static const size_t bad[1] = { 7 };
     char *got;
-    o.format = TT_TABLE_JSON;
+    o.format = TT_FORMAT_JSON;
     got = render(t, &o);
     cr_expect_str_eq(got, "[\n]");
     free(got);
@@ -242,7 +242,7 @@ Test(table, json_layouts)
     cr_assert_eq(tt_table_add_row(t), 0);
     cr_assert_eq(tt_table_set_text(t, 0, "b"), 0);
     tt_table_set_float(t, 1, -INFINITY);
-    o.format = TT_TABLE_JSON;
+    o.format = TT_FORMAT_JSON;
     o.flags = TT_TABLE_JSON_INLINE;
     got = render(t, &o);
     cr_expect_str_eq(got, "[{\"name\": \"tab\\there\\u001f\\\"\\\\\", \"v\": null, "
@@ -286,12 +286,12 @@ Test(table, csv_markdown_special_cells)
     cr_assert_eq(tt_table_set_text(t, 2, "l1\r\nl2"), 0);
     cr_assert_eq(tt_table_add_row(t), 0);
     tt_table_set_float(t, 0, 2.25);
-    o.format = TT_TABLE_CSV;
+    o.format = TT_FORMAT_CSV;
     got = render(t, &o);
     /* a line end inside a cell is shown, not written: one record per line */
     cr_expect_str_eq(got, "\"a,b\",j,t\n,\"[\"\"x\"\", 2]\",l1\\r\\nl2\n2.2,,\n");
     free(got);
-    o.format = TT_TABLE_MARKDOWN;
+    o.format = TT_FORMAT_MARKDOWN;
     got = render(t, &o);
     cr_expect_str_eq(got, "| A\\|B | J | T |\n|---:|---|---|\n"
                           "| inf | \\[\"x\", 2\\] | l1<br>l2 |\n| 2.2 |  |  |\n");

@@ -1,0 +1,558 @@
+/*
+ * analyze/diff/diff_save.c - a side of `tracetool diff` as a small JSON file
+ * (--save-summary), and read back as an input: CI keeps kilobytes of
+ * per-step samples as its baseline instead of gigabytes of traces.
+ *
+ *   {"schema": "tracetool.diff-summary/1", "label": ..., "gpu": ...,
+ *    "world": N, "has_gpu": 0|1, "has_mem": 0|1, "traces": N, "runs": N,
+ *    "steps": [N, ...],
+ *    "metrics": {"cpu_step_time": [ns or null per sample], ...},
+ *    "keys": [{"kind": "op", "key": ..., "count": [...], "ns": [...],
+ *              "dev": [...]}, ...]}
+ *
+ * A reader takes the keys in any order and layout (re-indented, sorted);
+ * the schema comes first only for the reader's convenience.
+ */
+#include "common/compat.h"
+#include "analyze/diff/diff_state.h"
+#include "common/arena.h"
+#include "common/buf.h"
+#include "formats/json.h"
+#include "formats/source.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SCHEMA "tracetool.diff-summary/1"
+#define HEAD "{\"schema\":\"" SCHEMA "\","
+#define MAX_SUMMARY (256u << 20)
+
+static const char *const mname[M_COUNT] = {
+    "cpu_step_time", "device_step_time", "gpu_busy", "peak_allocated", "peak_reserved",
+    "kernels_per_step", "memcpy_per_step", "memset_per_step",
+};
+
+static void add_num(tt_buf *b, double v)
+{
+    char t[40];
+    if (isnan(v) || isinf(v))
+        tt_buf_add(b, "null", 4);
+    else {
+        snprintf(t, sizeof(t), v == floor(v) && fabs(v) < 9e15 ? "%.0f" : "%.17g", v);
+        tt_buf_add(b, t, strlen(t));
+    }
+}
+
+static void add_arr(tt_buf *b, const double *v, size_t n)
+{
+    size_t i;
+    tt_buf_addch(b, '[');
+    for (i = 0; i < n; i++) {
+        if (i)
+            tt_buf_addch(b, ',');
+        add_num(b, v[i]);
+    }
+    tt_buf_addch(b, ']');
+}
+
+static void add_key(tt_buf *b, const char *k)
+{
+    tt_buf_add_json_string(b, k, strlen(k));
+    tt_buf_addch(b, ':');
+}
+
+int tt_diff_side_save(const tt_diff_side *s, const char *path)
+{
+    tt_buf b;
+    size_t i, m;
+    char t[64];
+    int rc;
+    tt_buf_init(&b);
+    tt_buf_add(&b, HEAD, strlen(HEAD));
+    add_key(&b, "label");
+    tt_buf_add_json_string(&b, s->label, strlen(s->label));
+    tt_buf_addch(&b, ',');
+    add_key(&b, "gpu");
+    tt_buf_add_json_string(&b, s->gpu, strlen(s->gpu));
+    snprintf(t, sizeof(t), ",\"world\":%lld,\"has_gpu\":%d,\"has_mem\":%d,", (long long)s->world,
+             s->has_gpu, s->has_mem);
+    tt_buf_add(&b, t, strlen(t));
+    snprintf(t, sizeof(t), "\"traces\":%zu,\"runs\":%zu,\n\"steps\":[", s->ntraces, s->nruns);
+    tt_buf_add(&b, t, strlen(t));
+    for (i = 0; i < s->n; i++) {
+        snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->step[i]);
+        tt_buf_add(&b, t, strlen(t));
+    }
+    tt_buf_add(&b, "],\n\"ranks\":[", 12);
+    for (i = 0; i < s->n; i++) {
+        snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->rank[i]);
+        tt_buf_add(&b, t, strlen(t));
+    }
+    tt_buf_add(&b, "],\n\"sample_runs\":[", 18);
+    for (i = 0; i < s->n; i++) {
+        snprintf(t, sizeof(t), "%s%d", i ? "," : "", (int)s->run[i]);
+        tt_buf_add(&b, t, strlen(t));
+    }
+    tt_buf_add(&b, "],\n\"metrics\":{", 14);
+    for (m = 0; m < M_COUNT; m++) {
+        if (m)
+            tt_buf_addch(&b, ',');
+        tt_buf_add(&b, "\n", 1);
+        add_key(&b, mname[m]);
+        add_arr(&b, s->m[m], s->n);
+    }
+    tt_buf_add(&b, "},\n\"keys\":[", 11);
+    for (i = 0; i < s->nkeys; i++) {
+        const struct dkey *k = &s->keys[i];
+        tt_buf_add(&b, i ? ",\n{" : "\n{", i ? 3 : 2);
+        add_key(&b, "kind");
+        tt_buf_add_json_string(&b, k->kind, strlen(k->kind));
+        tt_buf_addch(&b, ',');
+        add_key(&b, "key");
+        tt_buf_add_json_string(&b, k->key, strlen(k->key));
+        tt_buf_add(&b, ",\"count\":", 9);
+        add_arr(&b, k->count, s->n);
+        tt_buf_add(&b, ",\"ns\":", 6);
+        add_arr(&b, k->ns, s->n);
+        tt_buf_add(&b, ",\"dev\":", 7);
+        add_arr(&b, k->dev, s->n);
+        tt_buf_addch(&b, '}');
+    }
+    tt_buf_add(&b, "\n]}\n", 4);
+    rc = b.oom ? tt_error_set(TT_ENOMEM, "out of memory") : tt__write_file_atomic(path, b.buf, b.len);
+    tt_buf_release(&b);
+    return rc;
+}
+
+/* ---- reading one back ---- */
+
+/*
+ * A summary is a JSON object whose "schema" names a tracetool document,
+ * found by reading the top-level keys (any order, any layout): a trace's
+ * "traceEvents" (or an ET's "nodes") ends the search before its events are
+ * read. Only a regular file is looked at: a pipe or a FIFO can be read once
+ * only, and the trace reader that follows must get all of it.
+ */
+int tt__diff_is_summary(const char *path)
+{
+    struct stat sb;
+    tt_source *src;
+    tt_jstream js;
+    int n, found = 0;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || tt_source_open(&src, path) < 0)
+        return 0;
+    if (tt_js_init(&js, src) < 0) {
+        tt_source_free(src);
+        return 0;
+    }
+    if (tt_js_peek(&js) == '{') {
+        tt_js_advance(&js, 1);
+        for (n = 0; n < 64; n++) {
+            const char *v;
+            size_t len;
+            int c = tt_js_peek(&js), schema;
+            if (c == ',' && n) {
+                tt_js_advance(&js, 1);
+                c = tt_js_peek(&js);
+            }
+            if (c != '"' || tt_js_scan_value(&js, &v, &len) < 0)
+                break;
+            schema = len == 8 && !memcmp(v, "\"schema\"", 8);
+            if ((len == 13 && !memcmp(v, "\"traceEvents\"", 13)) ||
+                (len == 7 && !memcmp(v, "\"nodes\"", 7)))
+                break;
+            tt_js_advance(&js, len);
+            if (tt_js_peek(&js) != ':')
+                break;
+            tt_js_advance(&js, 1);
+            if (tt_js_scan_value(&js, &v, &len) < 0)
+                break;
+            if (schema) {
+                found = len > 11 && !memcmp(v, "\"tracetool.", 11);
+                break;
+            }
+            tt_js_advance(&js, len);
+        }
+    }
+    tt_js_release(&js);
+    tt_source_free(src);
+    return found;
+}
+
+struct rd {
+    tt_jp jp;
+    tt_arena a;
+    const char *path;
+    const char *data;
+    size_t len;
+};
+
+static int bad(struct rd *r, const char *what)
+{
+    return tt_error_set_at(TT_EINVALID, r->path, tt_jp_offset(&r->jp), "not a diff summary: %s",
+                           what);
+}
+
+/* an array of numbers (null: NaN) into v[0..n) (exactly n of them); with
+ * nonneg, a negative one is refused */
+static int read_arr(struct rd *r, double *v, size_t n, int nonneg, const char *what)
+{
+    int rc;
+    size_t k = 0;
+    char msg[96];
+    if (tt_jp_peek(&r->jp) != TT_JT_ARRAY)
+        return bad(r, "an array of samples expected");
+    if ((rc = tt_jp_array_begin(&r->jp)) < 0)
+        return rc;
+    while ((rc = tt_jp_array_next(&r->jp)) == 1) {
+        tt_jnum num;
+        enum tt_jtype t = tt_jp_peek(&r->jp);
+        double x = NAN;
+        if (t == TT_JT_NULL) {
+            if ((rc = tt_jp_literal(&r->jp, &t)) < 0)
+                return rc;
+        } else if (t == TT_JT_NUMBER) {
+            char buf[64];
+            int64_t at = tt_jp_offset(&r->jp);
+            if ((rc = tt_jp_number(&r->jp, &num)) < 0)
+                return rc;
+            if (num.len >= sizeof(buf))
+                return bad(r, "a number too long");
+            memcpy(buf, num.text, num.len);
+            buf[num.len] = '\0';
+            x = strtod(buf, NULL);
+            if (nonneg && x < 0) {
+                snprintf(msg, sizeof(msg), "not a diff summary: a negative %s", what);
+                return tt_error_set_at(TT_EINVALID, r->path, at, "%s", msg);
+            }
+        } else {
+            return bad(r, "a sample that is not a number");
+        }
+        if (k >= n)
+            return bad(r, "more samples than steps");
+        v[k++] = x;
+    }
+    if (rc < 0)
+        return rc;
+    return k != n ? bad(r, "fewer samples than steps") : 0;
+}
+
+/* a string value, malloc'd whole */
+static int read_str(struct rd *r, char **out)
+{
+    const char *s;
+    size_t len;
+    int rc;
+    if (tt_jp_peek(&r->jp) != TT_JT_STRING)
+        return bad(r, "a string expected");
+    if ((rc = tt_jp_string(&r->jp, &r->a, &s, &len)) < 0)
+        return rc;
+    free(*out);
+    if (!(*out = malloc(len + 1)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    memcpy(*out, s, len);
+    (*out)[len] = '\0';
+    return 0;
+}
+
+/* a string value into a fixed field (the label and the GPU: shown, never keys) */
+static int read_field(struct rd *r, char *out, size_t cap)
+{
+    char *s = NULL;
+    int rc = read_str(r, &s);
+    if (rc == 0)
+        snprintf(out, cap, "%s", s);
+    free(s);
+    return rc;
+}
+
+static int read_int(struct rd *r, int64_t *v)
+{
+    tt_jnum num;
+    int rc;
+    if (tt_jp_peek(&r->jp) != TT_JT_NUMBER)
+        return bad(r, "a number expected");
+    if ((rc = tt_jp_number(&r->jp, &num)) < 0)
+        return rc;
+    if (!num.fits)
+        return bad(r, "an integer expected");
+    *v = num.i;
+    return 0;
+}
+
+#define IS(k, kl, lit) ((kl) == sizeof(lit) - 1 && !memcmp((k), (lit), (kl)))
+
+/* one {"kind", "key", "count", "ns", "dev"} of "keys", members in any order */
+static int read_key(struct rd *r, struct tt_diff_side *s, double *v[3])
+{
+    static const char *const arr[3] = { "count", "ns", "dev" };
+    char *kind = NULL, *key = NULL;
+    unsigned char have[3] = { 0, 0, 0 };
+    const char *k;
+    size_t kl, i, a;
+    long idx;
+    int rc;
+    if (tt_jp_peek(&r->jp) != TT_JT_OBJECT)
+        return bad(r, "a key object expected");
+    if ((rc = tt_jp_object_begin(&r->jp)) < 0)
+        return rc;
+    while ((rc = tt_jp_object_next(&r->jp, &r->a, &k, &kl)) == 1) {
+        for (a = 0; a < 3 && !(strlen(arr[a]) == kl && !memcmp(k, arr[a], kl)); a++)
+            ;
+        if (IS(k, kl, "kind"))
+            rc = read_str(r, &kind);
+        else if (IS(k, kl, "key"))
+            rc = read_str(r, &key);
+        else if (a < 3 && (have[a] = 1))
+            rc = read_arr(r, v[a], s->n, a == 0, "call count");
+        else
+            rc = tt_jp_skip(&r->jp);
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0 && (!kind || !key))
+        rc = bad(r, "a key without its kind or name");
+    if (rc == 0 && (idx = tt__diff_key(s, kind, key)) < 0)
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+    for (a = 0; rc == 0 && a < 3; a++) {
+        double *dst = a == 0 ? s->keys[idx].count : a == 1 ? s->keys[idx].ns : s->keys[idx].dev;
+        for (i = 0; have[a] && i < s->n; i++) /* absent samples are zeros */
+            dst[i] = isnan(v[a][i]) ? 0 : v[a][i];
+    }
+    free(kind);
+    free(key);
+    return rc;
+}
+
+static int read_keys(struct rd *r, struct tt_diff_side *s)
+{
+    double *v[3];
+    size_t a;
+    int rc;
+    if (tt_jp_peek(&r->jp) != TT_JT_ARRAY)
+        return bad(r, "an array of keys expected");
+    for (a = 0; a < 3; a++)
+        v[a] = malloc((s->n ? s->n : 1) * sizeof(double));
+    if (!v[0] || !v[1] || !v[2])
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+    else if ((rc = tt_jp_array_begin(&r->jp)) == 0)
+        while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_key(r, s, v)) == 0)
+            ;
+    for (a = 0; a < 3; a++)
+        free(v[a]);
+    return rc;
+}
+
+/* what a tracetool document that is not a summary this version reads is */
+static int not_ours(struct rd *r, const char *schema)
+{
+    if (!strncmp(schema, "tracetool.diff-summary/", 23))
+        return tt_error_set_at(TT_EUNSUPPORTED, r->path, -1,
+                               "unsupported summary schema %.64s (this tracetool reads %s)",
+                               schema + 23, SCHEMA);
+    if (!strncmp(schema, "tracetool.diff/", 15))
+        return tt_error_set_at(TT_EUNSUPPORTED, r->path, -1,
+                               "a diff report (%.64s), not an input: a saved summary"
+                               " (--save-summary) is", schema);
+    return tt_error_set_at(TT_EUNSUPPORTED, r->path, -1,
+                           "a %.64s document, not a trace or a diff summary", schema);
+}
+
+/* the first pass: the schema, then the steps (the samples every array
+ * holds one value for), wherever they are */
+static int read_head(struct rd *r, struct tt_diff_side *s)
+{
+    const char *k;
+    size_t kl;
+    int rc, steps = 0;
+    char *schema = NULL;
+    int64_t v;
+    if ((rc = tt_jp_object_begin(&r->jp)) < 0)
+        return rc;
+    while ((rc = tt_jp_object_next(&r->jp, &r->a, &k, &kl)) == 1) {
+        if (IS(k, kl, "schema")) {
+            rc = read_str(r, &schema);
+        } else if (IS(k, kl, "steps") && !steps) {
+            steps = 1;
+            if (tt_jp_peek(&r->jp) != TT_JT_ARRAY)
+                rc = bad(r, "an array of steps expected");
+            else if ((rc = tt_jp_array_begin(&r->jp)) == 0)
+                while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_int(r, &v)) == 0)
+                    if (tt__diff_add_sample(s, v) < 0)
+                        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        } else {
+            rc = tt_jp_skip(&r->jp);
+        }
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0 && !schema)
+        rc = bad(r, "no schema");
+    else if (rc == 0 && strcmp(schema, SCHEMA))
+        rc = not_ours(r, schema);
+    else if (rc == 0 && !steps)
+        rc = bad(r, "no steps");
+    free(schema);
+    return rc < 0 ? rc : tt_jp_finish(&r->jp);
+}
+
+/* metrics that are times or counts: never negative */
+static int nonneg_metric(size_t m)
+{
+    return m == M_CPU_STEP || m == M_DEV_STEP || m == M_BUSY || m >= M_NKERNEL;
+}
+
+static int read_metrics(struct rd *r, struct tt_diff_side *s)
+{
+    const char *mk;
+    size_t ml, m;
+    int rc;
+    if (tt_jp_peek(&r->jp) != TT_JT_OBJECT)
+        return bad(r, "an object of metrics expected");
+    if ((rc = tt_jp_object_begin(&r->jp)) < 0)
+        return rc;
+    while ((rc = tt_jp_object_next(&r->jp, &r->a, &mk, &ml)) == 1) {
+        for (m = 0; m < M_COUNT && !(strlen(mname[m]) == ml && !memcmp(mname[m], mk, ml)); m++)
+            ;
+        rc = m < M_COUNT ? read_arr(r, s->m[m], s->n, nonneg_metric(m),
+                                    m < M_PEAK_ALLOC ? "step time" : "count")
+                         : tt_jp_skip(&r->jp);
+        if (rc < 0)
+            return rc;
+    }
+    return rc;
+}
+
+/* the second pass: everything else */
+static int read_top(struct rd *r, struct tt_diff_side *s)
+{
+    const char *k;
+    size_t kl, nr = 0;
+    int rc;
+    int64_t v;
+    if ((rc = tt_jp_object_begin(&r->jp)) < 0)
+        return rc;
+    while ((rc = tt_jp_object_next(&r->jp, &r->a, &k, &kl)) == 1) {
+        if (IS(k, kl, "label")) {
+            rc = read_field(r, s->label, sizeof(s->label));
+        } else if (IS(k, kl, "gpu")) {
+            rc = read_field(r, s->gpu, sizeof(s->gpu));
+        } else if (IS(k, kl, "world") && (rc = read_int(r, &v)) == 0) {
+            s->world = v;
+        } else if (IS(k, kl, "has_gpu") && (rc = read_int(r, &v)) == 0) {
+            s->has_gpu = v != 0;
+        } else if (IS(k, kl, "has_mem") && (rc = read_int(r, &v)) == 0) {
+            s->has_mem = v != 0;
+        } else if (IS(k, kl, "traces") && (rc = read_int(r, &v)) == 0) {
+            s->ntraces = (size_t)(v > 0 ? v : 0);
+        } else if (IS(k, kl, "runs") && (rc = read_int(r, &v)) == 0) {
+            s->nruns = (size_t)(v > 0 ? v : 0);
+        } else if (IS(k, kl, "ranks")) {
+            if (tt_jp_peek(&r->jp) != TT_JT_ARRAY)
+                return bad(r, "an array of ranks expected");
+            if ((rc = tt_jp_array_begin(&r->jp)) < 0)
+                return rc;
+            while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_int(r, &v)) == 0) {
+                if (nr >= s->n)
+                    return bad(r, "more ranks than steps");
+                s->rank[nr++] = v;
+            }
+        } else if (IS(k, kl, "sample_runs")) {
+            /* each sample's run (older summaries: all run 0) */
+            size_t nu = 0;
+            if (tt_jp_peek(&r->jp) != TT_JT_ARRAY)
+                return bad(r, "an array of runs expected");
+            if ((rc = tt_jp_array_begin(&r->jp)) < 0)
+                return rc;
+            while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_int(r, &v)) == 0) {
+                if (nu >= s->n)
+                    return bad(r, "more sample runs than steps");
+                if (v < 0 || v > INT32_MAX)
+                    return bad(r, "a run index out of range");
+                s->run[nu++] = (int32_t)v;
+            }
+        } else if (IS(k, kl, "metrics")) {
+            rc = read_metrics(r, s);
+        } else if (IS(k, kl, "keys")) {
+            rc = read_keys(r, s);
+        } else {
+            rc = tt_jp_skip(&r->jp);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return rc < 0 ? rc : tt_jp_finish(&r->jp);
+}
+
+#undef IS
+
+/* the file, whole and decompressed (at most MAX_SUMMARY bytes) */
+static int slurp(const char *path, char **data, size_t *len)
+{
+    tt_source *src;
+    size_t cap = 0;
+    int rc;
+    *data = NULL;
+    *len = 0;
+    if ((rc = tt_source_open(&src, path)) < 0)
+        return rc;
+    for (;;) {
+        ssize_t got;
+        if (*len + 65536 > cap) {
+            char *p;
+            cap = cap ? cap * 2 : 65536;
+            if (cap > MAX_SUMMARY + 65536 || !(p = realloc(*data, cap))) {
+                rc = tt_error_set_at(TT_EINVALID, path, -1, "a diff summary over 256 MiB");
+                break;
+            }
+            *data = p;
+        }
+        if ((got = tt_source_read(src, *data + *len, cap - *len)) <= 0) {
+            rc = (int)got; /* 0 at the end; an error names the file */
+            break;
+        }
+        *len += (size_t)got;
+    }
+    tt_source_free(src);
+    if (rc < 0) {
+        free(*data);
+        *data = NULL;
+    }
+    return rc;
+}
+
+int tt__diff_summary_read(const char *path, struct tt_diff_side **out)
+{
+    struct rd r;
+    struct tt_diff_side *s;
+    char *data;
+    size_t len;
+    int rc;
+    *out = NULL;
+    if ((rc = slurp(path, &data, &len)) < 0)
+        return rc;
+    if (!(s = calloc(1, sizeof(*s)))) {
+        free(data);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    s->world = -1;
+    memset(&r, 0, sizeof(r));
+    r.path = path;
+    tt_jp_init(&r.jp, path, data, 0, data, len);
+    rc = read_head(&r, s);
+    if (rc == 0) {
+        tt_jp_init(&r.jp, path, data, 0, data, len);
+        rc = read_top(&r, s);
+    }
+    tt_arena_release(&r.a);
+    free(data);
+    if (rc < 0) {
+        if (!tt_error_last()->source[0])
+            tt_error_set_source(path);
+        tt_diff_side_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}

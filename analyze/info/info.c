@@ -1,0 +1,1057 @@
+/*
+ * analyze/info/info.c - `tracetool info`: a per-trace summary, computed either
+ * from an ingested database (SQL over the stored rows) or straight from a
+ * trace file (streaming, nothing stored). Both paths fill the same
+ * tt_info_summary (tt_info_db_result / tt_info_file_result return them) and
+ * share one printer (its tables through tracetool/table.h), so the two
+ * outputs agree by construction of the format,
+ * and tests compare them against an independent count. The file path keeps
+ * its categories, streams and threads in hash indexes: linear in the events
+ * whatever their number of distinct values.
+ */
+#include "common/compat.h"
+#include "common/tmath.h"
+#include "common/buf.h"
+#include "common/hash.h"
+#include "analyze/info/info_ranks.h"
+#include "store/db_internal.h"
+#include "tracetool/table.h"
+
+#include <inttypes.h>
+
+/* open addressing: i = index + 1 into the summary's array (0 = empty), h =
+ * the key's hash, so probes and rehashing touch no key */
+struct slot {
+    size_t i;
+    uint64_t h;
+};
+
+struct slots {
+    struct slot *v;
+    size_t cap; /* 0 or a power of two */
+};
+
+struct info {
+    tt_info_summary s;
+    tt_kineto_meta meta; /* file mode: the top-level keys */
+    size_t acats, ads;
+    struct slots cat_ix, ds_ix, thr_ix;
+    /* file mode: thread set, pairs (pid, tid) */
+    tt_id *thr;
+    size_t nthr, athr;
+};
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    h ^= 0xcbf29ce484222325ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return tt_mix64(h);
+}
+
+static uint64_t hash_cat(char ph, const char *cat)
+{
+    return cat ? hash_str((unsigned char)ph, cat) : tt_mix64((unsigned char)ph + 0x9e37ULL);
+}
+
+static uint64_t hash_id(uint64_t h, const tt_id *id)
+{
+    if (!id->present)
+        return tt_mix64(h ^ 0x51);
+    return id->is_str ? hash_str(h ^ 0x52, id->str) : tt_mix64(h ^ (uint64_t)id->num ^ 0x53);
+}
+
+/* Make room for n entries (load <= 1/2), rehashing the n - 1 already in. */
+static int slots_reserve(struct slots *t, size_t n)
+{
+    size_t cap = t->cap ? t->cap : 16, i, j;
+    struct slot *v;
+    if (2 * n <= t->cap)
+        return 0;
+    while (2 * n > cap)
+        cap *= 2;
+    if (!(v = calloc(cap, sizeof(*v))))
+        return TT_ENOMEM;
+    for (i = 0; i < t->cap; i++) {
+        if (!t->v[i].i)
+            continue;
+        for (j = t->v[i].h & (cap - 1); v[j].i; j = (j + 1) & (cap - 1))
+            ;
+        v[j] = t->v[i];
+    }
+    free(t->v);
+    t->v = v;
+    t->cap = cap;
+    return 0;
+}
+
+static void info_release(struct info *in)
+{
+    size_t i;
+    tt_info_summary *s = &in->s;
+    free(s->path);
+    free(s->format);
+    free(s->schema_version);
+    for (i = 0; i < s->ncategories; i++)
+        free(s->categories[i].cat);
+    free(s->categories);
+    free(s->streams);
+    for (i = 0; i < in->nthr; i++) {
+        if (in->thr[2 * i].is_str)
+            free((char *)in->thr[2 * i].str);
+        if (in->thr[2 * i + 1].is_str)
+            free((char *)in->thr[2 * i + 1].str);
+    }
+    free(in->thr);
+    free(in->cat_ix.v);
+    free(in->ds_ix.v);
+    free(in->thr_ix.v);
+    memset(in, 0, sizeof(*in));
+}
+
+static int add_cat(struct info *in, char ph, const char *cat, int64_t n)
+{
+    tt_info_summary *s = &in->s;
+    size_t j;
+    tt_info_category *c;
+    uint64_t h = hash_cat(ph, cat);
+    if (slots_reserve(&in->cat_ix, s->ncategories + 1) < 0)
+        return TT_ENOMEM;
+    for (j = h & (in->cat_ix.cap - 1); in->cat_ix.v[j].i; j = (j + 1) & (in->cat_ix.cap - 1)) {
+        if (in->cat_ix.v[j].h != h)
+            continue;
+        c = &s->categories[in->cat_ix.v[j].i - 1];
+        if (c->ph == ph && ((!c->cat && !cat) || (c->cat && cat && !strcmp(c->cat, cat)))) {
+            c->count += n;
+            return 0;
+        }
+    }
+    if (TT_ALLOC_GROW(s->categories, s->ncategories + 1, in->acats) < 0)
+        return TT_ENOMEM;
+    c = &s->categories[s->ncategories];
+    c->ph = ph;
+    c->cat = cat ? strdup(cat) : NULL;
+    c->count = n;
+    if (cat && !c->cat)
+        return TT_ENOMEM;
+    in->cat_ix.v[j].h = h;
+    in->cat_ix.v[j].i = ++s->ncategories;
+    return 0;
+}
+
+static int add_ds(struct info *in, int64_t dev, int64_t stream, int64_t n)
+{
+    tt_info_summary *s = &in->s;
+    size_t j;
+    uint64_t h = tt_mix64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)stream);
+    if (slots_reserve(&in->ds_ix, s->nstreams + 1) < 0)
+        return TT_ENOMEM;
+    for (j = h & (in->ds_ix.cap - 1); in->ds_ix.v[j].i; j = (j + 1) & (in->ds_ix.cap - 1)) {
+        tt_info_stream *d = &s->streams[in->ds_ix.v[j].i - 1];
+        if (d->device == dev && d->stream == stream) {
+            d->activities += n;
+            return 0;
+        }
+    }
+    if (TT_ALLOC_GROW(s->streams, s->nstreams + 1, in->ads) < 0)
+        return TT_ENOMEM;
+    s->streams[s->nstreams].device = dev;
+    s->streams[s->nstreams].stream = stream;
+    s->streams[s->nstreams].activities = n;
+    in->ds_ix.v[j].h = h;
+    in->ds_ix.v[j].i = ++s->nstreams;
+    return 0;
+}
+
+static int cmp_cat(const void *a, const void *b)
+{
+    const tt_info_category *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    if (x->ph != y->ph)
+        return x->ph < y->ph ? -1 : 1;
+    return strcmp(x->cat ? x->cat : "", y->cat ? y->cat : "");
+}
+
+static int cmp_ds(const void *a, const void *b)
+{
+    const tt_info_stream *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    tt_buf b = TT_BUF_INIT;
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    tt_buf_add_json_string(&b, s, strlen(s));
+    fputs(b.buf, out);
+    tt_buf_release(&b);
+}
+
+/* the categories and streams as tables: text shows the categories (count,
+ * ph, category), JSON both lists inline */
+enum { I_COUNT, I_PH, I_CAT, I_NCAT };
+static const tt_table_col cat_cols[I_NCAT] = {
+    { "count", "count", TT_COL_INT, 0, 0, 10, 0, 0, 0, 0 },
+    { "ph", "ph", TT_COL_TEXT, 0, 0, 2, 0, 0, 0, 0 },
+    { "category", "cat", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+};
+static const size_t cat_json[] = { I_PH, I_CAT, I_COUNT };
+
+enum { I_DEVICE, I_STREAM, I_ACT, I_NDS };
+static const tt_table_col ds_cols[I_NDS] = {
+    { "device", "device", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "stream", "stream", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "activities", "activities", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+/* cat_null: the text of a category-less row (NULL: a null cell) */
+static int write_categories(const tt_info_summary *in, const tt_table_write_options *w,
+                            const char *cat_null, int64_t limit, FILE *out)
+{
+    tt_table *t = tt_table_new(cat_cols, I_NCAT);
+    size_t i, n = limit >= 0 && (size_t)limit < in->ncategories ? (size_t)limit
+                                                                : in->ncategories;
+    int rc = t ? 0 : TT_ENOMEM;
+    for (i = 0; rc == 0 && i < n; i++) {
+        char ph[2] = { in->categories[i].ph, 0 };
+        const char *cat = in->categories[i].cat ? in->categories[i].cat : cat_null;
+        if (tt_table_add_row(t) < 0 || tt_table_set_text(t, I_PH, ph) < 0 ||
+            tt_table_set_text(t, I_CAT, cat) < 0)
+            rc = TT_ENOMEM;
+        else
+            tt_table_set_int(t, I_COUNT, in->categories[i].count);
+    }
+    if (rc == 0)
+        rc = tt_table_write(t, w, out);
+    tt_table_free(t);
+    return rc;
+}
+
+static int write_streams(const tt_info_summary *in, const tt_table_write_options *w, FILE *out)
+{
+    tt_table *t = tt_table_new(ds_cols, I_NDS);
+    size_t i;
+    int rc = t ? 0 : TT_ENOMEM;
+    for (i = 0; rc == 0 && i < in->nstreams; i++) {
+        if (tt_table_add_row(t) < 0) {
+            rc = TT_ENOMEM;
+            break;
+        }
+        tt_table_set_int(t, I_DEVICE, in->streams[i].device);
+        tt_table_set_int(t, I_STREAM, in->streams[i].stream);
+        tt_table_set_int(t, I_ACT, in->streams[i].activities);
+    }
+    if (rc == 0)
+        rc = tt_table_write(t, w, out);
+    tt_table_free(t);
+    return rc;
+}
+
+static int print_json(const tt_info_summary *in, FILE *out, int first, int64_t limit)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    int rc;
+    if (!first)
+        fputs(",\n", out);
+    fputs("  {\"trace\": ", out);
+    json_str(out, in->path);
+    if (in->trace_id)
+        fprintf(out, ", \"id\": %" PRId64, in->trace_id);
+    fputs(", \"format\": ", out);
+    json_str(out, in->format);
+    fputs(", \"schema_version\": ", out);
+    json_str(out, in->schema_version);
+    fprintf(out, ", \"gzip\": %s, \"bytes\": %" PRId64 ", \"truncated\": %s",
+            in->gzip ? "true" : "false", in->bytes, in->truncated ? "true" : "false");
+    if (in->have_rank)
+        fprintf(out, ", \"rank\": %" PRId64, in->rank);
+    else
+        fputs(", \"rank\": null", out);
+    if (in->have_world_size)
+        fprintf(out, ", \"world_size\": %" PRId64, in->world_size);
+    else
+        fputs(", \"world_size\": null", out);
+    if (in->have_pid)
+        fprintf(out, ", \"pid\": %" PRId64, in->pid);
+    else
+        fputs(", \"pid\": null", out);
+    fprintf(out, ", \"base_time_ns\": %" PRId64, in->base_time_ns);
+    if (in->have_span)
+        fprintf(out, ", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64
+                     ", \"duration_ns\": %" PRId64,
+                in->start_ns, in->end_ns, in->end_ns - in->start_ns);
+    fprintf(out, ", \"events\": %" PRId64 ",\n   \"categories\": ", in->events);
+    w.format = TT_FORMAT_JSON;
+    w.flags = TT_TABLE_JSON_INLINE;
+    w.cols = cat_json;
+    w.ncols = TT_ARRAY_SIZE(cat_json);
+    if ((rc = write_categories(in, &w, NULL, limit, out)) < 0)
+        return rc;
+    fputs(",\n   \"gpu_streams\": ", out);
+    w.cols = NULL;
+    if ((rc = write_streams(in, &w, out)) < 0)
+        return rc;
+    fprintf(out, ",\n   \"cpu_threads\": %" PRId64 ", \"features\": {\"shapes\": %" PRId64
+                 ", \"memory_events\": %" PRId64 ", \"record_function_ids\": %" PRId64
+                 ", \"flows\": %" PRId64 ", \"gpu_kernels\": %" PRId64
+                 ", \"python_functions\": %" PRId64 ", \"et_nodes\": %" PRId64
+                 ", \"memory_timeline_rows\": %" PRId64 "}, \"repaired\": %" PRId64
+                 ", \"skipped\": %" PRId64 "}",
+            in->cpu_threads, in->shapes, in->memory_events, in->rf_ids, in->flows, in->gpu_kernels,
+            in->python_functions, in->et_nodes, in->memtl_rows, in->repaired, in->skipped);
+    return 0;
+}
+
+static void human_bytes(char *buf, size_t n, int64_t b)
+{
+    if (b >= 1000000000)
+        snprintf(buf, n, "%.2f GB", (double)b / 1e9);
+    else if (b >= 1000000)
+        snprintf(buf, n, "%.1f MB", (double)b / 1e6);
+    else if (b >= 1000)
+        snprintf(buf, n, "%.1f kB", (double)b / 1e3);
+    else
+        snprintf(buf, n, "%" PRId64 " B", b);
+}
+
+static void feature(FILE *out, int *first, const char *name, int64_t n)
+{
+    fprintf(out, "%s%s %s", *first ? "" : ", ", name, n ? "yes" : "no");
+    if (n)
+        fprintf(out, " (%" PRId64 ")", n);
+    *first = 0;
+}
+
+static int print_text(const tt_info_summary *in, FILE *out, int64_t limit)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    size_t i;
+    char b[32];
+    int first = 1;
+    tt_buf v = TT_BUF_INIT;
+    if (in->trace_id)
+        fprintf(out, "trace %" PRId64 ": %s\n", in->trace_id, tt_visible(&v, in->path));
+    else
+        fprintf(out, "trace: %s\n", tt_visible(&v, in->path));
+    tt_buf_release(&v);
+    human_bytes(b, sizeof(b), in->bytes);
+    fprintf(out, "  format:       %s", in->format ? in->format : "unknown");
+    if (in->schema_version)
+        fprintf(out, " (schema %s)", in->schema_version);
+    fprintf(out, ", %s%s%s\n", b, in->gzip ? ", gzip" : "",
+            in->truncated ? ", TRUNCATED (salvaged)" : "");
+    fputs("  rank:         ", out);
+    if (in->have_rank)
+        fprintf(out, "%" PRId64, in->rank);
+    else
+        fputs("unknown", out);
+    if (in->have_world_size)
+        fprintf(out, " of %" PRId64, in->world_size);
+    if (in->have_pid)
+        fprintf(out, ", pid %" PRId64, in->pid);
+    fputc('\n', out);
+    if (in->have_span) {
+        int64_t d = in->end_ns - in->start_ns;
+        fprintf(out, "  time span:    %.3f ms (%" PRId64 " .. %" PRId64 " ns", d / 1e6,
+                in->start_ns, in->end_ns);
+        if (in->base_time_ns)
+            fprintf(out, ", + base %" PRId64, in->base_time_ns);
+        fputs(")\n", out);
+    }
+    fprintf(out, "  events:       %" PRId64 "\n", in->events);
+    fprintf(out, "  cpu threads:  %" PRId64 "\n", in->cpu_threads);
+    if (in->nstreams) {
+        fprintf(out, "  gpu devices:  %" PRId64 "\n", in->devices);
+        for (i = 0; i < in->nstreams; i++)
+            fprintf(out, "    device %" PRId64 " stream %" PRId64 ": %" PRId64
+                         " activities\n",
+                    in->streams[i].device, in->streams[i].stream, in->streams[i].activities);
+    } else {
+        fputs("  gpu devices:  none\n", out);
+    }
+    fputs("  features:     ", out);
+    feature(out, &first, "shapes", in->shapes);
+    feature(out, &first, "memory events", in->memory_events);
+    feature(out, &first, "record-function ids", in->rf_ids);
+    feature(out, &first, "flows", in->flows);
+    feature(out, &first, "kernels", in->gpu_kernels);
+    feature(out, &first, "python stacks", in->python_functions);
+    feature(out, &first, "ET", in->et_nodes);
+    if (in->memtl_rows)
+        feature(out, &first, "memory timeline", in->memtl_rows);
+    fputc('\n', out);
+    if (in->repaired || in->skipped)
+        fprintf(out, "  repaired:     %" PRId64 " values, skipped: %" PRId64 " elements\n",
+                in->repaired, in->skipped);
+    if (!in->ncategories)
+        return 0;
+    w.indent = "  ";
+    w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
+    return write_categories(in, &w, "(none)", limit, out);
+}
+
+/* Sort categories and streams, count the devices. */
+static void finish(tt_info_summary *s)
+{
+    size_t i;
+    if (s->ncategories)
+        qsort(s->categories, s->ncategories, sizeof(*s->categories), cmp_cat);
+    if (s->nstreams)
+        qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_ds);
+    s->devices = 0;
+    for (i = 0; i < s->nstreams; i++)
+        if (i == 0 || s->streams[i].device != s->streams[i - 1].device)
+            s->devices++;
+}
+
+/* ---- CSV (one row per trace) and Markdown ---- */
+
+enum { S_TRACE, S_PATH, S_FORMAT, S_SCHEMA, S_GZIP, S_BYTES, S_TRUNC, S_RANK, S_WORLD, S_PID,
+       S_START, S_END, S_DUR, S_EVENTS, S_THREADS, S_DEVICES, S_SHAPES, S_MEM, S_RF, S_FLOWS,
+       S_KERNELS, S_PY, S_ET, S_MTL, S_REPAIRED, S_SKIPPED, S_N };
+
+/* the JSON keys, so that CSV and JSON name a number alike */
+static const tt_table_col sum_cols[S_N] = {
+    { "trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "path", "path", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "format", "format", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "schema", "schema_version", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "gzip", "gzip", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "bytes", "bytes", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "truncated", "truncated", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "rank", "rank", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "world size", "world_size", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "pid", "pid", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "start (ns)", "start_ns", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "end (ns)", "end_ns", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "duration (ns)", "duration_ns", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "events", "events", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "cpu threads", "cpu_threads", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "gpu devices", "gpu_devices", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "shapes", "shapes", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "memory events", "memory_events", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "record-function ids", "record_function_ids", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "flows", "flows", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "kernels", "gpu_kernels", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "python stacks", "python_functions", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "ET nodes", "et_nodes", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "memory timeline rows", "memory_timeline_rows", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "repaired", "repaired", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "skipped", "skipped", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+};
+
+static tt_table *summary_row(const tt_info_summary *in)
+{
+    tt_table *t = tt_table_new(sum_cols, S_N);
+    if (!t || tt_table_add_row(t) < 0 || tt_table_set_text(t, S_PATH, in->path) < 0 ||
+        tt_table_set_text(t, S_FORMAT, in->format) < 0 ||
+        tt_table_set_text(t, S_SCHEMA, in->schema_version) < 0) {
+        tt_table_free(t);
+        return NULL;
+    }
+    if (in->trace_id)
+        tt_table_set_int(t, S_TRACE, in->trace_id);
+    tt_table_set_int(t, S_GZIP, in->gzip);
+    tt_table_set_int(t, S_BYTES, in->bytes);
+    tt_table_set_int(t, S_TRUNC, in->truncated);
+    if (in->have_rank)
+        tt_table_set_int(t, S_RANK, in->rank);
+    if (in->have_world_size)
+        tt_table_set_int(t, S_WORLD, in->world_size);
+    if (in->have_pid)
+        tt_table_set_int(t, S_PID, in->pid);
+    if (in->have_span) {
+        tt_table_set_int(t, S_START, in->start_ns);
+        tt_table_set_int(t, S_END, in->end_ns);
+        tt_table_set_int(t, S_DUR, in->end_ns - in->start_ns);
+    }
+    tt_table_set_int(t, S_EVENTS, in->events);
+    tt_table_set_int(t, S_THREADS, in->cpu_threads);
+    tt_table_set_int(t, S_DEVICES, in->devices);
+    tt_table_set_int(t, S_SHAPES, in->shapes);
+    tt_table_set_int(t, S_MEM, in->memory_events);
+    tt_table_set_int(t, S_RF, in->rf_ids);
+    tt_table_set_int(t, S_FLOWS, in->flows);
+    tt_table_set_int(t, S_KERNELS, in->gpu_kernels);
+    tt_table_set_int(t, S_PY, in->python_functions);
+    tt_table_set_int(t, S_ET, in->et_nodes);
+    tt_table_set_int(t, S_MTL, in->memtl_rows);
+    tt_table_set_int(t, S_REPAIRED, in->repaired);
+    tt_table_set_int(t, S_SKIPPED, in->skipped);
+    return t;
+}
+
+static int print_csv(const tt_info_summary *in, FILE *out, int first)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *t = summary_row(in);
+    int rc;
+    if (!t)
+        return TT_ENOMEM;
+    w.format = TT_FORMAT_CSV;
+    w.no_header = !first;
+    rc = tt_table_write(t, &w, out);
+    tt_table_free(t);
+    return rc;
+}
+
+/* a heading, the summary as a two-column table, then the categories */
+static int print_markdown(const tt_info_summary *in, FILE *out, int first, int64_t limit)
+{
+    static const tt_table_col kv[2] = {
+        { "field", "field", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+        { "value", "value", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    };
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *row = summary_row(in), *t = tt_table_new(kv, 2);
+    char *buf = NULL;
+    size_t len = 0, c;
+    int rc = row && t ? 0 : TT_ENOMEM;
+    w.format = TT_FORMAT_MARKDOWN;
+    if (in->trace_id)
+        fprintf(out, "%s### trace %" PRId64 ": ", first ? "" : "\n", in->trace_id);
+    else
+        fprintf(out, "%s### trace: ", first ? "" : "\n");
+    tt_table_markdown_text(out, in->path ? in->path : "");
+    fputs("\n\n", out);
+    for (c = S_FORMAT; rc == 0 && c < S_N; c++) {
+        /* each value as the CSV writer gives it, in one cell */
+        tt_table_write_options cw = TT_TABLE_WRITE_OPTIONS_INIT;
+        FILE *m = open_memstream(&buf, &len);
+        size_t only = c;
+        if (!m) {
+            rc = TT_ENOMEM;
+            break;
+        }
+        cw.format = TT_FORMAT_CSV;
+        cw.no_header = 1;
+        cw.cols = &only;
+        cw.ncols = 1;
+        rc = tt_table_write(row, &cw, m);
+        fclose(m);
+        if (rc == 0 && len && buf[len - 1] == '\n')
+            buf[--len] = '\0';
+        if (rc == 0 && len && (tt_table_add_row(t) < 0 ||
+                               tt_table_set_text(t, 0, sum_cols[c].key) < 0 ||
+                               tt_table_set_text(t, 1, buf) < 0))
+            rc = TT_ENOMEM;
+        free(buf);
+        buf = NULL;
+    }
+    if (rc == 0)
+        rc = tt_table_write(t, &w, out);
+    if (rc == 0 && in->ncategories) {
+        fputc('\n', out);
+        rc = write_categories(in, &w, "(none)", limit, out);
+    }
+    tt_table_free(row);
+    tt_table_free(t);
+    return rc;
+}
+
+static int emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out, int first)
+{
+    int fmt = opts->version >= 2 ? opts->format : TT_FORMAT_TABLE;
+    int64_t limit = opts->version >= 2 ? opts->row_limit : -1;
+    int rc;
+    if (opts->json || fmt == TT_FORMAT_JSON)
+        rc = print_json(s, out, first, limit);
+    else if (fmt == TT_FORMAT_CSV)
+        rc = print_csv(s, out, first);
+    else if (fmt == TT_FORMAT_MARKDOWN)
+        rc = print_markdown(s, out, first, limit);
+    else {
+        if (!first)
+            fputc('\n', out);
+        rc = print_text(s, out, limit);
+    }
+    return rc < 0 ? tt_error_set(rc, "out of memory") : 0;
+}
+
+/* JSON, whichever way the options ask for it */
+static int wants_json(const tt_info_options *o)
+{
+    return o->json || (o->version >= 2 && o->format == TT_FORMAT_JSON);
+}
+
+/* Move a finished summary out of `in` (whose indexes are released). */
+static void take_summary(struct info *in, tt_info_summary *dst)
+{
+    *dst = in->s;
+    memset(&in->s, 0, sizeof(in->s));
+    info_release(in);
+}
+
+static void summary_release(tt_info_summary *s)
+{
+    struct info in;
+    memset(&in, 0, sizeof(in));
+    in.s = *s;
+    info_release(&in);
+    memset(s, 0, sizeof(*s));
+}
+
+void tt_info_result_free(tt_info_result *res)
+{
+    size_t i;
+    if (!res)
+        return;
+    for (i = 0; i < res->ntraces; i++)
+        summary_release(&res->traces[i]);
+    free(res->traces);
+    res->traces = NULL;
+    res->ntraces = 0;
+}
+
+/* ---- database ---- */
+
+static int64_t q1(tt_db *db, const char *sql, int64_t id)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static char *col_strdup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? strdup((const char *)s) : NULL;
+}
+
+static int info_from_db(tt_db *db, sqlite3_stmt *tr, struct info *in)
+{
+    sqlite3_stmt *st;
+    int rc;
+    in->s.trace_id = sqlite3_column_int64(tr, 0);
+    in->s.path = col_strdup(tr, 1);
+    in->s.format = col_strdup(tr, 2);
+    in->s.schema_version = col_strdup(tr, 3);
+    in->s.gzip = sqlite3_column_int(tr, 4);
+    in->s.bytes = sqlite3_column_int64(tr, 5);
+    if ((in->s.have_rank = sqlite3_column_type(tr, 6) != SQLITE_NULL))
+        in->s.rank = sqlite3_column_int64(tr, 6);
+    if ((in->s.have_world_size = sqlite3_column_type(tr, 7) != SQLITE_NULL))
+        in->s.world_size = sqlite3_column_int64(tr, 7);
+    if ((in->s.have_pid = sqlite3_column_type(tr, 8) != SQLITE_NULL))
+        in->s.pid = sqlite3_column_int64(tr, 8);
+    in->s.base_time_ns = sqlite3_column_int64(tr, 9);
+    if ((in->s.have_span = sqlite3_column_type(tr, 10) != SQLITE_NULL)) {
+        in->s.start_ns = sqlite3_column_int64(tr, 10);
+        in->s.end_ns = sqlite3_column_int64(tr, 11);
+    }
+    in->s.events = sqlite3_column_int64(tr, 12);
+    in->s.truncated = sqlite3_column_int(tr, 13);
+
+    if (tt_db_prepare(db, &st,
+                      "SELECT e.ph, c.s, count(*) FROM events AS e LEFT JOIN strings AS c"
+                      " ON c.id = e.cat WHERE e.trace_id = ?1 GROUP BY e.ph, e.cat") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, in->s.trace_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *ph = (const char *)sqlite3_column_text(st, 0);
+        if (add_cat(in, ph ? ph[0] : '?', (const char *)sqlite3_column_text(st, 1),
+                    sqlite3_column_int64(st, 2)) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return tt_db_error(db, "cannot count events");
+    if (tt_db_prepare(db, &st,
+                      "SELECT device, stream, count(*) FROM gpu_ops WHERE trace_id = ?1"
+                      " AND device IS NOT NULL AND stream IS NOT NULL GROUP BY 1, 2") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, in->s.trace_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        add_ds(in, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+               sqlite3_column_int64(st, 2));
+    sqlite3_finalize(st);
+    in->s.cpu_threads = q1(db, "SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM slices"
+                             " WHERE trace_id = ?1)", in->s.trace_id);
+    in->s.shapes = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND"
+                        " input_dims IS NOT NULL", in->s.trace_id);
+    in->s.memory_events = q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1", in->s.trace_id);
+    in->s.rf_ids = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND rf_id <> 0",
+                    in->s.trace_id);
+    in->s.flows = q1(db, "SELECT count(*) FROM flows WHERE trace_id = ?1", in->s.trace_id);
+    in->s.gpu_kernels = q1(db, "SELECT count(*) FROM gpu_ops WHERE trace_id = ?1 AND"
+                         " kind = 'kernel'", in->s.trace_id);
+    in->s.python_functions = q1(db, "SELECT count(*) FROM slices AS s JOIN strings AS c ON c.id = s.cat"
+                        " WHERE s.trace_id = ?1 AND c.s = 'python_function'", in->s.trace_id);
+    in->s.et_nodes = q1(db, "SELECT count(*) FROM et_nodes WHERE trace_id = ?1", in->s.trace_id);
+    in->s.memtl_rows = q1(db, "SELECT count(*) FROM memory_timeline WHERE trace_id = ?1",
+                        in->s.trace_id);
+    in->s.repaired = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
+                          " trace_id = ?1 AND kind = 'repaired'", in->s.trace_id);
+    in->s.skipped = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
+                         " trace_id = ?1 AND kind LIKE 'skipped%'", in->s.trace_id);
+    return 0;
+}
+
+typedef int (*summary_fn)(void *ctx, struct info *in); /* takes in->s over */
+
+static int each_db_trace(tt_db *db, const tt_info_options *opts, summary_fn fn, void *ctx,
+                         int *n)
+{
+    sqlite3_stmt *tr;
+    int rc;
+    if (tt_db_prepare(db, &tr,
+                      "SELECT id, path, format, schema_version, gzip, bytes, rank,"
+                      " world_size, pid, base_time_ns, start_ns, end_ns, events, truncated"
+                      " FROM traces WHERE ?1 = 0 OR id = ?1 ORDER BY id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(tr, 1, opts->trace_id);
+    while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
+        struct info in;
+        memset(&in, 0, sizeof(in));
+        if ((rc = info_from_db(db, tr, &in)) < 0 || (finish(&in.s), rc = fn(ctx, &in)) < 0) {
+            info_release(&in);
+            sqlite3_finalize(tr);
+            return rc;
+        }
+        info_release(&in);
+        (*n)++;
+    }
+    sqlite3_finalize(tr);
+    if (rc != SQLITE_DONE)
+        return tt_db_error(db, "cannot read traces");
+    return 0;
+}
+
+struct printer {
+    const tt_info_options *opts;
+    FILE *out;
+    int n;
+};
+
+static int print_one(void *ctx, struct info *in)
+{
+    struct printer *p = ctx;
+    return emit(&in->s, p->opts, p->out, p->n++ == 0);
+}
+
+static int collect_one(void *ctx, struct info *in)
+{
+    tt_info_result *res = ctx;
+    size_t alloc = res->ntraces; /* grows one by one: few traces */
+    if (TT_ALLOC_GROW(res->traces, res->ntraces + 1, alloc) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    take_summary(in, &res->traces[res->ntraces++]);
+    return 0;
+}
+
+static int none_found(tt_db *db, const tt_info_options *opts, int n)
+{
+    if (opts->trace_id && n == 0)
+        return tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no trace with id %" PRId64,
+                               opts->trace_id);
+    return 0;
+}
+
+int tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *res)
+{
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    int rc, n = 0;
+    memset(res, 0, sizeof(*res));
+    rc = each_db_trace(db, opts ? opts : &def, collect_one, res, &n);
+    if (rc == 0)
+        rc = none_found(db, opts ? opts : &def, n);
+    if (rc < 0)
+        tt_info_result_free(res);
+    return rc;
+}
+
+/* the rank overview, when the database holds several traces and no
+ * --trace picks one: 1 written, 0 not, or an error */
+static int print_ranks(tt_db *db, const tt_info_options *opts, FILE *out)
+{
+    int fmt = opts->version >= 2 ? opts->format : TT_FORMAT_TABLE;
+    tt_info_ranks r;
+    int rc;
+    if (opts->trace_id || (fmt == TT_FORMAT_CSV && !opts->json))
+        return 0;
+    if (opts->json)
+        fmt = TT_FORMAT_JSON;
+    if ((rc = tt_info_ranks_db(db, &r)) < 0)
+        return rc;
+    if (r.n < 2) {
+        tt_info_ranks_free(&r);
+        return 0;
+    }
+    if (fmt == TT_FORMAT_JSON)
+        fputs("{\"ranks\": ", out);
+    rc = tt__info_ranks_print(&r, fmt, out);
+    if (rc == 0 && fmt != TT_FORMAT_JSON)
+        fputc('\n', out);
+    tt_info_ranks_free(&r);
+    return rc < 0 ? rc : 1;
+}
+
+int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
+{
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    struct printer p;
+    int rc, n = 0;
+    if (!opts)
+        opts = &def;
+    p.opts = opts;
+    p.out = out;
+    p.n = 0;
+    if ((rc = print_ranks(db, opts, out)) < 0)
+        return rc;
+    if (wants_json(opts))
+        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
+    if ((rc = each_db_trace(db, opts, print_one, &p, &n)) < 0)
+        return rc;
+    if (wants_json(opts))
+        fputs("\n]}\n", out);
+    else if (n == 0 && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
+        fputs("no traces\n", out);
+    return none_found(db, opts, n);
+}
+
+/* ---- straight from a file ---- */
+
+static int id_same(const tt_id *a, const tt_id *b)
+{
+    if (a->present != b->present || a->is_str != b->is_str)
+        return 0;
+    return a->is_str ? !strcmp(a->str, b->str) : a->num == b->num;
+}
+
+static int add_thread(struct info *in, const tt_id *pid, const tt_id *tid)
+{
+    size_t j, n = in->nthr;
+    uint64_t h = hash_id(hash_id(7, pid), tid);
+    if (slots_reserve(&in->thr_ix, n + 1) < 0)
+        return TT_ENOMEM;
+    for (j = h & (in->thr_ix.cap - 1); in->thr_ix.v[j].i; j = (j + 1) & (in->thr_ix.cap - 1)) {
+        size_t i = in->thr_ix.v[j].i - 1;
+        if (in->thr_ix.v[j].h == h && id_same(&in->thr[2 * i], pid) && id_same(&in->thr[2 * i + 1], tid))
+            return 0;
+    }
+    if (TT_ALLOC_GROW(in->thr, 2 * (n + 1), in->athr) < 0)
+        return TT_ENOMEM;
+    in->thr[2 * n] = *pid;
+    in->thr[2 * n + 1] = *tid;
+    in->thr[2 * n].str = in->thr[2 * n + 1].str = NULL;
+    in->nthr++; /* from here info_release frees the copies */
+    if (pid->is_str && !(in->thr[2 * n].str = strdup(pid->str)))
+        return TT_ENOMEM;
+    if (tid->is_str && !(in->thr[2 * n + 1].str = strdup(tid->str)))
+        return TT_ENOMEM;
+    in->thr_ix.v[j].h = h;
+    in->thr_ix.v[j].i = n + 1;
+    in->s.cpu_threads++;
+    return 0;
+}
+
+static int f_event(void *ctx, const tt_event *ev)
+{
+    struct info *in = ctx;
+    if (!ev->ph)
+        return 0;
+    if (ev->ph != 'E' && add_cat(in, ev->ph, ev->cat, 1) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (ev->has_ts && ev->ph != 'M') {
+        int64_t end = tt_end_ns(ev->ts_ns, ev->has_dur ? ev->dur_ns : 0);
+        if (!in->s.have_span) {
+            in->s.start_ns = ev->ts_ns;
+            in->s.end_ns = end;
+            in->s.have_span = 1;
+        }
+        if (ev->ts_ns < in->s.start_ns)
+            in->s.start_ns = ev->ts_ns;
+        if (end > in->s.end_ns)
+            in->s.end_ns = end;
+    }
+    switch (ev->ph) {
+    case 'X':
+    case 'B': {
+        int c = tt_kineto_class(ev->cat);
+        if (c == TT_XC_SLICE) {
+            if (add_thread(in, &ev->pid, &ev->tid) < 0)
+                return tt_error_set(TT_ENOMEM, "out of memory");
+            if (ev->input_dims)
+                in->s.shapes++;
+            if ((ev->have & TT_A_RF_ID) && ev->rf_id != 0)
+                in->s.rf_ids++;
+            if (ev->cat && !strcmp(ev->cat, "python_function"))
+                in->s.python_functions++;
+            if (!in->s.have_pid && ev->cat && !ev->pid.is_str && ev->pid.present &&
+                (!strcmp(ev->cat, "cpu_op") || !strcmp(ev->cat, "Operator"))) {
+                in->s.pid = ev->pid.num;
+                in->s.have_pid = 1;
+            }
+        } else if (c != TT_XC_RUNTIME) {
+            int64_t dev = (ev->have & TT_A_DEVICE) ? ev->device : ev->pid.num;
+            int64_t str = (ev->have & TT_A_STREAM) ? ev->stream : ev->tid.num;
+            if (((ev->have & TT_A_DEVICE) || (ev->pid.present && !ev->pid.is_str)) &&
+                ((ev->have & TT_A_STREAM) || (ev->tid.present && !ev->tid.is_str)))
+                add_ds(in, dev, str, 1);
+            if (c == TT_XC_KERNEL)
+                in->s.gpu_kernels++;
+        }
+        break;
+    }
+    case 'i':
+    case 'I':
+        if (!strcmp(ev->name, "[memory]") || !strcmp(ev->name, "[OutOfMemory]"))
+            in->s.memory_events++;
+        break;
+    case 's':
+    case 'f':
+    case 't':
+        in->s.flows++;
+        break;
+    case 'M':
+        if (ev->arg_labels && !strcmp(ev->arg_labels, "CPU") && ev->pid.present &&
+            !ev->pid.is_str) {
+            in->s.pid = ev->pid.num;
+            in->s.have_pid = 1;
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int f_node(void *ctx, const tt_et_node *n)
+{
+    struct info *in = ctx;
+    (void)n;
+    in->s.et_nodes++;
+    return 0;
+}
+
+static int f_memrow(void *ctx, const tt_memrow *m)
+{
+    struct info *in = ctx;
+    in->s.memtl_rows++;
+    if (m->ts < 0) /* torch's -1: live before the profile, not a time */
+        return 0;
+    if (!in->s.have_span || m->ts < in->s.start_ns)
+        in->s.start_ns = m->ts;
+    if (!in->s.have_span || m->ts > in->s.end_ns)
+        in->s.end_ns = m->ts;
+    in->s.have_span = 1;
+    return 0;
+}
+
+static int f_meta(void *ctx, const char *key, const char *json, size_t len)
+{
+    struct info *in = ctx;
+    if (tt_kineto_meta_key(&in->meta, key, json, len) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (!strcmp(key, "pid") && in->meta.have_pid) { /* in stream order, as ingest */
+        in->s.pid = in->meta.pid;
+        in->s.have_pid = 1;
+    }
+    return 0;
+}
+
+/* the top-level keys into the summary, as the ingest stores them */
+static void take_meta(struct info *in)
+{
+    tt_kineto_meta *m = &in->meta;
+    if (m->have_base)
+        in->s.base_time_ns = m->base_time_ns;
+    in->s.schema_version = m->schema_version;
+    m->schema_version = NULL;
+    if (m->have_rank) {
+        in->s.rank = m->rank;
+        in->s.have_rank = 1;
+    }
+    if (m->have_world) {
+        in->s.world_size = m->world_size;
+        in->s.have_world_size = 1;
+    }
+    tt_kineto_meta_release(m);
+}
+
+static int file_summary(const char *path, struct info *in)
+{
+    tt_trace_sink sink;
+    tt_read_stats st;
+    int rc;
+    int64_t r;
+    memset(in, 0, sizeof(*in));
+    memset(&sink, 0, sizeof(sink));
+    sink.ctx = in;
+    sink.on_event = f_event;
+    sink.on_et_node = f_node;
+    sink.on_memrow = f_memrow;
+    sink.on_meta = f_meta;
+    rc = tt_read_trace(path, &sink, NULL, &st);
+    take_meta(in);
+    if (rc < 0) {
+        info_release(in);
+        return rc;
+    }
+    in->s.path = strdup(path);
+    in->s.format = strdup(tt_format_name(st.format));
+    if (!in->s.path || !in->s.format) {
+        info_release(in);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    in->s.gzip = st.gzip;
+    in->s.bytes = st.bytes;
+    in->s.events = st.events;
+    in->s.repaired = st.repaired;
+    in->s.skipped = st.skipped;
+    if (!in->s.have_rank && tt_rank_from_name(path, &r)) {
+        in->s.rank = r;
+        in->s.have_rank = 1;
+    }
+    finish(&in->s);
+    return 0;
+}
+
+int tt_info_file_result(const char *path, const tt_info_options *opts, tt_info_result *res)
+{
+    struct info in;
+    int rc;
+    (void)opts;
+    memset(res, 0, sizeof(*res));
+    if ((rc = file_summary(path, &in)) < 0)
+        return rc;
+    if (!(res->traces = calloc(1, sizeof(*res->traces)))) {
+        info_release(&in);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    take_summary(&in, &res->traces[0]);
+    res->ntraces = 1;
+    return 0;
+}
+
+int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
+{
+    struct info in;
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    int rc;
+    if (!opts)
+        opts = &def;
+    if ((rc = file_summary(path, &in)) < 0)
+        return rc;
+    if (wants_json(opts))
+        fputs("{\"traces\": [\n", out);
+    rc = emit(&in.s, opts, out, 1);
+    if (wants_json(opts) && rc == 0)
+        fputs("\n]}\n", out);
+    info_release(&in);
+    return rc;
+}

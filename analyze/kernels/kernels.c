@@ -1,0 +1,589 @@
+/*
+ * analyze/kernels/kernels.c - `tracetool kernels`: GPU kernel and memory-operation
+ * summaries in the shape of Nsight Systems' cuda_gpu_kern_sum /
+ * cuda_gpu_mem_time_sum (Time %, Total, Instances, Avg, Med, Min, Max,
+ * StdDev, Name), from the gpu_ops table.
+ *
+ * Two passes over SQL, so memory stays bounded whatever the trace size: the
+ * first aggregates count/sum/min/max/sum of squares per group; the second
+ * streams each group's durations in sorted order and picks the median. Each
+ * summary is computed into a tt_kern_summary (tt_kernels_db_result returns
+ * them) and printed through the table writer (tracetool/table.h).
+ */
+#include "common/compat.h"
+#include "common/tmath.h"
+#include "common/buf.h"
+#include "store/db_internal.h"
+#include "analyze/kernels/kernels_state.h"
+#include "tracetool/table.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+static const char *group_expr(int by, int memory)
+{
+    if (memory)
+        return "g.kind || ' ' || coalesce(g.copy_kind, '?')";
+    switch (by) {
+    case TT_KERN_BY_LAUNCH:
+        return "n.s || ' grid(' || coalesce(g.grid_x, '?') || ',' || coalesce(g.grid_y, '?') ||"
+               " ',' || coalesce(g.grid_z, '?') || ') block(' || coalesce(g.block_x, '?') || ',' ||"
+               " coalesce(g.block_y, '?') || ',' || coalesce(g.block_z, '?') || ')'";
+    case TT_KERN_BY_STREAM:
+        return "'device ' || coalesce(g.device, '?') || ' stream ' || coalesce(g.stream, '?')";
+    case TT_KERN_BY_OP:
+        return "coalesce((SELECT os.s FROM slices AS o JOIN strings AS os ON os.id = o.name"
+               " WHERE o.id = g.op_id), '[no CPU op]')";
+    default: /* by name, and the runtime calls */
+        return "n.s";
+    }
+}
+
+static void summary_release(tt_kern_summary *s)
+{
+    size_t i;
+    for (i = 0; i < s->nrows; i++)
+        free(s->rows[i].name);
+    free(s->rows);
+    free(s->path);
+    memset(s, 0, sizeof(*s));
+}
+
+/* FROM ... WHERE of a summary's values (AS v), bytes (AS b), groups (AS grp) */
+static void add_source(tt_buf *sql, int by, int memory, int steps)
+{
+    const char *grp = group_expr(by, memory);
+    if (by == TT_KERN_BY_RUNTIME)
+        tt_buf_addf(sql, "SELECT %s AS grp, g.dur AS v, 0 AS b FROM runtime AS g"
+                           " JOIN strings AS n ON n.id = g.name"
+                           " WHERE g.trace_id = ?1 AND g.dur IS NOT NULL%s", grp,
+                    steps ? TT__KERN_IN_STEPS("g.ts") : "");
+    else
+        tt_buf_addf(sql, "SELECT %s AS grp, g.%s AS v, g.bytes AS b FROM gpu_ops AS g"
+                         " JOIN strings AS n ON n.id = g.name"
+                         " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.%s IS NOT NULL%s",
+                    grp, by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur",
+                    memory ? "('memcpy', 'memset')" : "('kernel')",
+                    by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur",
+                    steps ? TT__KERN_IN_STEPS(TT__KERN_LAUNCH_TS) : "");
+}
+
+static int prepare_groups(tt_db *db, sqlite3_stmt **st, const tt_kern_summary *s, int values,
+                          int steps)
+{
+    tt_buf sql = TT_BUF_INIT;
+    if (values) {
+        tt_buf_addstr(&sql, "SELECT grp, v FROM (");
+        add_source(&sql, s->by, s->memory, steps);
+        tt_buf_addstr(&sql, ") ORDER BY grp, v");
+    } else {
+        tt_buf_addstr(&sql, "SELECT grp, count(*), tt_satsum(v), min(v), max(v),"
+                            " coalesce(tt_satsum(b), 0) FROM (");
+        add_source(&sql, s->by, s->memory, steps);
+        tt_buf_addstr(&sql, ") GROUP BY grp ORDER BY grp");
+    }
+    if (sql.oom) {
+        tt_buf_release(&sql);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    if (tt_db_prepare(db, st, sql.buf) < 0) {
+        tt_buf_release(&sql);
+        return TT_EDB;
+    }
+    tt_buf_release(&sql);
+    sqlite3_bind_int64(*st, 1, s->trace_id);
+    return 0;
+}
+
+static void groups_free(tt__kgroup *g, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        free(g[i].name);
+    free(g);
+}
+
+/* Pass 1: count, total, min, max, bytes per group (in SQL's group order). */
+static int load_groups(tt_db *db, const tt_kern_summary *s, tt__kgroup **out, size_t *n,
+                       int steps)
+{
+    sqlite3_stmt *st;
+    size_t alloc = 0;
+    int rc, r;
+    if ((rc = prepare_groups(db, &st, s, 0, steps)) < 0)
+        return rc;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *lab = (const char *)sqlite3_column_text(st, 0);
+        tt__kgroup *x;
+        if (TT_ALLOC_GROW(*out, *n + 1, alloc) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        x = &(*out)[*n];
+        memset(x, 0, sizeof(*x));
+        if (!(x->name = strdup(lab ? lab : "?"))) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        (*n)++;
+        x->n = sqlite3_column_int64(st, 1);
+        x->total = sqlite3_column_int64(st, 2);
+        x->min = sqlite3_column_int64(st, 3);
+        x->max = sqlite3_column_int64(st, 4);
+        x->bytes = sqlite3_column_int64(st, 5);
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE)
+        return tt_db_error(db, "cannot summarise GPU activities");
+    return 0;
+}
+
+/* Pass 2: each group's values in sorted order, groups in pass 1's order:
+ * one sort of all values, the median picked and the squared deviations
+ * from the mean summed while streaming. */
+static int load_medians(tt_db *db, const tt_kern_summary *s, tt__kgroup *g, size_t n, int steps)
+{
+    sqlite3_stmt *st;
+    size_t k;
+    int rc;
+    if ((rc = prepare_groups(db, &st, s, 1, steps)) < 0)
+        return rc;
+    for (k = 0; k < n; k++) {
+        tt__kgroup *x = &g[k];
+        int64_t j, lo = (x->n - 1) / 2, hi = x->n / 2, vlo = 0, vhi = 0;
+        double mean = (double)x->total / (double)x->n;
+        for (j = 0; j < x->n; j++) {
+            int64_t v;
+            double dev;
+            if (sqlite3_step(st) != SQLITE_ROW) {
+                rc = tt_db_error(db, "cannot read GPU activity durations");
+                sqlite3_finalize(st);
+                return rc;
+            }
+            v = sqlite3_column_int64(st, 1);
+            if (j == lo)
+                vlo = v;
+            if (j == hi)
+                vhi = v;
+            dev = (double)v - mean;
+            x->m2 += dev * dev;
+        }
+        x->med = ((double)vlo + (double)vhi) / 2.0;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* One summary (TT__KSUM_*) of one trace. */
+static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, const char *path,
+                           int memory, tt_kern_summary *s)
+{
+    tt__kgroup *g = NULL;
+    size_t n = 0;
+    int rc;
+    memset(s, 0, sizeof(*s));
+    s->trace_id = trace;
+    s->memory = memory;
+    s->by = o->by;
+    if (!(s->path = strdup(path)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    rc = tt__kern_step_windows(db, o, trace);
+    if (rc == 0)
+        rc = load_groups(db, s, &g, &n, tt__kern_steps_on(o));
+    if (rc == 0)
+        rc = load_medians(db, s, g, n, tt__kern_steps_on(o));
+    if (rc == 0) {
+        rc = tt__kern_finish(s, o, g, n);
+        free(g);
+    } else {
+        groups_free(g, n);
+    }
+    if (rc < 0)
+        summary_release(s);
+    return rc;
+}
+
+/* ---- printing, through the table writer ---- */
+
+enum { C_TRACE, C_WHAT, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN, C_MAX, C_SD, C_BYTES,
+       C_GBPS, C_NAME, C_CALLS, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B, C_MAX_B, C_SD_B, C_OPER,
+       C_COUNT };
+
+/* Nsight's cuda_gpu_kern_sum, cuda_api_sum and cuda_gpu_mem_size_sum layouts
+ * in text; csv/json keys as before */
+static const tt_table_col kern_cols[C_COUNT] = {
+    { "Trace", "trace_id", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
+    { "What", "what", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, 0 },
+    { "Time (%)", "time_pct", TT_COL_PCT, 0, 0, 8, 4, 1, 0, 0 },
+    { "Total Time (ns)", "total_ns", TT_COL_NS, 0, 0, 15, 0, 0, 0, 0 },
+    { "Instances", "count", TT_COL_INT, 0, 0, 9, 0, 0, 0, 0 },
+    { "Avg (ns)", "avg_ns", TT_COL_NS, 0, TT_ALIGN_CENTER, 12, 3, 1, 0, 0 },
+    { "Med (ns)", "med_ns", TT_COL_NS, 0, TT_ALIGN_CENTER, 12, 1, 1, 0, 0 },
+    { "Min (ns)", "min_ns", TT_COL_NS, 0, TT_ALIGN_LEFT, 10, 0, 0, 0, 0 },
+    { "Max (ns)", "max_ns", TT_COL_NS, 0, TT_ALIGN_LEFT, 10, 0, 0, 0, 0 },
+    { "StdDev (ns)", "stddev_ns", TT_COL_NS, 0, 0, 11, 3, 1, 0, 0 },
+    { "Total (MB)", "bytes", TT_COL_BYTES, 0, TT_ALIGN_LEFT, 10, 0, 3, 1e6, 0 },
+    { "GB/s", "gb_per_s", TT_COL_FLOAT, 0, TT_ALIGN_LEFT, 7, 3, 2, 0, 0 },
+    { "Name", "name", TT_COL_TEXT, 0, 0, 50, 0, 0, 0, TT_COL_QUOTE },
+    { "Num Calls", "count", TT_COL_INT, 0, 0, 9, 0, 0, 0, 0 },
+    { "Count", "count", TT_COL_INT, 0, 0, 9, 0, 0, 0, 0 },
+    { "Avg (MB)", "avg_bytes", TT_COL_BYTES, 0, 0, 10, 3, 3, 1e6, 0 },
+    { "Med (MB)", "med_bytes", TT_COL_BYTES, 0, 0, 10, 1, 3, 1e6, 0 },
+    { "Min (MB)", "min_bytes", TT_COL_BYTES, 0, 0, 10, 0, 3, 1e6, 0 },
+    { "Max (MB)", "max_bytes", TT_COL_BYTES, 0, 0, 10, 0, 3, 1e6, 0 },
+    { "StdDev (MB)", "stddev_bytes", TT_COL_BYTES, 0, 0, 11, 3, 3, 1e6, 0 },
+    { "Operation", "name", TT_COL_TEXT, 0, 0, 20, 0, 0, 0, TT_COL_QUOTE },
+};
+
+/* the columns of one layout per kind of summary: text/markdown, CSV, JSON */
+struct layout {
+    const size_t *text, *csv, *json;
+    size_t ntext, ncsv, njson;
+};
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+#define LAYOUT(t, c, j) { t, c, j, NCOLS(t), NCOLS(c), NCOLS(j) }
+
+static const size_t text_kern[] = { C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN, C_MAX, C_SD,
+                                    C_NAME };
+static const size_t text_mem[] = { C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN, C_MAX, C_SD,
+                                   C_BYTES, C_GBPS, C_NAME };
+static const size_t csv_cols[] = { C_TRACE, C_WHAT, C_PCT, C_TOTAL, C_N, C_AVG, C_MED,
+                                   C_MIN, C_MAX, C_SD, C_BYTES, C_GBPS, C_NAME };
+static const size_t json_kern[] = { C_NAME, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN,
+                                    C_MAX, C_SD };
+static const size_t json_mem[] = { C_NAME, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN,
+                                   C_MAX, C_SD, C_BYTES, C_GBPS };
+static const size_t text_rt[] = { C_PCT, C_TOTAL, C_CALLS, C_AVG, C_MED, C_MIN, C_MAX, C_SD,
+                                  C_NAME };
+static const size_t csv_rt[] = { C_TRACE, C_WHAT, C_PCT, C_TOTAL, C_CALLS, C_AVG, C_MED,
+                                 C_MIN, C_MAX, C_SD, C_NAME };
+static const size_t text_size[] = { C_BYTES, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B, C_MAX_B,
+                                    C_SD_B, C_OPER };
+static const size_t csv_size[] = { C_TRACE, C_WHAT, C_BYTES, C_COUNT_B, C_AVG_B, C_MED_B,
+                                   C_MIN_B, C_MAX_B, C_SD_B, C_OPER };
+static const size_t json_size[] = { C_OPER, C_BYTES, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B,
+                                    C_MAX_B, C_SD_B };
+
+static const struct layout layout_kern = LAYOUT(text_kern, csv_cols, json_kern);
+static const struct layout layout_mem = LAYOUT(text_mem, csv_cols, json_mem);
+static const struct layout layout_rt = LAYOUT(text_rt, csv_rt, json_kern);
+static const struct layout layout_size = LAYOUT(text_size, csv_size, json_size);
+
+static const struct layout *layout_of(const tt_kern_summary *s)
+{
+    if (s->by == TT_KERN_BY_RUNTIME)
+        return &layout_rt;
+    if (s->by == TT_KERN_BY_MEMSIZE)
+        return &layout_size;
+    return s->memory ? &layout_mem : &layout_kern;
+}
+
+/* the summary's kind: CSV's `what`, JSON's "what" */
+static const char *what_name(const tt_kern_summary *s)
+{
+    if (s->by == TT_KERN_BY_RUNTIME)
+        return "runtime";
+    if (s->by == TT_KERN_BY_MEMSIZE)
+        return "memory_size";
+    return s->memory ? "memory" : "kernels";
+}
+
+static void set_row(tt_table *t, const tt_kern_summary *s, const tt_kern_row *x)
+{
+    tt_table_set_int(t, C_TRACE, s->trace_id);
+    tt_table_set_int(t, C_N, x->instances);
+    tt_table_set_int(t, C_CALLS, x->instances);
+    tt_table_set_int(t, C_COUNT_B, x->instances);
+    tt_table_set_int(t, C_BYTES, x->bytes);
+    if (s->by == TT_KERN_BY_MEMSIZE) {
+        tt_table_set_float(t, C_AVG_B, x->avg_bytes);
+        tt_table_set_float(t, C_MED_B, x->med_bytes);
+        tt_table_set_int(t, C_MIN_B, x->min_bytes);
+        tt_table_set_int(t, C_MAX_B, x->max_bytes);
+        tt_table_set_float(t, C_SD_B, x->stddev_bytes);
+        return;
+    }
+    tt_table_set_float(t, C_PCT, x->time_pct);
+    tt_table_set_int(t, C_TOTAL, x->total_ns);
+    tt_table_set_float(t, C_AVG, x->avg_ns);
+    tt_table_set_float(t, C_MED, x->med_ns);
+    tt_table_set_int(t, C_MIN, x->min_ns);
+    tt_table_set_int(t, C_MAX, x->max_ns);
+    tt_table_set_float(t, C_SD, x->stddev_ns);
+    tt_table_set_float(t, C_GBPS, x->gb_per_s);
+}
+
+static tt_table *summary_table(const tt_kern_summary *s)
+{
+    tt_table *t = tt_table_new(kern_cols, C_COUNT);
+    size_t k;
+    for (k = 0; t && k < s->nrows; k++) {
+        const tt_kern_row *x = &s->rows[k];
+        if (tt_table_add_row(t) < 0 || tt_table_set_text(t, C_NAME, x->name) < 0 ||
+            tt_table_set_text(t, C_OPER, x->name) < 0 ||
+            tt_table_set_text(t, C_WHAT, what_name(s)) < 0) {
+            tt_table_free(t);
+            return NULL;
+        }
+        set_row(t, s, x);
+    }
+    return t;
+}
+
+static const char *by_name(int by)
+{
+    return by == TT_KERN_BY_LAUNCH ? "launch" : by == TT_KERN_BY_STREAM ? "stream"
+                                              : by == TT_KERN_BY_OP     ? "op"
+                                                                        : "name";
+}
+
+static const char *title_of(const tt_kern_summary *s)
+{
+    if (s->by == TT_KERN_BY_RUNTIME)
+        return "CUDA/HIP runtime call summary";
+    if (s->by == TT_KERN_BY_MEMSIZE)
+        return "GPU memory operation summary by size";
+    return s->memory ? "GPU memory operation summary" : "GPU kernel summary";
+}
+
+/* The lines above a summary's table (JSON: the object up to "rows": ). */
+static void print_head(const tt_kern_summary *s, int format, FILE *out, int first)
+{
+    if (format == TT_FORMAT_JSON) {
+        tt_buf lb = TT_BUF_INIT;
+        int size = s->by == TT_KERN_BY_MEMSIZE;
+        tt_buf_add_json_string(&lb, s->path, strlen(s->path));
+        fprintf(out, "%s{\"trace_id\": %" PRId64 ", \"path\": %s, \"what\": \"%s\","
+                     " \"group_by\": \"%s\", \"%s\": %" PRId64 ", \"rows\": ",
+                first ? "" : ",\n", s->trace_id, lb.buf, what_name(s),
+                s->memory ? "kind" : by_name(s->by), size ? "total_bytes" : "total_ns",
+                size ? s->total_bytes : s->total_ns);
+        tt_buf_release(&lb);
+    } else if (format == TT_FORMAT_MARKDOWN) {
+        fprintf(out, "%s### %s, trace %" PRId64 ": ", first ? "" : "\n", title_of(s),
+                s->trace_id);
+        tt_table_markdown_text(out, s->path);
+        fputs("\n\n", out);
+    } else if (format != TT_FORMAT_CSV) {
+        tt_buf v = TT_BUF_INIT;
+        fprintf(out, "%s%s, trace %" PRId64 ": %s\n\n", first ? "" : "\n", title_of(s),
+                s->trace_id, tt_visible(&v, s->path));
+        tt_buf_release(&v);
+    }
+}
+
+static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FILE *out,
+                         int first)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    const struct layout *l = layout_of(s);
+    tt_table *t;
+    int rc;
+    print_head(s, o->format, out, first);
+    if (o->format == TT_FORMAT_MARKDOWN && s->ngroups == 0) {
+        fputs("(none)\n", out);
+        return 0;
+    }
+    if (!(t = summary_table(s)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    switch (o->format) {
+    case TT_FORMAT_JSON:
+        w.format = TT_FORMAT_JSON;
+        w.cols = l->json;
+        w.ncols = l->njson;
+        w.indent = "  ";
+        break;
+    case TT_FORMAT_CSV:
+        w.format = TT_FORMAT_CSV;
+        w.cols = l->csv;
+        w.ncols = l->ncsv;
+        w.no_header = !first;
+        break;
+    default:
+        w.format = o->format == TT_FORMAT_MARKDOWN ? TT_FORMAT_MARKDOWN : TT_FORMAT_TABLE;
+        w.cols = l->text;
+        w.ncols = l->ntext;
+        w.indent = " ";
+    }
+    rc = tt_table_write(t, &w, out);
+    tt_table_free(t);
+    if (o->format == TT_FORMAT_JSON)
+        fputc('}', out);
+    else if (o->format == TT_FORMAT_TABLE && s->ngroups == 0)
+        fputs(" (none)\n", out);
+    return rc;
+}
+
+/* ---- the traces of a database ---- */
+
+static int collect_one(tt_kern_result *res, tt_kern_summary *s)
+{
+    size_t alloc = res->nsummaries; /* grows one by one: few summaries */
+    if (TT_ALLOC_GROW(res->summaries, res->nsummaries + 1, alloc) < 0) {
+        summary_release(s);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    res->summaries[res->nsummaries++] = *s;
+    return 0;
+}
+
+/* Adds each wanted summary of the selected traces to res; *any: whether a
+ * trace matched. */
+static int each_summary(tt_db *db, const tt_kern_options *o, tt_kern_result *res, int *any)
+{
+    sqlite3_stmt *tr;
+    int rc = 0, m;
+    if (tt_db_prepare(db, &tr,
+                      "SELECT id, path FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
+                      " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2) ORDER BY rank, id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(tr, 1, o->trace_id);
+    sqlite3_bind_int64(tr, 2, o->rank);
+    while (rc == 0 && sqlite3_step(tr) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(tr, 0);
+        const char *p = (const char *)sqlite3_column_text(tr, 1);
+        *any = 1;
+        for (m = 0; rc == 0 && m < 2; m++) {
+            tt_kern_summary s;
+            if (!tt__kern_wants(o, m))
+                continue;
+            if ((rc = compute_summary(db, o, id, p ? p : "", m, &s)) == 0)
+                rc = collect_one(res, &s);
+        }
+    }
+    sqlite3_finalize(tr);
+    return rc;
+}
+
+static int none_found(tt_db *db, const tt_kern_options *o)
+{
+    return tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
+}
+
+void tt_kern_result_free(tt_kern_result *res)
+{
+    size_t i;
+    if (!res)
+        return;
+    for (i = 0; i < res->nsummaries; i++)
+        summary_release(&res->summaries[i]);
+    free(res->summaries);
+    res->summaries = NULL;
+    res->nsummaries = 0;
+}
+
+/* BY_RUNTIME, BY_MEMSIZE: an error when no summary has a row */
+static int check_found(const tt_kern_result *res, const tt_kern_options *o, const char *src,
+                       int file)
+{
+    size_t i;
+    if (o->by != TT_KERN_BY_RUNTIME && o->by != TT_KERN_BY_MEMSIZE)
+        return 0;
+    for (i = 0; i < res->nsummaries; i++)
+        if (res->summaries[i].ngroups)
+            return 0;
+    return tt__kern_nothing(src, file, o);
+}
+
+static int not_activities(void)
+{
+    return tt_error_set(TT_EINVALID, "kernels --by activity has no summary (see "
+                                     "tt_kernels_db_activities)");
+}
+
+int tt_kernels_db_result(tt_db *db, const tt_kern_options *o, tt_kern_result *res)
+{
+    int rc, any = 0;
+    memset(res, 0, sizeof(*res));
+    if (o->by == TT_KERN_BY_ACTIVITY)
+        return not_activities();
+    rc = each_summary(db, o, res, &any);
+    if (rc == 0 && !any)
+        rc = none_found(db, o);
+    if (rc == 0)
+        rc = check_found(res, o, db->source ? db->source : db->path, db->source != NULL);
+    if (rc < 0)
+        tt_kern_result_free(res);
+    return rc;
+}
+
+/* a file is read without a database unless the grouping needs the links
+ * (--by op) or a filter asks for a trace id, a rank or steps */
+static int file_streams(const tt_kern_options *o)
+{
+    return o->by != TT_KERN_BY_OP && o->trace_id <= 1 && o->rank < 0 && !tt__kern_steps_on(o);
+}
+
+int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_kern_result *res)
+{
+    tt_kern_summary two[2];
+    tt_db *db;
+    int rc, m;
+    memset(res, 0, sizeof(*res));
+    if (opts->by == TT_KERN_BY_ACTIVITY)
+        return not_activities();
+    if (!file_streams(opts)) {
+        if ((rc = tt__open_ingested_temp(&db, path)) < 0)
+            return rc;
+        rc = tt_kernels_db_result(db, opts, res);
+        tt_db_free(db);
+        return rc;
+    }
+    rc = tt__kernels_stream(path, opts, two);
+    for (m = 0; m < 2; m++) {
+        if (rc == 0 && tt__kern_wants(opts, m))
+            rc = collect_one(res, &two[m]);
+        else
+            summary_release(&two[m]);
+    }
+    if (rc == 0)
+        rc = check_found(res, opts, path, 1);
+    if (rc < 0)
+        tt_kern_result_free(res);
+    return rc;
+}
+
+static int print_result(const tt_kern_result *res, const tt_kern_options *o, FILE *out)
+{
+    size_t i;
+    int rc = 0;
+    if (o->format == TT_FORMAT_JSON)
+        fputs("{\"summaries\": [", out);
+    for (i = 0; rc == 0 && i < res->nsummaries; i++)
+        rc = print_summary(&res->summaries[i], o, out, i == 0);
+    if (o->format == TT_FORMAT_JSON && rc == 0)
+        fputs("\n]}\n", out);
+    return rc;
+}
+
+int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
+{
+    tt_kern_result res;
+    int rc;
+    if (o->by == TT_KERN_BY_ACTIVITY)
+        return tt__kern_print_activities_db(db, o, out);
+    if ((rc = tt_kernels_db_result(db, o, &res)) < 0)
+        return rc;
+    rc = print_result(&res, o, out);
+    tt_kern_result_free(&res);
+    return rc;
+}
+
+int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
+{
+    tt_kern_result res;
+    int rc;
+    if (opts->by == TT_KERN_BY_ACTIVITY) {
+        tt_db *db;
+        if ((rc = tt__kern_open_activities(&db, path)) < 0)
+            return rc;
+        rc = tt__kern_print_activities_db(db, opts, out);
+        tt_db_free(db);
+        return rc;
+    }
+    if ((rc = tt_kernels_file_result(path, opts, &res)) < 0)
+        return rc;
+    rc = print_result(&res, opts, out);
+    tt_kern_result_free(&res);
+    return rc;
+}

@@ -1,0 +1,1130 @@
+/*
+ * analyze/memtimeline/memtimeline.c - `tracetool memtimeline`: torch's memory timeline
+ * (docs/TORCH.md 4) rebuilt from the [memory] events of a stored trace, or
+ * re-rendered from torch's own raw export.
+ *
+ * The classifying passes (memtimeline_passes.c, memtimeline_et.c) leave each
+ * event's context and each allocation's category in temp tables; the
+ * emission pass here reads the events once more in time order and builds a
+ * tt_memtl_result: the timeline tuples (PREEXISTING, CREATE, DESTROY) in
+ * torch's order, coalesced per torch's _coalesce_timeline into [times,
+ * sizes], a peak-preserving downsampled copy for the plot and the largest
+ * blocks live at the allocator's peak. The writers turn the result into
+ * .json / .json.gz, .png or .html; only the .raw.json.gz rows are streamed
+ * while the pass runs. Memory is bounded by the allocations live at one time
+ * (plus the coalesced series when a caller asks for it).
+ */
+#include "common/compat.h"
+#include "common/buf.h"
+#include "common/log.h"
+#include "analyze/memtimeline/memtimeline_state.h"
+#include "store/records.h"
+#include "tracetool/crosscheck.h"
+#include "tracetool/render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ---- output sink: plain file, gzip or stdout ---- */
+
+struct out {
+    FILE *f;
+    gzFile gz;
+    int err;
+    int part_slot; /* tt__partial_add's slot of the part file, or -1 */
+};
+
+static void out_write(struct out *o, const char *s, size_t n)
+{
+    if (o->err || !n)
+        return;
+    if (o->gz) {
+        if (gzwrite(o->gz, s, (unsigned)n) != (int)n)
+            o->err = 1;
+    } else if (fwrite(s, 1, n, o->f) != n) {
+        o->err = 1;
+    }
+}
+
+static void out_str(struct out *o, const char *s)
+{
+    out_write(o, s, strlen(s));
+}
+
+/* ---- downsampled series for the plot ---- */
+
+struct series {
+    int64_t t0, t1;
+    size_t n;
+    int64_t *t, *sizes; /* up to 2 * MAX_BUCKETS points */
+    int64_t bucket;     /* current bucket */
+    int64_t bmax_t, bmin_t, bmax[NCOL], bmin[NCOL], bmax_tot, bmin_tot;
+    int have;
+};
+
+static int64_t total_of(const int64_t *s)
+{
+    int64_t t = 0;
+    int c;
+    for (c = 1; c < NCOL; c++)
+        t += s[c];
+    return t;
+}
+
+static void series_flush(struct series *s)
+{
+    if (!s->have)
+        return;
+    /* keep the bucket's lowest and highest points, in time order */
+    if (s->bmin_t < s->bmax_t) {
+        s->t[s->n] = s->bmin_t;
+        memcpy(&s->sizes[s->n * NCOL], s->bmin, sizeof(s->bmin));
+        s->n++;
+    }
+    s->t[s->n] = s->bmax_t;
+    memcpy(&s->sizes[s->n * NCOL], s->bmax, sizeof(s->bmax));
+    s->n++;
+    if (s->bmin_t > s->bmax_t) {
+        s->t[s->n] = s->bmin_t;
+        memcpy(&s->sizes[s->n * NCOL], s->bmin, sizeof(s->bmin));
+        s->n++;
+    }
+    s->have = 0;
+}
+
+static void series_add(struct series *s, int64_t t, const int64_t *sz)
+{
+    int64_t span = s->t1 > s->t0 ? s->t1 - s->t0 : 1;
+    int64_t b = (int64_t)((double)(t - s->t0) / (double)span * (MAX_BUCKETS - 1));
+    int64_t tot = total_of(sz);
+    if (b != s->bucket)
+        series_flush(s);
+    s->bucket = b;
+    if (!s->have || tot >= s->bmax_tot) {
+        s->bmax_tot = tot;
+        s->bmax_t = t;
+        memcpy(s->bmax, sz, sizeof(s->bmax));
+    }
+    if (!s->have || tot < s->bmin_tot) {
+        s->bmin_tot = tot;
+        s->bmin_t = t;
+        memcpy(s->bmin, sz, sizeof(s->bmin));
+    }
+    s->have = 1;
+}
+
+/*
+ * torch computes int(t / 1000) in Python: the exact quotient rounded to the
+ * nearest double (half to even), then truncated. For 19-digit ns times that
+ * is q + 1 when the remainder rounds up to a whole unit; reproduce it
+ * exactly with integers (q < 2^53 for any epoch time in µs).
+ */
+static int64_t py_div1000(int64_t t)
+{
+    int64_t q, r, n, rem;
+    int e, m;
+    if (t < 0)
+        return t == INT64_MIN ? INT64_MIN / 1000 : -py_div1000(-t);
+    q = t / 1000;
+    r = t % 1000;
+    if (q == 0)
+        return 0;
+    e = 63 - __builtin_clzll((unsigned long long)q);
+    if (e >= 53)
+        return q;
+    m = 52 - e; /* the double's spacing near q is 2^-m */
+    n = (r << m) / 1000;
+    rem = (r << m) % 1000;
+    if (rem * 2 > 1000 || (rem * 2 == 1000 && (n & 1)))
+        n++;
+    return n >= ((int64_t)1 << m) ? q + 1 : q;
+}
+
+/* ---- device selection ---- */
+
+/* "cuda:0 (8220 events), cpu (4618 events)": the devices with [memory] events */
+static void devices_present(tt_db *db, int64_t trace, char *buf, size_t cap)
+{
+    sqlite3_stmt *st;
+    size_t len = 0;
+    buf[0] = '\0';
+    if (tt_db_prepare(db, &st, "SELECT device_type, coalesce(device_id, -1), count(*)"
+                               " FROM memory WHERE trace_id = ?1 AND device_type IS NOT NULL"
+                               " GROUP BY 1, 2 ORDER BY 3 DESC, 1 DESC, 2 LIMIT 8") < 0) {
+        tt_error_clear();
+        return;
+    }
+    sqlite3_bind_int64(st, 1, trace);
+    while (sqlite3_step(st) == SQLITE_ROW && len + 64 < cap) {
+        char dev[32];
+        tt_device_format(sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), dev,
+                         sizeof(dev));
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s (%lld events)", len ? ", " : "",
+                                dev, (long long)sqlite3_column_int64(st, 2));
+    }
+    sqlite3_finalize(st);
+}
+
+/* the device with the most [memory] events (a tie: the higher device type,
+ * so a GPU before the CPU, then the lower index); 0 when none */
+static int busiest_device(tt_db *db, int64_t trace, int *dtype, int64_t *did)
+{
+    sqlite3_stmt *st;
+    int found = 0;
+    if (tt_db_prepare(db, &st, "SELECT device_type, coalesce(device_id, -1) FROM memory"
+                               " WHERE trace_id = ?1 AND device_type IS NOT NULL"
+                               " AND ts IS NOT NULL AND bytes IS NOT NULL"
+                               " GROUP BY 1, 2 ORDER BY count(*) DESC, 1 DESC, 2 LIMIT 1") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *dtype = sqlite3_column_int(st, 0);
+        *did = sqlite3_column_int64(st, 1);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* The CPU is one device (c10 gives it index -1), but a trace may carry
+ * another index on its CPU events: "cpu" is then the CPU index with the most
+ * events (left as it is when there are none) */
+static int cpu_index(tt_db *db, int64_t trace, int64_t *did)
+{
+    sqlite3_stmt *st;
+    if (tt_db_prepare(db, &st, "SELECT coalesce(device_id, -1) FROM memory"
+                               " WHERE trace_id = ?1 AND device_type = 0"
+                               " AND ts IS NOT NULL AND bytes IS NOT NULL"
+                               " GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *did = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* the queries above answered from the counts of `memtimeline FILE`'s
+ * stream (memtimeline_stream.c), when they are exact */
+static const struct memtl_devscan *pre_dev(const struct memtl_streamed *p, int dtype, int64_t did)
+{
+    size_t k;
+    for (k = 0; k < p->ndev; k++)
+        if (p->dev[k].dtype == dtype && p->dev[k].did == did)
+            return &p->dev[k];
+    return NULL;
+}
+
+/* the busiest device (cpu_only: the busiest CPU index); 0 when none */
+static int pre_busiest(const struct memtl_streamed *p, int cpu_only, int *dtype, int64_t *did)
+{
+    const struct memtl_devscan *b = NULL;
+    size_t k;
+    for (k = 0; k < p->ndev; k++) {
+        const struct memtl_devscan *d = &p->dev[k];
+        if (!d->nrec || (cpu_only && d->dtype != 0))
+            continue;
+        if (!b || d->nrec > b->nrec ||
+            (d->nrec == b->nrec && (d->dtype > b->dtype || (d->dtype == b->dtype && d->did < b->did))))
+            b = d;
+    }
+    if (!b)
+        return 0;
+    *dtype = b->dtype;
+    *did = b->did;
+    return 1;
+}
+
+/* ---- coalescing (torch's _coalesce_timeline) ---- */
+
+struct coalesce {
+    tt_memtl_result *res; /* the points go to res->t_us / res->sizes if keep */
+    int keep;
+    size_t cap;
+    int err;
+    int64_t last_t;
+    int64_t cur[NCOL];
+    int have;
+    int64_t t_min;
+    int64_t npoints;
+    int64_t first_t_raw; /* -1 when the first point is PREEXISTING */
+    struct series *plot;
+    int64_t peak_total, peak_t, peak_point, peak_unknown;
+};
+
+static void co_emit_point(struct coalesce *c)
+{
+    int64_t tot = total_of(c->cur);
+    if (c->keep && !c->err) {
+        tt_memtl_result *r = c->res;
+        if (r->n == c->cap) {
+            size_t cap = c->cap ? c->cap * 2 : 1024;
+            int64_t *t = realloc(r->t_us, cap * sizeof(*t));
+            int64_t *s = t ? realloc(r->sizes, cap * NCOL * sizeof(*s)) : NULL;
+            if (t)
+                r->t_us = t;
+            if (s)
+                r->sizes = s;
+            if (!t || !s) {
+                c->err = 1;
+                goto tail;
+            }
+            c->cap = cap;
+        }
+        r->t_us[r->n] = c->last_t;
+        memcpy(&r->sizes[r->n * NCOL], c->cur, sizeof(c->cur));
+        r->n++;
+    }
+tail:
+    if (c->plot && c->last_t >= 0)
+        series_add(c->plot, c->last_t, c->cur);
+    if (tot > c->peak_total) {
+        c->peak_total = tot;
+        c->peak_t = c->last_t;
+        c->peak_point = c->npoints;
+        c->peak_unknown = c->cur[1 + TT_CAT_UNKNOWN];
+    }
+    c->npoints++;
+}
+
+/* add n bytes to category cat (0..7) at raw time t_ns (-1 = preexisting) */
+static void co_add(struct coalesce *c, int64_t t_ns, int cat, int64_t n)
+{
+    int64_t t = t_ns == -1 ? -1 : py_div1000(t_ns);
+    if (c->t_min == -1 || (t > 0 && t < c->t_min))
+        c->t_min = t;
+    if (!c->have) {
+        c->have = 1;
+        c->last_t = t;
+        c->first_t_raw = t;
+    } else if (t != c->last_t) {
+        co_emit_point(c);
+        c->last_t = t;
+    }
+    c->cur[cat + 1] += n;
+}
+
+/* ---- the emission pass ---- */
+
+struct job {
+    tt_db *db;
+    const tt_memtl_options *o;
+    int64_t trace;
+    const char *label;
+    int raw_input;  /* a torch raw export: re-render */
+    int dtype;
+    int64_t did;
+    char device[32];
+    int64_t base_ns;
+    const struct memtl_streamed *pre; /* pass 1 done while reading (else NULL) */
+};
+
+struct emit {
+    struct job *j;
+    tt_memtl_result *res;
+    struct coalesce co;
+    struct series plot;
+    struct out *raw;      /* .raw.json.gz rows, streamed (NULL: none) */
+    int64_t raw_rows;
+    struct livemap live;
+    size_t aalloc;        /* room in res->alloc_t_us / allocated / reserved */
+    int64_t peak_alloc, peak_t;
+    struct addr_synth syn; /* the same made-up addresses as the category pass */
+};
+
+/* a row of torch's raw export: [t_ns, action, bytes, category] */
+static void raw_row(struct emit *e, int64_t t, int64_t action, int64_t n, int cat)
+{
+    char b[128];
+    if (!e->raw)
+        return;
+    snprintf(b, sizeof(b), "%s[%" PRId64 ", %" PRId64 ", %" PRId64 ", %d]",
+             e->raw_rows++ ? ", " : "", t, action, n, cat);
+    out_str(e->raw, b);
+}
+
+/* string id -> a copy of it ("" for 0 or none) */
+static char *name_of(tt_db *db, int64_t id)
+{
+    sqlite3_stmt *st;
+    char *r = NULL;
+    if (!id)
+        return strdup("");
+    if (sqlite3_prepare_v2(db->sql, "SELECT s FROM strings WHERE id = ?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return strdup("");
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        r = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return r ? r : strdup("");
+}
+
+/* the largest live blocks just after the allocated peak's event */
+static int snapshot_peak(struct emit *e, int64_t op_name, int64_t step_name)
+{
+    tt_memtl_result *r = e->res;
+    int64_t top_op[TOP_N];
+    size_t i, ntop = 0;
+    for (i = 0; i < e->live.cap; i++) {
+        const struct live *l = &e->live.e[i];
+        size_t k;
+        if (!l->used)
+            continue;
+        for (k = ntop; k > 0 && r->top[k - 1].bytes < l->bytes; k--)
+            ;
+        if (k >= TOP_N)
+            continue;
+        if (ntop == TOP_N)
+            ntop--;
+        memmove(&r->top[k + 1], &r->top[k], (ntop - k) * sizeof(r->top[0]));
+        memmove(&top_op[k + 1], &top_op[k], (ntop - k) * sizeof(top_op[0]));
+        r->top[k].addr = l->addr;
+        r->top[k].bytes = l->bytes;
+        r->top[k].t_us = l->ts;
+        r->top[k].op = NULL;
+        r->top[k].category = l->cat;
+        r->top[k].rule = l->rule > 0 && l->rule < ETR_COUNT ? tt__memtl_et_rule[l->rule]
+                                                             : tt__memtl_cat_rule[l->cat];
+        top_op[k] = l->op_name;
+        ntop++;
+    }
+    r->n_top = ntop;
+    r->peak_op = name_of(e->j->db, op_name);
+    r->peak_step = name_of(e->j->db, step_name);
+    for (i = 0; i < ntop; i++)
+        r->top[i].op = name_of(e->j->db, top_op[i]);
+    return 0;
+}
+
+/* the allocator's view of one event: one sample per plot bucket (the max) */
+static int alloc_sample(struct emit *e, int64_t t_ns, int64_t al, int64_t re)
+{
+    tt_memtl_result *r = e->res;
+    int64_t tu = t_ns / 1000, t0 = e->plot.t0;
+    int64_t span = e->plot.t1 > t0 ? e->plot.t1 - t0 : 1;
+    int64_t bk = (int64_t)((double)(tu - t0) / (double)span * (MAX_BUCKETS - 1));
+    size_t na = r->n_alloc;
+    if (na && bk == (int64_t)((double)(r->alloc_t_us[na - 1] - t0) / (double)span *
+                              (MAX_BUCKETS - 1))) {
+        if (al > r->allocated[na - 1]) {
+            r->alloc_t_us[na - 1] = tu;
+            r->allocated[na - 1] = al;
+        }
+        if (re > r->reserved[na - 1])
+            r->reserved[na - 1] = re;
+    } else {
+        if (na == e->aalloc) {
+            size_t cap = e->aalloc ? e->aalloc * 2 : 256;
+            int64_t *a = realloc(r->alloc_t_us, cap * sizeof(*a));
+            if (a)
+                r->alloc_t_us = a;
+            if (!a || !(a = realloc(r->allocated, cap * sizeof(*a))))
+                return tt_error_set(TT_ENOMEM, "out of memory");
+            r->allocated = a;
+            if (!(a = realloc(r->reserved, cap * sizeof(*a))))
+                return tt_error_set(TT_ENOMEM, "out of memory");
+            r->reserved = a;
+            e->aalloc = cap;
+        }
+        r->alloc_t_us[na] = tu;
+        r->allocated[na] = al;
+        r->reserved[na] = re;
+        r->n_alloc++;
+    }
+    if (al > e->peak_alloc) {
+        e->peak_alloc = al;
+        e->peak_t = tu;
+    }
+    if (re > r->peak_reserved)
+        r->peak_reserved = re;
+    return 0;
+}
+
+/* blocks freed before any allocation we saw: PREEXISTING at -1 */
+static int emit_preexisting(struct emit *e, const struct memtl_scan *sc)
+{
+    size_t i;
+    if (sc->have_before) { /* live before the trace, never freed in it */
+        raw_row(e, -1, 1, sc->before, TT_CAT_UNKNOWN);
+        co_add(&e->co, -1, TT_CAT_UNKNOWN, sc->before);
+        e->res->before = sc->before;
+    }
+    for (i = 0; i < sc->npre; i++) {
+        struct live *p;
+        raw_row(e, -1, 1, sc->pre[i].bytes, TT_CAT_UNKNOWN);
+        co_add(&e->co, -1, TT_CAT_UNKNOWN, sc->pre[i].bytes);
+        /* it will be destroyed at its free: track it as live */
+        if (!(p = tt__live_put(&e->live, sc->pre[i].addr)))
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        p->bytes = sc->pre[i].bytes;
+        p->cat = TT_CAT_UNKNOWN;
+        p->ts = -1;
+    }
+    return 0;
+}
+
+/* one [memory] event in time order: CREATE, DESTROY or INCREMENT_VERSION */
+static int emit_event(struct emit *e, const struct memev *ev, int cat, int rule,
+                      const struct memtl_scan *sc)
+{
+    int64_t id = ev->id, ts = ev->ts;
+    int64_t addr, b = ev->bytes;
+    int64_t t_ns = ts + e->j->base_ns;
+    struct live *a;
+    int rc;
+    if ((rc = tt__memtl_addr(&e->syn, ev->has & EV_ADDR, ev->addr, b, &addr)) < 0)
+        return rc;
+    a = tt__live_find(&e->live, addr);
+    if ((ev->has & EV_TA) && (rc = alloc_sample(e, t_ns, ev->ta, ev->tr)) < 0)
+        return rc;
+    if (b > 0) {
+        if (a) { /* allocated again while live: torch's INCREMENT_VERSION */
+            co_add(&e->co, t_ns, a->cat, -a->bytes);
+            raw_row(e, t_ns, 3, -a->bytes, a->cat);
+            raw_row(e, t_ns, 3, b, cat);
+        } else {
+            raw_row(e, t_ns, 2, b, cat);
+        }
+        co_add(&e->co, t_ns, cat, b);
+        if (!(a = tt__live_put(&e->live, addr)))
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        a->bytes = b;
+        a->cat = cat;
+        a->ts = t_ns / 1000;
+        a->op_id = ev->op_id;
+        a->op_name = ev->op_name;
+        a->mem_id = id;
+        a->rule = rule;
+    } else if (b < 0 && a) {
+        raw_row(e, t_ns, 4, -a->bytes, a->cat);
+        co_add(&e->co, t_ns, a->cat, -a->bytes);
+        tt__live_del(&e->live, a);
+    }
+    if (id == sc->peak_mem_id)
+        return snapshot_peak(e, sc->peak_op, sc->peak_step);
+    return 0;
+}
+
+/* the passes' times, to the log (topic "timing"; tracetool prints them with
+ * TT_TIMING=1): the time since *t0, the last one of this trace (what NULL:
+ * only start the clock) */
+static void memtl_timing(double *t0, const char *what)
+{
+    struct timespec ts;
+    double t;
+    if (!tt__log_enabled(TT_LOG_INFO))
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    if (what)
+        tt__log(TT_LOG_INFO, "timing", "%-12s %.3f s", what, t - *t0);
+    *t0 = t;
+}
+
+/* passes 1, 1b, 2, then the timeline in time order; PREEXISTING first */
+static int emit_trace(struct emit *e)
+{
+    struct job *j = e->j;
+    struct memtl_scan sc;
+    struct ctxstore cs;
+    struct i64map et;
+    struct evspill sp;
+    struct memev ev;
+    size_t idx, pdev = (size_t)-1;
+    double t0 = 0;
+    int rc, r;
+    memset(&sc, 0, sizeof(sc));
+    memset(&cs, 0, sizeof(cs));
+    memset(&et, 0, sizeof(et));
+    memset(&sp, 0, sizeof(sp));
+    memtl_timing(&t0, NULL);
+    if (j->pre) {
+        size_t k;
+        for (k = 0; k < j->pre->ndev; k++)
+            if (j->pre->dev[k].dtype == j->dtype && j->pre->dev[k].did == j->did) {
+                sc = j->pre->dev[k].sc;
+                pdev = k;
+            }
+    } else if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc, &cs)) < 0) {
+        goto out;
+    }
+    memtl_timing(&t0, "context");
+    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
+                                j->pre ? &j->pre->cs : &cs, &et)) < 0)
+        goto out;
+    memtl_timing(&t0, "et");
+    rc = 1;
+    if (pdev != (size_t)-1 &&
+        (rc = tt__memtl_load_streamed(j->pre, pdev, &j->pre->cs, &et, &sp)) < 0)
+        goto out;
+    if (rc == 1) { /* from the database */
+        if (j->pre)
+            tt__log(TT_LOG_DEBUG, "memtimeline", "the events come from the database");
+        tt__evspill_free(&sp);
+        if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
+            (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc,
+                                 j->pre ? &j->pre->cs : &cs, &et, &sp)) < 0)
+            goto out;
+    }
+    free(cs.v);
+    cs.v = NULL;
+    memtl_timing(&t0, "load");
+    if ((rc = tt__memtl_category_pass(&sp, j->o->no_categories, &sc)) < 0)
+        goto out;
+    memtl_timing(&t0, "category");
+    /* the plot's time range */
+    e->plot.t0 = ((sc.have_ts ? sc.ts_min : 0) + j->base_ns) / 1000;
+    e->plot.t1 = ((sc.have_ts ? sc.ts_max : 0) + j->base_ns) / 1000;
+    if ((rc = emit_preexisting(e, &sc)) < 0 || (rc = tt__evspill_rewind(&sp)) < 0)
+        goto out;
+    for (idx = 0; (r = tt__evspill_next(&sp, &ev)) == 1; idx++)
+        if ((rc = emit_event(e, &ev, sp.cat[idx], sp.rule[idx], &sc)) < 0)
+            goto out;
+    rc = r < 0 ? r : 0;
+    memtl_timing(&t0, "emission");
+out:
+    free(sc.pre);
+    free(cs.v);
+    tt__i64map_free(&et);
+    tt__evspill_free(&sp);
+    tt__memtl_addr_free(&e->syn);
+    return rc;
+}
+
+/* torch's own raw export: every row already carries its category */
+static int emit_raw_input(struct emit *e)
+{
+    struct job *j = e->j;
+    sqlite3_stmt *st;
+    int ok, r;
+    e->plot.t0 = tt__memtl_q1(j->db, "SELECT min(ts) FROM memory_timeline WHERE trace_id = ?1"
+                                     " AND ts > 0 AND ?2 = ?2 AND ?3 = ?3", j->trace, 0, 0, &ok) /
+                 1000;
+    e->plot.t1 = tt__memtl_q1(j->db, "SELECT max(ts) FROM memory_timeline WHERE trace_id = ?1"
+                                     " AND ?2 = ?2 AND ?3 = ?3", j->trace, 0, 0, &ok) / 1000;
+    if (tt_db_prepare(j->db, &st, "SELECT ts, action, bytes, coalesce(category, 7)"
+                                  " FROM memory_timeline WHERE trace_id = ?1 ORDER BY id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, j->trace);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 0), n = sqlite3_column_int64(st, 2);
+        int cat = (int)sqlite3_column_int64(st, 3);
+        if (cat < 0 || cat >= TT_CAT_COUNT)
+            cat = TT_CAT_UNKNOWN;
+        if (j->o->no_categories)
+            cat = TT_CAT_UNKNOWN;
+        raw_row(e, t, sqlite3_column_int64(st, 1), n, cat);
+        co_add(&e->co, t, cat, n);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the memory timeline");
+}
+
+/* the result of a job; keep: with the whole coalesced series */
+static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *raw)
+{
+    struct emit e;
+    size_t i;
+    int rc;
+    memset(res, 0, sizeof(*res));
+    memset(&e, 0, sizeof(e));
+    snprintf(res->device, sizeof(res->device), "%s", j->device);
+    res->categories = !j->o->no_categories;
+    res->peak_point = -1;
+    e.j = j;
+    e.res = res;
+    e.raw = raw;
+    e.co.res = res;
+    e.co.keep = keep;
+    e.co.t_min = -1;
+    e.co.peak_point = -1;
+    e.co.plot = &e.plot;
+    e.plot.bucket = -1;
+    e.plot.t = malloc(sizeof(int64_t) * 3 * MAX_BUCKETS);
+    e.plot.sizes = malloc(sizeof(int64_t) * NCOL * 3 * MAX_BUCKETS);
+    if (!e.plot.t || !e.plot.sizes) {
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* one read transaction: the temp tables' writes commit once */
+    sqlite3_exec(j->db->sql, "PRAGMA temp.cache_size = -65536; SAVEPOINT tt_memtl", NULL, NULL, NULL);
+    rc = j->raw_input ? emit_raw_input(&e) : emit_trace(&e);
+    sqlite3_exec(j->db->sql, rc < 0 ? "ROLLBACK TO tt_memtl; RELEASE tt_memtl" : "RELEASE tt_memtl",
+                 NULL, NULL, NULL);
+    if (rc < 0)
+        goto out;
+    if (e.co.have)
+        co_emit_point(&e.co);
+    if (e.co.err) {
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* torch re-stamps the PREEXISTING time -1 with t_min */
+    if (res->n && e.co.first_t_raw < 0 && e.co.t_min != -1)
+        res->t_us[0] = e.co.t_min;
+    res->peak_total = e.co.peak_total;
+    res->peak_unknown = e.co.peak_unknown;
+    res->peak_point = e.co.peak_point;
+    res->final_total = total_of(e.co.cur);
+    res->peak_allocated = e.peak_alloc ? e.peak_alloc : e.co.peak_total;
+    res->peak_t_us = e.peak_alloc ? e.peak_t : e.co.peak_t;
+    if (!res->peak_op)
+        res->peak_op = strdup("");
+    if (!res->peak_step)
+        res->peak_step = strdup("");
+    series_flush(&e.plot);
+    res->plot_t0 = e.plot.t0;
+    for (i = 0; i < e.plot.n; i++)
+        e.plot.t[i] -= e.plot.t0;
+    for (i = 0; i < res->n_alloc; i++)
+        res->alloc_t_us[i] -= e.plot.t0;
+    res->plot_n = e.plot.n;
+    res->plot_t_us = e.plot.t;
+    res->plot_sizes = e.plot.sizes;
+    e.plot.t = e.plot.sizes = NULL;
+    if (!res->peak_op || !res->peak_step)
+        rc = tt_error_set(TT_ENOMEM, "out of memory");
+out:
+    free(e.live.e);
+    free(e.plot.t);
+    free(e.plot.sizes);
+    return rc;
+}
+
+void tt_memtl_result_free(tt_memtl_result *r)
+{
+    size_t i;
+    if (!r)
+        return;
+    free(r->t_us);
+    free(r->sizes);
+    free(r->peak_op);
+    free(r->peak_step);
+    for (i = 0; i < r->n_top && i < TOP_N; i++)
+        free(r->top[i].op);
+    free(r->plot_t_us);
+    free(r->plot_sizes);
+    free(r->alloc_t_us);
+    free(r->allocated);
+    free(r->reserved);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- the writers ---- */
+
+/* buffered number output for the .json writer */
+struct wbuf {
+    struct out *o;
+    size_t n;
+    char b[65536];
+};
+
+static void wb_flush(struct wbuf *w)
+{
+    out_write(w->o, w->b, w->n);
+    w->n = 0;
+}
+
+static void wb_str(struct wbuf *w, const char *s)
+{
+    size_t n = strlen(s);
+    if (w->n + n > sizeof(w->b))
+        wb_flush(w);
+    memcpy(w->b + w->n, s, n);
+    w->n += n;
+}
+
+static void wb_i64(struct wbuf *w, int64_t v)
+{
+    char tmp[24];
+    int k = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    if (w->n + 24 > sizeof(w->b))
+        wb_flush(w);
+    do {
+        tmp[k++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        w->b[w->n++] = '-';
+    while (k)
+        w->b[w->n++] = tmp[--k];
+}
+
+/* torch's .json: [[times], [[sizes row], ...]] */
+static int write_json(struct out *o, const tt_memtl_result *r)
+{
+    struct wbuf *w = malloc(sizeof(*w));
+    size_t i;
+    int c;
+    if (!w)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    w->o = o;
+    w->n = 0;
+    wb_str(w, "[[");
+    for (i = 0; i < r->n; i++) {
+        if (i)
+            wb_str(w, ", ");
+        wb_i64(w, r->t_us[i]);
+    }
+    wb_str(w, "], [");
+    for (i = 0; i < r->n; i++) {
+        wb_str(w, i ? ", [" : "[");
+        for (c = 0; c < NCOL; c++) {
+            if (c)
+                wb_str(w, ", ");
+            wb_i64(w, r->sizes[i * NCOL + c]);
+        }
+        wb_str(w, "]");
+    }
+    wb_str(w, "]]");
+    wb_flush(w);
+    free(w);
+    return 0;
+}
+
+/* the .png or .html page */
+static int write_plot(const struct job *j, const tt_memtl_result *r, int png, const char *output)
+{
+    tt_memtl tl;
+    tt_memtl_alloc top[TOP_N];
+    size_t i;
+    for (i = 0; i < r->n_top; i++) {
+        top[i].addr = r->top[i].addr;
+        top[i].bytes = r->top[i].bytes;
+        top[i].t_us = r->top[i].t_us - r->plot_t0;
+        top[i].op = r->top[i].op ? r->top[i].op : "";
+        top[i].category = r->top[i].category;
+        top[i].rule = r->top[i].rule;
+    }
+    memset(&tl, 0, sizeof(tl));
+    /* the file's base name: the absolute path says nothing in a title */
+    tl.title = strrchr(j->label, '/') ? strrchr(j->label, '/') + 1 : j->label;
+    tl.device = r->device;
+    tl.categories = r->categories;
+    tl.n = r->plot_n;
+    tl.t_us = r->plot_t_us;
+    tl.sizes = r->plot_sizes;
+    tl.n_alloc = r->n_alloc;
+    tl.alloc_t_us = r->alloc_t_us;
+    tl.allocated = r->allocated;
+    tl.reserved = r->reserved;
+    tl.peak_allocated = r->peak_allocated;
+    tl.peak_reserved = r->peak_reserved;
+    tl.peak_t_us = r->peak_t_us - r->plot_t0;
+    tl.peak_op = r->peak_op ? r->peak_op : "";
+    tl.peak_step = r->peak_step ? r->peak_step : "";
+    tl.n_top = r->n_top;
+    tl.top = top;
+    if (r->before > 0 && r->plot_n) {
+        /* the memory live before the trace: its own band, out of Unknown */
+        int64_t *before = malloc(r->plot_n * sizeof(*before));
+        int64_t *sizes = malloc(r->plot_n * NCOL * sizeof(*sizes));
+        int rc;
+        if (!before || !sizes) {
+            free(before);
+            free(sizes);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        memcpy(sizes, r->plot_sizes, r->plot_n * NCOL * sizeof(*sizes));
+        for (i = 0; i < r->plot_n; i++) {
+            int64_t *u = &sizes[i * NCOL + 1 + TT_CAT_UNKNOWN];
+            before[i] = *u < r->before ? (*u > 0 ? *u : 0) : r->before;
+            *u -= before[i];
+        }
+        tl.sizes = sizes;
+        tl.before = before;
+        rc = png ? tt_render_png(&tl, output) : tt_render_html(&tl, output);
+        free(before);
+        free(sizes);
+        return rc;
+    }
+    return png ? tt_render_png(&tl, output) : tt_render_html(&tl, output);
+}
+
+/* ---- the whole job ---- */
+
+enum { K_JSON, K_JSONGZ, K_STDOUT, K_RAW, K_HTML, K_PNG };
+
+static int suffix_kind(const char *out)
+{
+    size_t n = strlen(out);
+#define ENDS(s) (n >= strlen(s) && !strcmp(out + n - strlen(s), s))
+    if (!strcmp(out, "-"))
+        return K_STDOUT;
+    if (ENDS(".raw.json.gz"))
+        return K_RAW;
+    if (ENDS(".html"))
+        return K_HTML;
+    if (ENDS(".png"))
+        return K_PNG;
+    if (ENDS(".gz"))
+        return K_JSONGZ;
+    return K_JSON;
+#undef ENDS
+}
+
+/* open the .json / .json.gz / .raw.json.gz output; *part: the file written
+ * beside OUTPUT and renamed at the end (a failure leaves no half-written file) */
+static int open_out(struct out *o, char **part, const char *output, int kind)
+{
+    int fd;
+    if (kind == K_STDOUT) {
+        o->f = stdout;
+        return 0;
+    }
+    if (tt__path_kind(output) == TT_PATH_OTHER) {
+        /* a device, a pipe, a symbolic link: written in place */
+        if (kind == K_JSON ? !(o->f = fopen(output, "wb"))
+                                  : !(o->gz = gzopen(output, "wb6")))
+            return tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
+        return 0;
+    }
+    if (!(*part = malloc(strlen(output) + 8)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    sprintf(*part, "%s.XXXXXX", output);
+    if ((fd = tt__partial_create(*part, &o->part_slot)) < 0) {
+        free(*part);
+        *part = NULL;
+        return tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
+    }
+    fchmod(fd, 0644);
+    if (kind == K_JSON ? !(o->f = fdopen(fd, "wb")) : !(o->gz = gzdopen(fd, "wb6"))) {
+        close(fd);
+        return tt_error_set_at(TT_EIO, output, -1, "cannot write");
+    }
+    return 0;
+}
+
+static int close_out(struct out *o, char *part, const char *output, int rc)
+{
+    if (o->f && o->f != stdout && fclose(o->f) != 0 && rc == 0)
+        rc = tt_error_set_at(TT_EIO, output, -1, "write error");
+    else if (o->f == stdout)
+        fflush(stdout);
+    if (o->gz && gzclose(o->gz) != Z_OK && rc == 0)
+        rc = tt_error_set_at(TT_EIO, output, -1, "write error");
+    if (o->err && rc == 0)
+        rc = tt_error_set_at(TT_EIO, output, -1, "write error");
+    if (part) {
+        if (rc == 0 && rename(part, output) != 0)
+            rc = tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
+        if (rc != 0)
+            unlink(part);
+        tt__partial_remove(o->part_slot);
+        free(part);
+    }
+    return rc;
+}
+
+/* The categories at the peak cover less than half of it: say so, since the
+ * picture is then mostly one grey Unknown band. */
+static void warn_coverage(const struct job *j, const tt_memtl_result *r)
+{
+    int64_t known = r->peak_total - r->peak_unknown;
+    char msg[512];
+    if (j->o->version < 2 || !j->o->warn || !r->categories || r->peak_total <= 0 ||
+        2 * known >= r->peak_total)
+        return;
+    /* the pictures' unit family: B, KiB, MiB, GiB, TiB by the peak */
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double div = 1.0;
+    int u = 0;
+    while (u < 4 && (double)r->peak_total >= div * 1024.0) {
+        div *= 1024.0;
+        u++;
+    }
+    snprintf(msg, sizeof(msg),
+             "the categories cover %.0f%% of the peak (%.2f of %.2f %s on %s); the rest is"
+             " Unknown%s (docs/MEMTIMELINE.md says what a trace needs to name more)",
+             100.0 * (double)known / (double)r->peak_total, (double)known / div,
+             (double)r->peak_total / div, units[u], r->device,
+             r->before ? ", much of it live before the trace" : "");
+    j->o->warn(j->o->warn_ctx, msg);
+}
+
+static int run_job(struct job *j, const char *output)
+{
+    int kind = suffix_kind(output);
+    int want_json = kind == K_JSON || kind == K_JSONGZ || kind == K_STDOUT;
+    int want_raw = kind == K_RAW;
+    struct out o = { NULL, NULL, 0, -1 };
+    char *part = NULL; /* OUTPUT.XXXXXX while it is written */
+    tt_memtl_result res;
+    int rc = 0;
+    memset(&res, 0, sizeof(res));
+    if (want_json || want_raw) {
+        if ((rc = open_out(&o, &part, output, kind)) < 0)
+            goto out;
+        if (want_raw)
+            out_str(&o, "[");
+    }
+    if ((rc = compute(j, &res, want_json, want_raw ? &o : NULL)) < 0)
+        goto out;
+    warn_coverage(j, &res);
+    if (want_json)
+        rc = write_json(&o, &res);
+    else if (want_raw)
+        out_str(&o, "]");
+    else
+        rc = write_plot(j, &res, kind == K_PNG, output);
+out:
+    rc = close_out(&o, part, output, rc);
+    tt_memtl_result_free(&res);
+    return rc;
+}
+
+/* the trace and device opts select, as *j (j->label is allocated) */
+static int select_job(tt_db *db, const tt_memtl_options *opts, const struct memtl_streamed *pre,
+                      struct job *j)
+{
+    sqlite3_stmt *tr;
+    const char *fmt;
+    int rc = 0, ok;
+    memset(j, 0, sizeof(*j));
+    j->db = db;
+    j->o = opts;
+    if (tt_db_prepare(db, &tr, "SELECT id, path, format, base_time_ns FROM traces"
+                               " WHERE format IN ('kineto-json', 'chrome-array', 'memory-timeline-raw')"
+                               " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2) ORDER BY id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(tr, 1, opts->trace_id);
+    sqlite3_bind_int64(tr, 2, opts->rank);
+    if (sqlite3_step(tr) != SQLITE_ROW) {
+        sqlite3_finalize(tr);
+        return tt__db_none(db, opts->trace_id || opts->rank >= 0,
+                           "Kineto trace or memory-timeline export");
+    }
+    fmt = (const char *)sqlite3_column_text(tr, 2);
+    j->label = strdup((const char *)sqlite3_column_text(tr, 1));
+    j->trace = sqlite3_column_int64(tr, 0);
+    j->raw_input = fmt && !strcmp(fmt, "memory-timeline-raw");
+    j->base_ns = sqlite3_column_int64(tr, 3);
+    sqlite3_finalize(tr);
+    if (!j->label)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (j->raw_input) {
+        snprintf(j->device, sizeof(j->device), "%s", opts->device ? opts->device : "cuda:0");
+        return 0;
+    }
+    if (opts->device) {
+        if ((rc = tt_device_parse(opts->device, &j->dtype, &j->did)) < 0)
+            return rc;
+        if (j->dtype == 0 && pre && pre->exact) {
+            int dt;
+            pre_busiest(pre, 1, &dt, &j->did);
+        } else if (j->dtype == 0 && (rc = cpu_index(db, j->trace, &j->did)) < 0) {
+            return rc;
+        }
+    } else if ((rc = pre && pre->exact ? pre_busiest(pre, 0, &j->dtype, &j->did)
+                                       : busiest_device(db, j->trace, &j->dtype, &j->did)) <= 0) {
+        if (rc < 0)
+            return rc;
+        return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
+                               "no [memory] events (was the trace taken with"
+                               " profile_memory=True?)");
+    }
+    tt_device_format(j->dtype, j->did, j->device, sizeof(j->device));
+    if (pre && pre->exact ? !pre_dev(pre, j->dtype, j->did) || !pre_dev(pre, j->dtype, j->did)->nall
+                          : !tt__memtl_q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1"
+                                              " AND device_type = ?2 AND coalesce(device_id, -1) = ?3",
+                                          j->trace, j->dtype, j->did, &ok)) {
+        char have[512];
+        devices_present(db, j->trace, have, sizeof(have));
+        return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
+                               "no [memory] events for device %s (%s%s)", j->device,
+                               have[0] ? "the trace has: " : "was the trace taken with"
+                                                            " profile_memory=True?",
+                               have);
+    }
+    return 0;
+}
+
+int tt_memtimeline_compute(tt_db *db, const tt_memtl_options *opts, tt_memtl_result *result)
+{
+    tt_memtl_options def = TT_MEMTL_OPTIONS_INIT;
+    struct job j;
+    int rc;
+    memset(result, 0, sizeof(*result));
+    if ((rc = select_job(db, opts ? opts : &def, NULL, &j)) == 0)
+        rc = compute(&j, result, 1, NULL);
+    free((char *)j.label);
+    return rc;
+}
+
+static int memtimeline_pre(tt_db *db, const tt_memtl_options *opts, const char *output,
+                           const struct memtl_streamed *pre)
+{
+    struct job j;
+    int rc = select_job(db, opts, pre, &j);
+    j.pre = pre;
+    if (rc == 0)
+        rc = run_job(&j, output);
+    free((char *)j.label);
+    return rc;
+}
+
+int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *output)
+{
+    return memtimeline_pre(db, opts, output, NULL);
+}
+
+int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const char *output)
+{
+    tt_db *db;
+    int rc;
+    struct stat stt;
+    /* the ops not stored: pass 1 while reading; from a regular file only,
+     * which the fallback can read again (not a pipe) */
+    if ((!opts || !opts->et_path) && stat(path, &stt) == 0 && S_ISREG(stt.st_mode)) {
+        struct memtl_streamed pre;
+        if ((rc = tt__memtl_open_streamed(&db, path, &pre)) < 0)
+            return rc;
+        if (rc == 0) {
+            rc = memtimeline_pre(db, opts, output, &pre);
+            tt__memtl_streamed_free(&pre);
+            tt_db_free(db);
+            return rc;
+        }
+    }
+    /* without an ET: only the tables the passes read (no runtime calls, GPU
+     * activities, flows, instants, metadata events or args) */
+    rc = opts && opts->et_path
+                 ? tt__open_ingested_temp(&db, path)
+                 : tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS,
+                                               1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU |
+                                                   1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT |
+                                                   1u << TT_ROWS_META);
+    if (rc < 0)
+        return rc;
+    if (opts && opts->et_path) {
+        /* the ET beside the trace in the temporary database, joined to its
+         * ops as `tracetool ingest` does (table et_links) */
+        tt_xc_options xo = TT_XC_OPTIONS_INIT;
+        tt_xc_summary sum;
+        if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
+            tt_db_free(db);
+            return rc;
+        }
+        rc = tt_crosscheck_db(db, &xo, NULL, &sum);
+        if (rc == TT_ENOTFOUND) {
+            tt_db_free(db);
+            return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
+                                   "not a PyTorch Execution Trace");
+        }
+        if (rc < 0 || sum.links <= 0) {
+            tt_db_free(db);
+            return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
+                                   "this Execution Trace does not match the trace's CPU ops"
+                                   " (see 'tracetool crosscheck')");
+        }
+    }
+    rc = tt_memtimeline_db(db, opts, output);
+    tt_db_free(db);
+    return rc;
+}

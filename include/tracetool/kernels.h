@@ -1,0 +1,136 @@
+/*
+ * tracetool/kernels.h - the GPU kernel / memory-operation summaries (Nsight shapes).
+ */
+#ifndef TRACETOOL_KERNELS_H
+#define TRACETOOL_KERNELS_H
+
+#include <stdio.h>
+
+#include "tracetool/store.h"
+
+TT_BEGIN_DECL
+
+/*
+ * by: the first four group the kernel summary (the memory summary beside it
+ * is by kind); the last three are Nsight's other reports instead:
+ * TT_KERN_BY_RUNTIME one summary of the CUDA/HIP runtime and driver calls
+ * by name (cuda_api_sum), TT_KERN_BY_MEMSIZE the memory operations by kind
+ * with the statistics of their sizes (cuda_gpu_mem_size_sum),
+ * TT_KERN_BY_ACTIVITY no summary: one row per kernel, memcpy and memset by
+ * start (cuda_gpu_trace; tt_kernels_*_activities).
+ */
+enum { TT_KERN_BY_NAME = 0, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM, TT_KERN_BY_OP,
+       TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE, TT_KERN_BY_ACTIVITY };
+enum { TT_KERN_BOTH = 0, TT_KERN_KERNELS, TT_KERN_MEMORY };
+
+typedef struct tt_kern_options {
+    unsigned int version;
+    int64_t trace_id;  /* 0 = every trace */
+    int64_t rank;      /* -1 = every rank */
+    int by;            /* TT_KERN_BY_* (above) */
+    int what;          /* TT_KERN_*: kernels, memcpy/memset, or both (TT_KERN_BY_ACTIVITY:
+                          the activities listed; not for BY_RUNTIME, BY_MEMSIZE) */
+    int64_t row_limit; /* -1 = all (rows per summary, or per trace of activities) */
+    tt_output_format format;        /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON or TT_AVG_MARKDOWN */
+    /* version >= 2: only what was launched in ProfilerStep#step_from..#step_to
+     * (a GPU activity by its runtime call's start, its own start without
+     * one; a runtime call by its start), as breakdown's --steps */
+    int steps_set;
+    int64_t step_from, step_to;
+} tt_kern_options;
+#define TT_KERN_OPTIONS_INIT \
+    { .version = 2, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
+     .row_limit = -1, .format = TT_FORMAT_TABLE }
+
+/*
+ * One group of a summary (durations in ns, from gpu_ops.dur or runtime.dur).
+ * Medians of an even count are the mean of the two middle values; standard
+ * deviations are the sample's (n - 1), 0 for one value, as Nsight's.
+ */
+typedef struct tt_kern_row {
+    char *name;         /* the group: kernel name, name + launch, "device D stream S",
+                           CPU op, runtime call, or "memcpy HtoD" etc. for memory
+                           operations */
+    int64_t instances, total_ns, min_ns, max_ns; /* (BY_MEMSIZE: instances only) */
+    int64_t bytes;      /* sum of args bytes (memory operations; else 0) */
+    double avg_ns, med_ns, stddev_ns; /* stddev: sample (n - 1); 0 for one instance */
+    double time_pct;    /* share of the summary's total_ns */
+    double gb_per_s;    /* bytes / total_ns */
+    /* TT_KERN_BY_MEMSIZE only: the sizes (args bytes) of the `instances`
+     * operations with one; `bytes` is their sum */
+    int64_t min_bytes, max_bytes;
+    double avg_bytes, med_bytes, stddev_bytes;
+} tt_kern_row;
+
+typedef struct tt_kern_summary {
+    int64_t trace_id;
+    char *path;
+    int memory;         /* 0: kernels (or runtime calls), 1: memcpy/memset */
+    int by;             /* TT_KERN_BY_* it was made with: BY_RUNTIME (memory 0) the
+                           runtime calls, BY_MEMSIZE (memory 1) the sizes */
+    int64_t total_ns;   /* over all groups (BY_MEMSIZE: 0) */
+    int64_t total_bytes; /* BY_MEMSIZE: over all groups; else 0 */
+    int64_t ngroups;    /* groups, also those past row_limit */
+    tt_kern_row *rows;  /* largest total first (BY_MEMSIZE: most bytes), then name;
+                           at most row_limit */
+    size_t nrows;
+} tt_kern_summary;
+
+typedef struct tt_kern_result {
+    tt_kern_summary *summaries; /* per trace (rank, id order): kernels, then memory;
+                                   BY_RUNTIME, BY_MEMSIZE: one per trace */
+    size_t nsummaries;
+} tt_kern_result;
+
+/* Compute the summaries without printing; free with tt_kern_result_free.
+ * TT_KERN_BY_RUNTIME / BY_MEMSIZE: TT_ENOTFOUND when no selected trace has a
+ * runtime call / a memcpy or memset with a size; BY_ACTIVITY: TT_EINVALID. */
+TT_EXTERN(int) tt_kernels_db_result(tt_db *db, const tt_kern_options *opts,
+                                    tt_kern_result *res);
+TT_EXTERN(int) tt_kernels_file_result(const char *path, const tt_kern_options *opts,
+                                      tt_kern_result *res);
+/* NULL-safe; leaves *res empty. */
+TT_EXTERN(void) tt_kern_result_free(tt_kern_result *res);
+
+/* A cell the trace did not have (tt_kern_activity). */
+#define TT_KERN_NULL INT64_MIN
+
+/* One GPU activity (TT_KERN_BY_ACTIVITY), Nsight's cuda_gpu_trace row. The
+ * strings live until the callback returns; absent numbers are TT_KERN_NULL. */
+typedef struct tt_kern_activity {
+    int64_t trace_id;
+    const char *kind;       /* "kernel", "memcpy" or "memset" */
+    const char *name;
+    int64_t start_ns, dur_ns; /* ts as stored (the trace's clock), dur */
+    int64_t correlation;
+    int64_t grid[3], block[3];
+    int64_t registers;      /* per thread */
+    int64_t shared_mem;     /* bytes per block (static + dynamic, as Kineto writes it) */
+    int64_t bytes;          /* memcpy / memset */
+    const char *copy_kind;  /* "HtoD", "DtoH", "DtoD", "Device", ...; NULL for kernels */
+    const char *src_kind, *dst_kind; /* "Pageable", "Device", ... from "(Pageable -> Device)"
+                                        in a memcpy's name; NULL without */
+    int64_t device, context, stream;
+} tt_kern_activity;
+
+/* Non-zero from the callback stops the walk and is returned. */
+typedef int (*tt_kern_activity_fn)(void *ctx, const tt_kern_activity *a);
+
+/*
+ * Each kernel, memcpy and memset (opts->what) of the selected traces (rank,
+ * id order), by start then order in the file, at most row_limit per trace:
+ * streamed from SQLite, memory does not grow with the trace (a file is
+ * first read into a temporary database). TT_ENOTFOUND when there is none.
+ */
+TT_EXTERN(int) tt_kernels_db_activities(tt_db *db, const tt_kern_options *opts,
+                                        tt_kern_activity_fn fn, void *ctx);
+TT_EXTERN(int) tt_kernels_file_activities(const char *path, const tt_kern_options *opts,
+                                          tt_kern_activity_fn fn, void *ctx);
+
+/* Compute and print (opts->format; TT_KERN_BY_ACTIVITY: the activities). */
+TT_EXTERN(int) tt_kernels_db(tt_db *db, const tt_kern_options *opts, FILE *out);
+TT_EXTERN(int) tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out);
+
+TT_END_DECL
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * tracetool/store.h - the SQLite trace store: tt_db and tt_ingest_file.
+ *
+ * A tt_db is one SQLite file holding any number of traces (schema in
+ * docs/SCHEMA.md, versioned with PRAGMA user_version). tt_ingest_file() reads
+ * one trace, Execution Trace or memory-timeline export into it atomically: on
+ * any failure the database is left exactly as it was.
+ */
+#ifndef TRACETOOL_STORE_H
+#define TRACETOOL_STORE_H
+
+#include <stdio.h>
+
+#include "tracetool/common.h"
+#include "tracetool/formats.h"
+
+TT_BEGIN_DECL
+
+#define TT_SCHEMA_VERSION 2
+
+typedef struct tt_db tt_db;
+
+enum { TT_DB_READONLY = 1, TT_DB_CREATE = 2 };
+
+/* Open (and with TT_DB_CREATE create or upgrade) a database. */
+TT_EXTERN(int) tt_db_open(tt_db **out, const char *path, unsigned flags);
+/* NULL is a no-op. */
+TT_EXTERN(void) tt_db_free(tt_db *db);
+/* A database of any input: `path` itself (read-only) when it is a database;
+ * a trace file, "-" (standard input) or a directory of per-rank traces read
+ * into a temporary database, removed again by tt_db_free. What the commands
+ * use when an input must be a database (a directory, --rank or --trace on a
+ * file). TT_ENOTFOUND for a directory without traces; errors name path. */
+TT_EXTERN(int) tt_db_open_input(tt_db **out, const char *path);
+/* 1 if `path` is a regular file that starts with the SQLite file header, 0
+ * otherwise; never opens anything but a regular file (a FIFO is read once). */
+TT_EXTERN(int) tt_is_sqlite_file(const char *path);
+
+enum {
+    TT_INGEST_REPLACE = 1, /* replace a trace with the same content hash */
+    TT_INGEST_SALVAGE = 2  /* keep the complete events of a truncated file */
+};
+
+typedef struct tt_ingest_options {
+    unsigned int version;
+    unsigned int flags;
+    tt_progress_fn progress; /* may be NULL */
+    void *progress_payload;
+    /* version >= 2, may be NULL: called with progress_payload as each phase
+     * after the read begins ("linking GPU activities", ...; "" when done) */
+    void (*phase)(void *payload, const char *what);
+} tt_ingest_options;
+#define TT_INGEST_OPTIONS_VERSION 2
+#define TT_INGEST_OPTIONS_INIT \
+    { .version = TT_INGEST_OPTIONS_VERSION }
+
+typedef struct tt_ingest_result {
+    int64_t trace_id;       /* id in table traces */
+    int64_t replaced_id;    /* id of the replaced trace, 0 if none */
+    tt_read_stats stats;    /* what the reader saw */
+    int64_t rows;           /* rows written */
+    int64_t unmatched_end;  /* 'E' events without a 'B' */
+    int64_t no_phase;       /* events without "ph" (skipped) */
+    int64_t linked_runtime; /* runtime calls linked to a CPU op */
+    int64_t linked_gpu;     /* GPU activities linked to a runtime call */
+    double seconds;
+} tt_ingest_result;
+
+/*
+ * Ingest one file. Returns 0; TT_EEXISTS when the same content is already in
+ * the database (unless TT_INGEST_REPLACE); TT_ETRUNCATED for a truncated
+ * file (unless TT_INGEST_SALVAGE, which stores the complete events and marks
+ * the trace truncated); or another error. On error nothing is written.
+ */
+TT_EXTERN(int) tt_ingest_file(tt_db *db, const char *path,
+                              const tt_ingest_options *opts,
+                              tt_ingest_result *res);
+
+TT_END_DECL
+
+#endif
