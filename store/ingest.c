@@ -313,8 +313,11 @@ static int on_event(void *ctx, const tt_event *ev)
         int t = ev->ph == 's' || ev->ph == 'f' || ev->ph == 't' ? R_FLOW
                 : ev->ph == 'M'                                 ? R_META
                                                                 : -1;
-        if (t >= 0 && (g->skip & (1u << t)))
+        if (t >= 0 && (g->skip & (1u << t))) {
+            if (g->rowsink)
+                span(g, ev); /* the span a database would record (tt__rows_result) */
             return 0;
+        }
     }
     if (ev->cat && (cat = ig_intern_z(g, ev->cat)) < 0)
         return (int)cat;
@@ -909,6 +912,7 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
     tt_ingest_options defopts = TT_INGEST_OPTIONS_INIT;
     tt_read_options ropts = TT_READ_OPTIONS_INIT;
     tt_trace_sink sink;
+    size_t i;
     int rc;
 
     memset(res, 0, sizeof(*res));
@@ -950,6 +954,13 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
                                     : NULL;
     res->have_rank = g.meta.have_rank;
     res->rank = g.meta.rank;
+    res->have_world = g.meta.have_world;
+    res->world_size = g.meta.world_size;
+    res->have_span = g.have_span;
+    res->start_ns = g.start_ns;
+    res->end_ns = g.end_ns;
+    for (i = 0; i < g.nthreads; i++)
+        res->disordered_threads += g.threads[i].disordered != 0;
     if (!res->have_rank && tt_rank_from_name(path, &res->rank))
         res->have_rank = 1;
     tt_buf_addch(&g.metadata, '}');

@@ -54,7 +54,18 @@ typedef struct tt__rows_result {
     const char *why_db; /* which of them, for messages */
     int have_rank;     /* distributedInfo.rank, else a rank in the file name */
     int64_t rank;
+    int have_world;    /* distributedInfo.world_size */
+    int64_t world_size;
+    /* a file's span: the first ts and the last end of its events, flows
+     * included even when skipped (traces.start_ns / end_ns); not set by
+     * tt__db_rows (tt__db_traces has it) */
+    int have_span;
+    int64_t start_ns, end_ns;
     char *metadata;    /* the top-level keys as one JSON object (free() it) */
+    /* threads whose slices came out of start order: their slices' depth and
+     * parent_id cells are not final (a database has them right); a consumer
+     * that needs the nesting builds it from ts/dur itself */
+    int64_t disordered_threads;
 } tt__rows_result;
 
 /* in skip: read to the end even when the rows need the SQL passes (a
@@ -70,6 +81,43 @@ int tt__ingest_rows(const char *path, const tt__rowsink *sink, unsigned read_fla
                     unsigned skip, tt__rows_result *res);
 
 /*
+ * The other source of the same rows: one trace of a database, handed to
+ * sink->rows as tt__ingest_rows hands a file's (same tables, cells and
+ * cell types; text cells point into the batch's text), table by table in
+ * the order of the TT_ROWS_* enum, each in id order: first every string of
+ * the database (TT_ROWS_STR; ids as stored, ascending, not necessarily
+ * consecutive), then slices, runtime calls, GPU activities (after each
+ * batch of them, sink->kernel for those linked to a CPU op, as the file
+ * stream calls it), memory events, flows, instants, metadata events, ET
+ * nodes and memory-timeline rows. skip: 1 << TT_ROWS_* of tables not
+ * wanted (TT_ROWS_STR cannot be skipped). res (may be NULL) gets the
+ * trace's format, rank and metadata (free res->metadata); its stats are
+ * the event count only. A consumer written on tt__rowsink thus reads a
+ * file and a database alike: this is the only place that turns a stored
+ * trace back into rows. TT_ENOTFOUND when trace_id is not in db.
+ */
+struct tt_db;
+
+int tt__db_rows(struct tt_db *db, int64_t trace_id, const tt__rowsink *sink, unsigned skip,
+                tt__rows_result *res);
+
+/* One trace of a database as the analyses choose them (--trace, --rank). */
+typedef struct tt__db_trace {
+    int64_t id;
+    char *path;      /* as ingested */
+    tt_trace_format format;
+    int have_rank;
+    int64_t rank;
+    int64_t world_size; /* -1 when unknown */
+    int64_t start_ns, end_ns; /* INT64_MIN when unknown */
+} tt__db_trace;
+
+/* Every trace of db in id order (*out NULL and *n 0 when there are none);
+ * free with tt__db_traces_free. */
+int tt__db_traces(struct tt_db *db, tt__db_trace **out, size_t *n);
+void tt__db_traces_free(tt__db_trace *t, size_t n);
+
+/*
  * A tap on an ingest into a database (tt__open_ingested_temp_tap): for a
  * consumer that needs some tables as a stream beside a database of the
  * others. The rows of the tables in `see` are handed to rows() in the
@@ -80,7 +128,6 @@ int tt__ingest_rows(const char *path, const tt__rowsink *sink, unsigned read_fla
  * end_b() tells of a 'B' slice closed after its row was handed over.
  * Non-zero from any of them stops the ingest (TT_ECANCELED when positive).
  */
-struct tt_db;
 
 typedef struct tt__rowtap {
     void *ctx;

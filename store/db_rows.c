@@ -1,0 +1,336 @@
+/*
+ * store/db_rows.c - a stored trace handed back as the ingest's rows
+ * (tt__db_rows), and the list of a database's traces (tt__db_traces).
+ *
+ * The analyses are consumers of tt__rowsink (store/ingest_rows.h): a trace
+ * file reaches them through tt__ingest_rows, a database through this file.
+ * The SELECT lists come from the same record declarations as the INSERTs
+ * (store/records.h), so a column added there reaches both sources at once.
+ */
+#include "common/compat.h"
+#include "common/buf.h"
+#include "store/db_internal.h"
+#include "store/ingest_rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { BATCH_ROWS = 512 };
+
+#define COLNAME_(P, NAME, SQL) SQL,
+#define COLS_(ID, REC, TABLE) static const char *const cols_##REC[] = { TT_REC_##REC(COLNAME_) };
+TT_RECORDS(COLS_)
+
+static const struct {
+    const char *table;
+    const char *const *cols;
+    int ncols;
+} tables[TT_ROWS_COUNT] = {
+#define ROW_(ID, REC, TABLE) [ID] = { TABLE, cols_##REC, TT_NC_##REC },
+    TT_RECORDS(ROW_)
+};
+#undef ROW_
+#undef COLS_
+#undef COLNAME_
+
+/* one batch of rows being filled */
+struct batch {
+    tt__cell *cells;
+    int nrows, ncols;
+    tt_buf text;
+};
+
+static int oom(void)
+{
+    return tt_error_set(TT_ENOMEM, "out of memory");
+}
+
+/* "SELECT c1, c2, ... FROM table [WHERE trace_id = ?1] ORDER BY rowid" */
+static char *select_sql(int t)
+{
+    tt_buf b;
+    int c;
+    tt_buf_init(&b);
+    tt_buf_addstr(&b, "SELECT ");
+    for (c = 0; c < tables[t].ncols; c++) {
+        if (c)
+            tt_buf_addstr(&b, ", ");
+        tt_buf_addstr(&b, tables[t].cols[c]);
+    }
+    tt_buf_addstr(&b, " FROM ");
+    tt_buf_addstr(&b, tables[t].table);
+    tt_buf_addstr(&b, t == TT_ROWS_STR ? " ORDER BY id" : " WHERE trace_id = ?1 ORDER BY rowid");
+    if (b.oom) {
+        tt_buf_release(&b);
+        return NULL;
+    }
+    tt_buf_addch(&b, '\0');
+    return b.buf;
+}
+
+/* the current row of st, from column off, as the batch's next row */
+static int take_row(struct batch *bt, sqlite3_stmt *st, int off)
+{
+    tt__cell *row = bt->cells + (size_t)bt->nrows * (size_t)bt->ncols;
+    int c;
+    for (c = 0; c < bt->ncols; c++) {
+        int k = c + off;
+        switch (sqlite3_column_type(st, k)) {
+        case SQLITE_NULL:
+            row[c].type = TT_CELL_NULL;
+            row[c].i = 0;
+            row[c].len = 0;
+            break;
+        case SQLITE_INTEGER:
+            row[c].type = TT_CELL_INT;
+            row[c].i = sqlite3_column_int64(st, k);
+            row[c].len = 0;
+            break;
+        case SQLITE_FLOAT: /* never written by the ingest; a hand-edited database */
+            row[c].type = TT_CELL_INT;
+            row[c].i = (int64_t)sqlite3_column_double(st, k);
+            row[c].len = 0;
+            break;
+        default: {
+            const unsigned char *s = sqlite3_column_text(st, k);
+            int n = sqlite3_column_bytes(st, k);
+            row[c].type = TT_CELL_TEXT;
+            row[c].i = (int64_t)bt->text.len;
+            row[c].len = (size_t)n;
+            if (s)
+                tt_buf_add(&bt->text, s, (size_t)n);
+            if (bt->text.oom)
+                return oom();
+        }
+        }
+    }
+    bt->nrows++;
+    return 0;
+}
+
+/* after a batch of GPU rows: sink->kernel for those linked to a CPU op */
+static int kernels_of(tt_db *db, int64_t trace_id, int64_t lo, int64_t hi, const tt__rowsink *sink)
+{
+    sqlite3_stmt *st;
+    int r, rc = 0;
+    if (tt_db_prepare(db, &st,
+                      "SELECT g.op_id, s.ts, s.dur, g.dur FROM gpu_ops AS g JOIN slices AS s"
+                      " ON s.id = g.op_id WHERE g.trace_id = ?1 AND g.rowid BETWEEN ?2 AND ?3"
+                      " AND g.kind IN ('kernel', 'memcpy', 'memset') AND g.dur IS NOT NULL"
+                      " AND s.ts IS NOT NULL ORDER BY g.rowid") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace_id);
+    sqlite3_bind_int64(st, 2, lo);
+    sqlite3_bind_int64(st, 3, hi);
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
+        rc = sink->kernel(sink->ctx, sqlite3_column_int64(st, 0), ts, dur < 0 ? ts : ts + dur,
+                          sqlite3_column_int64(st, 3));
+        if (rc > 0)
+            rc = TT_ECANCELED;
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read the GPU activities' ops");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* hand the batch over; GPU batches also give their kernels */
+static int flush(tt_db *db, int64_t trace_id, int t, struct batch *bt, int64_t lo, int64_t hi,
+                 const tt__rowsink *sink)
+{
+    int rc;
+    if (!bt->nrows)
+        return 0;
+    rc = sink->rows(sink->ctx, t, bt->nrows, bt->ncols, bt->cells, bt->text.buf ? bt->text.buf : "");
+    if (rc)
+        return rc < 0 ? rc : TT_ECANCELED;
+    if (t == TT_ROWS_GPU && sink->kernel && (rc = kernels_of(db, trace_id, lo, hi, sink)) < 0)
+        return rc;
+    bt->nrows = 0;
+    bt->text.len = 0;
+    return 0;
+}
+
+static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sink)
+{
+    struct batch bt;
+    sqlite3_stmt *st = NULL;
+    char *sql = select_sql(t);
+    int r, rc = 0;
+    int64_t lo = 0, hi = 0;
+
+    memset(&bt, 0, sizeof(bt));
+    bt.ncols = tables[t].ncols;
+    tt_buf_init(&bt.text);
+    if (!sql || !(bt.cells = calloc((size_t)BATCH_ROWS * (size_t)bt.ncols, sizeof(*bt.cells)))) {
+        free(sql);
+        return oom();
+    }
+    /* GPU rows: their rowid too, for the kernels of the batch */
+    if (t == TT_ROWS_GPU) {
+        char *q = malloc(strlen(sql) + 16);
+        if (!q) {
+            rc = oom();
+            goto out;
+        }
+        memcpy(q, "SELECT rowid, ", 14);
+        strcpy(q + 14, sql + 7);
+        free(sql);
+        sql = q;
+    }
+    if (tt_db_prepare(db, &st, sql) < 0) {
+        rc = TT_EDB;
+        goto out;
+    }
+    if (t != TT_ROWS_STR)
+        sqlite3_bind_int64(st, 1, trace_id);
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (t == TT_ROWS_GPU) { /* column 0 is the rowid, the cells follow */
+            if (!bt.nrows)
+                lo = sqlite3_column_int64(st, 0);
+            hi = sqlite3_column_int64(st, 0);
+        }
+        rc = take_row(&bt, st, t == TT_ROWS_GPU);
+        if (rc == 0 && bt.nrows == BATCH_ROWS)
+            rc = flush(db, trace_id, t, &bt, lo, hi, sink);
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read the stored rows");
+    if (rc == 0)
+        rc = flush(db, trace_id, t, &bt, lo, hi, sink);
+out:
+    sqlite3_finalize(st);
+    free(sql);
+    free(bt.cells);
+    tt_buf_release(&bt.text);
+    return rc;
+}
+
+static tt_trace_format format_of(const char *name)
+{
+    int f;
+    for (f = TT_FMT_CHROME; f <= TT_FMT_MEMTL_RAW; f++)
+        if (name && !strcmp(name, tt_format_name((tt_trace_format)f)))
+            return (tt_trace_format)f;
+    return TT_FMT_UNKNOWN;
+}
+
+/* res: the trace's format, rank and metadata; TT_ENOTFOUND when absent */
+static int trace_res(tt_db *db, int64_t trace_id, tt__rows_result *res)
+{
+    sqlite3_stmt *st;
+    int r, rc = 0;
+    if (tt_db_prepare(db, &st, "SELECT format, rank, metadata, events FROM traces WHERE id = ?1") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace_id);
+    r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        if (res) {
+            const char *md = (const char *)sqlite3_column_text(st, 2);
+            res->format = format_of((const char *)sqlite3_column_text(st, 0));
+            res->have_rank = sqlite3_column_type(st, 1) != SQLITE_NULL;
+            res->rank = res->have_rank ? sqlite3_column_int64(st, 1) : 0;
+            res->stats.events = sqlite3_column_int64(st, 3);
+            if (!(res->metadata = strdup(md ? md : "{}")))
+                rc = oom();
+        }
+    } else if (r == SQLITE_DONE) {
+        rc = tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no trace %lld in this database",
+                             (long long)trace_id);
+    } else {
+        rc = tt_db_error(db, "cannot read the trace");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int tt__db_rows(tt_db *db, int64_t trace_id, const tt__rowsink *sink, unsigned skip,
+                tt__rows_result *res)
+{
+    static const int order[] = { TT_ROWS_STR, TT_ROWS_SLICE, TT_ROWS_RUNTIME, TT_ROWS_GPU,
+                                 TT_ROWS_MEMORY, TT_ROWS_FLOW, TT_ROWS_INSTANT, TT_ROWS_META,
+                                 TT_ROWS_ET, TT_ROWS_MEMTL };
+    size_t i;
+    int rc;
+    if (res)
+        memset(res, 0, sizeof(*res));
+    tt_error_clear();
+    if ((rc = trace_res(db, trace_id, res)) < 0)
+        return rc;
+    for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        if (order[i] != TT_ROWS_STR && (skip & (1u << order[i])))
+            continue;
+        if ((rc = table_rows(db, trace_id, order[i], sink)) != 0)
+            break;
+    }
+    if (rc != 0 && res) {
+        free(res->metadata);
+        res->metadata = NULL;
+    }
+    return rc;
+}
+
+static int64_t int_or(sqlite3_stmt *st, int c, int64_t dflt)
+{
+    return sqlite3_column_type(st, c) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, c);
+}
+
+int tt__db_traces(tt_db *db, tt__db_trace **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    tt__db_trace *v = NULL;
+    size_t cap = 0;
+    int r, rc = 0;
+    *out = NULL;
+    *n = 0;
+    if (tt_db_prepare(db, &st, "SELECT id, path, format, rank, world_size, start_ns, end_ns"
+                               " FROM traces ORDER BY id") < 0)
+        return TT_EDB;
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        tt__db_trace *t;
+        const char *p = (const char *)sqlite3_column_text(st, 1);
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            tt__db_trace *nv = realloc(v, nc * sizeof(*nv));
+            if (!nv) {
+                rc = oom();
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        t = &v[*n];
+        memset(t, 0, sizeof(*t));
+        t->id = sqlite3_column_int64(st, 0);
+        t->format = format_of((const char *)sqlite3_column_text(st, 2));
+        t->have_rank = sqlite3_column_type(st, 3) != SQLITE_NULL;
+        t->rank = int_or(st, 3, 0);
+        t->world_size = int_or(st, 4, -1);
+        t->start_ns = int_or(st, 5, INT64_MIN);
+        t->end_ns = int_or(st, 6, INT64_MIN);
+        if (!(t->path = strdup(p ? p : ""))) {
+            rc = oom();
+            break;
+        }
+        (*n)++;
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = tt_db_error(db, "cannot read the traces");
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        tt__db_traces_free(v, *n);
+        *n = 0;
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+void tt__db_traces_free(tt__db_trace *t, size_t n)
+{
+    size_t i;
+    for (i = 0; t && i < n; i++)
+        free(t[i].path);
+    free(t);
+}
