@@ -34,6 +34,9 @@
 
 TT_BEGIN_DECL
 
+/* TT_VERSION of the library linked or loaded (it may differ from the headers'). */
+TT_EXTERN(const char *) tt_version(void);
+
 /* Return codes. Append only; never renumber. */
 typedef enum tt_error_code {
     TT_OK = 0,
