@@ -176,6 +176,14 @@ run '`tracetool kernels` database' 0 : "$TRACETOOL" kernels "$DB"
 run '`tracetool memtimeline` database -> .html' 0 : "$TRACETOOL" memtimeline "$DB" "$OUT/memtimeline.html"
 run '`tracetool kernels big.json`' 0 : "$TRACETOOL" kernels "$BIG"
 run '`tracetool memtimeline big.json` -> .html' 0 : "$TRACETOOL" memtimeline "$BIG" "$OUT/memtimeline.html"
+run '`tracetool kernels --by op big.json`' 0 : "$TRACETOOL" kernels --by op "$BIG"
+run '`tracetool kernels --by op` database' 0 : "$TRACETOOL" kernels --by op "$DB"
+run '`tracetool breakdown big.json`' 0 : "$TRACETOOL" breakdown "$BIG"
+run '`tracetool breakdown` database' 0 : "$TRACETOOL" breakdown "$DB"
+run '`tracetool diff big.json big.json`' 0 : "$TRACETOOL" diff --format json "$BIG" "$BIG"
+run '`tracetool diff` database database' 0 : "$TRACETOOL" diff --format json "$DB" "$DB"
+run '`tracetool export big.json` -> .json' 0 : "$TRACETOOL" export "$BIG" "$OUT/export.json"
+run '`tracetool export` database -> .json' 0 : "$TRACETOOL" export "$DB" "$OUT/export.json"
 
 # ---- report ----
 RESULTS=$OUT/results.md
@@ -223,7 +231,7 @@ cat "$RESULTS"
 
 rm -f "$TIMEF" "$OUT/last.out" "$OUT/last.err"
 if [ $KEEP = 0 ]; then
-    rm -f "$BIG" "$BIGGZ" "$STAMP" "$DB" "$DB-journal" "$DB-wal" "$DB-shm"
+    rm -f "$BIG" "$BIGGZ" "$STAMP" "$DB" "$DB-journal" "$DB-wal" "$DB-shm" "$OUT/export.json"
     echo "ingest_bench: removed the generated files (--keep keeps them); results in $RESULTS" >&2
 else
     echo "ingest_bench: kept $BIG, $BIGGZ and $DB; results in $RESULTS" >&2

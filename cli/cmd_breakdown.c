@@ -110,8 +110,8 @@ int cmd_breakdown(int argc, char **argv)
         cli_usage_error(&cmd, "--html needs a file name");
     /* nor the input, nor a trace of an input directory */
     check_outputs_not_inputs(&cmd, a.html, (const char *const *)&in, 1);
-    /* a file or directory goes through a temporary database, so --rank and
-     * --trace work on it too */
+    /* a database, else a file or a directory read without one (--rank and
+     * --trace work on them too) */
     if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
         tt_db *db;
         if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)

@@ -35,8 +35,8 @@ static const struct cli_cmd cmd = {
     "Timestamps keep each trace's own clock (us; relative to the smallest\n"
     "baseTimeNanoseconds when every trace has one, else absolute), so ranks are never\n"
     "shifted against each other. The inputs are one database made by 'tracetool\n"
-    "ingest', or trace files and directories of them (read into a temporary\n"
-    "database). OUT ending in .gz is gzipped; '-' is standard output. OUT is written\n"
+    "ingest', or trace files and directories of them (each read once as it\n"
+    "streams). OUT ending in .gz is gzipped; '-' is standard output. OUT is written\n"
     "to OUT.tmp and renamed when complete; an input is never overwritten.",
     opts,
     "exit codes: 0 ok; 2 usage (also: OUT is an input); 3 bad input; 4 I/O or\n"

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "opts.h"
@@ -49,9 +50,16 @@ static int on_db(struct tt_db *db, void *o)
     return tt_info_db(db, o, stdout);
 }
 
+/* a trace file or a directory of them: read straight from the files */
 static int on_file(const char *path, void *o)
 {
     return tt_info_file(path, o, stdout);
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 int cmd_info(int argc, char **argv)
@@ -60,5 +68,9 @@ int cmd_info(int argc, char **argv)
     int first = cli_parse(&cmd, argc, argv, set, &o);
     if (!first)
         return 0;
+    if (is_dir(argv[first])) {
+        int rc = on_file(argv[first], &o);
+        return rc < 0 ? report_error(rc) : 0;
+    }
     return run_on_input(&cmd, argv[first], o.trace_id, -1, on_db, on_file, &o);
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "opts.h"
@@ -69,9 +70,17 @@ static int on_db(struct tt_db *db, void *o)
     return tt_kernels_db(db, o, stdout);
 }
 
+/* a trace file or a directory of them, --trace and --rank included: read
+ * straight from the files, no database */
 static int on_file(const char *path, void *o)
 {
     return tt_kernels_file(path, o, stdout);
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 int cmd_kernels(int argc, char **argv)
@@ -85,5 +94,9 @@ int cmd_kernels(int argc, char **argv)
         cli_usage_error(&cmd, "--only %s does not go with --by %s",
                         o.what == TT_KERN_KERNELS ? "kernels" : "memory",
                         o.by == TT_KERN_BY_RUNTIME ? "runtime" : "memsize");
-    return run_on_input(&cmd, argv[first], o.trace_id, o.rank, on_db, on_file, &o);
+    if (is_dir(argv[first])) {
+        int rc = on_file(argv[first], &o);
+        return rc < 0 ? report_error(rc) : 0;
+    }
+    return run_on_input(&cmd, argv[first], 0, -1, on_db, on_file, &o);
 }

@@ -129,5 +129,11 @@ int cmd_memtimeline(int argc, char **argv)
         cli_usage_error(&cmd, "cannot tell the format of '%s' from its name: end it in .json,"
                         " .json.gz, .raw.json.gz, .html or .png, or write '-' for JSON on"
                         " standard output", job.output);
+    /* a file or a directory of per-rank traces is read as rows, --trace and
+     * --rank counting its traces as a database of them would */
+    if (!strcmp(in, "-") || !tt_is_sqlite_file(in)) {
+        int rc = on_file(in, &job);
+        return rc < 0 ? report_error(rc) : 0;
+    }
     return run_on_input(&cmd, in, o.trace_id, o.rank, on_db, on_file, &job);
 }

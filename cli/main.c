@@ -45,10 +45,12 @@ static int cmd_version(int argc, char **argv)
 
 /* The library's log messages (tt_set_log) that the environment asks for, to
  * stderr: TT_TIMING (phase times), TT_DEBUG_AVG (which way averages read a
- * file), TT_DEBUG_MEMTL (where memtimeline's events came from); set to
+ * file), TT_DEBUG_MEMTL (where memtimeline's events came from), TT_DEBUG_DIFF
+ * (which way diff read each trace file), TT_DEBUG_BD (which way breakdown read
+ * each trace file); set to
  * anything, even empty. */
 struct log_topics {
-    int timing, avg, memtl;
+    int timing, avg, memtl, diff, bd, exp;
 };
 
 static void log_to_stderr(void *ctx, int level, const char *topic, const char *msg)
@@ -56,7 +58,8 @@ static void log_to_stderr(void *ctx, int level, const char *topic, const char *m
     const struct log_topics *t = ctx;
     (void)level;
     if ((t->timing && !strcmp(topic, "timing")) || (t->avg && !strcmp(topic, "averages")) ||
-        (t->memtl && !strcmp(topic, "memtimeline")))
+        (t->memtl && !strcmp(topic, "memtimeline")) || (t->diff && !strcmp(topic, "diff")) ||
+        (t->bd && !strcmp(topic, "breakdown")) || (t->exp && !strcmp(topic, "export")))
         fprintf(stderr, "%s\n", msg);
 }
 
@@ -66,7 +69,10 @@ static void log_from_env(void)
     t.timing = getenv("TT_TIMING") != NULL;
     t.avg = getenv("TT_DEBUG_AVG") != NULL;
     t.memtl = getenv("TT_DEBUG_MEMTL") != NULL;
-    if (t.avg || t.memtl)
+    t.diff = getenv("TT_DEBUG_DIFF") != NULL;
+    t.bd = getenv("TT_DEBUG_BD") != NULL;
+    t.exp = getenv("TT_DEBUG_EXPORT") != NULL; /* which way export read each file */
+    if (t.avg || t.memtl || t.diff || t.bd || t.exp)
         tt_set_log(log_to_stderr, &t, TT_LOG_DEBUG);
     else if (t.timing)
         tt_set_log(log_to_stderr, &t, TT_LOG_INFO);

@@ -9,6 +9,7 @@
 
 #include "tracetool/analyze.h"
 #include "formats/kineto.h"
+#include "store/ingest_rows.h"
 
 struct tt_db {
     sqlite3 *sql;
@@ -17,12 +18,6 @@ struct tt_db {
     char *source;       /* the trace file a temporary database was made from */
 };
 
-/*
- * TT_ENOTFOUND "no WHAT in this database" (or "matches --trace/--rank" when
- * filtered); for a temporary database made from a file, the message names
- * that file and the format it was read as.
- */
-int tt__db_none(tt_db *db, int filtered, const char *what);
 
 /* Record a SQLite failure as the last error; returns TT_EDB. */
 int tt_db_error(tt_db *db, const char *what);
@@ -30,10 +25,6 @@ int tt_db_error(tt_db *db, const char *what);
 int tt_db_exec(tt_db *db, const char *sql);
 int tt_db_prepare(tt_db *db, sqlite3_stmt **st, const char *sql);
 
-/* Ingest one trace file into a new temporary database (removed again by
- * tt_db_free), for the commands that accept a trace file as well as a DB.
- * The database is tuned for one analysis pass: no journal, small cache. */
-int tt__open_ingested_temp(tt_db **out, const char *trace);
 /* an empty database in $TMPDIR (mode 0600), removed from the directory at
  * once: it lives as long as *out is open, whatever ends the process */
 int tt__open_temp_db(tt_db **out, const char *what);

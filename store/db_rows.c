@@ -45,8 +45,9 @@ static int oom(void)
     return tt_error_set(TT_ENOMEM, "out of memory");
 }
 
-/* "SELECT c1, c2, ... FROM table [WHERE trace_id = ?1] ORDER BY rowid" */
-static char *select_sql(int t)
+/* "SELECT c1, c2, ... FROM table [WHERE trace_id = ?1] ORDER BY rowid";
+ * no_args: NULL for the args columns */
+static char *select_sql(int t, int no_args)
 {
     tt_buf b;
     int c;
@@ -55,7 +56,8 @@ static char *select_sql(int t)
     for (c = 0; c < tables[t].ncols; c++) {
         if (c)
             tt_buf_addstr(&b, ", ");
-        tt_buf_addstr(&b, tables[t].cols[c]);
+        tt_buf_addstr(&b, no_args && !strcmp(tables[t].cols[c], "args") ? "NULL"
+                                                                        : tables[t].cols[c]);
     }
     tt_buf_addstr(&b, " FROM ");
     tt_buf_addstr(&b, tables[t].table);
@@ -152,11 +154,12 @@ static int flush(tt_db *db, int64_t trace_id, int t, struct batch *bt, int64_t l
     return 0;
 }
 
-static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sink)
+static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sink,
+                      int no_args)
 {
     struct batch bt;
     sqlite3_stmt *st = NULL;
-    char *sql = select_sql(t);
+    char *sql = select_sql(t, no_args);
     int r, rc = 0;
     int64_t lo = 0, hi = 0;
 
@@ -216,12 +219,14 @@ static tt_trace_format format_of(const char *name)
     return TT_FMT_UNKNOWN;
 }
 
-/* res: the trace's format, rank and metadata; TT_ENOTFOUND when absent */
+/* res: the trace's format, rank, world size, span and metadata;
+ * TT_ENOTFOUND when absent */
 static int trace_res(tt_db *db, int64_t trace_id, tt__rows_result *res)
 {
     sqlite3_stmt *st;
     int r, rc = 0;
-    if (tt_db_prepare(db, &st, "SELECT format, rank, metadata, events FROM traces WHERE id = ?1") < 0)
+    if (tt_db_prepare(db, &st, "SELECT format, rank, metadata, events, world_size,"
+                               " start_ns, end_ns FROM traces WHERE id = ?1") < 0)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, trace_id);
     r = sqlite3_step(st);
@@ -232,6 +237,12 @@ static int trace_res(tt_db *db, int64_t trace_id, tt__rows_result *res)
             res->have_rank = sqlite3_column_type(st, 1) != SQLITE_NULL;
             res->rank = res->have_rank ? sqlite3_column_int64(st, 1) : 0;
             res->stats.events = sqlite3_column_int64(st, 3);
+            res->have_world = sqlite3_column_type(st, 4) != SQLITE_NULL;
+            res->world_size = sqlite3_column_int64(st, 4);
+            res->have_span = sqlite3_column_type(st, 5) != SQLITE_NULL &&
+                             sqlite3_column_type(st, 6) != SQLITE_NULL;
+            res->start_ns = sqlite3_column_int64(st, 5);
+            res->end_ns = sqlite3_column_int64(st, 6);
             if (!(res->metadata = strdup(md ? md : "{}")))
                 rc = oom();
         }
@@ -261,7 +272,7 @@ int tt__db_rows(tt_db *db, int64_t trace_id, const tt__rowsink *sink, unsigned s
     for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         if (order[i] != TT_ROWS_STR && (skip & (1u << order[i])))
             continue;
-        if ((rc = table_rows(db, trace_id, order[i], sink)) != 0)
+        if ((rc = table_rows(db, trace_id, order[i], sink, (skip & TT_ROWS_NO_ARGS) != 0)) != 0)
             break;
     }
     if (rc != 0 && res) {

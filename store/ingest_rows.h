@@ -56,9 +56,8 @@ typedef struct tt__rows_result {
     int64_t rank;
     int have_world;    /* distributedInfo.world_size */
     int64_t world_size;
-    /* a file's span: the first ts and the last end of its events, flows
-     * included even when skipped (traces.start_ns / end_ns); not set by
-     * tt__db_rows (tt__db_traces has it) */
+    /* the trace's span: the first ts and the last end of its events, flows
+     * included even when skipped (traces.start_ns / end_ns) */
     int have_span;
     int64_t start_ns, end_ns;
     char *metadata;    /* the top-level keys as one JSON object (free() it) */
@@ -91,15 +90,32 @@ int tt__ingest_rows(const char *path, const tt__rowsink *sink, unsigned read_fla
  * stream calls it), memory events, flows, instants, metadata events, ET
  * nodes and memory-timeline rows. skip: 1 << TT_ROWS_* of tables not
  * wanted (TT_ROWS_STR cannot be skipped). res (may be NULL) gets the
- * trace's format, rank and metadata (free res->metadata); its stats are
- * the event count only. A consumer written on tt__rowsink thus reads a
- * file and a database alike: this is the only place that turns a stored
- * trace back into rows. TT_ENOTFOUND when trace_id is not in db.
+ * trace's format, rank, world size, span and metadata (free
+ * res->metadata); its stats are the event count only. A consumer written
+ * on tt__rowsink thus reads a file and a database alike: this is the only
+ * place that turns a stored trace back into rows. TT_ENOTFOUND when
+ * trace_id is not in db.
  */
 struct tt_db;
 
 int tt__db_rows(struct tt_db *db, int64_t trace_id, const tt__rowsink *sink, unsigned skip,
                 tt__rows_result *res);
+/* in tt__db_rows' skip: every args cell NULL, as TT_READ_NO_ARGS makes a
+ * file's (the args are most of a stored trace's bytes) */
+#define TT_ROWS_NO_ARGS (1u << 29)
+
+/*
+ * TT_ENOTFOUND "no WHAT in this database" (or "matches --trace/--rank" when
+ * filtered); for a temporary database made from a file, the message names
+ * that file and the format it was read as.
+ */
+int tt__db_none(struct tt_db *db, int filtered, const char *what);
+
+/* Ingest one trace file into a new temporary database (removed again by
+ * tt_db_free): for a file whose rows need the SQL passes after a load
+ * (needs_db), or standard input that must be read more than once. The
+ * database is tuned for one analysis pass: no journal, small cache. */
+int tt__open_ingested_temp(struct tt_db **out, const char *trace);
 
 /* One trace of a database as the analyses choose them (--trace, --rank). */
 typedef struct tt__db_trace {

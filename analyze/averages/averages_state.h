@@ -13,7 +13,8 @@
 
 #include "common/compat.h"
 #include "common/i64map.h"
-#include "store/db_internal.h"
+#include "store/ingest_rows.h"
+#include "tracetool/analyze.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -164,10 +165,8 @@ struct idmap {
 };
 
 struct state {
-    tt_db *db;
-    const struct memstr *ms; /* set when there is no database */
+    const struct memstr *ms; /* the stream's strings, by id */
     const tt_avg_options *o;
-    sqlite3_stmt *str_st;    /* SELECT s FROM strings WHERE id = ?1 (prepared once) */
     struct agg agg;
     struct thread_stack *threads;
     size_t nthreads, athreads;
@@ -274,7 +273,8 @@ struct fstream {
     struct state *s;
     struct runs runs;
     struct memstr strs;
-    int64_t id_cpu_op, id_ua, id_operator, id_memory, id_empty; /* 0: not seen */
+    int64_t id_cpu_op, id_ua, id_operator, id_memory, id_empty, id_pyfunc; /* 0: not seen */
+    struct i64map *kmap;          /* op id -> device ns, when known beforehand */
     int64_t mem_rowid, gpu_rowid; /* what SQLite would number them */
     struct steps win;             /* ProfilerStep windows, with --steps */
     int neg_dur;                  /* an op with a negative dur (see fs_kernel) */
@@ -326,5 +326,7 @@ void tt__avg_trace_release(tt_avg_trace *t);
 double tt__avg_sort_value(const tt_avg_row *r, const char *k);
 /* the file path: 1 when the file needs a database (nothing computed) */
 int tt__avg_stream(const char *path, const tt_avg_options *o, tt_avg_result *res);
+/* every trace of a database that o selects (averages_stream.c) */
+int tt__avg_db(tt_db *db, const tt_avg_options *o, tt_avg_result *res);
 
 #endif

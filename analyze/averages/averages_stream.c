@@ -1,14 +1,20 @@
 /*
- * analyze/averages/averages_stream.c - averages straight from a trace file, without a
- * database: the ingest's rows (tt__ingest_rows: same decoding and in-stream
- * links, no SQLite) become the same records the tables would give, the
+ * analyze/averages/averages_stream.c - the input of the averages pass: the
+ * record stream of one trace (store/ingest_rows.h), from a trace file
+ * (tt__ingest_rows: decoding and in-stream links, no SQLite) or from a
+ * database (tt__db_rows), becomes the pass's records (averages_sort.c); the
  * device time of each op comes as records that sort right after the op's
- * (fs_kernel), and the same pass runs. When the rows need the SQL passes
- * that follow a load, the file goes through a temporary database instead
- * (tt__avg_stream says which in the log: topic "averages", TT_DEBUG_AVG=1).
+ * (fs_kernel), and the pass of averages_tree.c runs. With Python stacks
+ * wanted, the rows carry their args (an op's "Call stack") and the
+ * python_function events come too. When a file's rows need the SQL passes
+ * that follow a load, it is read into a temporary database and its rows
+ * taken from there (the log says so: topic "averages", TT_DEBUG_AVG=1).
  */
 #include "analyze/averages/averages_state.h"
+#include "common/arena.h"
 #include "common/log.h"
+#include "common/tmath.h"
+#include "formats/json.h"
 #include "store/ingest_rows.h"
 
 #include <string.h>
@@ -45,11 +51,18 @@ static int text_is(const tt__cell *c, const char *text, const char *lit)
     return c->type == TT_CELL_TEXT && c->len == n && !memcmp(text + c->i, lit, n);
 }
 
+/* a string of the stream: ids ascend (a file's from 1 on, a database's with
+ * gaps, which stay NULL) */
 static int fs_string(struct fstream *fs, int64_t id, const char *str, size_t len)
 {
     char *copy;
-    if (id != (int64_t)fs->strs.n + 1)
+    if (id <= (int64_t)fs->strs.n)
         return tt_error_set(TT_ERROR, "string ids out of order (%lld)", (long long)id);
+    while ((int64_t)fs->strs.n + 1 < id) {
+        if (TT_ALLOC_GROW(fs->strs.s, fs->strs.n + 1, fs->strs.alloc) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        fs->strs.s[fs->strs.n++] = NULL;
+    }
     if (TT_ALLOC_GROW(fs->strs.s, fs->strs.n + 1, fs->strs.alloc) < 0 ||
         !(copy = strndup(str, len)))
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -64,7 +77,56 @@ static int fs_string(struct fstream *fs, int64_t id, const char *str, size_t len
         fs->id_memory = id;
     else if (!strcmp(copy, "[]"))
         fs->id_empty = id;
+    else if (!strcmp(copy, "python_function"))
+        fs->id_pyfunc = id;
     return 0;
+}
+
+/*
+ * An op's "Call stack" arg (a string; anything else is none, as SQLite's
+ * json_extract gives no text for it) into e->stack, with its Sequence
+ * number and "Fwd thread id" (what stacks need of an op).
+ */
+static int fs_call_stack(struct fstream *fs, const tt__cell *row, const char *text,
+                         struct arec *e)
+{
+    const tt__cell *args = &row[TT_C_SL_ARGS];
+    const char *key, *cs;
+    size_t klen, cslen;
+    tt_arena a = TT_ARENA_INIT;
+    tt_jp jp;
+    int rc = 0, r;
+
+    e->seq = row[TT_C_SL_SEQ_NR].type == TT_CELL_INT ? row[TT_C_SL_SEQ_NR].i : -1;
+    if (cell_int(&row[TT_C_SL_FWD_TID]) > 0)
+        e->flags |= AREC_FWD_TID;
+    if (args->type != TT_CELL_TEXT)
+        return 0;
+    tt_jp_init(&jp, "args", text + args->i, 0, text + args->i, args->len);
+    if (tt_jp_object_begin(&jp) < 0)
+        goto out; /* not an object: no stack */
+    while ((r = tt_jp_object_next(&jp, &a, &key, &klen)) > 0) {
+        if (klen == 10 && !memcmp(key, "Call stack", 10) && tt_jp_peek(&jp) == TT_JT_STRING) {
+            char *z;
+            if (tt_jp_string(&jp, &a, &cs, &cslen) < 0)
+                break;
+            if (!(z = strndup(cs, cslen))) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                break;
+            }
+            e->stack = tt__avg_callstack_node(fs->s, z);
+            free(z);
+            if (e->stack < 0)
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+            break;
+        }
+        if (tt_jp_skip(&jp) < 0)
+            break;
+    }
+out:
+    tt_arena_release(&a);
+    tt_error_clear(); /* bad args are no stack, not an error */
+    return rc;
 }
 
 /* ProfilerStep#N windows with from <= N <= to (as step_windows: LIKE is
@@ -97,6 +159,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
         struct arec e;
         const tt__cell *pid = NULL, *tid = NULL;
         memset(&e, 0, sizeof(e));
+        e.seq = -1;
         switch (table) {
         case TT_ROWS_STR:
             if ((rc = fs_string(fs, row[TT_C_STR_ID].i, text + row[TT_C_STR_S].i,
@@ -107,23 +170,35 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             int64_t cat = cell_int(&row[TT_C_SL_CAT]);
             if ((rc = fs_step(fs, row)) < 0)
                 return rc;
-            if (cell_null(&row[TT_C_SL_TS]) ||
-                !(cell_null(&row[TT_C_SL_CAT]) || (cat && (cat == fs->id_ua ||
-                                                           cat == fs->id_cpu_op ||
-                                                           cat == fs->id_operator))))
+            if (cell_null(&row[TT_C_SL_TS]))
+                continue;
+            e.id = row[TT_C_SL_ID].i;
+            e.name = cell_int(&row[TT_C_SL_NAME]);
+            e.ts = row[TT_C_SL_TS].i;
+            e.end = tt_sat_add(e.ts, cell_int(&row[TT_C_SL_DUR]));
+            pid = &row[TT_C_SL_PID];
+            tid = &row[TT_C_SL_TID];
+            if (fs->s->want_stacks && cat && cat == fs->id_pyfunc) {
+                e.kind = KIND_PY; /* a Python call, for the ops' stacks */
+                fs->s->stk.has_py = 1;
+                break;
+            }
+            if (!(cell_null(&row[TT_C_SL_CAT]) ||
+                  (cat && (cat == fs->id_ua || cat == fs->id_cpu_op || cat == fs->id_operator))))
                 continue;
             if (cell_int(&row[TT_C_SL_DUR]) < 0)
                 fs->neg_dur = 1;
             e.kind = 0;
-            e.id = row[TT_C_SL_ID].i;
-            e.name = cell_int(&row[TT_C_SL_NAME]);
-            e.ts = row[TT_C_SL_TS].i;
-            e.end = e.ts + cell_int(&row[TT_C_SL_DUR]);
             /* no Input Dims: "[]", whose id may only come later in the file */
             e.a = cell_null(&row[TT_C_SL_DIMS]) ? -1 : row[TT_C_SL_DIMS].i;
             e.flags = cat && cat == fs->id_ua ? AREC_USER_ANNOTATION : 0;
-            pid = &row[TT_C_SL_PID];
-            tid = &row[TT_C_SL_TID];
+            if (fs->kmap) { /* the second reading: device time known by op */
+                size_t v;
+                if (tt__i64map_get(fs->kmap, e.id, &v))
+                    e.b = (int64_t)v;
+            }
+            if (fs->s->want_stacks && (rc = fs_call_stack(fs, row, text, &e)) < 0)
+                return rc;
             break;
         }
         case TT_ROWS_RUNTIME:
@@ -133,7 +208,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             e.id = cell_int(&row[TT_C_RT_ID]);
             e.name = cell_int(&row[TT_C_RT_NAME]);
             e.ts = row[TT_C_RT_TS].i;
-            e.end = e.ts + cell_int(&row[TT_C_RT_DUR]);
+            e.end = tt_sat_add(e.ts, cell_int(&row[TT_C_RT_DUR]));
             pid = &row[TT_C_RT_PID];
             tid = &row[TT_C_RT_TID];
             break;
@@ -160,7 +235,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             e.id = fs->gpu_rowid;
             e.name = cell_int(&row[TT_C_GPU_NAME]);
             e.ts = row[TT_C_GPU_TS].i;
-            e.end = e.ts + cell_int(&row[TT_C_GPU_DUR]);
+            e.end = tt_sat_add(e.ts, cell_int(&row[TT_C_GPU_DUR]));
             e.a = annot;
             break;
         }
@@ -222,68 +297,227 @@ static int fallback_note(const char *why)
     return 1;
 }
 
+/* where one trace's rows come from: a file, or trace_id of db */
+struct avg_src {
+    const char *path;
+    tt_db *db;
+    int64_t trace_id;
+};
+
+static int read_src(const struct avg_src *src, const tt__rowsink *sink, unsigned flags,
+                    unsigned skip, tt__rows_result *res)
+{
+    if (src->db)
+        return tt__db_rows(src->db, src->trace_id, sink,
+                           skip | (flags & TT_READ_NO_ARGS ? TT_ROWS_NO_ARGS : 0), res);
+    return tt__ingest_rows(src->path, sink, flags, skip, res);
+}
+
+/* the tables the pass reads: slices, runtime calls, GPU activities, memory */
+#define AVG_SKIP                                                                            \
+    (1u << TT_ROWS_FLOW | 1u << TT_ROWS_META | 1u << TT_ROWS_INSTANT | 1u << TT_ROWS_ET | \
+     1u << TT_ROWS_MEMTL)
+
+static int km_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                   const char *text)
+{
+    (void)ctx, (void)table, (void)nrows, (void)ncols, (void)cells, (void)text;
+    return 0;
+}
+
+/* the device time of each op, summed (SQLite's sum of gpu_ops.dur by op_id) */
+static int km_kernel(void *ctx, int64_t op_id, int64_t op_ts, int64_t op_end, int64_t dur)
+{
+    struct i64map *m = ctx;
+    size_t v = 0;
+    (void)op_ts, (void)op_end;
+    tt__i64map_get(m, op_id, &v);
+    return tt__i64map_put(m, op_id, (size_t)tt_sat_add((int64_t)v, dur));
+}
+
+static void fstream_release(struct fstream *fs)
+{
+    size_t i;
+    tt__avg_runs_release(&fs->runs);
+    free(fs->win.win);
+    for (i = 0; i < fs->strs.n; i++)
+        free(fs->strs.s[i]);
+    free(fs->strs.s);
+    memset(fs, 0, sizeof(*fs));
+}
+
+/*
+ * One reading of the source into the pass's records (fs, s set up here).
+ * kmap: the device time of each op, known beforehand (a second reading,
+ * when an op's negative dur keeps its device-work records from sorting
+ * beside it); NULL: device work comes as records (fs_kernel).
+ */
+static int read_pass(const struct avg_src *src, const tt_avg_options *o, struct state *s,
+                     struct fstream *fs, struct i64map *kmap, tt__rows_result *res)
+{
+    tt__rowsink sink;
+    memset(s, 0, sizeof(*s));
+    memset(fs, 0, sizeof(*fs));
+    s->o = o;
+    s->ms = &fs->strs;
+    s->want_stacks = o->group_by_stack > 0 || (o->version >= 3 && o->collect_stacks);
+    fs->s = s;
+    fs->kmap = kmap;
+    sink.ctx = fs;
+    sink.rows = fs_rows;
+    sink.kernel = kmap ? NULL : fs_kernel;
+    /* stacks read an op's "Call stack" arg; nothing else needs the args */
+    return read_src(src, &sink, s->want_stacks ? 0 : TT_READ_NO_ARGS, AVG_SKIP, res);
+}
+
+/* the pass over what read_pass gathered; releases fs */
+static int run_pass(struct state *s, struct fstream *fs)
+{
+    int rc;
+    tt__avg_steps_normalize(&fs->win);
+    rc = tt__avg_pass_merge(s, &fs->runs, &fs->win, fs->id_memory, fs);
+    tt__avg_runs_release(&fs->runs);
+    return rc;
+}
+
+/*
+ * One trace of a source, up to the pass's end: s holds the result to make,
+ * with its strings in fs (release fs after the result is made). 1 (nothing
+ * computed) when a file needs what only a database gives: the SQL passes
+ * after a load, or it is not a Chrome/Kineto trace (the database says so in
+ * its own words).
+ */
+static int avg_trace(const struct avg_src *src, const tt_avg_options *o, struct state *s,
+                     struct fstream *fsp, tt__rows_result *res)
+{
+    struct fstream fs;
+    struct i64map kmap;
+    int rc = read_pass(src, o, s, &fs, NULL, res);
+    if (rc == 0 && !src->db && res->needs_db)
+        rc = fallback_note(res->why_db);
+    else if (rc == 0 && !src->db && res->format != TT_FMT_CHROME &&
+             res->format != TT_FMT_CHROME_ARRAY)
+        rc = fallback_note("not a Chrome/Kineto trace");
+    if (rc == 0 && fs.neg_dur) {
+        /* an op with a negative dur: its device time summed first, then read again */
+        tt__log(TT_LOG_DEBUG, "averages", "ops with a negative dur: read three times");
+        fstream_release(&fs);
+        tt__avg_state_release(s);
+        free(res->metadata);
+        memset(&kmap, 0, sizeof(kmap));
+        {
+            tt__rowsink km = { &kmap, km_rows, km_kernel };
+            rc = read_src(src, &km, TT_READ_NO_ARGS, AVG_SKIP, res);
+        }
+        free(res->metadata);
+        res->metadata = NULL;
+        if (rc == 0)
+            rc = read_pass(src, o, s, &fs, &kmap, res);
+        tt__i64map_free(&kmap);
+    }
+    if (rc == 0)
+        rc = run_pass(s, &fs);
+    if (rc != 0) {
+        fstream_release(&fs);
+        tt__avg_state_release(s);
+        return rc;
+    }
+    *fsp = fs;
+    s->ms = &fsp->strs;
+    fsp->s = s;
+    return 0;
+}
+
+/* the finished pass of a trace into out (takes s over) */
+static int avg_add(struct state *s, int64_t id, const char *label, int have_rank, int64_t rank,
+                   const char *metadata, tt_avg_result *out)
+{
+    tt_avg_trace tr;
+    int rc = tt__avg_trace_result(s, id, label, have_rank, rank, has_profile_memory(metadata),
+                                  &tr);
+    if (rc == 0 && (rc = tt__avg_result_add(out, &tr)) < 0)
+        tt__avg_trace_release(&tr);
+    return rc;
+}
+
 /*
  * The file's one trace into res. Returns 1 (nothing computed) when the file
- * needs what only a database gives: the SQL passes after a load,
- * --group-by-stack and --stacks (JSON in args), a non-Kineto file, ops with a negative
- * dur, or input that cannot be read twice (standard input, pipes).
+ * must go through a database: the SQL passes after a load, a non-Kineto
+ * file, or input that cannot be read twice (standard input, pipes: a second
+ * reading may be needed).
  */
 int tt__avg_stream(const char *path, const tt_avg_options *o, tt_avg_result *out)
 {
+    struct avg_src src = { path, NULL, 0 };
     struct state s;
     struct fstream fs;
-    tt__rowsink sink;
     tt__rows_result res;
-    tt_avg_trace tr;
-    size_t i;
+    struct stat sb;
     int rc;
 
-    struct stat sb;
-    if (o->group_by_stack > 0)
-        return fallback_note("--group-by-stack reads the args");
-    if (o->version >= 3 && o->collect_stacks)
-        return fallback_note("--stacks reads the args and the python_function events");
-    /* the way back reads the file again: standard input and pipes cannot */
     if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
         return fallback_note("not a regular file (read once)");
-    memset(&s, 0, sizeof(s));
-    memset(&fs, 0, sizeof(fs));
-    s.o = o;
-    s.ms = &fs.strs;
-    fs.s = &s;
-    sink.ctx = &fs;
-    sink.rows = fs_rows;
-    sink.kernel = fs_kernel;
-    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS,
-                         1u << TT_ROWS_FLOW | 1u << TT_ROWS_META | 1u << TT_ROWS_INSTANT |
-                             1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL,
-                         &res);
-    if (rc == 0 && fs.neg_dur)
-        rc = fallback_note("ops with a negative dur");
-    else if (rc == 0 && res.needs_db)
-        rc = fallback_note(res.why_db);
-    else if (rc == 0 && res.format != TT_FMT_CHROME && res.format != TT_FMT_CHROME_ARRAY)
-        rc = fallback_note("not a Chrome/Kineto trace");
-    else if (rc == 0)
+    rc = avg_trace(&src, o, &s, &fs, &res);
+    if (rc == 0) {
         tt__log(TT_LOG_DEBUG, "averages", "read without a database");
-    if (rc == 0) {
-        tt__avg_steps_normalize(&fs.win);
-        rc = tt__avg_pass_merge(&s, &fs.runs, &fs.win, fs.id_memory, &fs);
-    }
-    tt__avg_runs_release(&fs.runs);
-    free(fs.win.win);
-    if (rc == 0) {
-        rc = tt__avg_trace_result(&s, 1, path, res.have_rank, res.rank,
-                                  has_profile_memory(res.metadata), &tr);
-        if (rc == 0 && (rc = tt__avg_result_add(out, &tr)) < 0)
-            tt__avg_trace_release(&tr);
+        rc = avg_add(&s, 1, path, res.have_rank, res.rank, res.metadata, out);
         out->header_per_trace = o->header_per_trace;
-    } else {
-        tt__avg_state_release(&s);
+        fstream_release(&fs);
     }
-    for (i = 0; i < fs.strs.n; i++)
-        free(fs.strs.s[i]);
-    free(fs.strs.s);
     free(res.metadata);
+    return rc;
+}
+
+/* Every Chrome/Kineto trace of db that o selects, by (rank, id), into out. */
+int tt__avg_db(tt_db *db, const tt_avg_options *o, tt_avg_result *out)
+{
+    tt__db_trace *tr;
+    size_t n, k, *order, nsel = 0;
+    int rc;
+
+    if ((rc = tt__db_traces(db, &tr, &n)) < 0)
+        return rc;
+    if (!(order = malloc((n ? n : 1) * sizeof(*order)))) {
+        tt__db_traces_free(tr, n);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    for (k = 0; k < n; k++) {
+        if ((tr[k].format == TT_FMT_CHROME || tr[k].format == TT_FMT_CHROME_ARRAY) &&
+            (o->trace_id == 0 || tr[k].id == o->trace_id) &&
+            (o->rank < 0 || (tr[k].have_rank && tr[k].rank == o->rank)))
+            order[nsel++] = k;
+    }
+    /* ORDER BY rank, id: traces without a rank first (SQL's NULL) */
+    for (k = 1; k < nsel; k++) {
+        size_t j = k, v = order[k];
+        const tt__db_trace *x = &tr[v];
+        while (j > 0) {
+            const tt__db_trace *y = &tr[order[j - 1]];
+            int later = y->have_rank != x->have_rank ? y->have_rank
+                        : y->have_rank && y->rank != x->rank ? y->rank > x->rank
+                                                             : y->id > x->id;
+            if (!later)
+                break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = v;
+    }
+    rc = nsel ? 0 : tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
+    out->header_per_trace = nsel > 1 || o->header_per_trace;
+    for (k = 0; k < nsel && rc == 0; k++) {
+        const tt__db_trace *t = &tr[order[k]];
+        struct avg_src src = { NULL, db, t->id };
+        struct state s;
+        struct fstream fs;
+        tt__rows_result res;
+        if ((rc = avg_trace(&src, o, &s, &fs, &res)) == 0) {
+            rc = avg_add(&s, t->id, t->path, t->have_rank, t->rank, res.metadata, out);
+            fstream_release(&fs);
+        }
+        free(res.metadata);
+    }
+    free(order);
+    tt__db_traces_free(tr, n);
     return rc;
 }

@@ -471,8 +471,6 @@ void tt__avg_state_release(struct state *s)
     free(s->names.keys);
     free(s->names.vals);
     tt__avg_stacks_release(&s->stk);
-    if (s->str_st)
-        sqlite3_finalize(s->str_st);
     while ((e = s->free_list) != NULL) {
         s->free_list = *(struct ev **)e;
         free(e);
@@ -564,31 +562,19 @@ static int idmap_grow(struct idmap *m)
     return 0;
 }
 
-/* the class of a string id (classify_name) */
+/* the class of a string id (classify_name), cached by id */
 static int name_class(struct state *s, int64_t id)
 {
     struct idmap *m = &s->names;
-    const char *str;
     size_t j;
-    int c = 0;
-    if (s->ms)
-        return classify_name(tt__avg_mem_string(s->ms, id));
-    if (id == 0) /* not a key of the map: a NULL name */
-        return 0;
-    if ((m->n + 1) * 2 > m->nslots && idmap_grow(m) < 0)
-        return 0;
+    int c;
+    if (id == 0 || ((m->n + 1) * 2 > m->nslots && idmap_grow(m) < 0))
+        return classify_name(tt__avg_mem_string(s->ms, id)); /* 0 is no key of the map */
     for (j = id_slot(id, m->nslots); m->keys[j]; j = (j + 1) & (m->nslots - 1)) {
         if (m->keys[j] == id)
             return m->vals[j];
     }
-    if (!s->str_st && sqlite3_prepare_v2(s->db->sql, "SELECT s FROM strings WHERE id = ?1", -1,
-                                         &s->str_st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(s->str_st, 1, id);
-    if (sqlite3_step(s->str_st) == SQLITE_ROW &&
-        (str = (const char *)sqlite3_column_text(s->str_st, 0)))
-        c = classify_name(str);
-    sqlite3_reset(s->str_st);
+    c = classify_name(tt__avg_mem_string(s->ms, id));
     m->keys[j] = id;
     m->vals[j] = (signed char)c;
     m->n++;

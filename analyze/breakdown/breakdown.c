@@ -1,26 +1,23 @@
 /*
  * analyze/breakdown/breakdown.c - `tracetool breakdown`: GPU time per rank and
  * device (busy, compute, communication, memory, idle and its causes), per
- * step and per stream, from the gpu_ops table.
+ * step and per stream, from the GPU activities of each trace.
  *
- * One ordered SQL pass per trace reads its kernels, memcpys and memsets by
- * device and start time, each with the name of the CPU op that launched it;
- * each row is folded into running unions (one per class and for the
- * device, its step and its stream) and into the totals of its kernel
- * family and its op per unit, so memory holds a few numbers per device,
- * step, stream, family and op, never the intervals. A trace
- * file goes through a lean temporary database first: the runtime-call
- * links that launch delays and host waits need are made by the ingest.
+ * When a trace is read (breakdown_rows.c), its kernels, memcpys and memsets
+ * get their runtime call and the name of the CPU op that launched them,
+ * are sorted by device and start time, and are folded into running unions
+ * (one per class and for the device, its step and its stream) and into the
+ * totals of their kernel family and their op per unit. The trace keeps
+ * its rows until every trace is read; then they are put in (rank, id)
+ * order and the result is made.
  */
 #include "common/compat.h"
 #include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/breakdown/breakdown_state.h"
-#include "store/ingest_rows.h"
 
 #include <inttypes.h>
 #include <math.h>
-#include <sys/stat.h>
 
 /* ---- running unions ---- */
 
@@ -158,14 +155,14 @@ double tt__bd_median(int64_t *v, size_t n)
     return ((double)v[(n - 1) / 2] + (double)v[n / 2]) / 2.0;
 }
 
-/* a new row in res->ranks or res->rows, ids filled; NULL when out of memory */
-static tt_bd_row *new_row(struct bd_run *r, int rank_row, const struct bd_trace *t,
-                          int64_t device)
+/* a new row of trace t (a device row or a step / stream row), ids filled;
+ * NULL when out of memory */
+static tt_bd_row *new_row(struct bd_trace *t, int rank_row, int64_t device)
 {
-    tt_bd_row **a = rank_row ? &r->res->ranks : &r->res->rows;
-    size_t *n = rank_row ? &r->res->nranks : &r->res->nrows;
+    tt_bd_row **a = rank_row ? &t->ranks : &t->rows;
+    size_t *n = rank_row ? &t->nranks : &t->nrows;
     tt_bd_row *x;
-    if (TT_ALLOC_GROW(*a, *n + 1, *(rank_row ? &r->aranks : &r->arows)) < 0)
+    if (TT_ALLOC_GROW(*a, *n + 1, *(rank_row ? &t->aranks : &t->arows)) < 0)
         return NULL;
     x = &(*a)[(*n)++];
     memset(x, 0, sizeof(*x));
@@ -186,7 +183,7 @@ static int cmp_stream(const void *a, const void *b)
 }
 
 /* the device's step or stream rows; lmap[local unit] = the row's index */
-static int unit_rows(struct bd_run *r, const struct bd_trace *t, struct bd_dev *d, size_t *lmap)
+static int unit_rows(struct bd_run *r, struct bd_trace *t, struct bd_dev *d, size_t *lmap)
 {
     int64_t kw = r->o->kernel_wait_ns;
     size_t k;
@@ -195,11 +192,11 @@ static int unit_rows(struct bd_run *r, const struct bd_trace *t, struct bd_dev *
             tt_bd_row *x;
             if (!d->steps[k].any)
                 continue;
-            if (!(x = new_row(r, 0, t, d->device)))
+            if (!(x = new_row(t, 0, d->device)))
                 return tt_error_set(TT_ENOMEM, "out of memory");
             tt__bd_acc_row(&d->steps[k], kw, x);
             x->step = t->st[k].num;
-            lmap[k] = r->res->nrows - 1;
+            lmap[k] = t->nrows - 1;
         }
     } else if (r->o->by == TT_BD_BY_STREAM) {
         struct bd_sacc **ord = malloc((d->nstreams ? d->nstreams : 1) * sizeof(*ord));
@@ -209,24 +206,26 @@ static int unit_rows(struct bd_run *r, const struct bd_trace *t, struct bd_dev *
             ord[k] = &d->streams[k];
         qsort(ord, d->nstreams, sizeof(*ord), cmp_stream);
         for (k = 0; k < d->nstreams; k++) {
-            tt_bd_row *x = new_row(r, 0, t, d->device);
+            tt_bd_row *x = new_row(t, 0, d->device);
             if (!x) {
                 free(ord);
                 return tt_error_set(TT_ENOMEM, "out of memory");
             }
             tt__bd_acc_row(&ord[k]->acc, kw, x);
             x->stream = ord[k]->stream;
-            lmap[ord[k] - d->streams] = r->res->nrows - 1;
+            lmap[ord[k] - d->streams] = t->nrows - 1;
         }
         free(ord);
     }
     return 0;
 }
 
-/* the family (or op) totals of the device's local units (src) into the
- * run's, by row (dst) */
-static int move_units(struct bd_run *r, const struct i64map *src, struct i64map *dst,
-                      const size_t *lmap, size_t rank_row)
+/* the family (or op) totals of src (index << 32 | unit -> ns) into dst,
+ * unit u becoming off + lmap[u] (lmap NULL: off + `only`, or off + u when
+ * only is BD_SAME) */
+#define BD_SAME ((size_t)-1)
+static int move_units(const struct i64map *src, struct i64map *dst, const size_t *lmap,
+                      size_t only, size_t off)
 {
     size_t i;
     for (i = 0; i < src->cap; i++) {
@@ -236,7 +235,7 @@ static int move_units(struct bd_run *r, const struct i64map *src, struct i64map 
             continue;
         idx = src->k[i] >> 32;
         local = src->k[i] & 0xffffffff;
-        unit = r->o->by == TT_BD_BY_RANK ? rank_row : lmap[local];
+        unit = (lmap ? lmap[local] : only == BD_SAME ? (size_t)local : only) + off;
         key = idx << 32 | (int64_t)unit;
         tt__i64map_get(dst, key, &have);
         if (tt__i64map_put(dst, key, (size_t)tt_sat_add((int64_t)have, (int64_t)src->v[i])) < 0)
@@ -246,17 +245,17 @@ static int move_units(struct bd_run *r, const struct i64map *src, struct i64map 
 }
 
 /* the rows of a device whose activities are all read */
-static int flush_device(struct bd_run *r, const struct bd_trace *t, struct bd_dev *d)
+static int flush_device(struct bd_run *r, struct bd_trace *t, struct bd_dev *d)
 {
     int64_t *span;
     size_t k, n = 0, *lmap, nl, rank_row;
     tt_bd_row *x;
-    int rc;
+    int rc, by_rank = r->o->by == TT_BD_BY_RANK;
     if (!d->all.any)
         return 0;
-    if (!(x = new_row(r, 1, t, d->device)))
+    if (!(x = new_row(t, 1, d->device)))
         return tt_error_set(TT_ENOMEM, "out of memory");
-    rank_row = r->res->nranks - 1;
+    rank_row = t->nranks - 1;
     tt__bd_acc_row(&d->all, r->o->kernel_wait_ns, x);
     if (!(span = malloc((t->nst ? t->nst : 1) * sizeof(*span))))
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -271,9 +270,9 @@ static int flush_device(struct bd_run *r, const struct bd_trace *t, struct bd_de
         return tt_error_set(TT_ENOMEM, "out of memory");
     rc = unit_rows(r, t, d, lmap);
     if (rc == 0)
-        rc = move_units(r, &d->fam, &r->units, lmap, rank_row);
+        rc = move_units(&d->fam, &t->units, by_rank ? NULL : lmap, rank_row, 0);
     if (rc == 0)
-        rc = move_units(r, &d->ops, &r->op_units, lmap, rank_row);
+        rc = move_units(&d->ops, &t->op_units, by_rank ? NULL : lmap, rank_row, 0);
     free(lmap);
     return rc;
 }
@@ -305,14 +304,6 @@ static struct bd_acc *stream_acc(struct bd_dev *d, int64_t stream, size_t *slot)
     return &d->streams[k].acc;
 }
 
-/* what one activity row adds to the device's state */
-struct bd_act {
-    int64_t stream, ts, end, rt_ts;
-    int has_rt, has_rt_dur;
-    size_t fam, op;          /* its family, the op that launched it */
-    int cls;
-};
-
 /* ns more for index idx (a family or an op) in local unit `local` */
 static int unit_add(struct i64map *m, size_t idx, size_t local, int64_t ns)
 {
@@ -324,29 +315,21 @@ static int unit_add(struct i64map *m, size_t idx, size_t local, int64_t ns)
     return 0;
 }
 
-static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act *a, long step)
+static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act *a)
 {
     int64_t kw = r->o->kernel_wait_ns;
-    struct bd_fam *f = &r->fam[a->fam];
-    struct bd_op *op = &r->op[a->op];
     struct bd_acc *sa;
     size_t slot, local = 0;
     tt__bd_acc_add(&d->all, a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
-    if (step >= 0)
-        tt__bd_acc_add(&d->steps[step], a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
+    if (a->step >= 0)
+        tt__bd_acc_add(&d->steps[a->step], a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
     if (!(sa = stream_acc(d, a->stream, &slot)))
         return tt_error_set(TT_ENOMEM, "out of memory");
     tt__bd_acc_add(sa, a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
-    f->count++;
-    f->total = tt_sat_add(f->total, a->end - a->ts);
-    f->nlaunch += a->has_rt;
-    f->nrt += a->has_rt && a->has_rt_dur;
-    op->count++;
-    op->total = tt_sat_add(op->total, a->end - a->ts);
     if (r->o->by == TT_BD_BY_STEP) {
-        if (step < 0)
+        if (a->step < 0)
             return 0; /* outside every step: no step row to count it in */
-        local = (size_t)step;
+        local = (size_t)a->step;
     } else if (r->o->by == TT_BD_BY_STREAM) {
         local = slot;
     }
@@ -356,70 +339,150 @@ static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act 
     return 0;
 }
 
-static int kind_code(const unsigned char *k)
+/* the call of runtime id `id` of the trace read, or NULL (rt sorted by id) */
+static const struct bd_rt *call_of(const struct bd_read *rd, int64_t id)
 {
-    if (!k)
-        return 0;
-    if (!strcmp((const char *)k, "kernel"))
-        return BD_KIND_KERNEL;
-    if (!strcmp((const char *)k, "memcpy"))
-        return BD_KIND_MEMCPY;
-    return !strcmp((const char *)k, "memset") ? BD_KIND_MEMSET : 0;
+    size_t lo = 0, hi = rd->nrt;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rd->rt[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < rd->nrt && rd->rt[lo].id == id ? &rd->rt[lo] : NULL;
 }
 
-/* every GPU activity of one trace, by device and start */
-static int sweep_trace(struct bd_run *r, const struct bd_trace *t)
+/* the name string id of cpu_op slice `id` of the trace read, 0 when it is
+ * not one (ops sorted by id) */
+static int64_t op_name_of(const struct bd_read *rd, int64_t id)
 {
-    sqlite3_stmt *st;
+    size_t lo = 0, hi = rd->nops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rd->ops[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < rd->nops && rd->ops[lo].id == id ? rd->ops[lo].name : 0;
+}
+
+static int cmp_rt(const void *a, const void *b)
+{
+    const struct bd_rt *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+    const struct bd_ref *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_act(const void *a, const void *b)
+{
+    const struct bd_act *x = &((const union bd_gpu *)a)->act, *y = &((const union bd_gpu *)b)->act;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* sorted by id, unless they came so */
+static void sort_by_id(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    size_t k;
+    for (k = 1; k < n; k++)
+        if (cmp((char *)v + (k - 1) * size, (char *)v + k * size) > 0)
+            break;
+    if (k < n)
+        qsort(v, n, size, cmp);
+}
+
+/* one GPU activity read, its links resolved: *a (a->cls -1: not selected),
+ * its launch counted */
+static int resolve(struct bd_run *r, const struct bd_trace *t, const struct bd_raw *g,
+                   struct bd_act *a)
+{
+    const struct bd_rt *c = g->rt ? call_of(&r->rd, g->rt) : NULL;
+    struct bd_fam *f;
+    struct bd_op *op;
+    int rc;
+    a->device = g->device;
+    a->stream = g->stream;
+    a->ts = g->ts;
+    a->end = tt_end_ns(g->ts, g->dur);
+    a->has_rt = c && c->has_ts;
+    a->rt_ts = a->has_rt ? c->ts : 0;
+    a->step = tt__bd_step_at(t, a->has_rt ? a->rt_ts : a->ts);
+    a->cls = -1;
+    if (!tt__bd_selected(r, t, a->step))
+        return 0;
+    if ((rc = tt__bd_family_of(r, g->name, g->kind, &a->fam, &a->cls)) < 0 ||
+        (rc = tt__bd_op_of(r, g->op ? op_name_of(&r->rd, g->op) : -1, &a->op)) < 0)
+        return rc;
+    f = &r->fam[a->fam];
+    op = &r->op[a->op];
+    f->count++;
+    f->total = tt_sat_add(f->total, a->end - a->ts);
+    op->count++;
+    op->total = tt_sat_add(op->total, a->end - a->ts);
+    if (a->has_rt) {
+        struct bd_wl w;
+        memset(&w, 0, sizeof(w));
+        w.delay = a->ts - a->rt_ts;
+        w.rt_dur = c->has_dur ? c->dur : -1;
+        w.trace = t->id;
+        w.ts = a->ts;
+        w.name = g->name;
+        w.rt_name = c->name;
+        w.device = a->device;
+        w.stream = a->stream;
+        w.fam = a->fam;
+        return tt__bd_launch_add(r, &w, c->has_dur);
+    }
+    return 0;
+}
+
+/* the activities of one device (acts[0..n), by start) into its rows */
+static int sweep_device(struct bd_run *r, struct bd_trace *t, struct bd_dev *d,
+                        const union bd_gpu *acts, size_t n)
+{
+    size_t k;
+    int rc = 0;
+    dev_reset(d, t->nst);
+    d->on = 1;
+    d->device = acts[0].act.device;
+    for (k = 0; rc == 0 && k < n; k++)
+        rc = add_activity(r, d, &acts[k].act);
+    return rc == 0 ? flush_device(r, t, d) : rc;
+}
+
+int tt__bd_sweep(struct bd_run *r, struct bd_trace *t)
+{
+    struct bd_read *rd = &r->rd;
+    union bd_gpu *acts = rd->gpu;
     struct bd_dev d;
-    int rc = 0, s;
+    size_t k, n = 0, from;
+    int rc = 0;
     memset(&d, 0, sizeof(d));
     if (!(d.steps = calloc(t->nst ? t->nst : 1, sizeof(*d.steps))))
         return tt_error_set(TT_ENOMEM, "out of memory");
-    if (tt_db_prepare(r->db, &st,
-                      "SELECT coalesce(g.device, -1), coalesce(g.stream, -1), g.ts, g.dur, g.kind,"
-                      " g.name, r.ts, r.dur, CASE WHEN g.op_id IS NULL THEN -1"
-                      " ELSE coalesce(o.name, 0) END FROM gpu_ops AS g LEFT JOIN runtime AS r"
-                      " ON r.id = g.runtime_id LEFT JOIN slices AS o ON o.id = g.op_id"
-                      " WHERE g.trace_id = ?1"
-                      " AND g.kind IN ('kernel', 'memcpy', 'memset') AND g.ts IS NOT NULL"
-                      " AND g.dur IS NOT NULL ORDER BY 1, g.ts") < 0) {
-        free(d.steps);
-        return TT_EDB;
+    sort_by_id(rd->rt, rd->nrt, sizeof(*rd->rt), cmp_rt);
+    sort_by_id(rd->ops, rd->nops, sizeof(*rd->ops), cmp_ref);
+    /* each activity resolved into the slot of the selected ones (n <= k) */
+    for (k = 0; rc == 0 && k < rd->ngpu; k++) {
+        struct bd_raw g = acts[k].raw;
+        if ((rc = resolve(r, t, &g, &acts[n].act)) == 0 && acts[n].act.cls >= 0)
+            n++;
     }
-    sqlite3_bind_int64(st, 1, t->id);
-    while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
-        struct bd_act a;
-        int64_t device = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 3);
-        int kind = kind_code(sqlite3_column_text(st, 4));
-        long step;
-        if (!kind)
-            continue;
-        if (d.on && device != d.device) {
-            if ((rc = flush_device(r, t, &d)) < 0)
-                break;
-            dev_reset(&d, t->nst);
+    if (rc == 0)
+        qsort(acts, n, sizeof(*acts), cmp_act);
+    for (from = 0, k = 1; rc == 0 && k <= n; k++)
+        if (k == n || acts[k].act.device != acts[from].act.device) {
+            rc = sweep_device(r, t, &d, acts + from, k - from);
+            from = k;
         }
-        d.on = 1;
-        d.device = device;
-        a.stream = sqlite3_column_int64(st, 1);
-        a.ts = sqlite3_column_int64(st, 2);
-        a.end = tt_end_ns(a.ts, dur);
-        a.has_rt = sqlite3_column_type(st, 6) != SQLITE_NULL;
-        a.rt_ts = sqlite3_column_int64(st, 6);
-        a.has_rt_dur = sqlite3_column_type(st, 7) != SQLITE_NULL;
-        step = tt__bd_step_at(t, a.has_rt ? a.rt_ts : a.ts);
-        if (!tt__bd_selected(r, t, step))
-            continue;
-        if ((rc = tt__bd_family_of(r, sqlite3_column_int64(st, 5), kind, &a.fam, &a.cls)) == 0 &&
-            (rc = tt__bd_op_of(r, sqlite3_column_int64(st, 8), &a.op)) == 0)
-            rc = add_activity(r, &d, &a, step);
-    }
-    if (rc == 0 && s != SQLITE_DONE)
-        rc = tt_db_error(r->db, "cannot read the GPU activities");
-    sqlite3_finalize(st);
-    if (rc == 0 && d.on)
-        rc = flush_device(r, t, &d);
     tt__i64map_free(&d.fam);
     tt__i64map_free(&d.ops);
     free(d.streams);
@@ -427,39 +490,7 @@ static int sweep_trace(struct bd_run *r, const struct bd_trace *t)
     return rc;
 }
 
-/* ---- the traces of a database ---- */
-
-static int load_traces(struct bd_run *r, int *any)
-{
-    sqlite3_stmt *st;
-    int rc = 0, s;
-    if (tt_db_prepare(r->db, &st,
-                      "SELECT id, rank FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
-                      " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2)"
-                      " ORDER BY coalesce(rank, -1), id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, r->o->trace_id);
-    sqlite3_bind_int64(st, 2, r->o->rank);
-    while (rc == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
-        struct bd_trace *t;
-        *any = 1;
-        if (TT_ALLOC_GROW(r->tr, r->ntr + 1, r->atr) < 0) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
-            break;
-        }
-        t = &r->tr[r->ntr];
-        memset(t, 0, sizeof(*t));
-        t->id = sqlite3_column_int64(st, 0);
-        t->rank = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
-        r->ntr++;
-        if (tt__i64map_put(&r->tr_index, t->id, r->ntr) < 0)
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
-    }
-    if (rc == 0 && s != SQLITE_DONE)
-        rc = tt_db_error(r->db, "cannot read the traces");
-    sqlite3_finalize(st);
-    return rc;
-}
+/* ---- the result, from the traces read ---- */
 
 static double median_d(double *v, size_t n)
 {
@@ -493,9 +524,8 @@ static double skew_of(const tt_bd_result *res, int compute, size_t *at)
     return med > 0 ? mx / med : NAN;
 }
 
-static int no_activity(struct bd_run *r)
+static int no_activity(struct bd_run *r, const char *src, int db)
 {
-    const char *src = r->db->source ? r->db->source : r->db->path;
     if (r->o->steps_set)
         return tt_error_set_at(TT_ENOTFOUND, src, -1,
                                "no GPU activity (kernel, memcpy, memset) launched in"
@@ -503,111 +533,111 @@ static int no_activity(struct bd_run *r)
                                r->o->step_to);
     return tt_error_set_at(TT_ENOTFOUND, src, -1,
                            "no GPU activity (kernel, memcpy, memset) in %s",
-                           r->db->source ? "this trace" : "the selected traces");
+                           db ? "the selected traces" : "this trace");
 }
 
-int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
+/* traces by rank (none first), then id */
+static int cmp_trace(const void *a, const void *b)
 {
-    struct bd_run r;
+    const struct bd_trace *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* append n rows to *dst (*nd of them, *ad allocated) */
+static int append_rows(tt_bd_row **dst, size_t *nd, size_t *ad, const tt_bd_row *src, size_t n)
+{
+    if (!n)
+        return 0;
+    if (TT_ALLOC_GROW(*dst, *nd + n, *ad) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    memcpy(*dst + *nd, src, n * sizeof(*src));
+    *nd += n;
+    return 0;
+}
+
+/* the traces' rows, in (rank, id) order, into the result */
+static int gather(struct bd_run *r)
+{
+    tt_bd_result *res = r->res;
     size_t k;
-    int rc, any = 0;
-    memset(res, 0, sizeof(*res));
-    memset(&r, 0, sizeof(r));
-    r.db = db;
-    r.o = o;
-    r.res = res;
-    res->by = o->by;
-    res->kernel_wait_ns = o->kernel_wait_ns;
-    res->steps_set = o->steps_set;
-    res->step_from = o->step_from;
-    res->step_to = o->step_to;
-    res->slowest = res->most_compute = (size_t)-1;
-    rc = o->version >= 2 ? tt_comm_rules_compile(&r.comm, o->comm_patterns, o->ncomm_patterns) : 0;
-    if (rc == 0)
-        rc = load_traces(&r, &any);
-    if (rc == 0 && !any)
-        rc = tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
-    if (rc == 0 && tt_db_prepare(db, &r.str, "SELECT s FROM strings WHERE id = ?1") < 0)
-        rc = TT_EDB;
-    for (k = 0; rc == 0 && k < r.ntr; k++) {
-        size_t before = res->nranks;
-        if ((rc = tt__step_spans(r.db, r.tr[k].id, &r.tr[k].st, &r.tr[k].nst)) == 0)
-            rc = sweep_trace(&r, &r.tr[k]);
-        res->no_gpu += res->nranks == before;
+    int rc = 0;
+    qsort(r->tr, r->ntr, sizeof(*r->tr), cmp_trace);
+    for (k = 0; rc == 0 && k < r->ntr; k++) {
+        struct bd_trace *t = &r->tr[k];
+        size_t off = r->o->by == TT_BD_BY_RANK ? res->nranks : res->nrows;
+        res->no_gpu += t->nranks == 0;
+        if ((rc = move_units(&t->units, &r->units, NULL, BD_SAME, off)) == 0 &&
+            (rc = move_units(&t->op_units, &r->op_units, NULL, BD_SAME, off)) == 0 &&
+            (rc = append_rows(&res->ranks, &res->nranks, &r->aranks, t->ranks, t->nranks)) == 0)
+            rc = append_rows(&res->rows, &res->nrows, &r->arows, t->rows, t->nrows);
     }
-    res->traces = r.ntr;
+    return rc;
+}
+
+int tt__bd_finish(struct bd_run *r, const char *src, int db)
+{
+    tt_bd_result *res = r->res;
+    int rc = gather(r);
+    size_t nunits;
+    res->traces = r->ntr;
     if (rc == 0 && !res->nranks)
-        rc = no_activity(&r);
-    if (rc == 0) {
-        res->step_skew = skew_of(res, 0, &res->slowest);
-        res->compute_skew = skew_of(res, 1, &res->most_compute);
-        rc = tt__bd_families(&r, o->by == TT_BD_BY_RANK ? res->nranks : res->nrows);
-    }
-    if (rc == 0)
-        rc = tt__bd_ops(&r, o->by == TT_BD_BY_RANK ? res->nranks : res->nrows);
-    if (rc == 0)
-        rc = tt__bd_launches(&r);
-    tt__bd_run_release(&r);
+        rc = no_activity(r, src, db);
     if (rc < 0)
-        tt_bd_result_free(res);
-    return rc;
-}
-
-/* a directory: every trace file under it, into one temporary database */
-static int open_dir(tt_db **db, const char *path)
-{
-    int rc = tt_db_open_input(db, path);
-    if (rc == 0)
-        tt_db_exec(*db, "PRAGMA cache_size=-16384; PRAGMA threads=2");
-    return rc;
-}
-
-/* a file or "-" in a database with only the tables read here */
-static int open_input(tt_db **db, const char *path)
-{
-    struct stat sb;
-    if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        return open_dir(db, path);
-    return tt__open_ingested_temp_only(db, path, TT_READ_NO_ARGS,
-                                       1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW |
-                                           1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META |
-                                           1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL);
-}
-
-int tt_breakdown_file_result(const char *path, const tt_bd_options *o, tt_bd_result *res)
-{
-    tt_db *db;
-    int rc;
-    memset(res, 0, sizeof(*res));
-    if ((rc = open_input(&db, path)) < 0)
         return rc;
-    rc = tt_breakdown_db_result(db, o, res);
-    if (rc < 0) /* name the input, not the temporary database */
-        tt_error_set_source(path);
-    tt_db_free(db);
+    res->step_skew = skew_of(res, 0, &res->slowest);
+    res->compute_skew = skew_of(res, 1, &res->most_compute);
+    nunits = r->o->by == TT_BD_BY_RANK ? res->nranks : res->nrows;
+    if ((rc = tt__bd_families(r, nunits)) == 0 && (rc = tt__bd_ops(r, nunits)) == 0)
+        rc = tt__bd_launches(r);
     return rc;
+}
+
+static void trace_release(struct bd_trace *t)
+{
+    free(t->st);
+    free(t->ranks);
+    free(t->rows);
+    tt__i64map_free(&t->units);
+    tt__i64map_free(&t->op_units);
+}
+
+static void names_release(struct bd_names *n)
+{
+    size_t k;
+    for (k = 0; k < n->n; k++)
+        free(n->s[k]);
+    free(n->s);
+    free(n->slot);
 }
 
 void tt__bd_run_release(struct bd_run *r)
 {
     size_t k;
     for (k = 0; k < r->ntr; k++)
-        free(r->tr[k].st);
+        trace_release(&r->tr[k]);
     free(r->tr);
-    tt__i64map_free(&r->tr_index);
-    for (k = 0; k < r->nfam; k++)
-        free(r->fam[k].name);
+    for (k = 0; k < r->nfam; k++) {
+        free(r->fam[k].delay);
+        free(r->fam[k].rt);
+    }
     free(r->fam);
-    free(r->fslot);
-    tt__i64map_free(&r->names);
+    names_release(&r->fnames);
     tt__i64map_free(&r->units);
     for (k = 0; k < r->nop; k++)
-        free(r->op[k].name);
+        if ((long)k == r->no_op)
+            free(r->op[k].name); /* the others' are in onames */
     free(r->op);
-    tt__i64map_free(&r->op_names);
+    names_release(&r->onames);
+    free(r->op_at);
     tt__i64map_free(&r->op_units);
-    sqlite3_finalize(r->str);
+    for (k = 0; k < r->ntop; k++) {
+        free(r->top[k].name_s);
+        free(r->top[k].rt_s);
+    }
     tt_comm_rules_free(&r->comm);
+    tt__bd_read_reset(&r->rd);
     memset(r, 0, sizeof(*r));
 }
 

@@ -4,15 +4,14 @@
  * tt_kineto_is_comm with --comm-pattern), a family's GPU time spread over ranks, steps or
  * streams, and its launch percentiles.
  *
- * Percentiles are exact with bounded memory: the sweep counts each
- * family's launches, then one SQL pass sorted by (family, value) streams
- * them (SQLite's sorter spills to $TMPDIR past its cache) and the values at
- * the two ranks around each percentile are picked on the way. The family
- * of a row is a function registered for that pass (a lookup in the names
- * the sweep met), so nothing is written to the database.
+ * Percentiles are exact: each family keeps the delays of its launches and
+ * the durations of their calls (16 bytes a launch), sorted at the end. A
+ * name is looked up once per trace (its string id), a family once per
+ * distinct family text.
  */
 #include "common/compat.h"
 #include "common/buf.h"
+#include "common/tmath.h"
 #include "analyze/breakdown/breakdown_state.h"
 #include "formats/kineto.h"
 #include "tracetool/diff.h"
@@ -22,7 +21,7 @@
 
 /* ---- families ---- */
 
-static uint64_t family_hash(const char *s)
+static uint64_t name_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
     while (*s)
@@ -30,39 +29,54 @@ static uint64_t family_hash(const char *s)
     return h;
 }
 
+/* the index of `name` in the set (added when new: *added 1), or -1 when out
+ * of memory */
+static long name_index(struct bd_names *ns, const char *name, int *added)
+{
+    size_t k;
+    *added = 0;
+    if (2 * (ns->n + 1) > ns->nslot) {
+        size_t cap = ns->nslot ? 2 * ns->nslot : 64, i;
+        size_t *sl = calloc(cap, sizeof(*sl));
+        if (!sl)
+            return -1;
+        for (i = 0; i < ns->n; i++) {
+            k = (size_t)name_hash(ns->s[i]) & (cap - 1);
+            while (sl[k])
+                k = (k + 1) & (cap - 1);
+            sl[k] = i + 1;
+        }
+        free(ns->slot);
+        ns->slot = sl;
+        ns->nslot = cap;
+    }
+    k = (size_t)name_hash(name) & (ns->nslot - 1);
+    while (ns->slot[k]) {
+        if (!strcmp(ns->s[ns->slot[k] - 1], name))
+            return (long)ns->slot[k] - 1;
+        k = (k + 1) & (ns->nslot - 1);
+    }
+    if (TT_ALLOC_GROW(ns->s, ns->n + 1, ns->a) < 0 || !(ns->s[ns->n] = strdup(name)))
+        return -1;
+    ns->slot[k] = ++ns->n;
+    *added = 1;
+    return (long)ns->n - 1;
+}
+
 /* the index of family `name` (added when new), or -1 when out of memory */
 static long fam_index(struct bd_run *r, const char *name, int cls)
 {
-    size_t k;
-    if (2 * (r->nfam + 1) > r->nfslot) {
-        size_t cap = r->nfslot ? 2 * r->nfslot : 64, i;
-        size_t *ns = calloc(cap, sizeof(*ns));
-        if (!ns)
-            return -1;
-        for (i = 0; i < r->nfam; i++) {
-            k = (size_t)family_hash(r->fam[i].name) & (cap - 1);
-            while (ns[k])
-                k = (k + 1) & (cap - 1);
-            ns[k] = i + 1;
-        }
-        free(r->fslot);
-        r->fslot = ns;
-        r->nfslot = cap;
-    }
-    k = (size_t)family_hash(name) & (r->nfslot - 1);
-    while (r->fslot[k]) {
-        if (!strcmp(r->fam[r->fslot[k] - 1].name, name))
-            return (long)r->fslot[k] - 1;
-        k = (k + 1) & (r->nfslot - 1);
-    }
+    int added;
+    long f = name_index(&r->fnames, name, &added);
+    if (f < 0 || !added)
+        return f;
     if (TT_ALLOC_GROW(r->fam, r->nfam + 1, r->afam) < 0)
-        return -1;
+        return -1; /* the name stays in the set: freed with it */
     memset(&r->fam[r->nfam], 0, sizeof(r->fam[r->nfam]));
-    if (!(r->fam[r->nfam].name = strdup(name)))
-        return -1;
+    r->fam[r->nfam].name = r->fnames.s[f];
     r->fam[r->nfam].cls = cls;
-    r->fslot[k] = ++r->nfam;
-    return (long)r->nfam - 1;
+    r->nfam++;
+    return f;
 }
 
 /* the family text of an activity name: a kernel's family, or "memcpy HtoD" */
@@ -85,29 +99,24 @@ static int family_text(const struct bd_run *r, const char *name, int kind, char 
 int tt__bd_family_of(struct bd_run *r, int64_t name_id, int kind, size_t *fam, int *cls)
 {
     int64_t key = name_id * 4 + kind;
-    const char *name = "";
+    const char *name = tt__bd_str(&r->rd, name_id);
     char *buf;
     size_t v, cap;
     long f;
     int c;
-    if (tt__i64map_get(&r->names, key, &v)) {
+    if (tt__i64map_get(&r->rd.fam_of, key, &v)) {
         *fam = (v - 1) >> 2;
         *cls = (int)((v - 1) & 3);
         return 0;
     }
-    sqlite3_reset(r->str);
-    sqlite3_bind_int64(r->str, 1, name_id);
-    if (sqlite3_step(r->str) == SQLITE_ROW && sqlite3_column_text(r->str, 0))
-        name = (const char *)sqlite3_column_text(r->str, 0);
     /* a family is never cut: TILE for "nn" is the only token that grows */
     cap = 2 * strlen(name) + 32;
     if (!(buf = malloc(cap)))
         return tt_error_set(TT_ENOMEM, "out of memory");
     c = family_text(r, name, kind, buf, cap);
-    sqlite3_reset(r->str); /* no statement may be active when tt_bd_family is (un)registered */
     f = fam_index(r, buf, c);
     free(buf);
-    if (f < 0 || tt__i64map_put(&r->names, key, (size_t)f * 4 + (size_t)c + 1) < 0)
+    if (f < 0 || tt__i64map_put(&r->rd.fam_of, key, (size_t)f * 4 + (size_t)c + 1) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     *fam = (size_t)f;
     *cls = c;
@@ -257,25 +266,51 @@ int tt__bd_families(struct bd_run *r, size_t nunits)
 
 /* ---- CPU ops: the GPU time they launched ---- */
 
-static char *str_dup_id(struct bd_run *r, int64_t id);
+/* a new op named name (owned: the "no op" one), or -1 when out of memory */
+static long op_new(struct bd_run *r, char *name)
+{
+    if (!name || TT_ALLOC_GROW(r->op, r->nop + 1, r->aop) < 0)
+        return -1;
+    memset(&r->op[r->nop], 0, sizeof(r->op[r->nop]));
+    r->op[r->nop].name = name;
+    return (long)r->nop++;
+}
 
 int tt__bd_op_of(struct bd_run *r, int64_t name_id, size_t *op)
 {
-    struct bd_op *p;
     size_t v;
-    if (tt__i64map_get(&r->op_names, name_id, &v)) {
+    long k;
+    int added;
+    if (tt__i64map_get(&r->rd.op_of, name_id + 1, &v)) {
         *op = v - 1;
         return 0;
     }
-    if (TT_ALLOC_GROW(r->op, r->nop + 1, r->aop) < 0)
+    if (name_id < 0) { /* activities without an op: their own row */
+        if (r->no_op < 0) {
+            char *s = strdup(TT_BD_NO_OP);
+            if ((r->no_op = op_new(r, s)) < 0) {
+                free(s);
+                return tt_error_set(TT_ENOMEM, "out of memory");
+            }
+        }
+        k = r->no_op;
+    } else {
+        /* the op index of each name (onames index -> op index + 1 in slot) */
+        long at = name_index(&r->onames, tt__bd_str(&r->rd, name_id), &added);
+        if (at < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        if (added) {
+            if (op_new(r, r->onames.s[at]) < 0)
+                return tt_error_set(TT_ENOMEM, "out of memory");
+            if (TT_ALLOC_GROW(r->op_at, (size_t)at + 1, r->aop_at) < 0)
+                return tt_error_set(TT_ENOMEM, "out of memory");
+            r->op_at[at] = r->nop - 1;
+        }
+        k = (long)r->op_at[at];
+    }
+    if (tt__i64map_put(&r->rd.op_of, name_id + 1, (size_t)k + 1) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
-    p = &r->op[r->nop];
-    memset(p, 0, sizeof(*p));
-    if (!(p->name = name_id < 0 ? strdup(TT_BD_NO_OP) : str_dup_id(r, name_id)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    if (tt__i64map_put(&r->op_names, name_id, ++r->nop) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    *op = r->nop - 1;
+    *op = (size_t)k;
     return 0;
 }
 
@@ -324,59 +359,23 @@ int tt__bd_ops(struct bd_run *r, size_t nunits)
 
 /* ---- launch percentiles ---- */
 
-/* the family of a launch in the selection (trace, step of its call), else
- * NULL: tt_bd_family(trace_id, name * 4 + kind, call start) */
-static void family_fn(sqlite3_context *cx, int argc, sqlite3_value **av)
+/* the value at percentile pc of v[0..n) (sorted): linear interpolation
+ * between the two nearest ranks; NaN when n is 0 */
+static double pct_of(const int64_t *v, size_t n, int pc)
 {
-    struct bd_run *r = sqlite3_user_data(cx);
-    size_t ti, v;
-    (void)argc;
-    if (sqlite3_value_type(av[0]) == SQLITE_NULL || sqlite3_value_type(av[1]) == SQLITE_NULL ||
-        !tt__i64map_get(&r->tr_index, sqlite3_value_int64(av[0]), &ti) ||
-        !tt__bd_selected(r, &r->tr[ti - 1],
-                         tt__bd_step_at(&r->tr[ti - 1], sqlite3_value_int64(av[2]))) ||
-        !tt__i64map_get(&r->names, sqlite3_value_int64(av[1]), &v)) {
-        sqlite3_result_null(cx);
-        return;
-    }
-    sqlite3_result_int64(cx, (int64_t)((v - 1) >> 2));
-}
-
-/* the values at the ranks around p (linear interpolation between them) */
-struct pct {
     int64_t lo, rem, x_lo, x_hi;
-};
-
-static void pct_init(struct pct *p, int64_t n, int pc)
-{
-    p->lo = n ? (n - 1) * pc / 100 : -1;
-    p->rem = n ? (n - 1) * pc % 100 : 0;
-    p->x_lo = p->x_hi = 0;
-}
-
-static void pct_see(struct pct *p, int64_t j, int64_t x)
-{
-    if (j == p->lo)
-        p->x_lo = p->x_hi = x;
-    else if (j == p->lo + 1 && p->rem)
-        p->x_hi = x;
-}
-
-static double pct_value(const struct pct *p)
-{
-    if (p->lo < 0)
+    if (!n)
         return NAN;
-    return (double)p->x_lo + (double)(p->x_hi - p->x_lo) * (double)p->rem / 100.0;
+    lo = ((int64_t)n - 1) * pc / 100;
+    rem = ((int64_t)n - 1) * pc % 100;
+    x_lo = x_hi = v[lo];
+    if (rem)
+        x_hi = v[lo + 1];
+    return (double)x_lo + (double)(x_hi - x_lo) * (double)rem / 100.0;
 }
-
-/* one launch of the delay pass, for the worst list */
-struct wl {
-    int64_t delay, rt_dur, trace, ts, name, rt_name, device, stream;
-    size_t fam;
-};
 
 /* a before b in the worst list: larger delay, then trace, start, name */
-static int worse(const struct wl *a, const struct wl *b)
+static int worse(const struct bd_wl *a, const struct bd_wl *b)
 {
     if (a->delay != b->delay)
         return a->delay > b->delay;
@@ -387,21 +386,30 @@ static int worse(const struct wl *a, const struct wl *b)
     return a->name < b->name;
 }
 
-struct lpass {
-    struct wl top[TT_BD_WORST];
-    size_t ntop;
-    struct wl best;          /* the family's worst so far */
-};
-
-static void keep_worst(struct lpass *p, const struct wl *w)
+/* w into the worst list when it belongs there, with its names (of the
+ * trace being read) */
+static int keep_worst(struct bd_run *r, const struct bd_wl *w)
 {
+    struct bd_wl x = *w;
     size_t k;
-    if (p->ntop == TT_BD_WORST && !worse(w, &p->top[TT_BD_WORST - 1]))
-        return;
-    k = p->ntop < TT_BD_WORST ? p->ntop++ : TT_BD_WORST - 1;
-    for (; k > 0 && worse(w, &p->top[k - 1]); k--)
-        p->top[k] = p->top[k - 1];
-    p->top[k] = *w;
+    if (r->ntop == TT_BD_WORST && !worse(w, &r->top[TT_BD_WORST - 1]))
+        return 0;
+    x.name_s = strdup(tt__bd_str(&r->rd, w->name));
+    x.rt_s = strdup(tt__bd_str(&r->rd, w->rt_name));
+    if (!x.name_s || !x.rt_s) {
+        free(x.name_s);
+        free(x.rt_s);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    if (r->ntop == TT_BD_WORST) { /* the last one goes */
+        free(r->top[TT_BD_WORST - 1].name_s);
+        free(r->top[TT_BD_WORST - 1].rt_s);
+    }
+    k = r->ntop < TT_BD_WORST ? r->ntop++ : TT_BD_WORST - 1;
+    for (; k > 0 && worse(&x, &r->top[k - 1]); k--)
+        r->top[k] = r->top[k - 1];
+    r->top[k] = x;
+    return 0;
 }
 
 int64_t tt_bd_hist_lo_ns(size_t i)
@@ -420,124 +428,62 @@ static size_t hist_bin(int64_t ns)
     return i;
 }
 
+int tt__bd_launch_add(struct bd_run *r, const struct bd_wl *w, int has_rt_dur)
+{
+    struct bd_fam *f = &r->fam[w->fam];
+    if (TT_ALLOC_GROW(f->delay, (size_t)f->nlaunch + 1, f->adelay) < 0 ||
+        (has_rt_dur && TT_ALLOC_GROW(f->rt, (size_t)f->nrt + 1, f->art) < 0))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    f->delay[f->nlaunch++] = w->delay;
+    if (has_rt_dur)
+        f->rt[f->nrt++] = w->rt_dur;
+    r->res->delay_hist[hist_bin(w->delay)]++;
+    if (!f->has_best || worse(w, &f->best)) {
+        f->best = *w;
+        f->has_best = 1;
+    }
+    return keep_worst(r, w);
+}
+
 static int64_t rank_of(const struct bd_run *r, int64_t trace)
 {
-    size_t ti;
-    return tt__i64map_get(&r->tr_index, trace, &ti) ? r->tr[ti - 1].rank : -1;
-}
-
-/* a family's run is over: its percentiles into its launch row */
-static void close_run(struct bd_run *r, tt_bd_launch *l, struct pct *p, int64_t last, int pass,
-                      const struct lpass *lp)
-{
-    if (pass == 0) {
-        l->delay_p50_ns = pct_value(&p[0]);
-        l->delay_p95_ns = pct_value(&p[1]);
-        l->delay_max_ns = last;
-        l->worst_trace_id = lp->best.trace;
-        l->worst_rank = rank_of(r, lp->best.trace);
-    } else {
-        l->runtime_p50_ns = pct_value(&p[0]);
-        l->runtime_p95_ns = pct_value(&p[1]);
-        l->runtime_max_ns = last;
-    }
-}
-
-static int prepare_pass(struct bd_run *r, sqlite3_stmt **st, int pass)
-{
-    tt_buf sql = TT_BUF_INIT;
     size_t k;
-    int rc = 0;
-    tt_buf_addf(&sql,
-                "SELECT tt_bd_family(g.trace_id, coalesce(g.name, 0) * 4 + CASE g.kind"
-                " WHEN 'kernel' THEN %d WHEN 'memcpy' THEN %d ELSE %d END, r.ts) AS f, %s AS v,"
-                " g.trace_id, g.ts, g.name, r.name, coalesce(g.device, -1),"
-                " coalesce(g.stream, -1), r.dur FROM gpu_ops AS g JOIN runtime AS r"
-                " ON r.id = g.runtime_id WHERE g.trace_id IN (",
-                BD_KIND_KERNEL, BD_KIND_MEMCPY, BD_KIND_MEMSET, pass ? "r.dur" : "g.ts - r.ts");
     for (k = 0; k < r->ntr; k++)
-        tt_buf_addf(&sql, "%s%" PRId64, k ? ", " : "", r->tr[k].id);
-    tt_buf_addf(&sql, ") AND g.kind IN ('kernel', 'memcpy', 'memset') AND g.ts IS NOT NULL"
-                      " AND g.dur IS NOT NULL AND r.ts IS NOT NULL%s AND f IS NOT NULL"
-                      " ORDER BY f, v",
-                pass ? " AND r.dur IS NOT NULL" : "");
-    if (sql.oom)
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
-    else if (tt_db_prepare(r->db, st, sql.buf) < 0)
-        rc = TT_EDB;
-    tt_buf_release(&sql);
-    return rc;
+        if (r->tr[k].id == trace)
+            return r->tr[k].rank;
+    return -1;
 }
 
-/* one sorted pass: delays (pass 0) or runtime-call durations (pass 1) */
-static int launch_pass(struct bd_run *r, const long *lrow, int pass, struct lpass *lp)
+static int cmp_i64(const void *a, const void *b)
 {
-    sqlite3_stmt *st;
-    struct pct p[2];
-    int64_t cur = -1, j = 0, last = 0;
-    int rc, s;
-    if ((rc = prepare_pass(r, &st, pass)) < 0)
-        return rc;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t f = sqlite3_column_int64(st, 0), x = sqlite3_column_int64(st, 1);
-        if (f < 0 || (size_t)f >= r->nfam || lrow[f] < 0)
-            continue;
-        if (f != cur) {
-            if (cur >= 0)
-                close_run(r, &r->res->launches[lrow[cur]], p, last, pass, lp);
-            cur = f;
-            j = 0;
-            pct_init(&p[0], pass ? r->fam[f].nrt : r->fam[f].nlaunch, 50);
-            pct_init(&p[1], pass ? r->fam[f].nrt : r->fam[f].nlaunch, 95);
-            lp->best.delay = INT64_MIN;
-        }
-        pct_see(&p[0], j, x);
-        pct_see(&p[1], j, x);
-        last = x;
-        j++;
-        if (pass == 0) {
-            struct wl w;
-            r->res->delay_hist[hist_bin(x)]++;
-            w.delay = x;
-            w.trace = sqlite3_column_int64(st, 2);
-            w.ts = sqlite3_column_int64(st, 3);
-            w.name = sqlite3_column_int64(st, 4);
-            w.rt_name = sqlite3_column_int64(st, 5);
-            w.device = sqlite3_column_int64(st, 6);
-            w.stream = sqlite3_column_int64(st, 7);
-            w.rt_dur = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 8);
-            w.fam = (size_t)f;
-            if (lp->best.delay == INT64_MIN || worse(&w, &lp->best))
-                lp->best = w;
-            keep_worst(lp, &w);
-        }
-    }
-    if (cur >= 0)
-        close_run(r, &r->res->launches[lrow[cur]], p, last, pass, lp);
-    rc = s == SQLITE_DONE ? 0 : tt_db_error(r->db, "cannot sort the launches");
-    sqlite3_finalize(st);
-    return rc;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
-static char *str_dup_id(struct bd_run *r, int64_t id)
+/* the family's percentiles into its launch row */
+static void family_launches(const struct bd_run *r, struct bd_fam *f, tt_bd_launch *l)
 {
-    const char *s = "";
-    char *d;
-    sqlite3_reset(r->str);
-    sqlite3_bind_int64(r->str, 1, id);
-    if (sqlite3_step(r->str) == SQLITE_ROW && sqlite3_column_text(r->str, 0))
-        s = (const char *)sqlite3_column_text(r->str, 0);
-    d = strdup(s);
-    sqlite3_reset(r->str);
-    return d;
+    size_t n = (size_t)f->nlaunch, m = (size_t)f->nrt;
+    qsort(f->delay, n, sizeof(*f->delay), cmp_i64);
+    l->delay_p50_ns = pct_of(f->delay, n, 50);
+    l->delay_p95_ns = pct_of(f->delay, n, 95);
+    l->delay_max_ns = f->delay[n - 1];
+    l->worst_trace_id = f->best.trace;
+    l->worst_rank = rank_of(r, f->best.trace);
+    if (!m)
+        return;
+    qsort(f->rt, m, sizeof(*f->rt), cmp_i64);
+    l->runtime_p50_ns = pct_of(f->rt, m, 50);
+    l->runtime_p95_ns = pct_of(f->rt, m, 95);
+    l->runtime_max_ns = f->rt[m - 1];
 }
 
 /* the worst launches with their names */
-static int name_worst(struct bd_run *r, const struct lpass *lp)
+static int name_worst(struct bd_run *r)
 {
     size_t k;
-    for (k = 0; k < lp->ntop; k++) {
-        const struct wl *w = &lp->top[k];
+    for (k = 0; k < r->ntop; k++) {
+        struct bd_wl *w = &r->top[k];
         tt_bd_worst *x = &r->res->worst[r->res->nworst++];
         memset(x, 0, sizeof(*x));
         x->delay_ns = w->delay;
@@ -547,8 +493,10 @@ static int name_worst(struct bd_run *r, const struct lpass *lp)
         x->device = w->device;
         x->stream = w->stream;
         x->ts_ns = w->ts;
-        if (!(x->name = str_dup_id(r, w->name)) || !(x->runtime = str_dup_id(r, w->rt_name)) ||
-            !(x->family = strdup(r->fam[w->fam].name)))
+        x->name = w->name_s;
+        x->runtime = w->rt_s;
+        w->name_s = w->rt_s = NULL; /* moved to the result */
+        if (!(x->family = strdup(r->fam[w->fam].name)))
             return tt_error_set(TT_ENOMEM, "out of memory");
     }
     return 0;
@@ -565,49 +513,22 @@ static int cmp_launch(const void *a, const void *b)
 int tt__bd_launches(struct bd_run *r)
 {
     tt_bd_result *res = r->res;
-    long *lrow = malloc((r->nfam ? r->nfam : 1) * sizeof(*lrow));
-    struct lpass *lp = calloc(1, sizeof(*lp));
     size_t k;
-    int rc = 0, pass;
-    res->launches = calloc(r->nfam ? r->nfam : 1, sizeof(*res->launches));
-    if (!lrow || !lp || !res->launches) {
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
-        goto out;
-    }
+    if (!(res->launches = calloc(r->nfam ? r->nfam : 1, sizeof(*res->launches))))
+        return tt_error_set(TT_ENOMEM, "out of memory");
     for (k = 0; k < r->nfam; k++) {
         tt_bd_launch *l = &res->launches[res->nlaunches];
-        lrow[k] = -1;
         if (!r->fam[k].nlaunch)
             continue;
-        if (!(l->family = strdup(r->fam[k].name))) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
-            goto out;
-        }
+        if (!(l->family = strdup(r->fam[k].name)))
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        res->nlaunches++;
         l->cls = r->fam[k].cls;
         l->count = r->fam[k].nlaunch;
         l->runtime_count = r->fam[k].nrt;
         l->runtime_p50_ns = l->runtime_p95_ns = NAN;
-        l->worst_trace_id = l->worst_rank = -1;
-        lrow[k] = (long)res->nlaunches++;
+        family_launches(r, &r->fam[k], l);
     }
-    if (!res->nlaunches)
-        goto out;
-    if (sqlite3_create_function(r->db->sql, "tt_bd_family", 3, SQLITE_UTF8, r, family_fn, NULL,
-                                NULL) != SQLITE_OK) {
-        rc = tt_db_error(r->db, "cannot register a function");
-        goto out;
-    }
-    for (pass = 0; rc == 0 && pass < 2; pass++)
-        rc = launch_pass(r, lrow, pass, lp);
-    /* the caller's connection outlives r: the function goes with it */
-    if (sqlite3_create_function(r->db->sql, "tt_bd_family", 3, SQLITE_UTF8, NULL, NULL, NULL,
-                                NULL) != SQLITE_OK && rc == 0)
-        rc = tt_db_error(r->db, "cannot unregister a function");
-    if (rc == 0)
-        rc = name_worst(r, lp);
     qsort(res->launches, res->nlaunches, sizeof(*res->launches), cmp_launch);
-out:
-    free(lrow);
-    free(lp);
-    return rc;
+    return name_worst(r);
 }

@@ -1,7 +1,10 @@
 /*
- * analyze/breakdown/breakdown_state.h - what breakdown.c (the sweep over GPU
- * activities, per device), breakdown_launch.c (kernel families, launch
- * percentiles) and breakdown_print.c share. Internal to libtracetool.
+ * analyze/breakdown/breakdown_state.h - what breakdown_rows.c (the record
+ * stream of each trace, from a file; breakdown_db.c: from a database),
+ * breakdown.c (the sweep over GPU activities, per device),
+ * breakdown_launch.c (kernel families, launch percentiles),
+ * breakdown_steps.c and breakdown_print.c share.
+ * Internal to libtracetool.
  */
 #ifndef TT_ANALYZE_BREAKDOWN_STATE_H
 #define TT_ANALYZE_BREAKDOWN_STATE_H
@@ -9,7 +12,7 @@
 #include "analyze/steps/steps.h"
 #include "common/i64map.h"
 #include "formats/kineto.h"
-#include "store/db_internal.h"
+#include "store/ingest_rows.h"
 #include "tracetool/breakdown.h"
 
 /* a union of intervals that arrive in start order: the merged interval
@@ -41,10 +44,24 @@ void tt__bd_acc_add(struct bd_acc *a, int cls, int64_t ts, int64_t end, int has_
 /* close the state into a row's times (ids left as they are) */
 void tt__bd_acc_row(struct bd_acc *a, int64_t kernel_wait_ns, tt_bd_row *row);
 
+/* one trace analysed: its steps, and its rows until every trace is read
+ * (they are put in (rank, id) order at the end, and a directory's ranks are
+ * known only once its files are read) */
 struct bd_trace {
     int64_t id, rank;
     struct tt__step *st;     /* its ProfilerStep#N spans (analyze/steps/steps.h) */
     size_t nst;
+    tt_bd_row *ranks, *rows; /* its device rows, its step / stream rows */
+    size_t nranks, aranks, nrows, arows;
+    struct i64map units;     /* family << 32 | its unit row -> ns */
+    struct i64map op_units;  /* op << 32 | its unit row -> ns */
+};
+
+/* one launch, for the worst list and a family's worst */
+struct bd_wl {
+    int64_t delay, rt_dur, trace, ts, name, rt_name, device, stream;
+    size_t fam;
+    char *name_s, *rt_s;     /* the worst list's: the activity's and the call's names */
 };
 
 /* one kernel family (or memcpy/memset kind) met in the sweep */
@@ -53,6 +70,10 @@ struct bd_fam {
     int cls;
     int64_t count, total;
     int64_t nlaunch, nrt;    /* launches with a call start / with a call duration */
+    int64_t *delay, *rt;     /* their delays, their calls' durations */
+    size_t adelay, art;
+    int has_best;
+    struct bd_wl best;       /* the family's worst launch */
 };
 
 /* one CPU op name met in the sweep */
@@ -61,51 +82,139 @@ struct bd_op {
     int64_t count, total;
 };
 
+/* a set of names, each with its index (families, ops) */
+struct bd_names {
+    char **s;
+    size_t n, a;
+    size_t *slot;            /* hash -> index + 1 */
+    size_t nslot;
+};
+
+/* one GPU activity of the trace being read (kernel, memcpy or memset with
+ * ts and dur), its links resolved when the trace is read */
+struct bd_raw {
+    int64_t device, stream, ts, dur, rt, op; /* rt, op: runtime, slice ids (0: none) */
+    int64_t name;            /* string id */
+    int kind;                /* BD_KIND_* */
+};
+
+/* the same activity once resolved (breakdown.c), in the same slot */
+struct bd_act {
+    int64_t device, stream, ts, end, rt_ts;
+    long step;
+    int has_rt, cls;         /* cls -1: not selected */
+    size_t fam, op;          /* its family, the op that launched it */
+};
+
+union bd_gpu {
+    struct bd_raw raw;
+    struct bd_act act;
+};
+
+struct bd_rt {
+    int64_t id, ts, dur, name;
+    int has_ts, has_dur;
+};
+
+struct bd_ref {
+    int64_t id, name;        /* a cpu_op slice: its name; a step: its number */
+    int64_t ts, dur;
+};
+
+/* the trace being read: what the rows of every table leave for the end */
+struct bd_read {
+    char *text;              /* the strings, each NUL-terminated */
+    size_t ntext, atext;
+    size_t *soff;            /* string id -> offset into text + 1 (0: none) */
+    size_t nsoff;
+    int64_t sid_cpu_op, sid_operator;
+    union bd_gpu *gpu;       /* raw as read, each an act once resolved */
+    size_t ngpu, agpu;
+    struct bd_rt *rt;
+    size_t nrt, art;
+    struct bd_ref *ops, *steps; /* cpu_op slices; ProfilerStep#N slices */
+    size_t nops, aops, nsteps, asteps;
+    struct i64map fam_of;    /* name string id * 4 + kind -> family * 4 + class + 1 */
+    struct i64map op_of;     /* op name string id + 1 (0: no op) -> op + 1 */
+};
+
 /* the whole computation */
 struct bd_run {
-    tt_db *db;
     const tt_bd_options *o;
     tt_bd_result *res;
     size_t aranks, arows;
-    struct bd_trace *tr;     /* the traces analysed, in order */
+    struct bd_trace *tr;     /* the traces analysed, in the order read */
     size_t ntr, atr;
-    struct i64map tr_index;  /* trace id -> index into tr + 1 */
+    int64_t seen;            /* traces read, of any format */
+    char first_fmt[32];      /* the format of the first one */
     struct bd_fam *fam;      /* families, in the order met */
     size_t nfam, afam;
-    size_t *fslot;           /* family name hash -> index + 1 */
-    size_t nfslot;
-    struct i64map names;     /* name string id * 4 + kind -> family * 4 + class + 1 */
-    struct i64map units;     /* family << 32 | unit row -> ns */
+    struct bd_names fnames;  /* their names */
     struct bd_op *op;        /* CPU op names, in the order met */
     size_t nop, aop;
-    struct i64map op_names;  /* op name string id -> index + 1 (-1: no op) */
+    struct bd_names onames;  /* their names (not the "no op" one) */
+    size_t *op_at;           /* onames index -> op index */
+    size_t aop_at;
+    long no_op;              /* the index of the "no op" op, or -1 */
+    struct i64map units;     /* family << 32 | unit row -> ns */
     struct i64map op_units;  /* op << 32 | unit row -> ns */
-    sqlite3_stmt *str;       /* a string by id */
+    struct bd_wl top[TT_BD_WORST]; /* the worst launches so far */
+    size_t ntop;
     tt_comm_rules comm;      /* options.comm_patterns, compiled */
+    struct bd_read rd;       /* the trace being read */
 };
 
-/* kinds of the `names` key */
+/* kinds of the `fam_of` key */
 enum { BD_KIND_KERNEL = 1, BD_KIND_MEMCPY = 2, BD_KIND_MEMSET = 3 };
+
+/* the text of string id sid of the trace being read ("" when none) */
+const char *tt__bd_str(const struct bd_read *rd, int64_t sid);
 
 /* the step of trace t that holds ts: its index, or -1 */
 long tt__bd_step_at(const struct bd_trace *t, int64_t ts);
 /* whether an activity launched at ts (its call's start, else its own)
  * is in the selected steps */
 int tt__bd_selected(const struct bd_run *r, const struct bd_trace *t, long step);
+/* the step spans of the trace read (its ProfilerStep#N slices) into t */
+int tt__bd_steps(struct bd_read *rd, struct bd_trace *t);
 
-/* the family and class of a name (string id, BD_KIND_*): *fam, *cls;
- * 0 or an error */
+/* the family and class of a name (string id, BD_KIND_*) of the trace being
+ * read: *fam, *cls; 0 or an error */
 int tt__bd_family_of(struct bd_run *r, int64_t name_id, int kind, size_t *fam, int *cls);
 /* the families of the result, with their spread over the unit rows
  * (nunits of them) */
 int tt__bd_families(struct bd_run *r, size_t nunits);
-/* the op of a launching op's name (string id; -1: no op): *op; 0 or an error */
+/* the op of a launching op's name (string id; -1: no op) of the trace being
+ * read: *op; 0 or an error */
 int tt__bd_op_of(struct bd_run *r, int64_t name_id, size_t *op);
 /* the ops of the result, spread as the families */
 int tt__bd_ops(struct bd_run *r, size_t nunits);
+/* one launch of a selected activity (w->fam set): its delay and call
+ * duration (has_rt_dur) for the family's percentiles, the histogram, the
+ * family's worst and the worst list; 0 or TT_ENOMEM */
+int tt__bd_launch_add(struct bd_run *r, const struct bd_wl *w, int has_rt_dur);
 /* launch-delay and runtime percentiles per family, the worst launches */
 int tt__bd_launches(struct bd_run *r);
 void tt__bd_run_release(struct bd_run *r);
+
+/* the GPU activities read of trace t (its steps set) swept into its rows */
+int tt__bd_sweep(struct bd_run *r, struct bd_trace *t);
+/* every trace read: the result (tt_bd_result) from their rows; src, db: the
+ * input for messages */
+int tt__bd_finish(struct bd_run *r, const char *src, int db);
+/* the trace being read is over: id and rank (-1: none) as the database
+ * would give them, its format (only Chrome/Kineto traces are analysed) */
+int tt__bd_trace_end(struct bd_run *r, int64_t id, int64_t rank, tt_trace_format fmt);
+void tt__bd_read_reset(struct bd_read *rd);
+
+/* the tables breakdown reads: strings, slices, runtime calls, GPU rows */
+#define TT__BD_SKIP \
+    (1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META | \
+     1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL)
+/* options into r and res (emptied); 0 or TT_EINVALID (a bad --comm-pattern) */
+int tt__bd_run_init(struct bd_run *r, const tt_bd_options *o, tt_bd_result *res);
+/* the sink whose rows go into r->rd */
+void tt__bd_sink(struct bd_run *r, tt__rowsink *sink);
 
 /* median of v[0..n) (sorted in place); NaN when n is 0 */
 double tt__bd_median(int64_t *v, size_t n);

@@ -62,12 +62,30 @@ static void add_key(tt_buf *b, const char *k)
     tt_buf_addch(b, ':');
 }
 
+/* qsort_r: key indices by kind, then key (bytes) */
+static int cmp_key_idx(const void *x, const void *y, void *ctx)
+{
+    const struct dkey *keys = ctx, *a = &keys[*(const size_t *)x], *b = &keys[*(const size_t *)y];
+    int c = strcmp(a->kind, b->kind);
+    return c ? c : strcmp(a->key, b->key);
+}
+
+/*
+ * The keys are written sorted by kind and key: a summary is the same file
+ * whichever way its traces were read (a file's rows, a database's), and two
+ * summaries kept as CI baselines differ line by line only where they differ.
+ */
 int tt_diff_side_save(const tt_diff_side *s, const char *path)
 {
     tt_buf b;
-    size_t i, m;
+    size_t i, m, *ord = malloc((s->nkeys ? s->nkeys : 1) * sizeof(*ord));
     char t[64];
     int rc;
+    if (!ord)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    for (i = 0; i < s->nkeys; i++)
+        ord[i] = i;
+    qsort_r(ord, s->nkeys, sizeof(*ord), cmp_key_idx, s->keys);
     tt_buf_init(&b);
     tt_buf_add(&b, HEAD, strlen(HEAD));
     add_key(&b, "label");
@@ -104,7 +122,7 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
     }
     tt_buf_add(&b, "},\n\"keys\":[", 11);
     for (i = 0; i < s->nkeys; i++) {
-        const struct dkey *k = &s->keys[i];
+        const struct dkey *k = &s->keys[ord[i]];
         tt_buf_add(&b, i ? ",\n{" : "\n{", i ? 3 : 2);
         add_key(&b, "kind");
         tt_buf_add_json_string(&b, k->kind, strlen(k->kind));
@@ -122,6 +140,7 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
     tt_buf_add(&b, "\n]}\n", 4);
     rc = b.oom ? tt_error_set(TT_ENOMEM, "out of memory") : tt__write_file_atomic(path, b.buf, b.len);
     tt_buf_release(&b);
+    free(ord);
     return rc;
 }
 

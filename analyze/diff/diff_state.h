@@ -68,6 +68,29 @@ int tt__renames_load(const char *path, struct tt__renames *r);
 int tt__renames_apply(const struct tt__renames *r, const char *in, char **out);
 void tt__renames_free(struct tt__renames *r);
 
+/* diff_trace.c: one trace's rows (tt__rowsink: a file's or a stored
+ * trace's) gathered, then summed up as a side of one sample per step */
+struct tt__diff_rows;
+struct tt__rowsink;
+/* o and ren (may be NULL) are borrowed; NULL when out of memory */
+struct tt__diff_rows *tt__diff_rows_new(const tt_diff_options *o, const struct tt__renames *ren);
+/* the sink that hands the rows to r */
+void tt__diff_rows_sink(struct tt__diff_rows *r, struct tt__rowsink *sink);
+void tt__diff_rows_free(struct tt__diff_rows *r);
+/* what a trace's summary takes besides its rows */
+struct tt__diff_env {
+    const char *path;
+    int have_rank;
+    int64_t rank;
+    int64_t world; /* -1 unknown */
+    int have_span; /* the span of its events: the one sample of a trace without steps */
+    int64_t start_ns, end_ns;
+    const char *metadata; /* its top-level keys as a JSON object (deviceProperties) */
+};
+/* the summary of the rows gathered (*out: free with tt_diff_side_free) */
+int tt__diff_rows_summary(struct tt__diff_rows *r, const struct tt__diff_env *env,
+                          struct tt_diff_side **out);
+
 /* diff_summary.c: 1 (and why, a headline "NOT COMPARABLE: no ProfilerStep#N
  * in NEW (...)") when one side has ProfilerStep#N samples and the other only
  * whole traces (no ProfilerStep#N at all); 0 when both have steps, or

@@ -11,7 +11,14 @@
  * the peak Total Allocated / Reserved of the [memory] events in the step;
  * and per key the calls and times (CPU ops by name: calls, CPU time, device
  * time of the kernels they launched; kernels by family, memcpy/memset by
- * name: calls, device time).
+ * name: calls, device time). diff_trace.c computes it from the trace's rows.
+ *
+ * Each trace reaches it as the ingest's rows: a trace file (each file of a
+ * directory in turn) streamed by tt__ingest_rows, without a database; a
+ * database's traces through tt__db_rows. Only a file whose rows lack links
+ * that the SQL passes after a load make (res.needs_db), or one that can be
+ * read only once (a pipe), goes through a temporary database, and then
+ * through tt__db_rows to the same consumer (TT_DEBUG_DIFF says which way).
  *
  * The traces of one side are grouped into runs by rank (a second trace of
  * the same rank is a second run); per run and step number the sample is the
@@ -21,559 +28,21 @@
  */
 #include "common/compat.h"
 #include "analyze/diff/diff_state.h"
-#include "analyze/steps/steps.h"
-#include "common/i64map.h"
-#include "store/db_internal.h"
+#include "common/log.h"
+#include "store/ingest_rows.h"
 #include "tracetool/analyze.h"
 
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* ---- one trace ---- */
-
-struct gact {
-    size_t step;
-    int64_t ts, end;
-};
-
-struct trace_job {
-    tt_db *db;
-    int64_t trace;
-    struct tt_diff_side *t; /* one sample per step of the trace, in order */
-    struct tt__step *st; /* the steps' CPU spans */
-    size_t nst;
-    struct i64map names; /* op name string id -> key index + 1 */
-    struct i64map gnames; /* GPU activity name string id * 4 + kind -> key index + 1 */
-    int64_t rank;
-    int have_rank;
-    const tt_diff_options *o;
-    const struct tt__renames *ren; /* --rename (n 0: none) */
-};
-
-/* a row without a name: no key */
-#define NO_KEY (-1000L)
-
-/* the index of key (kind, k after the --rename rules) in the trace's side,
- * or a negative error code (set). Keys are kept whole, however long. */
-static long key_of(struct trace_job *j, const char *kind, const char *k)
-{
-    char *r = NULL;
-    long idx;
-    int rc;
-    if (j->ren && j->ren->n) {
-        if ((rc = tt__renames_apply(j->ren, k, &r)) < 0)
-            return rc;
-        k = r;
-    }
-    idx = tt__diff_key(j->t, kind, k);
-    free(r);
-    return idx < 0 ? tt_error_set(TT_ENOMEM, "out of memory") : idx;
-}
-
-/* the step whose CPU span holds ts, or (size_t)-1 */
-static size_t step_at(const struct trace_job *j, int64_t ts)
-{
-    return (size_t)tt__step_at(j->st, j->nst, ts);
-}
-
-/* a + b, saturated at the int64 range (times near its ends do not wrap) */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (!__builtin_add_overflow(a, b, &r))
-        return r;
-    return b > 0 ? INT64_MAX : INT64_MIN;
-}
-
-/* a - b, saturated */
-static int64_t sub_sat(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (!__builtin_sub_overflow(a, b, &r))
-        return r;
-    return b < 0 ? INT64_MAX : INT64_MIN;
-}
-
-/* end - ts as a double, exact when it fits an int64 */
-static double span_ns(int64_t end, int64_t ts)
-{
-    int64_t d;
-    if (!__builtin_sub_overflow(end, ts, &d))
-        return (double)d;
-    return (double)end - (double)ts;
-}
-
-/* a trace without ProfilerStep#N: the whole trace is one sample (step -1) */
-static int whole_trace_step(struct trace_job *j)
-{
-    sqlite3_stmt *st;
-    int r;
-    if (tt_db_prepare(j->db, &st, "SELECT start_ns, end_ns FROM traces WHERE id = ?1"
-                                  " AND start_ns IS NOT NULL AND end_ns IS NOT NULL") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    if ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (!(j->st = malloc(sizeof(*j->st))) || tt__diff_add_sample(j->t, -1) < 0) {
-            sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        }
-        j->st[0].num = -1;
-        int64_t end = sqlite3_column_int64(st, 1);
-        j->st[0].ts = sqlite3_column_int64(st, 0);
-        j->st[0].end = add_sat(end, 1); /* [ts, end]: the last event inside */
-        j->t->m[M_CPU_STEP][0] = span_ns(end, j->st[0].ts);
-        j->nst = 1;
-    }
-    sqlite3_finalize(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the trace");
-}
-
-static int load_steps(struct trace_job *j)
-{
-    size_t k;
-    int rc = tt__step_spans(j->db, j->trace, &j->st, &j->nst);
-    if (rc < 0)
-        return rc;
-    for (k = 0; k < j->nst; k++) {
-        double d = span_ns(j->st[k].end, j->st[k].ts);
-        if (tt__diff_add_sample(j->t, j->st[k].num) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        j->t->m[M_CPU_STEP][k] = d >= 0 ? d : NAN; /* a negative dur is no time */
-    }
-    if (!j->nst)
-        return whole_trace_step(j);
-    return 0;
-}
-
-/* CPU ops: cpu_op and user_annotation slices, legacy ones (Operator, or
- * no category: the array traces of the legacy profiler); ProfilerStep#N is
- * torch's key "ProfilerStep*" (one a step), as key_averages and HTA count it */
-
-/* string id -> its text ("" when none), valid until str is reset */
-static const char *str_of(sqlite3_stmt *str, int64_t id)
-{
-    const char *t = NULL;
-    sqlite3_reset(str);
-    sqlite3_bind_int64(str, 1, id);
-    if (sqlite3_step(str) == SQLITE_ROW)
-        t = (const char *)sqlite3_column_text(str, 0);
-    return t ? t : "";
-}
-
-/* torch's key of an op name: ProfilerStep#N -> ProfilerStep* */
-static const char *torch_key(const char *name)
-{
-    return strncmp(name, "ProfilerStep#", 13) ? name : "ProfilerStep*";
-}
-
-/* the key of an op name and input shapes (string ids; --match shape) */
-static long op_shape_key(struct trace_job *j, sqlite3_stmt *str, int64_t name, int64_t dims)
-{
-    const char *t = str_of(str, name), *d;
-    char *n, *k;
-    long r;
-    if (!*t)
-        return NO_KEY;
-    if (!(n = strdup(torch_key(t))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    d = str_of(str, dims);
-    if (!*d)
-        d = "[]";
-    if (!(k = malloc(strlen(n) + strlen(d) + 2))) {
-        free(n);
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    }
-    sprintf(k, "%s %s", n, d);
-    free(n);
-    r = key_of(j, "op", k);
-    free(k);
-    return r;
-}
-
-/* the key of an op name (string id) */
-static long op_key(struct trace_job *j, sqlite3_stmt *str, int64_t name)
-{
-    const char *t;
-    size_t v;
-    long k;
-    if (tt__i64map_get(&j->names, name, &v))
-        return (long)v - 1;
-    if (!*(t = str_of(str, name)))
-        return NO_KEY;
-    if ((k = key_of(j, "op", torch_key(t))) < 0)
-        return k;
-    if (tt__i64map_put(&j->names, name, (size_t)k + 1) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    return k;
-}
-
-static int load_ops(struct trace_job *j, sqlite3_stmt *str)
-{
-    sqlite3_stmt *st;
-    int r;
-    if (tt_db_prepare(j->db, &st, "SELECT s.ts, s.dur, s.name, s.input_dims FROM slices AS s"
-                                  " WHERE s.trace_id = ?1 AND s.ts IS NOT NULL AND s.dur IS NOT NULL"
-                                  "  AND (s.cat IS NULL OR s.cat IN (SELECT id FROM strings WHERE s IN"
-                                  "   ('cpu_op', 'Operator', 'user_annotation')))") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t i = step_at(j, sqlite3_column_int64(st, 0));
-        long k;
-        if (i == (size_t)-1)
-            continue;
-        if ((k = j->o->match == TT_MATCH_SHAPE
-                     ? op_shape_key(j, str, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3))
-                     : op_key(j, str, sqlite3_column_int64(st, 2))) == NO_KEY)
-            continue;
-        if (k < 0) {
-            sqlite3_finalize(st);
-            return (int)k;
-        }
-        j->t->keys[k].count[i] += 1;
-        j->t->keys[k].ns[i] += (double)sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    return r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the CPU ops");
-}
-
-/* runtime / driver calls by name: a new synchronisation per step shows */
-static int load_runtime(struct trace_job *j, sqlite3_stmt *str)
-{
-    sqlite3_stmt *st;
-    int r;
-    if (tt_db_prepare(j->db, &st, "SELECT r.ts, r.dur, r.name FROM runtime AS r"
-                                  " WHERE r.trace_id = ?1 AND r.ts IS NOT NULL") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t i = step_at(j, sqlite3_column_int64(st, 0)), v;
-        int64_t nid = sqlite3_column_int64(st, 2);
-        const char *name;
-        long k;
-        if (i == (size_t)-1)
-            continue;
-        if (tt__i64map_get(&j->gnames, nid * 4, &v)) { /* runtime names: kind 0 */
-            k = (long)v - 1;
-        } else if (!*(name = str_of(str, nid))) {
-            continue;
-        } else if ((k = key_of(j, "runtime", name)) < 0 ||
-                   (tt__i64map_put(&j->gnames, nid * 4, (size_t)k + 1) < 0 &&
-                    (k = tt_error_set(TT_ENOMEM, "out of memory")) < 0)) {
-            sqlite3_finalize(st);
-            return (int)k;
-        }
-        j->t->keys[k].count[i] += 1;
-        j->t->keys[k].ns[i] += (double)sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    return r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the runtime calls");
-}
-
-static int cmp_gact(const void *a, const void *b)
-{
-    const struct gact *x = a, *y = b;
-    if (x->step != y->step)
-        return x->step < y->step ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* the union of the intervals of g[0..n) (sorted by start) as blocks: each
- * block to f(ctx, lo, hi) in order; the union's length (saturated) */
-static int64_t union_walk(const struct gact *g, size_t n,
-                          int (*f)(void *ctx, int64_t lo, int64_t hi), void *ctx)
-{
-    int64_t lo = g[0].ts, hi = g[0].end, sum = 0;
-    size_t i;
-    for (i = 1; i <= n; i++) {
-        if (i == n || g[i].ts > hi) {
-            sum = add_sat(sum, sub_sat(hi, lo));
-            if (f && f(ctx, lo, hi))
-                break;
-            if (i < n)
-                lo = g[i].ts, hi = g[i].end;
-        } else if (g[i].end > hi) {
-            hi = g[i].end;
-        }
-    }
-    return sum;
-}
-
-/* the moment by which `need` ns of the union are done */
-struct busy_at {
-    int64_t need, done, at;
-};
-
-static int busy_block(void *ctx, int64_t lo, int64_t hi)
-{
-    struct busy_at *b = ctx;
-    int64_t len = sub_sat(hi, lo);
-    if (len >= b->need - b->done) {
-        b->at = add_sat(lo, b->need - b->done);
-        return 1;
-    }
-    b->done += len;
-    return 0;
-}
-
-/*
- * Per step: GPU busy time (the union of its activities' intervals) and its
- * device end: the moment by which 99% of that busy time is done (all of it
- * but the last 1%, so that one small activity that runs late, e.g. a 4 us
- * kernel launched at the end of the step and run 110 ms later, does not
- * move it; with no busy time, the last end). The device step time of step
- * k is its device end minus step k-1's.
- */
-static void step_device_times(struct trace_job *j, struct gact *g, size_t ng)
-{
-    size_t i = 0, k;
-    double *busy = j->t->m[M_BUSY], *dev = j->t->m[M_DEV_STEP];
-    int64_t *last = calloc(j->nst ? j->nst : 1, sizeof(*last));
-    unsigned char *have = calloc(j->nst ? j->nst : 1, 1);
-    if (!last || !have) {
-        free(last);
-        free(have);
-        return;
-    }
-    if (ng)
-        qsort(g, ng, sizeof(*g), cmp_gact);
-    while (i < ng) {
-        size_t s = g[i].step, e = i;
-        int64_t mx = g[i].end, tot;
-        struct busy_at b;
-        for (; e < ng && g[e].step == s; e++)
-            if (g[e].end > mx)
-                mx = g[e].end;
-        tot = union_walk(g + i, e - i, NULL, NULL);
-        busy[s] = (double)tot;
-        b.need = tot - tot / 100;
-        b.done = 0;
-        b.at = mx;
-        if (tot > 0)
-            union_walk(g + i, e - i, busy_block, &b);
-        last[s] = b.at;
-        have[s] = 1;
-        i = e;
-    }
-    for (k = 1; k < j->nst; k++)
-        if (have[k] && have[k - 1] && last[k] >= last[k - 1])
-            dev[k] = span_ns(last[k], last[k - 1]); /* else none: it ended before step k-1 */
-    free(last);
-    free(have);
-}
-
-/* the family (or key) of a GPU activity of that kind and name, malloc'd:
- * a kernel by family, raw name or launching op (--match), a memcpy / memset
- * by name */
-static char *gpu_name_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st,
-                          const char *kind, const char *name)
-{
-    char *fam;
-    size_t cap = 2 * strlen(name) + 32; /* a family is at most twice its name */
-    if (kind[0] != 'k' || j->o->match == TT_MATCH_NAME)
-        return strdup(name);
-    if (j->o->match == TT_MATCH_OP && sqlite3_column_type(st, 5) != SQLITE_NULL) {
-        const char *op = str_of(str, sqlite3_column_int64(st, 5));
-        if (*op) {
-            if ((fam = malloc(strlen(op) + 13)))
-                sprintf(fam, "launched by %s", op);
-            return fam;
-        }
-    }
-    if ((fam = malloc(cap)))
-        tt_kernel_family(name, fam, cap);
-    return fam;
-}
-
-/* the key of the GPU activity on row st, after --rename; or an error */
-static long gpu_key(struct trace_job *j, sqlite3_stmt *str, sqlite3_stmt *st, const char *kind)
-{
-    int64_t nid = sqlite3_column_int64(st, 1);
-    int64_t ck = nid * 4 + (kind[0] == 'k' ? 1 : kind[3] == 'c' ? 2 : 3);
-    char *name, *fam;
-    size_t v;
-    long k;
-    /* one key per name (and kind) unless the launching op decides it */
-    int cache = kind[0] != 'k' || j->o->match != TT_MATCH_OP;
-    if (cache && tt__i64map_get(&j->gnames, ck, &v))
-        return (long)v - 1;
-    if (!(name = strdup(str_of(str, nid))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    fam = gpu_name_key(j, str, st, kind, name);
-    free(name);
-    if (!fam)
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    k = key_of(j, kind, fam);
-    free(fam);
-    if (k >= 0 && cache && tt__i64map_put(&j->gnames, ck, (size_t)k + 1) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    return k;
-}
-
-static int load_gpu(struct trace_job *j, sqlite3_stmt *str)
-{
-    sqlite3_stmt *st;
-    struct gact *g = NULL;
-    size_t ng = 0, ag = 0;
-    int r, rc = 0;
-    if (tt_db_prepare(j->db, &st, "SELECT g.kind, g.name, g.ts, g.dur, r.ts, o.name, o.input_dims"
-                                  " FROM gpu_ops AS g"
-                                  " LEFT JOIN runtime AS r ON r.id = g.runtime_id"
-                                  " LEFT JOIN slices AS o ON o.id = g.op_id"
-                                  " WHERE g.trace_id = ?1 AND g.ts IS NOT NULL"
-                                  "  AND g.kind IN ('kernel', 'memcpy', 'memset')") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *kind = (const char *)sqlite3_column_text(st, 0);
-        int64_t ts = sqlite3_column_int64(st, 2), dur = sqlite3_column_int64(st, 3);
-        int64_t at = sqlite3_column_type(st, 4) == SQLITE_NULL ? ts : sqlite3_column_int64(st, 4);
-        size_t i = step_at(j, at);
-        long k;
-        j->t->has_gpu = 1;
-        if (i == (size_t)-1)
-            continue;
-        if (TT_ALLOC_GROW(g, ng + 1, ag) < 0)
-            goto oom;
-        g[ng].step = i;
-        g[ng].ts = ts;
-        g[ng++].end = add_sat(ts, dur > 0 ? dur : 0);
-        {
-            double *c = &j->t->m[kind[0] == 'k' ? M_NKERNEL : kind[3] == 'c' ? M_NMEMCPY : M_NMEMSET][i];
-            *c = (isnan(*c) ? 0 : *c) + 1;
-        }
-        if ((k = gpu_key(j, str, st, kind)) < 0) {
-            rc = (int)k;
-            goto out;
-        }
-        j->t->keys[k].count[i] += 1;
-        j->t->keys[k].ns[i] += (double)dur;
-        j->t->keys[k].dev[i] += (double)dur;
-        if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
-            long ok = j->o->match == TT_MATCH_SHAPE
-                          ? op_shape_key(j, str, sqlite3_column_int64(st, 5),
-                                         sqlite3_column_int64(st, 6))
-                          : op_key(j, str, sqlite3_column_int64(st, 5));
-            if (ok < 0 && ok != NO_KEY) {
-                rc = (int)ok;
-                goto out;
-            }
-            if (ok >= 0)
-                j->t->keys[ok].dev[i] += (double)dur;
-        }
-    }
-    if (r != SQLITE_DONE)
-        rc = tt_db_error(j->db, "cannot read the GPU activities");
-    else
-        step_device_times(j, g, ng);
-    goto out;
-oom:
-    rc = tt_error_set(TT_ENOMEM, "out of memory");
-out:
-    free(g);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int load_memory(struct trace_job *j)
-{
-    sqlite3_stmt *st;
-    int r, gpu_seen = 0;
-    if (tt_db_prepare(j->db, &st, "SELECT ts, total_allocated, total_reserved, device_type"
-                                  " FROM memory WHERE trace_id = ?1 AND ts IS NOT NULL"
-                                  "  AND total_allocated IS NOT NULL"
-                                  " ORDER BY (device_type = 0), id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t i = step_at(j, sqlite3_column_int64(st, 0));
-        double a = (double)sqlite3_column_int64(st, 1), res = (double)sqlite3_column_int64(st, 2);
-        int gpu = sqlite3_column_int(st, 3) != 0;
-        /* the accelerator's allocator when the trace has one, else the CPU's */
-        if (gpu)
-            gpu_seen = 1;
-        else if (gpu_seen)
-            break;
-        j->t->has_mem = 1;
-        if (i == (size_t)-1)
-            continue;
-        if (isnan(j->t->m[M_PEAK_ALLOC][i]) || a > j->t->m[M_PEAK_ALLOC][i])
-            j->t->m[M_PEAK_ALLOC][i] = a;
-        if (sqlite3_column_type(st, 2) != SQLITE_NULL &&
-            (isnan(j->t->m[M_PEAK_RES][i]) || res > j->t->m[M_PEAK_RES][i]))
-            j->t->m[M_PEAK_RES][i] = res;
-    }
-    sqlite3_finalize(st);
-    return r == SQLITE_DONE || r == SQLITE_ROW ? 0 : tt_db_error(j->db, "cannot read memory events");
-}
-
-static int load_env(struct trace_job *j)
-{
-    sqlite3_stmt *st;
-    if (tt_db_prepare(j->db, &st, "SELECT rank, world_size,"
-                                  " json_extract(metadata, '$.deviceProperties[0].name'), file_name"
-                                  " FROM traces WHERE id = ?1") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        j->have_rank = sqlite3_column_type(st, 0) == SQLITE_INTEGER;
-        j->rank = sqlite3_column_int64(st, 0);
-        j->t->world = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1) : -1;
-        if (sqlite3_column_type(st, 2) == SQLITE_TEXT)
-            snprintf(j->t->gpu, sizeof(j->t->gpu), "%s", (const char *)sqlite3_column_text(st, 2));
-        snprintf(j->t->label, sizeof(j->t->label), "%s", (const char *)sqlite3_column_text(st, 3));
-    }
-    sqlite3_finalize(st);
-    return 0;
-}
-
-/* one trace of db as a side of one sample per step */
-static int trace_summary(tt_db *db, int64_t trace, const tt_diff_options *o,
-                         const struct tt__renames *ren, struct tt_diff_side **out, int64_t *rank,
-                         int *have_rank)
-{
-    struct trace_job j;
-    sqlite3_stmt *str = NULL;
-    int rc;
-    memset(&j, 0, sizeof(j));
-    *out = NULL;
-    j.db = db;
-    j.trace = trace;
-    j.o = o;
-    j.ren = ren;
-    if (!(j.t = calloc(1, sizeof(*j.t))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    j.t->world = -1;
-    if ((rc = load_env(&j)) < 0 || (rc = load_steps(&j)) < 0)
-        goto out;
-    if (tt_db_prepare(db, &str, "SELECT s FROM strings WHERE id = ?1") < 0) {
-        rc = TT_EDB;
-        goto out;
-    }
-    if ((rc = load_ops(&j, str)) < 0 || (rc = load_runtime(&j, str)) < 0 || (rc = load_gpu(&j, str)) < 0 ||
-        (rc = load_memory(&j)) < 0)
-        goto out;
-    *rank = j.rank;
-    *have_rank = j.have_rank;
-out:
-    sqlite3_finalize(str);
-    free(j.st);
-    tt__i64map_free(&j.names);
-    tt__i64map_free(&j.gnames);
-    if (rc < 0)
-        tt_diff_side_free(j.t);
-    else
-        *out = j.t;
-    return rc;
-}
-
 /* ---- a side from its traces ---- */
 
 struct tref {
     struct tt_diff_side *t;
-    int64_t rank;
+    int64_t rank; /* -1 unknown */
     size_t run;
+    size_t seq; /* its place among the traces of its input, as read */
 };
 
 static int in_window(const tt_diff_options *o, int is_new, int64_t step)
@@ -690,17 +159,166 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
     return rc;
 }
 
-/* why an input holds nothing to compare: what its traces are */
-static void nothing_to_compare(tt_db *db, char *why, size_t cap)
+/* ---- the traces of one input ---- */
+
+/* the tables diff reads none of */
+#define DIFF_SKIP                                                                                  \
+    (1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META | 1u << TT_ROWS_ET |          \
+     1u << TT_ROWS_MEMTL)
+
+/* one input being read: a database, a directory or a trace file */
+struct input {
+    const char *in;
+    const tt_diff_options *o;
+    const struct tt__renames *ren;
+    struct tref **tr;
+    size_t *ntr, *atr, first; /* its traces: (*tr)[first..*ntr) */
+    size_t nfmt[TT_FMT_MEMTL_RAW + 1]; /* its traces by format */
+};
+
+static int is_kineto(tt_trace_format f)
 {
-    sqlite3_stmt *st;
+    return f == TT_FMT_CHROME || f == TT_FMT_CHROME_ARRAY;
+}
+
+/* the summary of the rows read as the input's next trace */
+static int add_trace(struct input *in, struct tt__diff_rows *r, const struct tt__diff_env *env)
+{
+    struct tref *t;
+    int rc;
+    if (TT_ALLOC_GROW(*in->tr, *in->ntr + 1, *in->atr) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    t = &(*in->tr)[*in->ntr];
+    memset(t, 0, sizeof(*t));
+    if ((rc = tt__diff_rows_summary(r, env, &t->t)) < 0) {
+        if (!tt_error_last()->source[0])
+            tt_error_set_source(in->in);
+        return rc;
+    }
+    t->rank = env->have_rank ? env->rank : -1;
+    t->seq = *in->ntr - in->first;
+    (*in->ntr)++;
+    return 0;
+}
+
+/* what a trace's summary takes besides its rows, from either source */
+static void env_of(struct tt__diff_env *env, const char *path, const tt__rows_result *res)
+{
+    memset(env, 0, sizeof(*env));
+    env->path = path;
+    env->have_rank = res->have_rank;
+    env->rank = res->rank;
+    env->world = res->have_world ? res->world_size : -1;
+    env->have_span = res->have_span;
+    env->start_ns = res->start_ns;
+    env->end_ns = res->end_ns;
+    env->metadata = res->metadata;
+}
+
+/* every Chrome/Kineto trace of db, through the rows it hands back */
+static int db_input(struct input *in, tt_db *db)
+{
+    tt__db_trace *tv;
+    size_t n, i;
+    int rc = tt__db_traces(db, &tv, &n);
+    for (i = 0; rc == 0 && i < n; i++) {
+        struct tt__diff_rows *r;
+        struct tt__diff_env env;
+        tt__rowsink sink;
+        tt__rows_result res;
+        if (tv[i].format >= 0 && tv[i].format <= TT_FMT_MEMTL_RAW)
+            in->nfmt[tv[i].format]++;
+        if (!is_kineto(tv[i].format))
+            continue;
+        if (!(r = tt__diff_rows_new(in->o, in->ren))) {
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            break;
+        }
+        tt__diff_rows_sink(r, &sink);
+        if ((rc = tt__db_rows(db, tv[i].id, &sink, DIFF_SKIP | TT_ROWS_NO_ARGS, &res)) == 0) {
+            env_of(&env, tv[i].path, &res);
+            rc = add_trace(in, r, &env);
+            free(res.metadata);
+        } else if (!tt_error_last()->source[0]) {
+            tt_error_set_source(in->in);
+        }
+        tt__diff_rows_free(r);
+    }
+    tt__db_traces_free(tv, n);
+    return rc;
+}
+
+/* a file through a temporary database: what the rows alone cannot give
+ * (links only the SQL passes make), or an input read once (a pipe) */
+static int through_db(struct input *in, const char *path, const char *why)
+{
+    tt_db *db = NULL;
+    struct stat sb;
+    int rc;
+    tt__log(TT_LOG_DEBUG, "diff", "%s: through a temporary database: %s", path, why);
+    if ((rc = tt__open_ingested_temp_tap(&db, path, 0, 0, NULL)) == TT_EUNSUPPORTED && stat(path, &sb) == 0 &&
+        !S_ISREG(sb.st_mode)) {
+        /* a pipe is read once, as a trace: a summary is never looked for in it */
+        const tt_error *e = tt_error_last();
+        char msg[sizeof(e->message)], src[sizeof(e->source)];
+        snprintf(msg, sizeof(msg), "%s", e->message);
+        snprintf(src, sizeof(src), "%s", e->source);
+        tt_error_set_at(rc, src, e->offset, "%.300s (a diff summary is read from a regular"
+                                            " file only)", msg);
+    }
+    if (rc == 0)
+        rc = db_input(in, db);
+    tt_db_free(db);
+    return rc;
+}
+
+/* one trace file, streamed: no database unless its rows need one */
+static int file_input(struct input *in, const char *path)
+{
+    struct tt__diff_rows *r;
+    struct tt__diff_env env;
+    tt__rowsink sink;
+    tt__rows_result res;
+    struct stat sb;
+    int rc;
+    /* the way back reads the file again: standard input and pipes cannot */
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return through_db(in, path, "not a regular file (read once)");
+    if (!(r = tt__diff_rows_new(in->o, in->ren)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    tt__diff_rows_sink(r, &sink);
+    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, DIFF_SKIP, &res);
+    if (rc == 0 && res.needs_db) {
+        tt__diff_rows_free(r);
+        free(res.metadata);
+        return through_db(in, path, res.why_db);
+    }
+    if (rc == 0 && res.format >= 0 && res.format <= TT_FMT_MEMTL_RAW)
+        in->nfmt[res.format]++;
+    if (rc == 0 && is_kineto(res.format)) {
+        tt__log(TT_LOG_DEBUG, "diff", "%s: read without a database", path);
+        env_of(&env, path, &res);
+        rc = add_trace(in, r, &env);
+    }
+    free(res.metadata);
+    tt__diff_rows_free(r);
+    return rc;
+}
+
+/* why an input holds nothing to compare: what its traces are (the most
+ * common format; a tie to the first name) */
+static void nothing_to_compare(const struct input *in, char *why, size_t cap)
+{
     const char *f = NULL;
+    size_t best = 0, k;
+    for (k = 0; k <= TT_FMT_MEMTL_RAW; k++) {
+        const char *name = tt_format_name((tt_trace_format)k);
+        if (in->nfmt[k] > best || (in->nfmt[k] && in->nfmt[k] == best && strcmp(name, f) < 0)) {
+            best = in->nfmt[k];
+            f = name;
+        }
+    }
     snprintf(why, cap, "no Chrome/Kineto trace in it");
-    if (tt_db_prepare(db, &st, "SELECT format FROM traces GROUP BY format"
-                               " ORDER BY count(*) DESC, format LIMIT 1") < 0)
-        return;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        f = (const char *)sqlite3_column_text(st, 0);
     if (f && !strcmp(f, "execution-trace"))
         snprintf(why, cap, "an Execution Trace, not a profiler trace (an ET alone cannot be"
                            " compared: diff needs the Chrome/Kineto trace)");
@@ -710,77 +328,57 @@ static void nothing_to_compare(tt_db *db, char *why, size_t cap)
                            " ops to compare");
     else if (f)
         snprintf(why, cap, "a %s file, not a Chrome/Kineto trace", f);
-    sqlite3_finalize(st);
+}
+
+/* the traces of an input by rank (unknown first), then as read */
+static int cmp_tref(const void *a, const void *b)
+{
+    const struct tref *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* every trace of one input: a database, a directory or a trace file; why
  * is set when it has none */
-static int input_traces(const char *in, const tt_diff_options *o, const struct tt__renames *ren,
+static int input_traces(const char *path, const tt_diff_options *o, const struct tt__renames *ren,
                         struct tref **tr, size_t *ntr, size_t *atr, char *why, size_t cap)
 {
-    size_t before = *ntr;
-    tt_db *db = NULL;
-    sqlite3_stmt *st = NULL;
+    struct input in;
     struct stat sb;
-    int rc = 0, r;
-    if (tt_is_sqlite_file(in)) {
-        if ((rc = tt_db_open(&db, in, TT_DB_READONLY)) < 0)
+    int rc = 0;
+    memset(&in, 0, sizeof(in));
+    in.in = path;
+    in.o = o;
+    in.ren = ren;
+    in.tr = tr;
+    in.ntr = ntr;
+    in.atr = atr;
+    in.first = *ntr;
+    if (tt_is_sqlite_file(path)) {
+        tt_db *db = NULL;
+        if ((rc = tt_db_open(&db, path, TT_DB_READONLY)) < 0)
             return rc;
+        rc = db_input(&in, db);
+        tt_db_free(db);
+    } else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        tt_dir_walk w;
+        size_t k;
+        if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)
+            rc = tt_error_set_at(TT_ENOTFOUND, path, -1, "no trace files in this directory");
+        for (k = 0; rc == 0 && k < w.nfiles; k++)
+            rc = file_input(&in, w.files[k]);
+        tt_dir_walk_free(&w);
     } else {
-        if ((rc = tt__open_temp_db(&db, "diff")) < 0)
-            return rc;
-        if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            tt_dir_walk w;
-            size_t k;
-            if ((rc = tt_walk_traces(in, &w)) == 0 && !w.nfiles)
-                rc = tt_error_set_at(TT_ENOTFOUND, in, -1, "no trace files in this directory");
-            for (k = 0; rc == 0 && k < w.nfiles; k++)
-                rc = tt_ingest_file(db, w.files[k], NULL, NULL);
-            tt_dir_walk_free(&w);
-        } else if ((rc = tt_ingest_file(db, in, NULL, NULL)) == TT_EUNSUPPORTED &&
-                   stat(in, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-            /* a pipe is read once, as a trace: a summary is never looked for in it */
-            const tt_error *e = tt_error_last();
-            char msg[sizeof(e->message)], src[sizeof(e->source)];
-            snprintf(msg, sizeof(msg), "%s", e->message);
-            snprintf(src, sizeof(src), "%s", e->source);
-            tt_error_set_at(rc, src, e->offset, "%.300s (a diff summary is read from a regular"
-                                                " file only)", msg);
-        }
-        if (rc < 0)
-            goto out;
+        rc = file_input(&in, path);
     }
-    if (tt_db_prepare(db, &st, "SELECT id FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
-                               " ORDER BY coalesce(rank, -1), id") < 0) {
-        rc = TT_EDB;
-        goto out;
-    }
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        struct tref *t;
-        int have_rank = 0;
-        if (TT_ALLOC_GROW(*tr, *ntr + 1, *atr) < 0) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
-            goto out;
-        }
-        t = &(*tr)[*ntr];
-        memset(t, 0, sizeof(*t));
-        if ((rc = trace_summary(db, sqlite3_column_int64(st, 0), o, ren, &t->t, &t->rank, &have_rank)) < 0) {
-            if (!tt_error_last()->source[0])
-                tt_error_set_source(in);
-            goto out;
-        }
-        if (!have_rank)
-            t->rank = -1;
-        (*ntr)++;
-    }
-    if (r != SQLITE_DONE)
-        rc = tt_db_error(db, "cannot read the traces");
-    else if (*ntr == before)
-        nothing_to_compare(db, why, cap);
-out:
-    sqlite3_finalize(st);
-    tt_db_free(db);
-    return rc;
+    if (rc < 0)
+        return rc;
+    if (*ntr == in.first)
+        nothing_to_compare(&in, why, cap);
+    else
+        qsort(*tr + in.first, *ntr - in.first, sizeof(**tr), cmp_tref);
+    return 0;
 }
 
 int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options *o, int is_new,

@@ -10,8 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
-
 static void *gz_worker(void *arg)
 {
     struct xout *o = arg;
@@ -226,9 +224,7 @@ int xo_close(struct xout *o, int rc)
     return rc;
 }
 
-
-
-void xo_u64(struct xout *o, uint64_t u)
+void xb_u64(tt_buf *b, uint64_t u)
 {
     char t[24];
     size_t k = sizeof(t);
@@ -236,55 +232,38 @@ void xo_u64(struct xout *o, uint64_t u)
         t[--k] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    put(o, t + k, sizeof(t) - k);
+    bput(b, t + k, sizeof(t) - k);
 }
 
-void xo_i64(struct xout *o, int64_t v)
+void xb_i64(tt_buf *b, int64_t v)
 {
     if (v < 0) {
-        PUTS(o, "-");
-        xo_u64(o, (uint64_t)0 - (uint64_t)v);
+        BPUTS(b, "-");
+        xb_u64(b, (uint64_t)0 - (uint64_t)v);
     } else {
-        xo_u64(o, (uint64_t)v);
+        xb_u64(b, (uint64_t)v);
     }
 }
 
 /* ns as exact decimal us: 1500 -> 1.5, 2000 -> 2, -1 -> -0.001 */
-void xo_us(struct xout *o, int64_t ns)
+void xb_us(tt_buf *b, int64_t ns)
 {
     uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
     unsigned frac = (unsigned)(u % 1000);
     if (ns < 0)
-        PUTS(o, "-");
-    xo_u64(o, u / 1000);
+        BPUTS(b, "-");
+    xb_u64(b, u / 1000);
     if (frac) {
         char t[4] = { '.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
                       (char)('0' + frac % 10) };
         size_t n = 4;
         while (t[n - 1] == '0')
             n--;
-        put(o, t, n);
+        bput(b, t, n);
     }
 }
 
 void xo_str(struct xout *o, const char *s)
 {
     tt_buf_add_json_string(&o->b, s, strlen(s));
-}
-
-/* a column as JSON: integer, string, or null */
-void xo_col(struct xout *o, sqlite3_stmt *st, int c)
-{
-    switch (sqlite3_column_type(st, c)) {
-    case SQLITE_INTEGER: xo_i64(o, sqlite3_column_int64(st, c)); break;
-    case SQLITE_FLOAT: {
-        char t[32];
-        put(o, t, (size_t)snprintf(t, sizeof(t), "%.17g", sqlite3_column_double(st, c)));
-        break;
-    }
-    case SQLITE_NULL: PUTS(o, "null"); break;
-    default:
-        tt_buf_add_json_string(&o->b, (const char *)sqlite3_column_text(st, c),
-                               (size_t)sqlite3_column_bytes(st, c));
-    }
 }

@@ -10,7 +10,6 @@
 #include "common/buf.h"
 
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,9 +44,8 @@ int xo_flush(struct xout *o);
  * rc, or the first write error */
 int xo_close(struct xout *o, int rc);
 
-static inline void put(struct xout *o, const char *s, size_t n)
+static inline void bput(tt_buf *b, const char *s, size_t n)
 {
-    tt_buf *b = &o->b;
     if (b->len + n < b->alloc) { /* the common case, without tt_buf_add's checks */
         memcpy(b->buf + b->len, s, n);
         b->len += n;
@@ -56,14 +54,21 @@ static inline void put(struct xout *o, const char *s, size_t n)
     }
     tt_buf_add(b, s, n);
 }
+static inline void put(struct xout *o, const char *s, size_t n)
+{
+    bput(&o->b, s, n);
+}
 /* strlen of a literal is folded at compile time */
 #define PUTS(o, s) put((o), (s), strlen(s))
-void xo_u64(struct xout *o, uint64_t u);
-void xo_i64(struct xout *o, int64_t v);
+#define BPUTS(b, s) bput((b), (s), strlen(s))
+/* numbers and strings as JSON, into a buffer (xb_) or the output (xo_) */
+void xb_u64(tt_buf *b, uint64_t u);
+void xb_i64(tt_buf *b, int64_t v);
 /* ns as exact decimal us: 1500 -> 1.5, 2000 -> 2, -1 -> -0.001 */
-void xo_us(struct xout *o, int64_t ns);
+void xb_us(tt_buf *b, int64_t ns);
+#define xo_u64(o, u) xb_u64(&(o)->b, (u))
+#define xo_i64(o, v) xb_i64(&(o)->b, (v))
+#define xo_us(o, ns) xb_us(&(o)->b, (ns))
 void xo_str(struct xout *o, const char *s);
-/* a column as JSON: integer, string, or null */
-void xo_col(struct xout *o, sqlite3_stmt *st, int c);
 
 #endif

@@ -13,11 +13,13 @@
 #include "common/tmath.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "common/i64map.h"
 #include "analyze/info/info_ranks.h"
 #include "store/db_internal.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
+#include <sys/stat.h>
 
 /* open addressing: i = index + 1 into the summary's array (0 = empty), h =
  * the key's hash, so probes and rehashing touch no key */
@@ -39,6 +41,12 @@ struct info {
     /* file mode: thread set, pairs (pid, tid) */
     tt_id *thr;
     size_t nthr, athr;
+    /* file mode, for the rank overview of a directory: GPU activities per
+     * device, the distinct ProfilerStep#N names, deviceProperties */
+    struct i64map devn;
+    char **stepn;
+    size_t nstepn, astepn;
+    char *devprops;
 };
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -103,6 +111,11 @@ static void info_release(struct info *in)
             free((char *)in->thr[2 * i + 1].str);
     }
     free(in->thr);
+    tt__i64map_free(&in->devn);
+    for (i = 0; i < in->nstepn; i++)
+        free(in->stepn[i]);
+    free(in->stepn);
+    free(in->devprops);
     free(in->cat_ix.v);
     free(in->ds_ix.v);
     free(in->thr_ix.v);
@@ -774,30 +787,43 @@ int tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *re
     return rc;
 }
 
+/* the format of the rank overview (-1: none: --trace picks one, CSV) */
+static int ranks_format(const tt_info_options *opts)
+{
+    int fmt = opts->version >= 2 ? opts->format : TT_FORMAT_TABLE;
+    if (opts->trace_id || (fmt == TT_FORMAT_CSV && !opts->json))
+        return -1;
+    return opts->json ? TT_FORMAT_JSON : fmt;
+}
+
+/* the rank overview of several traces: 1 written, 0 not, or an error */
+static int print_ranks_of(const tt_info_ranks *r, int fmt, FILE *out)
+{
+    int rc;
+    if (fmt < 0 || r->n < 2)
+        return 0;
+    if (fmt == TT_FORMAT_JSON)
+        fputs("{\"ranks\": ", out);
+    rc = tt__info_ranks_print(r, fmt, out);
+    if (rc == 0 && fmt != TT_FORMAT_JSON)
+        fputc('\n', out);
+    return rc < 0 ? rc : 1;
+}
+
 /* the rank overview, when the database holds several traces and no
  * --trace picks one: 1 written, 0 not, or an error */
 static int print_ranks(tt_db *db, const tt_info_options *opts, FILE *out)
 {
-    int fmt = opts->version >= 2 ? opts->format : TT_FORMAT_TABLE;
+    int fmt = ranks_format(opts);
     tt_info_ranks r;
     int rc;
-    if (opts->trace_id || (fmt == TT_FORMAT_CSV && !opts->json))
+    if (fmt < 0)
         return 0;
-    if (opts->json)
-        fmt = TT_FORMAT_JSON;
     if ((rc = tt_info_ranks_db(db, &r)) < 0)
         return rc;
-    if (r.n < 2) {
-        tt_info_ranks_free(&r);
-        return 0;
-    }
-    if (fmt == TT_FORMAT_JSON)
-        fputs("{\"ranks\": ", out);
-    rc = tt__info_ranks_print(&r, fmt, out);
-    if (rc == 0 && fmt != TT_FORMAT_JSON)
-        fputc('\n', out);
+    rc = print_ranks_of(&r, fmt, out);
     tt_info_ranks_free(&r);
-    return rc < 0 ? rc : 1;
+    return rc;
 }
 
 int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
@@ -859,11 +885,48 @@ static int add_thread(struct info *in, const tt_id *pid, const tt_id *tid)
     return 0;
 }
 
+/* ASCII case-insensitive prefix, as SQL's LIKE 'ProfilerStep#%' */
+static int step_name(const char *s)
+{
+    static const char p[] = "profilerstep#";
+    size_t i;
+    for (i = 0; p[i]; i++)
+        if (!s[i] || (s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]) != p[i])
+            return 0;
+    return 1;
+}
+
+/* what the rank overview counts, as a database stores it: GPU activities
+ * (complete events) by device, distinct ProfilerStep#N slice names */
+static int rank_facts(struct info *in, const tt_event *ev, int c)
+{
+    size_t i, n = 0;
+    if (ev->ph == 'X' && c != TT_XC_SLICE && c != TT_XC_RUNTIME &&
+        ((ev->have & TT_A_DEVICE) || (ev->pid.present && !ev->pid.is_str))) {
+        int64_t dev = (ev->have & TT_A_DEVICE) ? ev->device : ev->pid.num;
+        tt__i64map_get(&in->devn, dev, &n);
+        if (tt__i64map_put(&in->devn, dev, n + 1) < 0)
+            return TT_ENOMEM;
+    }
+    if ((ev->ph == 'B' || c == TT_XC_SLICE) && ev->name && step_name(ev->name)) {
+        for (i = 0; i < in->nstepn; i++)
+            if (!strcmp(in->stepn[i], ev->name))
+                return 0;
+        if (TT_ALLOC_GROW(in->stepn, in->nstepn + 1, in->astepn) < 0 ||
+            !(in->stepn[in->nstepn] = strdup(ev->name)))
+            return TT_ENOMEM;
+        in->nstepn++;
+    }
+    return 0;
+}
+
 static int f_event(void *ctx, const tt_event *ev)
 {
     struct info *in = ctx;
     if (!ev->ph)
         return 0;
+    if ((ev->ph == 'X' || ev->ph == 'B') && rank_facts(in, ev, tt_kineto_class(ev->cat)) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
     if (ev->ph != 'E' && add_cat(in, ev->ph, ev->cat, 1) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (ev->has_ts && ev->ph != 'M') {
@@ -957,6 +1020,9 @@ static int f_meta(void *ctx, const char *key, const char *json, size_t len)
     struct info *in = ctx;
     if (tt_kineto_meta_key(&in->meta, key, json, len) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
+    if (!strcmp(key, "deviceProperties") && !in->devprops &&
+        !(in->devprops = strndup(json, len)))
+        return tt_error_set(TT_ENOMEM, "out of memory");
     if (!strcmp(key, "pid") && in->meta.have_pid) { /* in stream order, as ingest */
         in->s.pid = in->meta.pid;
         in->s.have_pid = 1;
@@ -1038,6 +1104,84 @@ int tt_info_file_result(const char *path, const tt_info_options *opts, tt_info_r
     return 0;
 }
 
+/* ---- a directory of per-rank traces, each file streamed ---- */
+
+/* the device most of the trace's GPU activities ran on (the lowest on a
+ * tie), -1 without one */
+static int64_t top_device(const struct i64map *m)
+{
+    int64_t best = -1;
+    size_t i, n = 0;
+    for (i = 0; i < m->cap; i++)
+        if (m->used[i] && (m->v[i] > n || (m->v[i] == n && m->k[i] < best))) {
+            best = m->k[i];
+            n = m->v[i];
+        }
+    return best;
+}
+
+/* trace id (k + 1) of the directory into res and its row into r */
+static int dir_trace(const char *path, int64_t id, tt_info_result *res, tt_info_ranks *r)
+{
+    struct info in;
+    size_t ralloc = r->n; /* grows one by one: few traces */
+    int rc;
+    if ((rc = file_summary(path, &in)) < 0)
+        return rc;
+    in.s.trace_id = id;
+    if (TT_ALLOC_GROW(r->rows, r->n + 1, ralloc) < 0) {
+        info_release(&in);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    rc = tt__info_rank_row(&r->rows[r->n++], &in.s, top_device(&in.devn), (int64_t)in.nstepn,
+                           in.devprops);
+    if (rc == 0)
+        rc = collect_one(res, &in);
+    info_release(&in);
+    return rc;
+}
+
+/* as a database of the directory's files prints it (trace ids in the
+ * order of tt_walk_traces), without making one */
+static int info_dir(const char *dir, const tt_info_options *opts, FILE *out)
+{
+    tt_dir_walk w;
+    tt_info_result res;
+    tt_info_ranks r;
+    size_t k;
+    int rc;
+    memset(&res, 0, sizeof(res));
+    memset(&r, 0, sizeof(r));
+    if ((rc = tt_walk_traces(dir, &w)) == 0 && !w.nfiles)
+        rc = tt_error_set_at(TT_ENOTFOUND, dir, -1, "no trace files in this directory");
+    for (k = 0; rc == 0 && k < w.nfiles; k++)
+        if (!opts->trace_id || opts->trace_id == (int64_t)k + 1)
+            rc = dir_trace(w.files[k], (int64_t)k + 1, &res, &r);
+    tt_dir_walk_free(&w);
+    tt__info_ranks_sort(&r);
+    if (rc == 0)
+        rc = print_ranks_of(&r, ranks_format(opts), out);
+    if (rc >= 0 && wants_json(opts))
+        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
+    for (k = 0; rc >= 0 && k < res.ntraces; k++)
+        rc = emit(&res.traces[k], opts, out, k == 0);
+    if (rc >= 0 && wants_json(opts))
+        fputs("\n]}\n", out);
+    else if (rc >= 0 && !res.ntraces && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
+        fputs("no traces\n", out);
+    if (rc >= 0 && opts->trace_id && !res.ntraces)
+        rc = tt_error_set_at(TT_ENOTFOUND, dir, -1, "no trace with id %" PRId64, opts->trace_id);
+    tt_info_ranks_free(&r);
+    tt_info_result_free(&res);
+    return rc < 0 ? rc : 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
 {
     struct info in;
@@ -1045,6 +1189,8 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
     int rc;
     if (!opts)
         opts = &def;
+    if (is_dir(path))
+        return info_dir(path, opts, out);
     if ((rc = file_summary(path, &in)) < 0)
         return rc;
     if (wants_json(opts))

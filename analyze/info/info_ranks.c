@@ -8,6 +8,8 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "analyze/info/info_ranks.h"
+#include "common/arena.h"
+#include "formats/json.h"
 #include "store/db_internal.h"
 #include "tracetool/table.h"
 
@@ -126,6 +128,108 @@ int tt_info_ranks_db(tt_db *db, tt_info_ranks *out)
     if (out->n > 1)
         qsort(out->rows, out->n, sizeof(out->rows[0]), cmp_rank);
     return 0;
+}
+
+/* of one deviceProperties entry: its "id" (when an integer) and "name"
+ * (when a string), the first key of each name */
+static int devprop(tt_jp *jp, tt_arena *a, int64_t *id, int *have_id, char **name)
+{
+    const char *k, *s;
+    size_t kl, len;
+    tt_jnum num;
+    int r;
+    if (tt_jp_peek(jp) != TT_JT_OBJECT)
+        return tt_jp_skip(jp);
+    if (tt_jp_object_begin(jp) != 0)
+        return -1;
+    while ((r = tt_jp_object_next(jp, a, &k, &kl)) == 1) {
+        if (kl == 4 && !memcmp(k, "name", 4) && !*name && tt_jp_peek(jp) == TT_JT_STRING) {
+            if (tt_jp_string(jp, a, &s, &len) != 0)
+                return -1;
+            if (!(*name = strndup(s, len)))
+                return TT_ENOMEM;
+        } else if (kl == 2 && !memcmp(k, "id", 2) && !*have_id &&
+                   tt_jp_peek(jp) == TT_JT_NUMBER) {
+            if (tt_jp_number(jp, &num) != 0)
+                return -1;
+            if (num.fits) {
+                *id = num.i;
+                *have_id = 1;
+            }
+        } else if (tt_jp_skip(jp) < 0) {
+            return -1;
+        }
+    }
+    return r < 0 ? -1 : 0;
+}
+
+/* the name of device in deviceProperties (the entry whose id it is, else
+ * the first entry's), as the SQL of a database finds it; NULL when none */
+static int devprops_name(const char *json, int64_t device, char **out)
+{
+    tt_jp jp;
+    tt_arena a = TT_ARENA_INIT;
+    char *first = NULL;
+    int n = 0, rc = 0;
+    *out = NULL;
+    if (!json)
+        return 0;
+    tt_jp_init(&jp, "", json, 0, json, strlen(json));
+    if (tt_jp_peek(&jp) == TT_JT_ARRAY && tt_jp_array_begin(&jp) == 0) {
+        while (rc == 0 && !*out && tt_jp_array_next(&jp) == 1) {
+            int64_t id = 0;
+            int have_id = 0;
+            char *name = NULL;
+            rc = devprop(&jp, &a, &id, &have_id, &name);
+            if (rc == 0 && have_id && id == device && name) {
+                *out = name;
+                name = NULL;
+            } else if (n == 0) {
+                first = name;
+                name = NULL;
+            }
+            free(name);
+            n++;
+        }
+    }
+    tt_arena_release(&a);
+    if (rc == TT_ENOMEM) {
+        free(first);
+        free(*out);
+        *out = NULL;
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    if (!*out)
+        *out = first;
+    else
+        free(first);
+    return 0;
+}
+
+int tt__info_rank_row(tt_info_rank *r, const tt_info_summary *s, int64_t device, int64_t steps,
+                      const char *devprops)
+{
+    memset(r, 0, sizeof(*r));
+    r->trace_id = s->trace_id;
+    if (!(r->path = strdup(s->path ? s->path : "")))
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    r->have_rank = s->have_rank;
+    r->rank = s->rank;
+    r->have_world_size = s->have_world_size;
+    r->world_size = s->world_size;
+    r->have_span = s->have_span;
+    r->start_ns = s->start_ns;
+    r->end_ns = s->end_ns;
+    r->events = s->events;
+    r->device = device;
+    r->steps = steps;
+    return devprops_name(devprops, device, &r->gpu);
+}
+
+void tt__info_ranks_sort(tt_info_ranks *r)
+{
+    if (r->n > 1)
+        qsort(r->rows, r->n, sizeof(r->rows[0]), cmp_rank);
 }
 
 void tt_info_ranks_free(tt_info_ranks *r)

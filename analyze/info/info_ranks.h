@@ -11,4 +11,13 @@
 /* text and markdown: a titled table; JSON: the value of a "ranks" key */
 int tt__info_ranks_print(const tt_info_ranks *r, int format, FILE *out);
 
+/* one trace's row of the overview, from its summary and what the file
+ * stream found besides: the device most of its GPU activities ran on (-1:
+ * none), its distinct ProfilerStep#N names, its deviceProperties (JSON, or
+ * NULL) to name that device. 0 or TT_ENOMEM. */
+int tt__info_rank_row(tt_info_rank *r, const tt_info_summary *s, int64_t device, int64_t steps,
+                      const char *devprops);
+/* the rows by rank (unknown ranks last), then trace id */
+void tt__info_ranks_sort(tt_info_ranks *r);
+
 #endif

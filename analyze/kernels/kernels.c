@@ -2,13 +2,13 @@
  * analyze/kernels/kernels.c - `tracetool kernels`: GPU kernel and memory-operation
  * summaries in the shape of Nsight Systems' cuda_gpu_kern_sum /
  * cuda_gpu_mem_time_sum (Time %, Total, Instances, Avg, Med, Min, Max,
- * StdDev, Name), from the gpu_ops table.
+ * StdDev, Name), and Nsight's cuda_api_sum and cuda_gpu_mem_size_sum.
  *
- * Two passes over SQL, so memory stays bounded whatever the trace size: the
- * first aggregates count/sum/min/max/sum of squares per group; the second
- * streams each group's durations in sorted order and picks the median. Each
- * summary is computed into a tt_kern_summary (tt_kernels_db_result returns
- * them) and printed through the table writer (tracetool/table.h).
+ * Each trace's summaries come from its rows (kernels_stream.c), whether it
+ * is a file, a file of a directory or a trace of a database
+ * (kernels_input.c picks and orders them); each summary is a
+ * tt_kern_summary (tt_kernels_*_result return them), printed through the
+ * table writer (tracetool/table.h).
  */
 #include "common/compat.h"
 #include "common/tmath.h"
@@ -20,25 +20,6 @@
 #include <inttypes.h>
 #include <math.h>
 
-static const char *group_expr(int by, int memory)
-{
-    if (memory)
-        return "g.kind || ' ' || coalesce(g.copy_kind, '?')";
-    switch (by) {
-    case TT_KERN_BY_LAUNCH:
-        return "n.s || ' grid(' || coalesce(g.grid_x, '?') || ',' || coalesce(g.grid_y, '?') ||"
-               " ',' || coalesce(g.grid_z, '?') || ') block(' || coalesce(g.block_x, '?') || ',' ||"
-               " coalesce(g.block_y, '?') || ',' || coalesce(g.block_z, '?') || ')'";
-    case TT_KERN_BY_STREAM:
-        return "'device ' || coalesce(g.device, '?') || ' stream ' || coalesce(g.stream, '?')";
-    case TT_KERN_BY_OP:
-        return "coalesce((SELECT os.s FROM slices AS o JOIN strings AS os ON os.id = o.name"
-               " WHERE o.id = g.op_id), '[no CPU op]')";
-    default: /* by name, and the runtime calls */
-        return "n.s";
-    }
-}
-
 static void summary_release(tt_kern_summary *s)
 {
     size_t i;
@@ -47,160 +28,6 @@ static void summary_release(tt_kern_summary *s)
     free(s->rows);
     free(s->path);
     memset(s, 0, sizeof(*s));
-}
-
-/* FROM ... WHERE of a summary's values (AS v), bytes (AS b), groups (AS grp) */
-static void add_source(tt_buf *sql, int by, int memory, int steps)
-{
-    const char *grp = group_expr(by, memory);
-    if (by == TT_KERN_BY_RUNTIME)
-        tt_buf_addf(sql, "SELECT %s AS grp, g.dur AS v, 0 AS b FROM runtime AS g"
-                           " JOIN strings AS n ON n.id = g.name"
-                           " WHERE g.trace_id = ?1 AND g.dur IS NOT NULL%s", grp,
-                    steps ? TT__KERN_IN_STEPS("g.ts") : "");
-    else
-        tt_buf_addf(sql, "SELECT %s AS grp, g.%s AS v, g.bytes AS b FROM gpu_ops AS g"
-                         " JOIN strings AS n ON n.id = g.name"
-                         " WHERE g.trace_id = ?1 AND g.kind IN %s AND g.%s IS NOT NULL%s",
-                    grp, by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur",
-                    memory ? "('memcpy', 'memset')" : "('kernel')",
-                    by == TT_KERN_BY_MEMSIZE ? "bytes" : "dur",
-                    steps ? TT__KERN_IN_STEPS(TT__KERN_LAUNCH_TS) : "");
-}
-
-static int prepare_groups(tt_db *db, sqlite3_stmt **st, const tt_kern_summary *s, int values,
-                          int steps)
-{
-    tt_buf sql = TT_BUF_INIT;
-    if (values) {
-        tt_buf_addstr(&sql, "SELECT grp, v FROM (");
-        add_source(&sql, s->by, s->memory, steps);
-        tt_buf_addstr(&sql, ") ORDER BY grp, v");
-    } else {
-        tt_buf_addstr(&sql, "SELECT grp, count(*), tt_satsum(v), min(v), max(v),"
-                            " coalesce(tt_satsum(b), 0) FROM (");
-        add_source(&sql, s->by, s->memory, steps);
-        tt_buf_addstr(&sql, ") GROUP BY grp ORDER BY grp");
-    }
-    if (sql.oom) {
-        tt_buf_release(&sql);
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    }
-    if (tt_db_prepare(db, st, sql.buf) < 0) {
-        tt_buf_release(&sql);
-        return TT_EDB;
-    }
-    tt_buf_release(&sql);
-    sqlite3_bind_int64(*st, 1, s->trace_id);
-    return 0;
-}
-
-static void groups_free(tt__kgroup *g, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        free(g[i].name);
-    free(g);
-}
-
-/* Pass 1: count, total, min, max, bytes per group (in SQL's group order). */
-static int load_groups(tt_db *db, const tt_kern_summary *s, tt__kgroup **out, size_t *n,
-                       int steps)
-{
-    sqlite3_stmt *st;
-    size_t alloc = 0;
-    int rc, r;
-    if ((rc = prepare_groups(db, &st, s, 0, steps)) < 0)
-        return rc;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *lab = (const char *)sqlite3_column_text(st, 0);
-        tt__kgroup *x;
-        if (TT_ALLOC_GROW(*out, *n + 1, alloc) < 0) {
-            sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        }
-        x = &(*out)[*n];
-        memset(x, 0, sizeof(*x));
-        if (!(x->name = strdup(lab ? lab : "?"))) {
-            sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        }
-        (*n)++;
-        x->n = sqlite3_column_int64(st, 1);
-        x->total = sqlite3_column_int64(st, 2);
-        x->min = sqlite3_column_int64(st, 3);
-        x->max = sqlite3_column_int64(st, 4);
-        x->bytes = sqlite3_column_int64(st, 5);
-    }
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE)
-        return tt_db_error(db, "cannot summarise GPU activities");
-    return 0;
-}
-
-/* Pass 2: each group's values in sorted order, groups in pass 1's order:
- * one sort of all values, the median picked and the squared deviations
- * from the mean summed while streaming. */
-static int load_medians(tt_db *db, const tt_kern_summary *s, tt__kgroup *g, size_t n, int steps)
-{
-    sqlite3_stmt *st;
-    size_t k;
-    int rc;
-    if ((rc = prepare_groups(db, &st, s, 1, steps)) < 0)
-        return rc;
-    for (k = 0; k < n; k++) {
-        tt__kgroup *x = &g[k];
-        int64_t j, lo = (x->n - 1) / 2, hi = x->n / 2, vlo = 0, vhi = 0;
-        double mean = (double)x->total / (double)x->n;
-        for (j = 0; j < x->n; j++) {
-            int64_t v;
-            double dev;
-            if (sqlite3_step(st) != SQLITE_ROW) {
-                rc = tt_db_error(db, "cannot read GPU activity durations");
-                sqlite3_finalize(st);
-                return rc;
-            }
-            v = sqlite3_column_int64(st, 1);
-            if (j == lo)
-                vlo = v;
-            if (j == hi)
-                vhi = v;
-            dev = (double)v - mean;
-            x->m2 += dev * dev;
-        }
-        x->med = ((double)vlo + (double)vhi) / 2.0;
-    }
-    sqlite3_finalize(st);
-    return 0;
-}
-
-/* One summary (TT__KSUM_*) of one trace. */
-static int compute_summary(tt_db *db, const tt_kern_options *o, int64_t trace, const char *path,
-                           int memory, tt_kern_summary *s)
-{
-    tt__kgroup *g = NULL;
-    size_t n = 0;
-    int rc;
-    memset(s, 0, sizeof(*s));
-    s->trace_id = trace;
-    s->memory = memory;
-    s->by = o->by;
-    if (!(s->path = strdup(path)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    rc = tt__kern_step_windows(db, o, trace);
-    if (rc == 0)
-        rc = load_groups(db, s, &g, &n, tt__kern_steps_on(o));
-    if (rc == 0)
-        rc = load_medians(db, s, g, n, tt__kern_steps_on(o));
-    if (rc == 0) {
-        rc = tt__kern_finish(s, o, g, n);
-        free(g);
-    } else {
-        groups_free(g, n);
-    }
-    if (rc < 0)
-        summary_release(s);
-    return rc;
 }
 
 /* ---- printing, through the table writer ---- */
@@ -414,7 +241,7 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
     return rc;
 }
 
-/* ---- the traces of a database ---- */
+/* ---- the selected traces ---- */
 
 static int collect_one(tt_kern_result *res, tt_kern_summary *s)
 {
@@ -427,37 +254,57 @@ static int collect_one(tt_kern_result *res, tt_kern_summary *s)
     return 0;
 }
 
-/* Adds each wanted summary of the selected traces to res; *any: whether a
- * trace matched. */
-static int each_summary(tt_db *db, const tt_kern_options *o, tt_kern_result *res, int *any)
+struct sums {
+    const tt_kern_options *o;
+    tt_kern_result *res;
+};
+
+static void sums_drop(void *ctx, void *r)
 {
-    sqlite3_stmt *tr;
-    int rc = 0, m;
-    if (tt_db_prepare(db, &tr,
-                      "SELECT id, path FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
-                      " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2) ORDER BY rank, id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(tr, 1, o->trace_id);
-    sqlite3_bind_int64(tr, 2, o->rank);
-    while (rc == 0 && sqlite3_step(tr) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(tr, 0);
-        const char *p = (const char *)sqlite3_column_text(tr, 1);
-        *any = 1;
-        for (m = 0; rc == 0 && m < 2; m++) {
-            tt_kern_summary s;
-            if (!tt__kern_wants(o, m))
-                continue;
-            if ((rc = compute_summary(db, o, id, p ? p : "", m, &s)) == 0)
-                rc = collect_one(res, &s);
-        }
-    }
-    sqlite3_finalize(tr);
-    return rc;
+    tt_kern_summary *two = r;
+    (void)ctx;
+    if (!two)
+        return;
+    summary_release(&two[0]);
+    summary_release(&two[1]);
+    free(two);
 }
 
-static int none_found(tt_db *db, const tt_kern_options *o)
+static int sums_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_result *res,
+                     void **r)
 {
-    return tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
+    struct sums *x = ctx;
+    tt_kern_summary *two = calloc(2, sizeof(*two));
+    int rc;
+    if (!two)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if ((rc = tt__kern_trace(x->o, path, db, id, two, res)) < 0) {
+        sums_drop(ctx, two);
+        return rc;
+    }
+    *r = two;
+    return 0;
+}
+
+/* the wanted summaries of a trace into the result, in order */
+static int sums_take(void *ctx, void *r, int64_t id, const char *path)
+{
+    struct sums *x = ctx;
+    tt_kern_summary *two = r;
+    int rc = 0, m;
+    for (m = 0; m < 2; m++) {
+        two[m].trace_id = id;
+        if (rc == 0 && tt__kern_wants(x->o, m)) {
+            if (!(two[m].path = strdup(path)))
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+            else
+                rc = collect_one(x->res, &two[m]);
+        } else {
+            summary_release(&two[m]);
+        }
+    }
+    free(two);
+    return rc;
 }
 
 void tt_kern_result_free(tt_kern_result *res)
@@ -491,56 +338,40 @@ static int not_activities(void)
                                      "tt_kernels_db_activities)");
 }
 
-int tt_kernels_db_result(tt_db *db, const tt_kern_options *o, tt_kern_result *res)
+/* the summaries of input (a file or a directory; db NULL) or of db */
+static int result_of(const char *input, tt_db *db, const tt_kern_options *o,
+                     tt_kern_result *res)
 {
-    int rc, any = 0;
+    struct sums x;
+    struct tt__kvisit v;
+    int rc;
     memset(res, 0, sizeof(*res));
     if (o->by == TT_KERN_BY_ACTIVITY)
         return not_activities();
-    rc = each_summary(db, o, res, &any);
-    if (rc == 0 && !any)
-        rc = none_found(db, o);
-    if (rc == 0)
+    x.o = o;
+    x.res = res;
+    v.ctx = &x;
+    v.read = sums_read;
+    v.take = sums_take;
+    v.drop = sums_drop;
+    rc = tt__kern_each(o, input, db, &v);
+    if (rc == 0 && db)
         rc = check_found(res, o, db->source ? db->source : db->path, db->source != NULL);
+    else if (rc == 0)
+        rc = check_found(res, o, input, 1);
     if (rc < 0)
         tt_kern_result_free(res);
     return rc;
 }
 
-/* a file is read without a database unless the grouping needs the links
- * (--by op) or a filter asks for a trace id, a rank or steps */
-static int file_streams(const tt_kern_options *o)
+int tt_kernels_db_result(tt_db *db, const tt_kern_options *o, tt_kern_result *res)
 {
-    return o->by != TT_KERN_BY_OP && o->trace_id <= 1 && o->rank < 0 && !tt__kern_steps_on(o);
+    return result_of(NULL, db, o, res);
 }
 
 int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_kern_result *res)
 {
-    tt_kern_summary two[2];
-    tt_db *db;
-    int rc, m;
-    memset(res, 0, sizeof(*res));
-    if (opts->by == TT_KERN_BY_ACTIVITY)
-        return not_activities();
-    if (!file_streams(opts)) {
-        if ((rc = tt__open_ingested_temp(&db, path)) < 0)
-            return rc;
-        rc = tt_kernels_db_result(db, opts, res);
-        tt_db_free(db);
-        return rc;
-    }
-    rc = tt__kernels_stream(path, opts, two);
-    for (m = 0; m < 2; m++) {
-        if (rc == 0 && tt__kern_wants(opts, m))
-            rc = collect_one(res, &two[m]);
-        else
-            summary_release(&two[m]);
-    }
-    if (rc == 0)
-        rc = check_found(res, opts, path, 1);
-    if (rc < 0)
-        tt_kern_result_free(res);
-    return rc;
+    return result_of(path, NULL, opts, res);
 }
 
 static int print_result(const tt_kern_result *res, const tt_kern_options *o, FILE *out)
@@ -561,7 +392,7 @@ int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
     tt_kern_result res;
     int rc;
     if (o->by == TT_KERN_BY_ACTIVITY)
-        return tt__kern_print_activities_db(db, o, out);
+        return tt__kern_print_activities(NULL, db, o, out);
     if ((rc = tt_kernels_db_result(db, o, &res)) < 0)
         return rc;
     rc = print_result(&res, o, out);
@@ -573,14 +404,8 @@ int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
 {
     tt_kern_result res;
     int rc;
-    if (opts->by == TT_KERN_BY_ACTIVITY) {
-        tt_db *db;
-        if ((rc = tt__kern_open_activities(&db, path)) < 0)
-            return rc;
-        rc = tt__kern_print_activities_db(db, opts, out);
-        tt_db_free(db);
-        return rc;
-    }
+    if (opts->by == TT_KERN_BY_ACTIVITY)
+        return tt__kern_print_activities(path, NULL, opts, out);
     if ((rc = tt_kernels_file_result(path, opts, &res)) < 0)
         return rc;
     rc = print_result(&res, opts, out);

@@ -1,19 +1,21 @@
 /*
- * analyze/kernels/kernels_state.h - what kernels.c (the SQL summaries, printing),
- * kernels_stream.c (the summaries of a file without a database) and
- * kernels_trace.c (the activities, one row each) share.
+ * analyze/kernels/kernels_state.h - what kernels.c (the public calls, printing),
+ * kernels_stream.c (the summaries of one trace from its rows),
+ * kernels_input.c (which traces, in which order) and kernels_trace.c (the
+ * activities, one row each) share.
  * Internal to libtracetool.
  */
 #ifndef TT_ANALYZE_KERNELS_STATE_H
 #define TT_ANALYZE_KERNELS_STATE_H
 
 #include "tracetool/analyze.h"
+#include "store/ingest_rows.h"
 
 /* the summaries of one trace: kernels (or runtime calls), memory operations */
 enum { TT__KSUM_KERNELS = 0, TT__KSUM_MEMORY };
 
 /*
- * One group as both paths compute it: the statistics of its values, which
+ * One group as a summary ends: the statistics of its values, which
  * are durations, or byte counts in a TT_KERN_BY_MEMSIZE summary. med: the
  * median (the mean of the two middle values for an even n); m2: the sum of
  * the squared deviations from the mean (the variance is m2 / (n - 1)).
@@ -34,29 +36,41 @@ int tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, tt__kgroup *g,
 /* Whether summary m (TT__KSUM_*) of a trace is made under o. */
 int tt__kern_wants(const tt_kern_options *o, int m);
 
-/* The kernel (out[0]) and memory-operation (out[1]) summaries of a trace
- * file in one read, grouped by o->by (not TT_KERN_BY_OP, which needs the
- * links of a database; TT_KERN_BY_RUNTIME: runtime calls in out[0]). The
- * caller releases both, also after an error. */
-int tt__kernels_stream(const char *path, const tt_kern_options *o, tt_kern_summary out[2]);
+/*
+ * The summaries of one trace (out[0]: kernels or runtime calls, out[1]:
+ * memory operations, grouped by o->by), one consumer of the record stream
+ * (store/ingest_rows.h): from the file path (db NULL) or trace `trace` of
+ * db. res: the trace's format and rank (metadata freed). The caller
+ * releases both summaries, also after an error.
+ */
+int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_t trace,
+                   tt_kern_summary out[2], tt__rows_result *res);
+
+/*
+ * The selected traces (kernels_input.c): read() each one of input (a file
+ * or a directory of them; db NULL) or of db into *r, then take() those of
+ * o->trace_id / o->rank that are Chrome/Kineto traces by rank (unknown
+ * first) and id, drop() the others (and, after a failure, the rest). An
+ * error when none is selected.
+ */
+struct tt__kvisit {
+    void *ctx;
+    int (*read)(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_result *res,
+                void **r);
+    int (*take)(void *ctx, void *r, int64_t id, const char *path);
+    void (*drop)(void *ctx, void *r);
+};
+int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
+                  const struct tt__kvisit *v);
 
 /* TT_ENOTFOUND for a summary that found nothing in any selected trace:
  * "no WHAT in this trace" (src: the file, or the database) */
 int tt__kern_nothing(const char *src, int file, const tt_kern_options *o);
 
-/* kernels_trace.c: a trace file in a temporary database with the tables
- * the activities need; the activities of a database printed (o->format) */
-int tt__kern_open_activities(tt_db **db, const char *path);
-/* with --steps (o->version >= 2 and steps_set): the chosen ProfilerStep#N
- * spans of trace into temp.tt_kwin (a, b), for TT__KERN_IN_STEPS; 0 when
- * there is no filter */
-int tt__kern_step_windows(tt_db *db, const tt_kern_options *o, int64_t trace);
+/* --steps given (o->version >= 2 and steps_set) */
 int tt__kern_steps_on(const tt_kern_options *o);
-/* SQL: the launch time LT falls in a chosen step (windows disjoint) */
-#define TT__KERN_IN_STEPS(LT)                                                              \
-    " AND (SELECT w.b FROM temp.tt_kwin AS w WHERE w.a <= " LT " ORDER BY w.a DESC LIMIT 1)" \
-    " > " LT
-#define TT__KERN_LAUNCH_TS "coalesce((SELECT r.ts FROM runtime AS r WHERE r.id = g.runtime_id), g.ts)"
-int tt__kern_print_activities_db(tt_db *db, const tt_kern_options *o, FILE *out);
+
+/* kernels_trace.c: the activities of the selected traces printed (o->format) */
+int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_options *o, FILE *out);
 
 #endif

@@ -1,28 +1,31 @@
 /*
- * analyze/kernels/kernels_stream.c - `tracetool kernels FILE` without a database, and
- * the arithmetic every summary ends with (tt__kern_finish), for the SQL path
- * of kernels.c too:
- * the GPU rows of the ingest (tt__ingest_rows: same decoding, no SQLite)
- * summed per group as the SQL of kernels.c groups them (by name, launch
- * configuration, stream, or kind for memory operations; the runtime calls
- * by name; the sizes of the memory operations by kind).
+ * analyze/kernels/kernels_stream.c - the summaries of `tracetool kernels` as one
+ * consumer of the record stream (store/ingest_rows.h): the GPU rows (or the
+ * runtime calls) of one trace, from a file (tt__ingest_rows) or a database
+ * (tt__db_rows) alike, summed per group (by name, launch configuration,
+ * stream, or the CPU op that launched them; memory operations by kind; the
+ * runtime calls by name; the sizes of the memory operations by kind), and
+ * the arithmetic every summary ends with (tt__kern_finish).
  *
- * Grouping needs no link, so the file is read once to its end even when the
- * rows would need the SQL passes (TT_ROWS_NO_STOP); only `--by op` (the CPU
- * op of each kernel) goes through a temporary database. The exact median
- * and the deviation (summed around the mean, in a second pass) come from
- * each group's distinct values with their counts: memory grows with
- * distinct (group, value) pairs, not with the kernels (a training loop
- * repeats its durations and sizes).
+ * Without --steps or --by op a value goes into its group as its row comes:
+ * grouping needs no link, so a file is read to its end even when its rows
+ * would need the SQL passes (TT_ROWS_NO_STOP). With them a value's group or
+ * its launch time depends on rows that may come later (the op's slice, the
+ * runtime call, the ProfilerStep#N slices; a database hands its tables one
+ * after another): the values wait in an array and are summed at the end.
+ * The exact median and the deviation (summed around the mean, in a second
+ * pass) come from each group's distinct values with their counts: memory
+ * grows with distinct (group, value) pairs, not with the kernels (a
+ * training loop repeats its durations and sizes).
  */
 #include "common/compat.h"
 #include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/kernels/kernels_state.h"
 #include "common/i64map.h"
+#include "common/log.h"
 #include "store/ingest_rows.h"
 #include "store/db_internal.h"
-#include "analyze/steps/steps.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -41,12 +44,34 @@ struct gset {
     size_t nslot;
 };
 
+/* a value waiting for the end of the rows (--steps, --by op) */
+struct pend {
+    int64_t v, bytes;   /* bytes: TT_KERN_NULL when none */
+    int64_t ts, rt;     /* its start, its runtime call's id (TT_KERN_NULL: none) */
+    int64_t op;         /* the CPU op's slice id (TT_KERN_NULL: none) */
+    size_t g;           /* its group in set[m]; SIZE_MAX: by the op's name */
+    int m;
+};
+
+/* a ProfilerStep#N slice */
+struct span {
+    int64_t ts, id, end, num;
+};
+
 struct kstream {
     const tt_kern_options *o;
-    char **strs;         /* string id - 1 -> text */
+    int defer;           /* values wait in pend (--steps, --by op) */
+    char **strs;         /* strings in arrival order */
     size_t nstrs, astrs;
+    struct i64map sid;   /* string id -> index in strs */
     struct gset set[2];  /* kernels, memory operations */
     tt_buf key;
+    struct pend *pend;
+    size_t npend, apend;
+    struct i64map rt_ts; /* runtime call id -> its start (--steps) */
+    struct i64map op_nm; /* slice id -> its name's string id (--by op) */
+    struct span *sp;     /* ProfilerStep#N slices (--steps) */
+    size_t nsp, asp;
 };
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -102,11 +127,17 @@ static struct group *group_of(struct gset *ks, const char *key, size_t len)
     return g;
 }
 
+/* the text of string id, NULL when unknown */
+static const char *str_id(const struct kstream *ks, int64_t id)
+{
+    size_t k;
+    return tt__i64map_get(&ks->sid, id, &k) ? ks->strs[k] : NULL;
+}
+
 static const char *str_of(const struct kstream *ks, const tt__cell *c)
 {
-    if (c->type != TT_CELL_INT || c->i < 1 || (size_t)c->i > ks->nstrs)
-        return "?";
-    return ks->strs[c->i - 1];
+    const char *s = c->type == TT_CELL_INT ? str_id(ks, c->i) : NULL;
+    return s ? s : "?";
 }
 
 static void add_int_or_q(tt_buf *b, const tt__cell *c)
@@ -166,18 +197,17 @@ static int summary_of(const tt__cell *k, const char *text)
 static int ks_string(struct kstream *ks, const tt__cell *row, const char *text)
 {
     char *copy;
-    if (row[TT_C_STR_ID].i != (int64_t)ks->nstrs + 1)
-        return tt_error_set(TT_ERROR, "string ids out of order (%" PRId64 ")",
-                            row[TT_C_STR_ID].i);
     if (TT_ALLOC_GROW(ks->strs, ks->nstrs + 1, ks->astrs) < 0 ||
         !(copy = strndup(text + row[TT_C_STR_S].i, row[TT_C_STR_S].len)))
         return tt_error_set(TT_ENOMEM, "out of memory");
     ks->strs[ks->nstrs++] = copy;
+    if (tt__i64map_put(&ks->sid, row[TT_C_STR_ID].i, ks->nstrs - 1) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
     return 0;
 }
 
-/* one value (a duration, or a size) of a group */
-static int group_add(struct group *g, int64_t v, const tt__cell *bytes)
+/* one value (a duration, or a size) of a group; bytes TT_KERN_NULL: none */
+static int group_add(struct group *g, int64_t v, int64_t bytes)
 {
     if (!g->count || v < g->min)
         g->min = v;
@@ -185,23 +215,53 @@ static int group_add(struct group *g, int64_t v, const tt__cell *bytes)
         g->max = v;
     g->count++;
     g->total = tt_sat_add(g->total, v);
-    if (bytes && bytes->type == TT_CELL_INT)
-        g->bytes = tt_sat_add(g->bytes, bytes->i);
+    if (bytes != TT_KERN_NULL)
+        g->bytes = tt_sat_add(g->bytes, bytes);
     if (durs_add(&g->d, v) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     return 0;
 }
 
-/* a runtime call (TT_KERN_BY_RUNTIME): its duration in the group of its name */
+static int64_t cell_or_null(const tt__cell *c)
+{
+    return c->type == TT_CELL_INT ? c->i : TT_KERN_NULL;
+}
+
+/* a value now (no --steps, no --by op), or kept for the end */
+static int ks_value(struct kstream *ks, int m, struct group *g, const struct pend *p)
+{
+    struct pend *x;
+    if (!ks->defer)
+        return group_add(g, p->v, p->bytes);
+    if (TT_ALLOC_GROW(ks->pend, ks->npend + 1, ks->apend) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    x = &ks->pend[ks->npend++];
+    *x = *p;
+    x->m = m;
+    x->g = g ? (size_t)(g - ks->set[m].g) : SIZE_MAX;
+    return 0;
+}
+
+/* a runtime call: its start (--steps); BY_RUNTIME: its duration in the
+ * group of its name */
 static int ks_runtime(struct kstream *ks, const tt__cell *row)
 {
     const char *name = str_of(ks, &row[TT_C_RT_NAME]);
     struct group *g;
-    if (row[TT_C_RT_DUR].type != TT_CELL_INT)
+    struct pend p;
+    if (tt__kern_steps_on(ks->o) && row[TT_C_RT_TS].type == TT_CELL_INT &&
+        row[TT_C_RT_ID].type == TT_CELL_INT &&
+        tt__i64map_put(&ks->rt_ts, row[TT_C_RT_ID].i, (size_t)row[TT_C_RT_TS].i) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    if (ks->o->by != TT_KERN_BY_RUNTIME || row[TT_C_RT_DUR].type != TT_CELL_INT)
         return 0;
     if (!(g = group_of(&ks->set[0], name, strlen(name))))
         return tt_error_set(TT_ENOMEM, "out of memory");
-    return group_add(g, row[TT_C_RT_DUR].i, NULL);
+    memset(&p, 0, sizeof(p));
+    p.v = row[TT_C_RT_DUR].i;
+    p.bytes = p.rt = p.op = TT_KERN_NULL;
+    p.ts = cell_or_null(&row[TT_C_RT_TS]);
+    return ks_value(ks, 0, g, &p);
 }
 
 /* a GPU activity: its duration (BY_MEMSIZE: its size) in its group */
@@ -209,29 +269,153 @@ static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
 {
     int size = ks->o->by == TT_KERN_BY_MEMSIZE, m;
     const tt__cell *v = &row[size ? TT_C_GPU_BYTES : TT_C_GPU_DUR];
-    struct group *g;
-    if (v->type != TT_CELL_INT || (m = summary_of(&row[TT_C_GPU_KIND], text)) < 0 ||
-        (size && m == 0))
+    struct group *g = NULL;
+    struct pend p;
+    if (ks->o->by == TT_KERN_BY_RUNTIME || v->type != TT_CELL_INT ||
+        (m = summary_of(&row[TT_C_GPU_KIND], text)) < 0 || (size && m == 0))
         return 0;
-    group_key(ks, m, row, text);
-    if (ks->key.oom || !(g = group_of(&ks->set[m], ks->key.buf, ks->key.len)))
+    if (m == 1 || ks->o->by != TT_KERN_BY_OP) {
+        group_key(ks, m, row, text);
+        if (ks->key.oom || !(g = group_of(&ks->set[m], ks->key.buf, ks->key.len)))
+            return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    memset(&p, 0, sizeof(p));
+    p.v = v->i;
+    p.bytes = size ? TT_KERN_NULL : cell_or_null(&row[TT_C_GPU_BYTES]);
+    p.ts = cell_or_null(&row[TT_C_GPU_TS]);
+    p.rt = cell_or_null(&row[TT_C_GPU_RUNTIME_ID]);
+    p.op = cell_or_null(&row[TT_C_GPU_OP_ID]);
+    return ks_value(ks, m, g, &p);
+}
+
+/* "ProfilerStep#" and a digit, as the steps' GLOB 'ProfilerStep#[0-9]*' */
+static int is_step(const char *s)
+{
+    return s && !strncmp(s, "ProfilerStep#", 13) && s[13] >= '0' && s[13] <= '9';
+}
+
+/* a CPU slice: the name of an op (--by op), a step's span (--steps) */
+static int ks_slice(struct kstream *ks, const tt__cell *row)
+{
+    const tt__cell *id = &row[TT_C_SL_ID], *nm = &row[TT_C_SL_NAME];
+    const char *name;
+    struct span *x;
+    if (id->type != TT_CELL_INT || nm->type != TT_CELL_INT)
+        return 0;
+    if (ks->o->by == TT_KERN_BY_OP && tt__i64map_put(&ks->op_nm, id->i, (size_t)nm->i) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
-    return group_add(g, v->i, size ? NULL : &row[TT_C_GPU_BYTES]);
+    if (!tt__kern_steps_on(ks->o) || row[TT_C_SL_TS].type != TT_CELL_INT ||
+        row[TT_C_SL_DUR].type != TT_CELL_INT || !is_step(name = str_id(ks, nm->i)))
+        return 0;
+    if (TT_ALLOC_GROW(ks->sp, ks->nsp + 1, ks->asp) < 0)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    x = &ks->sp[ks->nsp++];
+    x->ts = row[TT_C_SL_TS].i;
+    x->id = id->i;
+    x->end = tt_sat_add(x->ts, row[TT_C_SL_DUR].i);
+    x->num = strtoll(name + 13, NULL, 10);
+    return 0;
 }
 
 static int ks_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
                    const char *text)
 {
     struct kstream *ks = ctx;
-    int runtime = ks->o->by == TT_KERN_BY_RUNTIME, r, rc = 0;
+    int r, rc = 0;
     for (r = 0; rc == 0 && r < nrows; r++) {
         const tt__cell *row = cells + (size_t)r * (size_t)ncols;
         if (table == TT_ROWS_STR)
             rc = ks_string(ks, row, text);
-        else if (table == TT_ROWS_RUNTIME && runtime)
+        else if (table == TT_ROWS_SLICE && ks->defer)
+            rc = ks_slice(ks, row);
+        else if (table == TT_ROWS_RUNTIME)
             rc = ks_runtime(ks, row);
-        else if (table == TT_ROWS_GPU && !runtime)
+        else if (table == TT_ROWS_GPU)
             rc = ks_gpu(ks, row, text);
+    }
+    return rc;
+}
+
+/* ---- the values kept for the end (--steps, --by op) ---- */
+
+static int cmp_span(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* the chosen steps' windows, by start, as breakdown --steps takes them:
+ * the spans by start, one inside or overlapping the one before left out,
+ * one start kept once; into ks->sp (ks->nsp) */
+static void step_windows(struct kstream *ks)
+{
+    size_t i, k = 0, w = 0;
+    int64_t last_end = 0;
+    if (ks->nsp)
+        qsort(ks->sp, ks->nsp, sizeof(*ks->sp), cmp_span);
+    for (i = 0; i < ks->nsp; i++) {
+        struct span s = ks->sp[i];
+        if (k && s.ts < last_end)
+            continue;
+        k++;
+        last_end = s.end;
+        if (s.num < ks->o->step_from || s.num > ks->o->step_to ||
+            (w && ks->sp[w - 1].ts == s.ts))
+            continue;
+        ks->sp[w++] = s;
+    }
+    ks->nsp = w;
+}
+
+/* whether launch time lt falls in a chosen step: the last window that
+ * starts at or before it ends after it */
+static int in_steps(const struct kstream *ks, int64_t lt)
+{
+    size_t lo = 0, hi = ks->nsp;
+    if (lt == TT_KERN_NULL)
+        return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ks->sp[mid].ts <= lt)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && ks->sp[lo - 1].end > lt;
+}
+
+/* the kept values into their groups: those launched in a chosen step, by
+ * their op's name (an op without a slice: "[no CPU op]") */
+static int ks_flush(struct kstream *ks)
+{
+    size_t i, k;
+    int steps = tt__kern_steps_on(ks->o), rc = 0;
+    if (steps)
+        step_windows(ks);
+    for (i = 0; rc == 0 && i < ks->npend; i++) {
+        const struct pend *p = &ks->pend[i];
+        struct group *g;
+        if (steps) {
+            int64_t lt = p->ts;
+            if (p->rt != TT_KERN_NULL && tt__i64map_get(&ks->rt_ts, p->rt, &k))
+                lt = (int64_t)k;
+            if (!in_steps(ks, lt))
+                continue;
+        }
+        if (p->g != SIZE_MAX) {
+            g = &ks->set[p->m].g[p->g];
+        } else {
+            const char *name = NULL;
+            if (p->op != TT_KERN_NULL && tt__i64map_get(&ks->op_nm, p->op, &k))
+                name = str_id(ks, (int64_t)k);
+            if (!name)
+                name = "[no CPU op]";
+            if (!(g = group_of(&ks->set[p->m], name, strlen(name))))
+                return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        rc = group_add(g, p->v, p->bytes);
     }
     return rc;
 }
@@ -368,6 +552,7 @@ static void ks_release(struct kstream *ks)
     for (i = 0; i < ks->nstrs; i++)
         free(ks->strs[i]);
     free(ks->strs);
+    tt__i64map_free(&ks->sid);
     for (m = 0; m < 2; m++) {
         for (i = 0; i < ks->set[m].ng; i++) {
             free(ks->set[m].g[i].name);
@@ -377,111 +562,115 @@ static void ks_release(struct kstream *ks)
         free(ks->set[m].slot);
     }
     tt_buf_release(&ks->key);
+    free(ks->pend);
+    tt__i64map_free(&ks->rt_ts);
+    tt__i64map_free(&ks->op_nm);
+    free(ks->sp);
+    memset(ks, 0, sizeof(*ks));
+}
+
+static void ks_init(struct kstream *ks, const tt_kern_options *o)
+{
+    memset(ks, 0, sizeof(*ks));
+    tt_buf_init(&ks->key);
+    ks->o = o;
+    ks->defer = o->by == TT_KERN_BY_OP || tt__kern_steps_on(o);
 }
 
 /* one set of groups -> a summary in kernels.c's shape */
 static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary *s)
 {
     tt__kgroup *kg = calloc(gs->ng ? gs->ng : 1, sizeof(*kg));
-    size_t i;
+    size_t i, n = 0;
     int rc = 0;
     if (!kg)
         return tt_error_set(TT_ENOMEM, "out of memory");
     for (i = 0; rc == 0 && i < gs->ng; i++) {
         struct group *g = &gs->g[i];
-        kg[i].n = g->count;
-        kg[i].total = g->total;
-        kg[i].min = g->min;
-        kg[i].max = g->max;
-        kg[i].bytes = g->bytes;
-        rc = group_stats(g, &kg[i]);
-    }
-    for (i = 0; i < gs->ng; i++) { /* the names move to the rows */
-        kg[i].name = gs->g[i].name;
-        gs->g[i].name = NULL;
+        if (!g->count) /* every value of it outside the chosen steps */
+            continue;
+        kg[n].n = g->count;
+        kg[n].total = g->total;
+        kg[n].min = g->min;
+        kg[n].max = g->max;
+        kg[n].bytes = g->bytes;
+        rc = group_stats(g, &kg[n]);
+        kg[n++].name = g->name; /* the names move to the rows */
+        g->name = NULL;
     }
     if (rc == 0)
-        rc = tt__kern_finish(s, o, kg, gs->ng);
+        rc = tt__kern_finish(s, o, kg, n);
     else
-        for (i = 0; i < gs->ng; i++)
+        for (i = 0; i < n; i++)
             free(kg[i].name);
     free(kg);
     return rc;
 }
 
-int tt__kernels_stream(const char *path, const tt_kern_options *o, tt_kern_summary out[2])
+/* the tables no summary reads */
+#define KERN_SKIP                                                                          \
+    (1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META | \
+     1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL)
+
+/* the rows of a file (db NULL) or of a database's trace into ks; a file
+ * whose rows lack links a summary uses (--by op, --steps) is read again
+ * through a temporary database, into the same consumer */
+static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path, tt_db *db,
+                   int64_t trace, tt__rows_result *res)
 {
-    struct kstream ks;
-    tt__rowsink sink;
-    tt__rows_result res;
-    int rc, m;
-    memset(&ks, 0, sizeof(ks));
-    memset(out, 0, 2 * sizeof(*out));
-    tt_buf_init(&ks.key);
-    ks.o = o;
-    memset(&sink, 0, sizeof(sink));
-    sink.ctx = &ks;
-    sink.rows = ks_rows;
-    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS,
-                         TT_ROWS_NO_STOP | 1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW |
-                             1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META | 1u << TT_ROWS_ET |
-                             1u << TT_ROWS_MEMTL,
-                         &res);
-    if (rc == 0 && res.format != TT_FMT_CHROME && res.format != TT_FMT_CHROME_ARRAY)
-        rc = tt_error_set_at(TT_EUNSUPPORTED, path, -1,
-                             "no Chrome/Kineto trace in this file (read as %s)",
-                             tt_format_name(res.format));
-    for (m = 0; rc == 0 && m < 2; m++) {
-        out[m].trace_id = 1;
-        out[m].memory = m;
-        out[m].by = o->by;
-        if (!(out[m].path = strdup(path)))
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
-        else
-            rc = to_summary(&ks.set[m], o, &out[m]);
-    }
-    free(res.metadata);
-    ks_release(&ks);
+    const tt_kern_options *o = ks->o;
+    tt_db *tmp;
+    int rc;
+    if (db)
+        return tt__db_rows(db, trace, sink, KERN_SKIP | TT_ROWS_NO_ARGS, res);
+    rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (ks->defer ? 0 : TT_ROWS_NO_STOP),
+                         res);
+    if (rc != 0 || !ks->defer || !res->needs_db)
+        return rc;
+    tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read through a temporary database", path,
+            res->why_db ? res->why_db : "links");
+    free(res->metadata);
+    ks_release(ks);
+    ks_init(ks, o);
+    if ((rc = tt__open_ingested_temp(&tmp, path)) < 0)
+        return rc;
+    rc = tt__db_rows(tmp, 1, sink, KERN_SKIP | TT_ROWS_NO_ARGS, res);
+    tt_db_free(tmp);
     return rc;
 }
 
-/* ---- shared by the summaries (kernels.c) and the activities (kernels_trace.c) ---- */
+int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_t trace,
+                   tt_kern_summary out[2], tt__rows_result *res)
+{
+    struct kstream ks;
+    tt__rowsink sink;
+    int rc, m;
+    memset(out, 0, 2 * sizeof(*out));
+    memset(res, 0, sizeof(*res));
+    ks_init(&ks, o);
+    memset(&sink, 0, sizeof(sink));
+    sink.ctx = &ks;
+    sink.rows = ks_rows;
+    rc = ks_read(&ks, &sink, path, db, trace, res);
+    free(res->metadata);
+    res->metadata = NULL;
+    if (rc == 0 && ks.defer)
+        rc = ks_flush(&ks);
+    for (m = 0; rc == 0 && m < 2; m++) {
+        out[m].trace_id = trace;
+        out[m].memory = m;
+        out[m].by = o->by;
+        rc = to_summary(&ks.set[m], o, &out[m]);
+    }
+    ks_release(&ks);
+    return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
+}
+
+/* ---- shared by the summaries and the activities (kernels_trace.c) ---- */
 
 int tt__kern_steps_on(const tt_kern_options *o)
 {
     return o->version >= 2 && o->steps_set;
-}
-
-int tt__kern_step_windows(tt_db *db, const tt_kern_options *o, int64_t trace)
-{
-    struct tt__step *st = NULL;
-    sqlite3_stmt *ins;
-    size_t n = 0, i;
-    int rc;
-    if (!tt__kern_steps_on(o))
-        return 0;
-    /* emptied, not dropped: a table cannot be dropped while the traces'
-     * query is still reading */
-    if (tt_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS tt_kwin(a INTEGER PRIMARY KEY, b INTEGER);"
-                       " DELETE FROM temp.tt_kwin") < 0 ||
-        tt_db_prepare(db, &ins, "INSERT OR IGNORE INTO temp.tt_kwin(a, b) VALUES(?1, ?2)") < 0)
-        return TT_EDB;
-    if ((rc = tt__step_spans(db, trace, &st, &n)) < 0) {
-        sqlite3_finalize(ins);
-        return rc;
-    }
-    for (i = 0; i < n && rc == 0; i++) {
-        if (st[i].num < o->step_from || st[i].num > o->step_to)
-            continue;
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, st[i].ts);
-        sqlite3_bind_int64(ins, 2, st[i].end);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = tt_db_error(db, "cannot note the chosen steps");
-    }
-    sqlite3_finalize(ins);
-    free(st);
-    return rc;
 }
 
 int tt__kern_nothing(const char *src, int file, const tt_kern_options *o)

@@ -16,14 +16,22 @@
 #include "store/db_internal.h"
 #include "store/ingest_rows.h"
 #include "analyze/kernels/kernels_state.h"
+#include "analyze/steps/steps.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
+#include <sys/stat.h>
 
 #define CHUNK 1024 /* rows per write of the table writer */
 
 enum { Q_KIND, Q_NAME, Q_TS, Q_DUR, Q_CORR, Q_GRID, Q_BLOCK = Q_GRID + 3, Q_REGS = Q_BLOCK + 3,
        Q_SMEM, Q_BYTES, Q_COPY, Q_DEVICE, Q_CONTEXT, Q_STREAM };
+
+/* SQL: the launch time LT falls in a chosen step (windows disjoint) */
+#define IN_STEPS(LT)                                                                         \
+    " AND (SELECT w.b FROM temp.tt_kwin AS w WHERE w.a <= " LT " ORDER BY w.a DESC LIMIT 1)" \
+    " > " LT
+#define LAUNCH_TS "coalesce((SELECT r.ts FROM runtime AS r WHERE r.id = g.runtime_id), g.ts)"
 
 #define ACTIVITY_SQL(STEPS)                                                                \
     "SELECT g.kind, coalesce(n.s, '?'), g.ts, g.dur, g.correlation, g.grid_x, g.grid_y,"   \
@@ -33,13 +41,47 @@ enum { Q_KIND, Q_NAME, Q_TS, Q_DUR, Q_CORR, Q_GRID, Q_BLOCK = Q_GRID + 3, Q_REGS
     " WHERE g.trace_id = ?1 AND g.kind IN (?2, ?3, ?4)" STEPS " ORDER BY g.ts, g.id LIMIT ?5"
 static const char activity_sql[] = ACTIVITY_SQL("");
 /* --steps: launched in a chosen step (temp.tt_kwin) */
-static const char activity_steps_sql[] = ACTIVITY_SQL(TT__KERN_IN_STEPS(TT__KERN_LAUNCH_TS));
+static const char activity_steps_sql[] = ACTIVITY_SQL(IN_STEPS(LAUNCH_TS));
 
 static const char traces_sql[] =
     "SELECT id, path FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
     " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2) ORDER BY rank, id";
 
-int tt__kern_open_activities(tt_db **db, const char *path)
+/* with --steps: the chosen ProfilerStep#N spans of trace into temp.tt_kwin
+ * (a, b), for IN_STEPS; 0 when there is no filter */
+static int step_windows(tt_db *db, const tt_kern_options *o, int64_t trace)
+{
+    struct tt__step *st = NULL;
+    sqlite3_stmt *ins;
+    size_t n = 0, i;
+    int rc;
+    if (!tt__kern_steps_on(o))
+        return 0;
+    /* emptied, not dropped: a table cannot be dropped while the traces'
+     * query is still reading */
+    if (tt_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS tt_kwin(a INTEGER PRIMARY KEY, b INTEGER);"
+                       " DELETE FROM temp.tt_kwin") < 0 ||
+        tt_db_prepare(db, &ins, "INSERT OR IGNORE INTO temp.tt_kwin(a, b) VALUES(?1, ?2)") < 0)
+        return TT_EDB;
+    if ((rc = tt__step_spans(db, trace, &st, &n)) < 0) {
+        sqlite3_finalize(ins);
+        return rc;
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        if (st[i].num < o->step_from || st[i].num > o->step_to)
+            continue;
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, st[i].ts);
+        sqlite3_bind_int64(ins, 2, st[i].end);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = tt_db_error(db, "cannot note the chosen steps");
+    }
+    sqlite3_finalize(ins);
+    free(st);
+    return rc;
+}
+
+static int open_activities(tt_db **db, const char *path)
 {
     return tt__open_ingested_temp_only(db, path, TT_READ_NO_ARGS,
                                        1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW |
@@ -93,7 +135,7 @@ static int walk_trace(tt_db *db, const tt_kern_options *o, int64_t trace, const 
     tt_kern_activity a;
     char src[32], dst[32];
     int r = SQLITE_DONE, rc, i;
-    if ((rc = tt__kern_step_windows(db, o, trace)) < 0)
+    if ((rc = step_windows(db, o, trace)) < 0)
         return rc;
     if (tt_db_prepare(db, &st, tt__kern_steps_on(o) ? activity_steps_sql : activity_sql) < 0)
         return TT_EDB;
@@ -197,7 +239,7 @@ int tt_kernels_file_activities(const char *path, const tt_kern_options *opts,
 {
     tt_db *db;
     int rc;
-    if ((rc = tt__kern_open_activities(&db, path)) < 0)
+    if ((rc = open_activities(&db, path)) < 0)
         return rc;
     rc = tt_kernels_db_activities(db, opts, fn, ctx);
     tt_db_free(db);
@@ -387,7 +429,7 @@ static void pr_start(void *ctx)
         fputs("{\"traces\": [", p->out);
 }
 
-int tt__kern_print_activities_db(tt_db *db, const tt_kern_options *o, FILE *out)
+static int print_activities_db(tt_db *db, const tt_kern_options *o, FILE *out)
 {
     struct aprint p;
     struct walk w;
@@ -405,5 +447,23 @@ int tt__kern_print_activities_db(tt_db *db, const tt_kern_options *o, FILE *out)
     tt_table_free(p.t);
     if (o->format == TT_FORMAT_JSON && rc == 0)
         fputs("\n]}\n", out);
+    return rc;
+}
+
+/* a file, or a directory of them, through a temporary database */
+int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_options *o, FILE *out)
+{
+    struct stat sb;
+    int rc;
+    if (db)
+        return print_activities_db(db, o, out);
+    if (strcmp(input, "-") && stat(input, &sb) == 0 && S_ISDIR(sb.st_mode))
+        rc = tt_db_open_input(&db, input);
+    else
+        rc = open_activities(&db, input);
+    if (rc < 0)
+        return rc;
+    rc = print_activities_db(db, o, out);
+    tt_db_free(db);
     return rc;
 }

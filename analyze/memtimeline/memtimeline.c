@@ -1,11 +1,13 @@
 /*
  * analyze/memtimeline/memtimeline.c - `tracetool memtimeline`: torch's memory timeline
- * (docs/TORCH.md 4) rebuilt from the [memory] events of a stored trace, or
+ * (docs/TORCH.md 4) rebuilt from the [memory] events of a trace, or
  * re-rendered from torch's own raw export.
  *
- * The classifying passes (memtimeline_passes.c, memtimeline_et.c) leave each
- * event's context and each allocation's category in temp tables; the
- * emission pass here reads the events once more in time order and builds a
+ * A trace file (each file of a directory in turn) and a trace of a database
+ * are read alike, as rows (memtimeline_stream.c), which also does pass 1;
+ * the classifying passes (memtimeline_passes.c, memtimeline_et.c) give each
+ * allocation its category; the emission pass here reads the events once
+ * more in time order and builds a
  * tt_memtl_result: the timeline tuples (PREEXISTING, CREATE, DESTROY) in
  * torch's order, coalesced per torch's _coalesce_timeline into [times,
  * sizes], a peak-preserving downsampled copy for the plot and the largest
@@ -18,6 +20,8 @@
 #include "common/buf.h"
 #include "common/log.h"
 #include "analyze/memtimeline/memtimeline_state.h"
+#include "store/db_internal.h" /* tt__db_none, the temporary database of --et */
+#include "store/ingest_rows.h"
 #include "store/records.h"
 #include "tracetool/crosscheck.h"
 #include "tracetool/render.h"
@@ -146,70 +150,41 @@ static int64_t py_div1000(int64_t t)
 
 /* ---- device selection ---- */
 
-/* "cuda:0 (8220 events), cpu (4618 events)": the devices with [memory] events */
-static void devices_present(tt_db *db, int64_t trace, char *buf, size_t cap)
+/* "cuda:0 (8220 events), cpu (4618 events)": the devices with [memory]
+ * events, the most first (a tie: the higher device type, the lower index),
+ * eight at most */
+static void devices_present(const struct memtl_streamed *p, char *buf, size_t cap)
 {
-    sqlite3_stmt *st;
-    size_t len = 0;
+    size_t used[8] = { 0 };
+    size_t len = 0, k, shown;
     buf[0] = '\0';
-    if (tt_db_prepare(db, &st, "SELECT device_type, coalesce(device_id, -1), count(*)"
-                               " FROM memory WHERE trace_id = ?1 AND device_type IS NOT NULL"
-                               " GROUP BY 1, 2 ORDER BY 3 DESC, 1 DESC, 2 LIMIT 8") < 0) {
-        tt_error_clear();
-        return;
-    }
-    sqlite3_bind_int64(st, 1, trace);
-    while (sqlite3_step(st) == SQLITE_ROW && len + 64 < cap) {
+    for (shown = 0; shown < 8 && len + 64 < cap; shown++) {
+        const struct memtl_devscan *b = NULL;
+        size_t bi = 0;
         char dev[32];
-        tt_device_format(sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), dev,
-                         sizeof(dev));
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s (%lld events)", len ? ", " : "",
-                                dev, (long long)sqlite3_column_int64(st, 2));
+        for (k = 0; k < p->ndev; k++) {
+            const struct memtl_devscan *d = &p->dev[k];
+            size_t u;
+            for (u = 0; u < shown && used[u] != k + 1; u++)
+                ;
+            if (u < shown || !d->nall)
+                continue;
+            if (!b || d->nall > b->nall ||
+                (d->nall == b->nall && (d->dtype > b->dtype || (d->dtype == b->dtype && d->did < b->did)))) {
+                b = d;
+                bi = k;
+            }
+        }
+        if (!b)
+            break;
+        used[shown] = bi + 1;
+        tt_device_format(b->dtype, b->did, dev, sizeof(dev));
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s (%lld events)", len ? ", " : "", dev,
+                                (long long)b->nall);
     }
-    sqlite3_finalize(st);
 }
 
-/* the device with the most [memory] events (a tie: the higher device type,
- * so a GPU before the CPU, then the lower index); 0 when none */
-static int busiest_device(tt_db *db, int64_t trace, int *dtype, int64_t *did)
-{
-    sqlite3_stmt *st;
-    int found = 0;
-    if (tt_db_prepare(db, &st, "SELECT device_type, coalesce(device_id, -1) FROM memory"
-                               " WHERE trace_id = ?1 AND device_type IS NOT NULL"
-                               " AND ts IS NOT NULL AND bytes IS NOT NULL"
-                               " GROUP BY 1, 2 ORDER BY count(*) DESC, 1 DESC, 2 LIMIT 1") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, trace);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *dtype = sqlite3_column_int(st, 0);
-        *did = sqlite3_column_int64(st, 1);
-        found = 1;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-/* The CPU is one device (c10 gives it index -1), but a trace may carry
- * another index on its CPU events: "cpu" is then the CPU index with the most
- * events (left as it is when there are none) */
-static int cpu_index(tt_db *db, int64_t trace, int64_t *did)
-{
-    sqlite3_stmt *st;
-    if (tt_db_prepare(db, &st, "SELECT coalesce(device_id, -1) FROM memory"
-                               " WHERE trace_id = ?1 AND device_type = 0"
-                               " AND ts IS NOT NULL AND bytes IS NOT NULL"
-                               " GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, trace);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *did = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return 0;
-}
-
-/* the queries above answered from the counts of `memtimeline FILE`'s
- * stream (memtimeline_stream.c), when they are exact */
+/* device (dtype, did) of the rows, NULL if it has no [memory] event */
 static const struct memtl_devscan *pre_dev(const struct memtl_streamed *p, int dtype, int64_t did)
 {
     size_t k;
@@ -219,7 +194,11 @@ static const struct memtl_devscan *pre_dev(const struct memtl_streamed *p, int d
     return NULL;
 }
 
-/* the busiest device (cpu_only: the busiest CPU index); 0 when none */
+/* The device with the most [memory] events that have a time and a size (a
+ * tie: the higher device type, so a GPU before the CPU, then the lower
+ * index); cpu_only: the CPU index with the most (the CPU is one device, c10
+ * gives it index -1, but a trace may carry another index on its CPU
+ * events). 0 when none. */
 static int pre_busiest(const struct memtl_streamed *p, int cpu_only, int *dtype, int64_t *did)
 {
     const struct memtl_devscan *b = NULL;
@@ -311,16 +290,16 @@ static void co_add(struct coalesce *c, int64_t t_ns, int cat, int64_t n)
 /* ---- the emission pass ---- */
 
 struct job {
-    tt_db *db;
+    tt_db *db;      /* the database the trace is in (for the ET's links), or NULL */
     const tt_memtl_options *o;
-    int64_t trace;
+    int64_t trace;  /* its id there */
     const char *label;
     int raw_input;  /* a torch raw export: re-render */
     int dtype;
     int64_t did;
     char device[32];
     int64_t base_ns;
-    const struct memtl_streamed *pre; /* pass 1 done while reading (else NULL) */
+    const struct memtl_streamed *pre; /* the trace's rows, pass 1 done */
 };
 
 struct emit {
@@ -348,20 +327,10 @@ static void raw_row(struct emit *e, int64_t t, int64_t action, int64_t n, int ca
 }
 
 /* string id -> a copy of it ("" for 0 or none) */
-static char *name_of(tt_db *db, int64_t id)
+static char *name_of(const struct memtl_streamed *p, int64_t id)
 {
-    sqlite3_stmt *st;
-    char *r = NULL;
-    if (!id)
-        return strdup("");
-    if (sqlite3_prepare_v2(db->sql, "SELECT s FROM strings WHERE id = ?1", -1, &st,
-                           NULL) != SQLITE_OK)
-        return strdup("");
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        r = strdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return r ? r : strdup("");
+    const char *s = tt__memtl_str(p, id);
+    return strdup(s ? s : "");
 }
 
 /* the largest live blocks just after the allocated peak's event */
@@ -394,10 +363,10 @@ static int snapshot_peak(struct emit *e, int64_t op_name, int64_t step_name)
         ntop++;
     }
     r->n_top = ntop;
-    r->peak_op = name_of(e->j->db, op_name);
-    r->peak_step = name_of(e->j->db, step_name);
+    r->peak_op = name_of(e->j->pre, op_name);
+    r->peak_step = name_of(e->j->pre, step_name);
     for (i = 0; i < ntop; i++)
-        r->top[i].op = name_of(e->j->db, top_op[i]);
+        r->top[i].op = name_of(e->j->pre, top_op[i]);
     return 0;
 }
 
@@ -526,53 +495,36 @@ static void memtl_timing(double *t0, const char *what)
     *t0 = t;
 }
 
-/* passes 1, 1b, 2, then the timeline in time order; PREEXISTING first */
+/* passes 1b, 2 (pass 1 was done with the rows), then the timeline in time
+ * order; PREEXISTING first */
 static int emit_trace(struct emit *e)
 {
     struct job *j = e->j;
+    const struct memtl_streamed *p = j->pre;
     struct memtl_scan sc;
-    struct ctxstore cs;
     struct i64map et;
     struct evspill sp;
     struct memev ev;
-    size_t idx, pdev = (size_t)-1;
+    size_t idx, pdev = (size_t)-1, k;
     double t0 = 0;
     int rc, r;
     memset(&sc, 0, sizeof(sc));
-    memset(&cs, 0, sizeof(cs));
     memset(&et, 0, sizeof(et));
     memset(&sp, 0, sizeof(sp));
     memtl_timing(&t0, NULL);
-    if (j->pre) {
-        size_t k;
-        for (k = 0; k < j->pre->ndev; k++)
-            if (j->pre->dev[k].dtype == j->dtype && j->pre->dev[k].did == j->did) {
-                sc = j->pre->dev[k].sc;
-                pdev = k;
-            }
-    } else if ((rc = tt__memtl_context_pass(j->db, j->trace, j->dtype, j->did, &sc, &cs)) < 0) {
-        goto out;
-    }
-    memtl_timing(&t0, "context");
-    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
-                                j->pre ? &j->pre->cs : &cs, &et)) < 0)
+    for (k = 0; k < p->ndev; k++)
+        if (p->dev[k].dtype == j->dtype && p->dev[k].did == j->did) {
+            sc = p->dev[k].sc;
+            pdev = k;
+        }
+    if (pdev == (size_t)-1) /* select_job saw to it */
+        return tt_error_set(TT_EINVALID, "no [memory] events for device %s", j->device);
+    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories, &p->cs,
+                                &et)) < 0)
         goto out;
     memtl_timing(&t0, "et");
-    rc = 1;
-    if (pdev != (size_t)-1 &&
-        (rc = tt__memtl_load_streamed(j->pre, pdev, &j->pre->cs, &et, &sp)) < 0)
+    if ((rc = tt__memtl_load_streamed(p, pdev, &p->cs, &et, &sp)) < 0)
         goto out;
-    if (rc == 1) { /* from the database */
-        if (j->pre)
-            tt__log(TT_LOG_DEBUG, "memtimeline", "the events come from the database");
-        tt__evspill_free(&sp);
-        if ((rc = tt__memtl_runs(j->db, j->trace, j->dtype, j->did, &sc)) < 0 ||
-            (rc = tt__memtl_load(j->db, j->trace, j->dtype, j->did, &sc,
-                                 j->pre ? &j->pre->cs : &cs, &et, &sp)) < 0)
-            goto out;
-    }
-    free(cs.v);
-    cs.v = NULL;
     memtl_timing(&t0, "load");
     if ((rc = tt__memtl_category_pass(&sp, j->o->no_categories, &sc)) < 0)
         goto out;
@@ -589,7 +541,6 @@ static int emit_trace(struct emit *e)
     memtl_timing(&t0, "emission");
 out:
     free(sc.pre);
-    free(cs.v);
     tt__i64map_free(&et);
     tt__evspill_free(&sp);
     tt__memtl_addr_free(&e->syn);
@@ -600,29 +551,19 @@ out:
 static int emit_raw_input(struct emit *e)
 {
     struct job *j = e->j;
-    sqlite3_stmt *st;
-    int ok, r;
-    e->plot.t0 = tt__memtl_q1(j->db, "SELECT min(ts) FROM memory_timeline WHERE trace_id = ?1"
-                                     " AND ts > 0 AND ?2 = ?2 AND ?3 = ?3", j->trace, 0, 0, &ok) /
-                 1000;
-    e->plot.t1 = tt__memtl_q1(j->db, "SELECT max(ts) FROM memory_timeline WHERE trace_id = ?1"
-                                     " AND ?2 = ?2 AND ?3 = ?3", j->trace, 0, 0, &ok) / 1000;
-    if (tt_db_prepare(j->db, &st, "SELECT ts, action, bytes, coalesce(category, 7)"
-                                  " FROM memory_timeline WHERE trace_id = ?1 ORDER BY id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, j->trace);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0), n = sqlite3_column_int64(st, 2);
-        int cat = (int)sqlite3_column_int64(st, 3);
-        if (cat < 0 || cat >= TT_CAT_COUNT)
-            cat = TT_CAT_UNKNOWN;
+    const struct memtl_streamed *p = j->pre;
+    size_t i;
+    e->plot.t0 = p->raw_min / 1000;
+    e->plot.t1 = p->raw_max / 1000;
+    for (i = 0; i < p->nraw; i++) {
+        const struct memtl_rawrow *w = &p->raw[i];
+        int cat = w->cat < 0 || w->cat >= TT_CAT_COUNT ? TT_CAT_UNKNOWN : (int)w->cat;
         if (j->o->no_categories)
             cat = TT_CAT_UNKNOWN;
-        raw_row(e, t, sqlite3_column_int64(st, 1), n, cat);
-        co_add(&e->co, t, cat, n);
+        raw_row(e, w->ts, w->action, w->bytes, cat);
+        co_add(&e->co, w->ts, cat, w->bytes);
     }
-    sqlite3_finalize(st);
-    return r == SQLITE_DONE ? 0 : tt_db_error(j->db, "cannot read the memory timeline");
+    return 0;
 }
 
 /* the result of a job; keep: with the whole coalesced series */
@@ -651,11 +592,7 @@ static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *ra
         rc = tt_error_set(TT_ENOMEM, "out of memory");
         goto out;
     }
-    /* one read transaction: the temp tables' writes commit once */
-    sqlite3_exec(j->db->sql, "PRAGMA temp.cache_size = -65536; SAVEPOINT tt_memtl", NULL, NULL, NULL);
     rc = j->raw_input ? emit_raw_input(&e) : emit_trace(&e);
-    sqlite3_exec(j->db->sql, rc < 0 ? "ROLLBACK TO tt_memtl; RELEASE tt_memtl" : "RELEASE tt_memtl",
-                 NULL, NULL, NULL);
     if (rc < 0)
         goto out;
     if (e.co.have)
@@ -979,35 +916,21 @@ out:
     return rc;
 }
 
-/* the trace and device opts select, as *j (j->label is allocated) */
-static int select_job(tt_db *db, const tt_memtl_options *opts, const struct memtl_streamed *pre,
-                      struct job *j)
+/* ---- choosing the trace and the device ---- */
+
+#define WHAT "Kineto trace or memory-timeline export"
+
+static int timeline_format(tt_trace_format f)
 {
-    sqlite3_stmt *tr;
-    const char *fmt;
-    int rc = 0, ok;
-    memset(j, 0, sizeof(*j));
-    j->db = db;
-    j->o = opts;
-    if (tt_db_prepare(db, &tr, "SELECT id, path, format, base_time_ns FROM traces"
-                               " WHERE format IN ('kineto-json', 'chrome-array', 'memory-timeline-raw')"
-                               " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2) ORDER BY id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(tr, 1, opts->trace_id);
-    sqlite3_bind_int64(tr, 2, opts->rank);
-    if (sqlite3_step(tr) != SQLITE_ROW) {
-        sqlite3_finalize(tr);
-        return tt__db_none(db, opts->trace_id || opts->rank >= 0,
-                           "Kineto trace or memory-timeline export");
-    }
-    fmt = (const char *)sqlite3_column_text(tr, 2);
-    j->label = strdup((const char *)sqlite3_column_text(tr, 1));
-    j->trace = sqlite3_column_int64(tr, 0);
-    j->raw_input = fmt && !strcmp(fmt, "memory-timeline-raw");
-    j->base_ns = sqlite3_column_int64(tr, 3);
-    sqlite3_finalize(tr);
-    if (!j->label)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+    return f == TT_FMT_CHROME || f == TT_FMT_CHROME_ARRAY || f == TT_FMT_MEMTL_RAW;
+}
+
+/* the device opts select, into j (whose trace is read into j->pre) */
+static int select_device(struct job *j, const tt_memtl_options *opts)
+{
+    const struct memtl_streamed *pre = j->pre;
+    const struct memtl_devscan *d;
+    int rc;
     if (j->raw_input) {
         snprintf(j->device, sizeof(j->device), "%s", opts->device ? opts->device : "cuda:0");
         return 0;
@@ -1015,27 +938,19 @@ static int select_job(tt_db *db, const tt_memtl_options *opts, const struct memt
     if (opts->device) {
         if ((rc = tt_device_parse(opts->device, &j->dtype, &j->did)) < 0)
             return rc;
-        if (j->dtype == 0 && pre && pre->exact) {
+        if (j->dtype == 0) {
             int dt;
             pre_busiest(pre, 1, &dt, &j->did);
-        } else if (j->dtype == 0 && (rc = cpu_index(db, j->trace, &j->did)) < 0) {
-            return rc;
         }
-    } else if ((rc = pre && pre->exact ? pre_busiest(pre, 0, &j->dtype, &j->did)
-                                       : busiest_device(db, j->trace, &j->dtype, &j->did)) <= 0) {
-        if (rc < 0)
-            return rc;
+    } else if (!pre_busiest(pre, 0, &j->dtype, &j->did)) {
         return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
                                "no [memory] events (was the trace taken with"
                                " profile_memory=True?)");
     }
     tt_device_format(j->dtype, j->did, j->device, sizeof(j->device));
-    if (pre && pre->exact ? !pre_dev(pre, j->dtype, j->did) || !pre_dev(pre, j->dtype, j->did)->nall
-                          : !tt__memtl_q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1"
-                                              " AND device_type = ?2 AND coalesce(device_id, -1) = ?3",
-                                          j->trace, j->dtype, j->did, &ok)) {
+    if (!(d = pre_dev(pre, j->dtype, j->did)) || !d->nall) {
         char have[512];
-        devices_present(db, j->trace, have, sizeof(have));
+        devices_present(pre, have, sizeof(have));
         return tt_error_set_at(TT_ENOTFOUND, j->label, -1,
                                "no [memory] events for device %s (%s%s)", j->device,
                                have[0] ? "the trace has: " : "was the trace taken with"
@@ -1045,86 +960,171 @@ static int select_job(tt_db *db, const tt_memtl_options *opts, const struct memt
     return 0;
 }
 
-int tt_memtimeline_compute(tt_db *db, const tt_memtl_options *opts, tt_memtl_result *result)
+/* the job of the trace read into pre; label: its path */
+static int job_of(struct job *j, tt_db *db, int64_t trace, const tt_memtl_options *opts,
+                  const struct memtl_streamed *pre, const char *label)
 {
-    tt_memtl_options def = TT_MEMTL_OPTIONS_INIT;
-    struct job j;
+    memset(j, 0, sizeof(*j));
+    j->db = db;
+    j->trace = trace;
+    j->o = opts;
+    j->pre = pre;
+    j->label = label;
+    j->raw_input = pre->format == TT_FMT_MEMTL_RAW;
+    j->base_ns = pre->base_ns;
+    return select_device(j, opts);
+}
+
+/* the first trace of db opts select: *trace, *label (allocated) */
+static int db_pick(tt_db *db, const tt_memtl_options *opts, int64_t *trace, char **label)
+{
+    tt__db_trace *t;
+    size_t n, i;
     int rc;
-    memset(result, 0, sizeof(*result));
-    if ((rc = select_job(db, opts ? opts : &def, NULL, &j)) == 0)
-        rc = compute(&j, result, 1, NULL);
-    free((char *)j.label);
+    *label = NULL;
+    if ((rc = tt__db_traces(db, &t, &n)) < 0)
+        return rc;
+    for (i = 0; i < n; i++)
+        if (timeline_format(t[i].format) && (!opts->trace_id || t[i].id == opts->trace_id) &&
+            (opts->rank < 0 || (t[i].have_rank && t[i].rank == opts->rank)))
+            break;
+    if (i < n) {
+        *trace = t[i].id;
+        if (!(*label = strdup(t[i].path ? t[i].path : "")))
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+    } else {
+        rc = tt__db_none(db, opts->trace_id || opts->rank >= 0, WHAT);
+    }
+    tt__db_traces_free(t, n);
     return rc;
 }
 
-static int memtimeline_pre(tt_db *db, const tt_memtl_options *opts, const char *output,
-                           const struct memtl_streamed *pre)
+/* the selected trace of db read and handed to run (output) or computed
+ * into res */
+static int on_db(tt_db *db, const tt_memtl_options *opts, const char *output,
+                 tt_memtl_result *res)
 {
+    struct memtl_streamed pre;
     struct job j;
-    int rc = select_job(db, opts, pre, &j);
-    j.pre = pre;
-    if (rc == 0)
-        rc = run_job(&j, output);
-    free((char *)j.label);
+    int64_t trace = 0;
+    char *label;
+    int rc = db_pick(db, opts, &trace, &label);
+    if (rc < 0)
+        return rc;
+    if ((rc = tt__memtl_read_db(db, trace, &pre)) == 0) {
+        tt__log(TT_LOG_DEBUG, "memtimeline", "read from the database's rows");
+        if ((rc = job_of(&j, db, trace, opts, &pre, label)) == 0)
+            rc = res ? compute(&j, res, 1, NULL) : run_job(&j, output);
+        tt__memtl_streamed_free(&pre);
+    }
+    free(label);
     return rc;
+}
+
+int tt_memtimeline_compute(tt_db *db, const tt_memtl_options *opts, tt_memtl_result *result)
+{
+    tt_memtl_options def = TT_MEMTL_OPTIONS_INIT;
+    memset(result, 0, sizeof(*result));
+    return on_db(db, opts ? opts : &def, NULL, result);
 }
 
 int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *output)
 {
-    return memtimeline_pre(db, opts, output, NULL);
+    tt_memtl_options def = TT_MEMTL_OPTIONS_INIT;
+    return on_db(db, opts ? opts : &def, output, NULL);
 }
 
-int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const char *output)
+/* `memtimeline FILE --et ET`: both into a temporary database, the ET joined
+ * to the trace's ops as `tracetool ingest` does (table et_links) */
+static int file_with_et(const char *path, const tt_memtl_options *opts, const char *output)
 {
+    tt_xc_options xo = TT_XC_OPTIONS_INIT;
+    tt_xc_summary sum;
     tt_db *db;
     int rc;
-    struct stat stt;
-    /* the ops not stored: pass 1 while reading; from a regular file only,
-     * which the fallback can read again (not a pipe) */
-    if ((!opts || !opts->et_path) && stat(path, &stt) == 0 && S_ISREG(stt.st_mode)) {
-        struct memtl_streamed pre;
-        if ((rc = tt__memtl_open_streamed(&db, path, &pre)) < 0)
-            return rc;
-        if (rc == 0) {
-            rc = memtimeline_pre(db, opts, output, &pre);
-            tt__memtl_streamed_free(&pre);
-            tt_db_free(db);
-            return rc;
-        }
-    }
-    /* without an ET: only the tables the passes read (no runtime calls, GPU
-     * activities, flows, instants, metadata events or args) */
-    rc = opts && opts->et_path
-                 ? tt__open_ingested_temp(&db, path)
-                 : tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS,
-                                               1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU |
-                                                   1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT |
-                                                   1u << TT_ROWS_META);
-    if (rc < 0)
+    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
         return rc;
-    if (opts && opts->et_path) {
-        /* the ET beside the trace in the temporary database, joined to its
-         * ops as `tracetool ingest` does (table et_links) */
-        tt_xc_options xo = TT_XC_OPTIONS_INIT;
-        tt_xc_summary sum;
-        if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
-            tt_db_free(db);
-            return rc;
-        }
-        rc = tt_crosscheck_db(db, &xo, NULL, &sum);
-        if (rc == TT_ENOTFOUND) {
-            tt_db_free(db);
-            return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
-                                   "not a PyTorch Execution Trace");
-        }
-        if (rc < 0 || sum.links <= 0) {
-            tt_db_free(db);
-            return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
-                                   "this Execution Trace does not match the trace's CPU ops"
-                                   " (see 'tracetool crosscheck')");
-        }
+    if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
+        tt_db_free(db);
+        return rc;
+    }
+    rc = tt_crosscheck_db(db, &xo, NULL, &sum);
+    if (rc == TT_ENOTFOUND) {
+        tt_db_free(db);
+        return tt_error_set_at(TT_EINVALID, opts->et_path, -1, "not a PyTorch Execution Trace");
+    }
+    if (rc < 0 || sum.links <= 0) {
+        tt_db_free(db);
+        return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
+                               "this Execution Trace does not match the trace's CPU ops"
+                               " (see 'tracetool crosscheck')");
     }
     rc = tt_memtimeline_db(db, opts, output);
     tt_db_free(db);
     return rc;
+}
+
+/*
+ * The trace files of a file or directory input (each read in turn, trace k
+ * counted from 1 as a database made of them would number them) until one
+ * that opts select: a timeline written from it. source: the input, for the
+ * error when none is selected, as a database of the files would give it.
+ */
+static int files_run(const char *source, char *const *files, size_t n,
+                     const tt_memtl_options *opts, const char *output)
+{
+    int filtered = opts->trace_id || opts->rank >= 0;
+    tt_trace_format first = TT_FMT_UNKNOWN;
+    struct memtl_streamed pre;
+    struct job j;
+    size_t k;
+    int rc;
+    for (k = 0; k < n; k++) {
+        if (opts->trace_id && opts->trace_id != (int64_t)k + 1)
+            continue;
+        if ((rc = tt__memtl_read_file(files[k], &pre)) < 0)
+            return rc;
+        if (!k)
+            first = pre.format;
+        if (!timeline_format(pre.format) ||
+            (opts->rank >= 0 && !(pre.have_rank && pre.rank == opts->rank))) {
+            tt__memtl_streamed_free(&pre);
+            continue;
+        }
+        if ((rc = job_of(&j, NULL, 0, opts, &pre, files[k])) == 0)
+            rc = run_job(&j, output);
+        tt__memtl_streamed_free(&pre);
+        return rc;
+    }
+    if (filtered || !n)
+        return tt_error_set_at(TT_ENOTFOUND, source, -1, "no %s matches --trace/--rank", WHAT);
+    return tt_error_set_at(TT_EUNSUPPORTED, source, -1, "no %s in this file%s%s%s", WHAT,
+                           first ? " (read as " : "", first ? tt_format_name(first) : "",
+                           first ? ")" : "");
+}
+
+int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const char *output)
+{
+    tt_memtl_options def = TT_MEMTL_OPTIONS_INIT;
+    struct stat sb;
+    tt_dir_walk w;
+    int rc;
+    if (!opts)
+        opts = &def;
+    if (opts->et_path)
+        return file_with_et(path, opts, output);
+    if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        /* a directory of per-rank traces: its files in the walk's order */
+        if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)
+            rc = tt_error_set_at(TT_ENOTFOUND, path, -1, "no trace files in this directory");
+        if (rc == 0)
+            rc = files_run(path, w.files, w.nfiles, opts, output);
+        tt_dir_walk_free(&w);
+        return rc;
+    }
+    {
+        char *one[1];
+        one[0] = (char *)path;
+        return files_run(path, one, 1, opts, output);
+    }
 }

@@ -1,10 +1,41 @@
 /*
  * analyze/memtimeline/memtimeline_et.c - the memory timeline's pass 1b: tensor
  * identities from a linked Execution Trace name what a block is for.
+ *
+ * The links are those `tracetool ingest DB ET` or `crosscheck` stored in a
+ * database (table et_links): this pass reads them, the ET's nodes and the
+ * device's allocations there with SQL (a file with --et is read into a
+ * temporary database with its ET for it).
  */
 #include "common/compat.h"
 #include "analyze/memtimeline/memtimeline_state.h"
+#include "store/db_internal.h"
 #include "tracetool/render.h"
+
+/* ?1 trace, ?2 device type, ?3 device id: the device filter */
+static void bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did)
+{
+    sqlite3_bind_int64(st, 1, trace);
+    sqlite3_bind_int(st, 2, dtype);
+    sqlite3_bind_int64(st, 3, did);
+}
+
+/* one integer of a query bound as bind_device (*ok: not null) */
+static int64_t q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    *ok = 0;
+    if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    bind_device(st, a, b, c);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        v = sqlite3_column_int64(st, 0);
+        *ok = 1;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
 
 /* ---- pass 1b: tensor identities from a linked Execution Trace ---- */
 
@@ -78,7 +109,42 @@ struct etx {
     size_t ns, as;
     size_t *skip;        /* sto[skip[i]]: the first storage at or after i not used yet */
     struct i64map nmap, rowmap; /* node_id -> nodes[], et_nodes.id -> nodes[] */
+    int64_t *memids;     /* the trace's memory ids in order: event k's is memids[k - 1] */
+    size_t nmemids, amemids;
 };
+
+/* the trace's memory ids in order (the rows' event numbers stand for them) */
+static int et_load_memids(struct etx *x)
+{
+    sqlite3_stmt *st = NULL;
+    int r;
+    if (tt_db_prepare(x->db, &st, "SELECT id FROM memory WHERE trace_id = ?1 ORDER BY id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, x->trace);
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (TT_ALLOC_GROW(x->memids, x->nmemids + 1, x->amemids) < 0) {
+            sqlite3_finalize(st);
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        }
+        x->memids[x->nmemids++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE ? 0 : tt_db_error(x->db, "cannot read memory events");
+}
+
+/* the event number of memory id (0: none) */
+static int64_t et_event_of(const struct etx *x, int64_t id)
+{
+    size_t lo = 0, hi = x->nmemids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->memids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < x->nmemids && x->memids[lo] == id ? (int64_t)lo + 1 : 0;
+}
 
 /* the ET's nodes in id order (a parent's id is below its children's) */
 static int et_load_nodes(struct etx *x)
@@ -298,9 +364,10 @@ static int et_match(struct etx *x, const struct ctxstore *cs, struct i64map *et)
         rc = TT_EDB;
         goto out;
     }
-    tt__memtl_bind_device(st, x->trace, x->dtype, x->did);
+    bind_device(st, x->trace, x->dtype, x->did);
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const struct memctx *c = tt__memtl_ctx(cs, sqlite3_column_int64(st, 0));
+        int64_t ev = et_event_of(x, sqlite3_column_int64(st, 0));
+        const struct memctx *c = tt__memtl_ctx(cs, ev);
         int64_t node;
         struct etstore *hit;
         int rule;
@@ -311,7 +378,7 @@ static int et_match(struct etx *x, const struct ctxstore *cs, struct i64map *et)
         rule = hit ? et_rule_of(x, hit) : ETR_NONE;
         if (rule == ETR_NONE)
             continue;
-        if (tt__i64map_put(et, sqlite3_column_int64(st, 0),
+        if (tt__i64map_put(et, ev,
                            ETV(rule == ETR_GRADIENT     ? TT_CAT_GRADIENT
                                : rule == ETR_AUTOGRAD ? TT_CAT_AUTOGRAD_DETAIL
                                                       : TT_CAT_ACTIVATION,
@@ -334,9 +401,9 @@ int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int noca
 {
     struct etx x;
     int rc = 0, ok = 0;
-    if (nocat)
+    if (nocat || !db)
         return 0;
-    if (tt__memtl_q1(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+    if (q1(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
                          " AND name = 'et_links'", 0, 0, 0, &ok) <= 0)
         return 0;
     memset(&x, 0, sizeof(x));
@@ -344,16 +411,18 @@ int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int noca
     x.trace = trace;
     x.dtype = dtype;
     x.did = did;
-    x.et = tt__memtl_q1(db, "SELECT min(et_trace_id) FROM et_links WHERE kineto_trace_id = ?1",
+    x.et = q1(db, "SELECT min(et_trace_id) FROM et_links WHERE kineto_trace_id = ?1",
                         trace, 0, 0, &ok);
     if (!ok || x.et <= 0)
         return 0;
-    if ((rc = et_load_nodes(&x)) == 0 && (rc = et_load_storages(&x)) == 0)
+    if ((rc = et_load_memids(&x)) == 0 && (rc = et_load_nodes(&x)) == 0 &&
+        (rc = et_load_storages(&x)) == 0)
         rc = et_match(&x, cs, et);
     tt__i64map_free(&x.nmap);
     tt__i64map_free(&x.rowmap);
     free(x.nodes);
     free(x.sto);
     free(x.skip);
+    free(x.memids);
     return rc;
 }

@@ -1,13 +1,13 @@
 /*
  * analyze/memtimeline/memtimeline_state.h - what the memory timeline's files share:
- * the classifying passes (memtimeline_passes.c, memtimeline_et.c) and the
- * job that turns their tables into a tt_memtl_result and writes it
- * (memtimeline.c).
+ * the consumer of a trace's rows (memtimeline_stream.c), the classifying
+ * passes (memtimeline_passes.c, memtimeline_et.c) and the job that turns
+ * what they learn into a tt_memtl_result and writes it (memtimeline.c).
  */
 #ifndef TT_MEMTIMELINE_INTERNAL_H
 #define TT_MEMTIMELINE_INTERNAL_H
 
-#include "store/db_internal.h"
+#include "common/buf.h"
 #include "common/i64map.h"
 #include "tracetool/analyze.h"
 
@@ -85,7 +85,6 @@ struct memframe {
 struct memwalk {
     struct memframe *stack;
     size_t n, alloc;
-    sqlite3_value *cp, *ct; /* the sorted query's current thread */
 };
 
 /* the phase flags (PH_*) of an op's name */
@@ -125,7 +124,7 @@ struct memtl_pre {
     int64_t addr, bytes;
 };
 
-/* the most runs in time order the ordered reader merges (else it sorts) */
+/* the most runs in time order that loading a device merges (else it sorts) */
 #define MEMRD_RUNS 64
 
 /* what the passes learn on the way, for the emission pass */
@@ -143,35 +142,7 @@ struct memtl_scan {
     int64_t before;
     struct memtl_pre *pre;   /* PREEXISTING blocks in time order */
     size_t npre, apre;
-    /* the device's events in id order: nruns runs in time order, run k from
-     * id run_lo[k] (0: more than MEMRD_RUNS, or not known) */
-    int nruns;
-    int64_t run_lo[MEMRD_RUNS];
 };
-
-/*
- * The device's events in time order (ts, then id) without a sort: one
- * cursor per run of sc->run_lo, merged; the sorted query when nruns is 0.
- * select: "SELECT m.id, m.ts, ... FROM memory AS m ..." (m.id and m.ts
- * first); ?1 ?2 ?3 are bound as tt__memtl_bind_device.
- */
-struct memrd {
-    sqlite3_stmt *st[MEMRD_RUNS];
-    int64_t id[MEMRD_RUNS], ts[MEMRD_RUNS];
-    unsigned char have[MEMRD_RUNS];
-    int n, started, last; /* last: the cursor of the current row */
-    sqlite3_stmt *cur; /* the cursor on the current row */
-};
-
-/* sc->nruns, run_lo */
-int tt__memtl_runs(tt_db *db, int64_t trace, int dtype, int64_t did, struct memtl_scan *sc);
-int tt__memrd_open(struct memrd *r, tt_db *db, const char *select, int64_t trace, int dtype,
-                   int64_t did, const struct memtl_scan *sc);
-/* SQLITE_ROW (r->cur on the row), SQLITE_DONE or an SQLite error code */
-int tt__memrd_step(struct memrd *r);
-void tt__memrd_close(struct memrd *r);
-
-int64_t tt__memtl_q1(tt_db *db, const char *sql, int64_t a, int b, int64_t c, int *ok);
 
 /*
  * Events without an "Addr" (PyTorch 1.8/1.9 traces carry only "Bytes"): an
@@ -194,39 +165,27 @@ struct addr_synth {
  * TT_ENOMEM */
 int tt__memtl_addr(struct addr_synth *s, int has, int64_t own, int64_t bytes, int64_t *addr);
 void tt__memtl_addr_free(struct addr_synth *s);
-/* ?1 trace, ?2 device type, ?3 device id: the device filter of the passes */
-void tt__memtl_bind_device(sqlite3_stmt *st, int64_t trace, int dtype, int64_t did);
 int tt__memtl_str_has(const char *s, const char *needle);
 
 /* event id at ts: its context (the top of w) into cs; its time into sc's range */
 void tt__memtl_store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t id, int64_t ts,
                              const struct memwalk *w);
-/* 1: each event's context into cs (free with free(cs->v)); the time range,
- * has_steps */
-int tt__memtl_context_pass(tt_db *db, int64_t trace, int dtype, int64_t did,
-                           struct memtl_scan *sc, struct ctxstore *cs);
-/* 1b: the verdicts of a linked Execution Trace: mem_id -> ETV(cat, rule) in et */
+/* 1b: the verdicts of an Execution Trace linked in db (table et_links) to
+ * the trace: event id (the row's number, from 1) -> ETV(cat, rule) in et;
+ * nothing when db is NULL or has no links */
 #define ETV(cat, rule) ((size_t)(cat) | (size_t)(rule) << 8)
-int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
+struct tt_db;
+int tt__memtl_et_pass(struct tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
                       const struct ctxstore *cs, struct i64map *et);
-/* the device's events in time order, with their context and verdict, into
- * a spill (sc: the runs of tt__memtl_runs) */
-int tt__memtl_load(tt_db *db, int64_t trace, int dtype, int64_t did, const struct memtl_scan *sc,
-                   const struct ctxstore *cs, const struct i64map *et, struct evspill *sp);
-/* the device's events that have a time and a size, after FROM memory AS m */
-#define MEM_WHERE                                                                     \
-    " WHERE m.trace_id = ?1 AND m.device_type = ?2 AND coalesce(m.device_id, -1) = ?3" \
-    "  AND m.ts IS NOT NULL AND m.bytes IS NOT NULL"
 
 /* 2: each allocation's category and rule (sp->cat, sp->rule); the
  * PREEXISTING blocks, the peak event and its context */
 int tt__memtl_category_pass(struct evspill *sp, int nocat, struct memtl_scan *sc);
 
 /*
- * `memtimeline FILE` (memtimeline_stream.c): the file into a temporary
- * database without its ops, pass 1 done on the way for every device.
- * 0: *db and out ready; 1: the rows are not in the order that needs (the
- * caller ingests the ops too); <0 an error.
+ * What memtimeline_stream.c reads of a trace's rows (a file's or a
+ * database's): pass 1 done for every device, the counts that choose the
+ * device, each device's events in a spill, the strings by id.
  */
 struct memtl_devscan {
     int dtype;
@@ -239,30 +198,48 @@ struct memtl_devscan {
     size_t run_at[MEMRD_RUNS]; /* from spill record run_at[k] (over MEMRD_RUNS: nruns -1) */
 };
 
-/* an event with a time and a size as the stream saw it: the columns of
- * tt__memtl_load's query */
+/* an event with a time and a size as the rows gave it */
 struct memrec {
     int64_t id, ts, addr, bytes, ta, tr;
     uint32_t dev; /* index into dev */
     uint32_t has; /* EV_* */
 };
 
+/* a row of torch's raw export (a memory-timeline-raw input) */
+struct memtl_rawrow {
+    int64_t ts, action, bytes, cat;
+};
+
 struct memtl_streamed {
     struct ctxstore cs; /* every device's events */
     struct memtl_devscan *dev;
     size_t ndev, adev;
-    /*
-     * exact: every event's device, time and size was an integer or null, so
-     * the counts and the spill say what the memory table's queries would
-     * (else the job asks the database)
-     */
-    int exact;
     FILE *spill;  /* struct memrec of every device, in id order */
     size_t nrec;
+    struct memtl_rawrow *raw; /* a raw export's rows in order */
+    size_t nraw, araw;
+    int64_t raw_min, raw_max; /* the smallest time above 0 (0: none), the largest */
+    int have_raw_max;
+    struct i64map strs; /* string id -> offset into text << 4 | PH_* of it */
+    tt_buf text;
+    /* the trace */
+    tt_trace_format format;
+    int have_rank;
+    int64_t rank, base_ns;
+    char *label;
 };
 
-/* the device's events in time order from the spill, as tt__memtl_load: 0,
- * 1 when the database must say (too many runs), or an error */
+/* a trace file's rows (a database only for what the rows cannot give) or
+ * one trace of a database into *out (free with tt__memtl_streamed_free,
+ * not needed after a failure) */
+int tt__memtl_read_file(const char *path, struct memtl_streamed *out);
+int tt__memtl_read_db(struct tt_db *db, int64_t trace, struct memtl_streamed *out);
+void tt__memtl_streamed_free(struct memtl_streamed *o);
+/* string id's text, NULL if none */
+const char *tt__memtl_str(const struct memtl_streamed *o, int64_t id);
+
+/* the device's events in time order from the spill, with their context and
+ * verdict, into sp */
 int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const struct ctxstore *cs,
                             const struct i64map *et, struct evspill *sp);
 /* ev's context and verdict, then ev onto the spill sp */
@@ -270,8 +247,5 @@ int tt__memtl_spill_event(struct memev *ev, const struct ctxstore *cs, const str
                           struct evspill *sp);
 /* after the last tt__memtl_spill_event: the per-record arrays */
 int tt__memtl_spill_done(struct evspill *sp);
-
-int tt__memtl_open_streamed(tt_db **db, const char *path, struct memtl_streamed *out);
-void tt__memtl_streamed_free(struct memtl_streamed *o);
 
 #endif

@@ -1,25 +1,36 @@
 /*
- * analyze/memtimeline/memtimeline_stream.c - `tracetool memtimeline FILE` without
- * storing the ops: the ingest's rows go through a tap (store/ingest_rows.h),
- * the [memory] events and strings into a temporary database, the ops only
- * into a temporary file of small records (id, time, end, name, thread,
- * phase flags). Kineto writes the [memory] events apart from the ops (often
- * after all of them), so the context walk of pass 1 runs once the file is
- * read: one scan of the op records in id order beside each thread's events
- * in id order, the same walk as the database's fast path
- * (memtimeline_passes.c), for every device at once.
+ * analyze/memtimeline/memtimeline_stream.c - what the memory timeline reads
+ * of a trace, from its rows (store/ingest_rows.h): a file's through
+ * tt__ingest_rows, a database's through tt__db_rows, one consumer for both.
  *
- * When the rows are not in the order that walk needs (a thread's ops or
- * events out of time order, an op closed after its row was handed over, a
- * thread that is not a pair of integers), the caller ingests the file into
- * a temporary database with its ops instead and the passes sort there.
+ * The strings are kept by id (the names of the peak table, the phase flags
+ * of an op's name); the ops go to a temporary file of small records (id,
+ * time, end, name, thread, phase flags); each thread's [memory] events with
+ * a time are kept in a list, and the events with a time and a size of
+ * every device go to a second temporary file in row order (runs in time
+ * order per device). Kineto writes the [memory] events apart from the ops
+ * (often after all of them), and a database hands table after table, so
+ * the context walk of pass 1 runs once every row is in: one scan of the op
+ * records in id order beside each thread's events in time order, for every
+ * device at once. A thread whose ops are not in the order that walk needs
+ * (time, then the longer op first) has its ops sorted and walked on their
+ * own; a device whose events come in more than MEMRD_RUNS runs of time
+ * order has them sorted when it is loaded.
+ *
+ * Events are numbered by their row (1, 2, ...: the memory table's order in
+ * both sources); slices keep their own ids.
  */
 #include "common/compat.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "analyze/memtimeline/memtimeline_state.h"
+#include "formats/kineto.h"
+#include "formats/json.h"
+#include "store/db_internal.h" /* the fallback's temporary database */
 #include "store/ingest_rows.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* an op on the temporary file */
@@ -34,30 +45,35 @@ struct mev {
     size_t dev; /* index into st->out->dev */
 };
 
+/* a pid or tid as the rows give it: an integer, a text (its copy) or null */
+struct tkey {
+    int type;
+    int64_t i;
+    char *s;
+};
+
 struct sthread {
-    int64_t pid, tid;
+    struct tkey pid, tid;
     struct mev *mem; /* its [memory] events with a time, in id order */
     size_t nmem, amem, next;
+    int mem_unsorted; /* the events are not in time order */
+    int disordered;   /* its ops are not in the walk's order: sorted */
     int any;
     int64_t last_ts, last_dur;
     struct memwalk w;
 };
 
 struct mstream {
-    tt_db *db;
     FILE *ops;
     struct srec buf[1024];
     size_t nbuf;
     struct memrec mbuf[512]; /* records on their way to out->spill */
     size_t nmbuf;
-    unsigned char *sflags; /* string id -> PH_* + 1 (0: not a string yet) */
-    size_t nsflags;
     struct sthread *th;
     size_t nth, ath;
     struct i64map thmap; /* a hash of (pid, tid) -> index into th */
-    int64_t last_slice, mem_lo, mem_hi;
-    int have_mem;
-    const char *bail; /* why the walk cannot run on these rows */
+    int64_t nmemrows;    /* [memory] rows so far: the next event's id - 1 */
+    int open_b;          /* a 'B' slice handed over without its end */
     struct memtl_streamed *out;
 };
 
@@ -66,61 +82,115 @@ static const tt__cell *row_cell(const tt__cell *cells, int ncols, int row, int c
     return &cells[(size_t)row * (size_t)ncols + (size_t)col];
 }
 
-static int64_t mix(int64_t pid, int64_t tid)
+static int oom(void)
 {
-    uint64_t h = (uint64_t)pid * 0x9E3779B97F4A7C15ULL;
-    h ^= (uint64_t)tid + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
-    return (int64_t)h;
+    return tt_error_set(TT_ENOMEM, "out of memory");
 }
 
-/* the thread (pid, tid); NULL with st->bail set, or on TT_ENOMEM (*rc) */
-static struct sthread *thread_of(struct mstream *st, int64_t pid, int64_t tid, int *rc)
+/* ---- strings ---- */
+
+const char *tt__memtl_str(const struct memtl_streamed *o, int64_t id)
 {
-    size_t i;
-    struct sthread *t;
-    *rc = 0;
-    if (tt__i64map_get(&st->thmap, mix(pid, tid), &i)) {
-        if (st->th[i].pid == pid && st->th[i].tid == tid)
-            return &st->th[i];
-        st->bail = "two threads with the same hash";
+    size_t v;
+    if (!id || !tt__i64map_get(&o->strs, id, &v))
         return NULL;
-    }
-    if (TT_ALLOC_GROW(st->th, st->nth + 1, st->ath) < 0 ||
-        tt__i64map_put(&st->thmap, mix(pid, tid), st->nth) < 0) {
-        *rc = tt_error_set(TT_ENOMEM, "out of memory");
-        return NULL;
-    }
-    t = &st->th[st->nth++];
-    memset(t, 0, sizeof(*t));
-    t->pid = pid;
-    t->tid = tid;
-    return t;
+    return o->text.buf + (v >> 4);
+}
+
+/* the PH_* flags of string id (-1: no such string) */
+static int str_flags(const struct memtl_streamed *o, int64_t id)
+{
+    size_t v;
+    return tt__i64map_get(&o->strs, id, &v) ? (int)(v & 15) : -1;
 }
 
 static int on_string(struct mstream *st, const tt__cell *id, const tt__cell *s, const char *text)
 {
-    char *z;
-    size_t k;
-    if (id->type != TT_CELL_INT || id->i <= 0 || s->type != TT_CELL_TEXT)
+    struct memtl_streamed *o = st->out;
+    size_t at = o->text.len;
+    unsigned f;
+    if (id->type != TT_CELL_INT || s->type != TT_CELL_TEXT)
         return 0;
-    k = (size_t)id->i;
-    if (k >= st->nsflags) {
-        size_t n = st->nsflags ? st->nsflags : 1024;
-        unsigned char *p;
-        while (n <= k)
-            n *= 2;
-        if (!(p = realloc(st->sflags, n)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        memset(p + st->nsflags, 0, n - st->nsflags);
-        st->sflags = p;
-        st->nsflags = n;
-    }
-    if (!(z = strndup(text + s->i, s->len)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    st->sflags[k] = (unsigned char)(tt__memtl_flags_of(z, 0) + 1);
-    free(z);
+    if (tt_buf_add(&o->text, text + s->i, s->len) < 0 || tt_buf_addch(&o->text, '\0') < 0)
+        return oom();
+    f = tt__memtl_flags_of(o->text.buf + at, 0);
+    return tt__i64map_put(&o->strs, id->i, at << 4 | f) < 0 ? oom() : 0;
+}
+
+/* ---- threads ---- */
+
+/* a cell's integer, as SQLite reads one of a column of integers (a text:
+ * its leading number) */
+static int64_t cell_int(const tt__cell *c, const char *text)
+{
+    char tmp[32];
+    size_t n;
+    if (c->type == TT_CELL_INT)
+        return c->i;
+    if (c->type != TT_CELL_TEXT)
+        return 0;
+    n = c->len < sizeof(tmp) - 1 ? c->len : sizeof(tmp) - 1;
+    memcpy(tmp, text + c->i, n);
+    tmp[n] = '\0';
+    return strtoll(tmp, NULL, 10);
+}
+
+static uint64_t key_hash(const tt__cell *c, const char *text)
+{
+    uint64_t h = (uint64_t)c->type * 0x9E3779B97F4A7C15ULL;
+    size_t k;
+    if (c->type == TT_CELL_INT)
+        return tt_mix64(h ^ (uint64_t)c->i);
+    if (c->type == TT_CELL_TEXT)
+        for (k = 0; k < c->len; k++)
+            h = (h ^ (unsigned char)text[c->i + (int64_t)k]) * 0x100000001B3ULL;
+    return tt_mix64(h);
+}
+
+static int key_eq(const struct tkey *k, const tt__cell *c, const char *text)
+{
+    if (k->type != c->type)
+        return 0;
+    if (c->type == TT_CELL_INT)
+        return k->i == c->i;
+    if (c->type == TT_CELL_TEXT)
+        return strlen(k->s) == c->len && !memcmp(k->s, text + c->i, c->len);
+    return 1;
+}
+
+static int key_set(struct tkey *k, const tt__cell *c, const char *text)
+{
+    k->type = c->type;
+    k->i = c->type == TT_CELL_INT ? c->i : 0;
+    if (c->type == TT_CELL_TEXT && !(k->s = strndup(text + c->i, c->len)))
+        return oom();
     return 0;
 }
+
+/* the thread (pid, tid); NULL on TT_ENOMEM */
+static struct sthread *thread_of(struct mstream *st, const tt__cell *pid, const tt__cell *tid,
+                                 const char *text)
+{
+    uint64_t h = tt_mix64(key_hash(pid, text) * 31 + key_hash(tid, text));
+    size_t i;
+    struct sthread *t;
+    /* a hash taken by another thread: the next one */
+    for (; tt__i64map_get(&st->thmap, (int64_t)h, &i); h++)
+        if (key_eq(&st->th[i].pid, pid, text) && key_eq(&st->th[i].tid, tid, text))
+            return &st->th[i];
+    if (TT_ALLOC_GROW(st->th, st->nth + 1, st->ath) < 0 ||
+        tt__i64map_put(&st->thmap, (int64_t)h, st->nth) < 0) {
+        oom();
+        return NULL;
+    }
+    t = &st->th[st->nth++];
+    memset(t, 0, sizeof(*t));
+    if (key_set(&t->pid, pid, text) < 0 || key_set(&t->tid, tid, text) < 0)
+        return NULL;
+    return t;
+}
+
+/* ---- ops ---- */
 
 static int flush_ops(struct mstream *st)
 {
@@ -131,40 +201,39 @@ static int flush_ops(struct mstream *st)
 }
 
 /* an op: onto the temporary file when the walk can use it */
-static int on_slice(struct mstream *st, const tt__cell *c, int ncols, int r)
+static int on_slice(struct mstream *st, const tt__cell *c, int ncols, int r, const char *text)
 {
     const tt__cell *id = row_cell(c, ncols, r, TT_C_SL_ID), *ts = row_cell(c, ncols, r, TT_C_SL_TS);
     const tt__cell *pid = row_cell(c, ncols, r, TT_C_SL_PID), *tid = row_cell(c, ncols, r, TT_C_SL_TID);
     const tt__cell *name = row_cell(c, ncols, r, TT_C_SL_NAME), *dur = row_cell(c, ncols, r, TT_C_SL_DUR);
     const tt__cell *seq = row_cell(c, ncols, r, TT_C_SL_SEQ_NR);
     const tt__cell *fwd = row_cell(c, ncols, r, TT_C_SL_FWD_TID);
+    const tt__cell *ph = row_cell(c, ncols, r, TT_C_SL_PH);
     struct sthread *t;
     struct srec *s;
-    int rc;
-    if (id->type != TT_CELL_INT || id->i <= st->last_slice) {
-        st->bail = "ops not in id order";
-        return 1;
-    }
-    st->last_slice = id->i;
-    /* as the database's walk: no time, a thread that is not a pair of
-     * integers, a name that is not a string: not an op of the walk */
-    if (ts->type != TT_CELL_INT || pid->type != TT_CELL_INT || tid->type != TT_CELL_INT ||
-        name->type != TT_CELL_INT || name->i <= 0 || (size_t)name->i >= st->nsflags ||
-        !st->sflags[name->i])
+    int f;
+    if (dur->type == TT_CELL_NULL && ph->type == TT_CELL_TEXT && ph->len == 1 && text[ph->i] == 'B')
+        st->open_b = 1;
+    /* no time, a name that is not a string, a thread that is not there
+     * (the memory events never have a null tid): not an op of the walk */
+    if (ts->type != TT_CELL_INT || name->type != TT_CELL_INT || tid->type == TT_CELL_NULL ||
+        (f = str_flags(st->out, name->i)) < 0)
         return 0;
-    if (!(t = thread_of(st, pid->i, tid->i, &rc)))
-        return rc ? rc : 1;
+    if (!(t = thread_of(st, pid, tid, text)))
+        return TT_ENOMEM;
     s = &st->buf[st->nbuf++];
-    s->id = id->i;
+    s->id = cell_int(id, text);
     s->ts = ts->i;
-    s->end = ts->i + (dur->type == TT_CELL_INT ? dur->i : 0);
+    s->end = ts->i + cell_int(dur, text);
     s->name = name->i;
     s->th = (uint32_t)(t - st->th);
-    s->flags = (uint32_t)(st->sflags[name->i] - 1);
-    if (seq->type != TT_CELL_NULL && fwd->type == TT_CELL_INT && fwd->i > 0)
+    s->flags = (uint32_t)f;
+    if (seq->type != TT_CELL_NULL && cell_int(fwd, text) > 0)
         s->flags |= PH_BACKWARD;
     return st->nbuf == sizeof(st->buf) / sizeof(st->buf[0]) ? flush_ops(st) : 0;
 }
+
+/* ---- [memory] events ---- */
 
 /* the index of device (type, id) in out->dev, added when new */
 static int device_of(struct memtl_streamed *o, int dtype, int64_t did, size_t *k)
@@ -173,7 +242,7 @@ static int device_of(struct memtl_streamed *o, int dtype, int64_t did, size_t *k
         if (o->dev[*k].dtype == dtype && o->dev[*k].did == did)
             return 0;
     if (TT_ALLOC_GROW(o->dev, o->ndev + 1, o->adev) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return oom();
     memset(&o->dev[o->ndev], 0, sizeof(o->dev[0]));
     o->dev[o->ndev].dtype = dtype;
     o->dev[o->ndev].did = did;
@@ -189,39 +258,30 @@ static int flush_mem(struct mstream *st)
     return 0;
 }
 
-/* an integer or null cell (*has |= bit when not null) into *v; 0 when
- * neither (the database's affinity may make a number of it) */
-static int int_or_null(const tt__cell *c, int64_t *v, unsigned *has, unsigned bit)
+/* a cell into *v (*has |= bit when not null) */
+static void opt_int(const tt__cell *c, const char *text, int64_t *v, unsigned *has, unsigned bit)
 {
-    *v = 0;
-    if (c->type == TT_CELL_NULL)
-        return 1;
-    if (c->type != TT_CELL_INT)
-        return 0;
-    *v = c->i;
-    *has |= bit;
-    return 1;
+    *v = cell_int(c, text);
+    if (c->type != TT_CELL_NULL)
+        *has |= bit;
 }
 
-/* a [memory] event of device dev with a time: onto the spill, in its
- * device's runs */
-static int spill_memory(struct mstream *st, const tt__cell *c, int ncols, int r, int64_t id,
-                        size_t dev, int64_t ts)
+/* a [memory] event of device dev with a time: onto the spill when it has
+ * a size, in its device's runs */
+static int spill_memory(struct mstream *st, const tt__cell *c, int ncols, int r, const char *text,
+                        int64_t id, size_t dev, int64_t ts)
 {
     struct memtl_streamed *o = st->out;
     struct memtl_devscan *d = &o->dev[dev];
     struct memrec m;
     unsigned has = 0, size = 0;
     memset(&m, 0, sizeof(m));
-    if (!int_or_null(row_cell(c, ncols, r, TT_C_MEM_ADDR), &m.addr, &has, EV_ADDR) ||
-        !int_or_null(row_cell(c, ncols, r, TT_C_MEM_BYTES), &m.bytes, &size, 1) ||
-        !int_or_null(row_cell(c, ncols, r, TT_C_MEM_TOTAL_ALLOCATED), &m.ta, &has, EV_TA) ||
-        !int_or_null(row_cell(c, ncols, r, TT_C_MEM_TOTAL_RESERVED), &m.tr, &has, EV_TR)) {
-        o->exact = 0;
-        return 0;
-    }
+    opt_int(row_cell(c, ncols, r, TT_C_MEM_BYTES), text, &m.bytes, &size, 1);
     if (!size)
         return 0; /* no size: not an event of the passes */
+    opt_int(row_cell(c, ncols, r, TT_C_MEM_ADDR), text, &m.addr, &has, EV_ADDR);
+    opt_int(row_cell(c, ncols, r, TT_C_MEM_TOTAL_ALLOCATED), text, &m.ta, &has, EV_TA);
+    opt_int(row_cell(c, ncols, r, TT_C_MEM_TOTAL_RESERVED), text, &m.tr, &has, EV_TR);
     if (!d->nrec || ts < d->last_ts) {
         if (d->nruns >= 0 && d->nruns < MEMRD_RUNS)
             d->run_at[d->nruns++] = o->nrec;
@@ -239,89 +299,85 @@ static int spill_memory(struct mstream *st, const tt__cell *c, int ncols, int r,
     return st->nmbuf == sizeof(st->mbuf) / sizeof(st->mbuf[0]) ? flush_mem(st) : 0;
 }
 
-/* a [memory] event (row id): counted for its device, onto its thread's
- * list and the spill */
-static int on_memory(struct mstream *st, const tt__cell *c, int ncols, int r, int64_t id)
+/* a [memory] event: counted for its device, onto its thread's list and
+ * the spill */
+static int on_memory(struct mstream *st, const tt__cell *c, int ncols, int r, const char *text)
 {
     const tt__cell *ts = row_cell(c, ncols, r, TT_C_MEM_TS), *pid = row_cell(c, ncols, r, TT_C_MEM_PID);
     const tt__cell *tid = row_cell(c, ncols, r, TT_C_MEM_TID);
     const tt__cell *dt = row_cell(c, ncols, r, TT_C_MEM_DEVICE_TYPE);
     const tt__cell *di = row_cell(c, ncols, r, TT_C_MEM_DEVICE_ID);
+    int64_t id = ++st->nmemrows;
     struct sthread *t;
     struct mev *m;
     size_t dev = 0;
-    int rc, have_dev = 0;
-    if (!st->have_mem || id < st->mem_lo)
-        st->mem_lo = id;
-    if (!st->have_mem || id > st->mem_hi)
-        st->mem_hi = id;
-    st->have_mem = 1;
-    if (dt->type == TT_CELL_INT && (di->type == TT_CELL_INT || di->type == TT_CELL_NULL)) {
-        if ((rc = device_of(st->out, (int)dt->i, di->type == TT_CELL_INT ? di->i : -1, &dev)) < 0)
-            return rc;
-        st->out->dev[dev].nall++;
-        have_dev = 1;
-    } else if (dt->type != TT_CELL_NULL || di->type == TT_CELL_TEXT) {
-        st->out->exact = 0;
-    }
+    int rc;
+    if (dt->type == TT_CELL_NULL)
+        return 0; /* no device: not an event of any timeline */
+    if ((rc = device_of(st->out, (int)cell_int(dt, text),
+                        di->type == TT_CELL_NULL ? -1 : cell_int(di, text), &dev)) < 0)
+        return rc;
+    st->out->dev[dev].nall++;
     if (ts->type == TT_CELL_NULL)
         return 0; /* no time: no context */
-    if (ts->type != TT_CELL_INT || pid->type != TT_CELL_INT || tid->type != TT_CELL_INT ||
-        !have_dev) {
-        st->bail = "a [memory] event's thread or device is not an integer";
-        return 1;
-    }
-    if (!(t = thread_of(st, pid->i, tid->i, &rc)))
-        return rc ? rc : 1;
-    if (t->nmem && ts->i < t->mem[t->nmem - 1].ts) {
-        st->bail = "a thread's [memory] events out of time order";
-        return 1;
-    }
+    if (!(t = thread_of(st, pid, tid, text)))
+        return TT_ENOMEM;
     if (TT_ALLOC_GROW(t->mem, t->nmem + 1, t->amem) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return oom();
     m = &t->mem[t->nmem++];
     m->id = id;
-    m->ts = ts->i;
+    m->ts = cell_int(ts, text);
     m->dev = dev;
-    return spill_memory(st, c, ncols, r, id, dev, ts->i);
+    if (t->nmem > 1 && m->ts < m[-1].ts)
+        t->mem_unsorted = 1;
+    return spill_memory(st, c, ncols, r, text, id, dev, m->ts);
 }
 
-static int stream_start(void *ctx, tt_db *db)
+/* a row of torch's raw export */
+static int on_raw(struct mstream *st, const tt__cell *c, int ncols, int r, const char *text)
 {
-    struct mstream *st = ctx;
-    st->db = db;
-    if (!(st->out->spill = tt__tmpfile()))
-        return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
-    if (!(st->ops = tt__tmpfile()))
-        return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
+    struct memtl_streamed *o = st->out;
+    const tt__cell *ts = row_cell(c, ncols, r, TT_C_MT_TS);
+    const tt__cell *cat = row_cell(c, ncols, r, TT_C_MT_CATEGORY);
+    struct memtl_rawrow *w;
+    if (TT_ALLOC_GROW(o->raw, o->nraw + 1, o->araw) < 0)
+        return oom();
+    w = &o->raw[o->nraw++];
+    w->ts = cell_int(ts, text);
+    w->action = cell_int(row_cell(c, ncols, r, TT_C_MT_ACTION), text);
+    w->bytes = cell_int(row_cell(c, ncols, r, TT_C_MT_BYTES), text);
+    w->cat = cat->type == TT_CELL_NULL ? 7 /* torch's Unknown */ : cell_int(cat, text);
+    /* min(ts) of the positive times, max(ts) of all */
+    if (ts->type != TT_CELL_NULL) {
+        if (w->ts > 0 && (!o->raw_min || w->ts < o->raw_min))
+            o->raw_min = w->ts;
+        if (!o->have_raw_max || w->ts > o->raw_max)
+            o->raw_max = w->ts;
+        o->have_raw_max = 1;
+    }
     return 0;
 }
 
-static int stream_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
-                    const char *text, int64_t first_rowid)
+static int sink_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                     const char *text)
 {
     struct mstream *st = ctx;
     int r, rc = 0;
     for (r = 0; r < nrows && rc == 0; r++) {
         if (table == TT_ROWS_STR)
-            rc = on_string(st, row_cell(cells, ncols, r, TT_C_STR_ID), row_cell(cells, ncols, r, TT_C_STR_S),
-                           text);
+            rc = on_string(st, row_cell(cells, ncols, r, TT_C_STR_ID),
+                           row_cell(cells, ncols, r, TT_C_STR_S), text);
         else if (table == TT_ROWS_SLICE)
-            rc = on_slice(st, cells, ncols, r);
+            rc = on_slice(st, cells, ncols, r, text);
         else if (table == TT_ROWS_MEMORY)
-            rc = on_memory(st, cells, ncols, r, first_rowid + r);
+            rc = on_memory(st, cells, ncols, r, text);
+        else if (table == TT_ROWS_MEMTL)
+            rc = on_raw(st, cells, ncols, r, text);
     }
     return rc;
 }
 
-static int stream_end_b(void *ctx, int64_t slice_id, int64_t dur)
-{
-    struct mstream *st = ctx;
-    (void)slice_id;
-    (void)dur;
-    st->bail = "'B' ops closed after their row was handed over";
-    return 1;
-}
+/* ---- pass 1: the walk ---- */
 
 /* the thread's events before time ts (all: every one left) */
 static void drain(struct mstream *st, struct sthread *t, int64_t ts, int all)
@@ -333,55 +389,137 @@ static void drain(struct mstream *st, struct sthread *t, int64_t ts, int all)
     }
 }
 
-/* one op of the scan: 0, 1 out of order, or TT_ENOMEM */
-static int walk_op(struct mstream *st, const struct srec *s)
+static int walk_op(struct mstream *st, struct sthread *t, const struct srec *s)
 {
-    struct sthread *t = &st->th[s->th];
-    int64_t dur = s->end - s->ts;
-    if (!t->nmem)
-        return 0;
-    if (t->any && (s->ts < t->last_ts || (s->ts == t->last_ts && dur > t->last_dur))) {
-        st->bail = "a thread's ops out of time order";
-        return 1;
-    }
-    t->any = 1;
-    t->last_ts = s->ts;
-    t->last_dur = dur;
     drain(st, t, s->ts, 0);
     tt__memtl_walk_pop(&t->w, s->ts);
     return tt__memtl_walk_push(&t->w, s->id, s->end, s->flags, s->name);
 }
 
-/* pass 1 over the file of ops, once every row is in */
-static int stream_finish(void *ctx)
+/* the op in the walk's order on its thread (time, then the longer op
+ * first)? Else its thread is disordered. */
+static int in_order(struct sthread *t, const struct srec *s)
 {
-    struct mstream *st = ctx;
-    struct ctxstore *cs = &st->out->cs;
+    int64_t dur = s->end - s->ts;
+    if (t->any && (s->ts < t->last_ts || (s->ts == t->last_ts && dur > t->last_dur)))
+        return 0;
+    t->any = 1;
+    t->last_ts = s->ts;
+    t->last_dur = dur;
+    return 1;
+}
+
+static int by_time_id(const void *pa, const void *pb)
+{
+    const struct mev *a = pa, *b = pb;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int by_thread_walk(const void *pa, const void *pb)
+{
+    const struct srec *a = pa, *b = pb;
+    int64_t da = a->end - a->ts, db = b->end - b->ts;
+    if (a->th != b->th)
+        return a->th < b->th ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (da != db)
+        return da > db ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* read the ops file from the start: each record to fn; 0 or an error */
+static int scan_ops(struct mstream *st, int (*fn)(struct mstream *, const struct srec *, void *),
+                    void *ctx)
+{
     size_t i, n;
+    int rc;
+    if (fseek(st->ops, 0, SEEK_SET) != 0)
+        return tt_error_set(TT_EIO, "cannot read a temporary file: %s", strerror(errno));
+    while ((n = fread(st->buf, sizeof(st->buf[0]), sizeof(st->buf) / sizeof(st->buf[0]),
+                      st->ops)) > 0)
+        for (i = 0; i < n; i++)
+            if ((rc = fn(st, &st->buf[i], ctx)) != 0)
+                return rc;
+    if (ferror(st->ops))
+        return tt_error_set(TT_EIO, "cannot read a temporary file: %s", strerror(errno));
+    return 0;
+}
+
+/* first scan: which threads are disordered, how many ops they have */
+static int scan_order(struct mstream *st, const struct srec *s, void *ctx)
+{
+    struct sthread *t = &st->th[s->th];
+    (void)ctx;
+    if (!t->nmem)
+        return 0;
+    if (!t->disordered && !in_order(t, s))
+        t->disordered = 1;
+    return 0;
+}
+
+struct sorted_ops {
+    struct srec *v;
+    size_t n, cap;
+};
+
+/* second scan: the ordered threads walked, the others' ops kept */
+static int scan_walk(struct mstream *st, const struct srec *s, void *ctx)
+{
+    struct sthread *t = &st->th[s->th];
+    struct sorted_ops *so = ctx;
+    if (!t->nmem)
+        return 0;
+    if (!t->disordered)
+        return walk_op(st, t, s);
+    if (TT_ALLOC_GROW(so->v, so->n + 1, so->cap) < 0)
+        return oom();
+    so->v[so->n++] = *s;
+    return 0;
+}
+
+/* pass 1 over the file of ops, once every row is in */
+static int stream_finish(struct mstream *st)
+{
+    struct ctxstore *cs = &st->out->cs;
+    struct sorted_ops so = { NULL, 0, 0 };
+    size_t i, ndis = 0;
     int rc;
     if ((rc = flush_ops(st)) < 0 || (rc = flush_mem(st)) < 0)
         return rc;
-    if (fflush(st->out->spill) != 0)
+    if (fflush(st->out->spill) != 0 || fflush(st->ops) != 0)
         return tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
-    if (st->have_mem) {
-        cs->lo = st->mem_lo;
-        cs->n = (size_t)(st->mem_hi - st->mem_lo) + 1;
+    if (st->nmemrows) {
+        cs->lo = 1;
+        cs->n = (size_t)st->nmemrows;
         if (!(cs->v = calloc(cs->n, sizeof(*cs->v))))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return oom();
     }
-    if (fflush(st->ops) != 0 || fseek(st->ops, 0, SEEK_SET) != 0)
-        return tt_error_set(TT_EIO, "cannot read a temporary file: %s", strerror(errno));
-    while ((n = fread(st->buf, sizeof(st->buf[0]), sizeof(st->buf) / sizeof(st->buf[0]),
-                      st->ops)) > 0) {
-        for (i = 0; i < n; i++)
-            if ((rc = walk_op(st, &st->buf[i])) != 0)
-                return rc;
-    }
-    if (ferror(st->ops))
-        return tt_error_set(TT_EIO, "cannot read a temporary file: %s", strerror(errno));
+    for (i = 0; i < st->nth; i++)
+        if (st->th[i].mem_unsorted) {
+            tt__log(TT_LOG_DEBUG, "memtimeline", "a thread's [memory] events sorted by time");
+            qsort(st->th[i].mem, st->th[i].nmem, sizeof(*st->th[i].mem), by_time_id);
+        }
+    if ((rc = scan_ops(st, scan_order, NULL)) != 0)
+        return rc;
+    for (i = 0; i < st->nth; i++)
+        ndis += st->th[i].disordered != 0;
+    if (ndis)
+        tt__log(TT_LOG_DEBUG, "memtimeline", "the ops of %zu thread%s sorted (out of time order)",
+                ndis, ndis == 1 ? "" : "s");
+    if ((rc = scan_ops(st, scan_walk, &so)) != 0)
+        goto out;
+    qsort(so.v, so.n, sizeof(*so.v), by_thread_walk);
+    for (i = 0; i < so.n; i++)
+        if ((rc = walk_op(st, &st->th[so.v[i].th], &so.v[i])) != 0)
+            goto out;
     for (i = 0; i < st->nth; i++)
         drain(st, &st->th[i], 0, 1);
-    return 0;
+out:
+    free(so.v);
+    return rc;
 }
 
 static void stream_release(struct mstream *st)
@@ -392,9 +530,10 @@ static void stream_release(struct mstream *st)
     for (i = 0; i < st->nth; i++) {
         free(st->th[i].mem);
         free(st->th[i].w.stack);
+        free(st->th[i].pid.s);
+        free(st->th[i].tid.s);
     }
     free(st->th);
-    free(st->sflags);
     tt__i64map_free(&st->thmap);
 }
 
@@ -404,41 +543,133 @@ void tt__memtl_streamed_free(struct memtl_streamed *o)
         fclose(o->spill);
     free(o->cs.v);
     free(o->dev);
+    free(o->raw);
+    tt__i64map_free(&o->strs);
+    tt_buf_release(&o->text);
+    free(o->label);
     memset(o, 0, sizeof(*o));
 }
 
-int tt__memtl_open_streamed(tt_db **db, const char *path, struct memtl_streamed *out)
+/* baseTimeNanoseconds of the trace's top-level keys (0 when absent), as the
+ * ingest stores it */
+static int64_t base_time(const char *metadata)
 {
-    struct mstream *st = calloc(1, sizeof(*st));
-    tt__rowtap tap;
-    int rc;
+    tt_kineto_meta m;
+    tt_arena a = TT_ARENA_INIT;
+    tt_jp jp;
+    const char *key;
+    size_t klen;
+    int64_t base;
+    if (!metadata)
+        return 0;
+    memset(&m, 0, sizeof(m));
+    tt_jp_init(&jp, "", metadata, 0, metadata, strlen(metadata));
+    if (tt_jp_object_begin(&jp) == 0) {
+        while (tt_jp_object_next(&jp, &a, &key, &klen) == 1) {
+            int64_t at = tt_jp_offset(&jp);
+            if (tt_jp_skip(&jp) < 0)
+                break;
+            if (klen == 19 && !memcmp(key, "baseTimeNanoseconds", 19))
+                tt_kineto_meta_key(&m, "baseTimeNanoseconds", metadata + at,
+                                   (size_t)(tt_jp_offset(&jp) - at));
+        }
+    }
+    base = m.have_base ? m.base_time_ns : 0;
+    tt_kineto_meta_release(&m);
+    tt_arena_release(&a);
+    return base;
+}
+
+/* the consumer's state (out zeroed first) and its sink */
+static int stream_open(struct mstream *st, struct memtl_streamed *out, tt__rowsink *sink)
+{
+    memset(st, 0, sizeof(*st));
     memset(out, 0, sizeof(*out));
-    out->exact = 1;
-    *db = NULL;
-    if (!st)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+    tt_buf_init(&out->text);
     st->out = out;
-    memset(&tap, 0, sizeof(tap));
-    tap.ctx = st;
-    tap.see = 1u << TT_ROWS_SLICE | 1u << TT_ROWS_MEMORY | 1u << TT_ROWS_STR;
-    tap.drop = 1u << TT_ROWS_SLICE;
-    tap.start = stream_start;
-    tap.rows = stream_rows;
-    tap.end_b = stream_end_b;
-    tap.finish = stream_finish;
-    rc = tt__open_ingested_temp_tap(db, path, TT_READ_NO_ARGS,
-                                    1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU | 1u << TT_ROWS_FLOW |
-                                        1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META,
-                                    &tap);
-    if (rc < 0 && st->bail) {
-        tt__log(TT_LOG_DEBUG, "memtimeline", "the ops go to a database: %s", st->bail);
-        tt_error_clear();
-        rc = 1;
+    memset(sink, 0, sizeof(*sink));
+    sink->ctx = st;
+    sink->rows = sink_rows;
+    if (!(out->spill = tt__tmpfile()) || !(st->ops = tt__tmpfile()))
+        return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
+    return 0;
+}
+
+/* what every source fills in after its rows */
+static int stream_close(struct mstream *st, const tt__rows_result *res, int rc)
+{
+    struct memtl_streamed *o = st->out;
+    if (rc == 0 && (rc = stream_finish(st)) == 0) {
+        o->format = res->format;
+        o->have_rank = res->have_rank;
+        o->rank = res->rank;
+        o->base_ns = base_time(res->metadata);
     }
     stream_release(st);
-    free(st);
     if (rc != 0)
-        tt__memtl_streamed_free(out);
+        tt__memtl_streamed_free(o);
+    return rc;
+}
+
+/* the tables the timeline reads none of */
+#define MEMTL_SKIP                                                                     \
+    (1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU | 1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT | \
+     1u << TT_ROWS_META | 1u << TT_ROWS_ET)
+
+int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
+{
+    struct mstream st;
+    tt__rowsink sink;
+    tt__rows_result res;
+    int rc;
+    memset(&res, 0, sizeof(res));
+    if ((rc = stream_open(&st, out, &sink)) == 0)
+        rc = tt__db_rows(db, trace, &sink, MEMTL_SKIP | TT_ROWS_NO_ARGS, &res);
+    rc = stream_close(&st, &res, rc);
+    free(res.metadata);
+    return rc;
+}
+
+int tt__memtl_read_file(const char *path, struct memtl_streamed *out)
+{
+    struct mstream st;
+    tt__rowsink sink;
+    tt__rows_result res;
+    struct stat sb;
+    tt_db *db;
+    int rc;
+    memset(&res, 0, sizeof(res));
+    /* a file that cannot be read twice (standard input, a pipe) goes where
+     * a second reading is not needed */
+    if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        if ((rc = stream_open(&st, out, &sink)) == 0)
+            rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, MEMTL_SKIP | TT_ROWS_NO_STOP, &res);
+        /*
+         * Of what needs the SQL passes, only a 'B' slice closed after its
+         * row was handed over (its dur) matters to the walk; such a row has
+         * no dur, as a 'B' never closed has.
+         */
+        if (rc != 0 || !res.needs_db || !st.open_b) {
+            rc = stream_close(&st, &res, rc);
+            free(res.metadata);
+            if (rc == 0)
+                tt__log(TT_LOG_DEBUG, "memtimeline", "read from the file's rows");
+            return rc;
+        }
+        tt__log(TT_LOG_DEBUG, "memtimeline", "through a temporary database: %s",
+                res.why_db ? res.why_db : "the rows need it");
+        stream_close(&st, &res, TT_ECANCELED);
+        free(res.metadata);
+        tt_error_clear();
+    } else {
+        tt__log(TT_LOG_DEBUG, "memtimeline", "through a temporary database: not a regular file");
+    }
+    if ((rc = tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS, MEMTL_SKIP)) < 0) {
+        tt_error_set_source(path);
+        return rc;
+    }
+    rc = tt__memtl_read_db(db, 1, out);
+    tt_db_free(db);
     return rc;
 }
 
@@ -480,7 +711,22 @@ static int spcur_next(int fd, struct spcur *c, uint32_t dev, const struct memrec
     }
 }
 
-/* the runs of the device merged by (time, id), as tt__memrd_step does */
+static int spill_rec(const struct memrec *m, const struct ctxstore *cs, const struct i64map *et,
+                     struct evspill *sp)
+{
+    struct memev ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.id = m->id;
+    ev.ts = m->ts;
+    ev.addr = m->addr;
+    ev.bytes = m->bytes;
+    ev.ta = m->ta;
+    ev.tr = m->tr;
+    ev.has = m->has;
+    return tt__memtl_spill_event(&ev, cs, et, sp);
+}
+
+/* the runs of the device merged by (time, id) */
 static int merge_runs(const struct memtl_streamed *pre, size_t dev, struct spcur *cur,
                       const struct ctxstore *cs, const struct i64map *et, struct evspill *sp)
 {
@@ -498,22 +744,13 @@ static int merge_runs(const struct memtl_streamed *pre, size_t dev, struct spcur
     }
     for (;;) {
         int best = -1;
-        struct memev ev;
         for (k = 0; k < d->nruns; k++)
             if (head[k] && (best < 0 || head[k]->ts < head[best]->ts ||
                             (head[k]->ts == head[best]->ts && head[k]->id < head[best]->id)))
                 best = k;
         if (best < 0)
             return 0;
-        memset(&ev, 0, sizeof(ev));
-        ev.id = head[best]->id;
-        ev.ts = head[best]->ts;
-        ev.addr = head[best]->addr;
-        ev.bytes = head[best]->bytes;
-        ev.ta = head[best]->ta;
-        ev.tr = head[best]->tr;
-        ev.has = head[best]->has;
-        if ((rc = tt__memtl_spill_event(&ev, cs, et, sp)) < 0)
+        if ((rc = spill_rec(head[best], cs, et, sp)) < 0)
             return rc;
         if ((rc = spcur_next(fd, &cur[best], (uint32_t)dev, &head[best])) < 0)
             return rc;
@@ -522,19 +759,52 @@ static int merge_runs(const struct memtl_streamed *pre, size_t dev, struct spcur
     }
 }
 
+static int rec_by_time_id(const void *pa, const void *pb)
+{
+    const struct memrec *a = pa, *b = pb;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* too many runs to merge: the device's records read whole and sorted */
+static int sort_all(const struct memtl_streamed *pre, size_t dev, struct spcur *cur,
+                    const struct ctxstore *cs, const struct i64map *et, struct evspill *sp)
+{
+    const struct memtl_devscan *d = &pre->dev[dev];
+    const struct memrec *m = NULL;
+    struct memrec *v = malloc(((size_t)d->nrec + 1) * sizeof(*v));
+    size_t n = 0, i;
+    int rc;
+    if (!v)
+        return oom();
+    tt__log(TT_LOG_DEBUG, "memtimeline", "the device's [memory] events sorted by time");
+    cur->n = cur->pos = cur->at = 0;
+    cur->end = pre->nrec;
+    while ((rc = spcur_next(fileno(pre->spill), cur, (uint32_t)dev, &m)) == 1 &&
+           n < (size_t)d->nrec)
+        v[n++] = *m;
+    if (rc >= 0) {
+        qsort(v, n, sizeof(*v), rec_by_time_id);
+        for (i = 0, rc = 0; i < n && rc == 0; i++)
+            rc = spill_rec(&v[i], cs, et, sp);
+    }
+    free(v);
+    return rc;
+}
+
 int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const struct ctxstore *cs,
                             const struct i64map *et, struct evspill *sp)
 {
+    int nruns = pre->dev[dev].nruns;
     struct spcur *cur;
     int rc;
     memset(sp, 0, sizeof(*sp));
-    if (!pre->exact || !pre->spill || pre->dev[dev].nruns < 0)
-        return 1;
     if (!(sp->f = tt__tmpfile()))
         return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
-    if (!(cur = malloc(sizeof(*cur) * (size_t)(pre->dev[dev].nruns + 1))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    rc = merge_runs(pre, dev, cur, cs, et, sp);
+    if (!(cur = malloc(sizeof(*cur) * (size_t)(nruns > 0 ? nruns : 1))))
+        return oom();
+    rc = nruns < 0 ? sort_all(pre, dev, cur, cs, et, sp) : merge_runs(pre, dev, cur, cs, et, sp);
     free(cur);
     return rc < 0 ? rc : tt__memtl_spill_done(sp);
 }

@@ -24,10 +24,12 @@
  * and launch delay (kernel start - runtime call start) and runtime-call
  * duration percentiles, with the worst launches named.
  *
- * Memory does not grow with the trace: activities are read per device in
- * start order from SQLite and folded into running unions; percentiles come
- * from sorted SQL passes (SQLite's sorter spills to $TMPDIR). README.md,
- * "tracetool breakdown", gives every definition.
+ * A trace file is read without a database (the rows of the ingest, one
+ * trace at a time; a directory's files in turn): one trace's GPU activities
+ * and runtime calls are held while it is read (about 150 bytes a kernel),
+ * then folded per device in start order into running unions; percentiles
+ * keep 16 bytes a launch. README.md, "tracetool breakdown", gives every
+ * definition.
  */
 #ifndef TRACETOOL_BREAKDOWN_H
 #define TRACETOOL_BREAKDOWN_H
@@ -181,9 +183,10 @@ TT_EXTERN(int) tt_breakdown_html(const tt_bd_result *res, const char *title, con
 TT_EXTERN(int) tt_bd_comm_pattern_check(const char *pattern, char *err, size_t cap);
 
 /* Compute without printing; free with tt_bd_result_free (also after an
- * error). A file or "-" is ingested into a lean temporary database first
- * (the runtime-call links need the SQL passes of an ingest); a directory:
- * every trace file under it. TT_ENOTFOUND when no trace has GPU activity. */
+ * error). A file is read without a database unless its links need the SQL
+ * passes of an ingest (then, and for "-", through a temporary one); a
+ * directory: every trace file under it, in turn. TT_ENOTFOUND when no
+ * trace has GPU activity. */
 TT_EXTERN(int) tt_breakdown_db_result(tt_db *db, const tt_bd_options *opts, tt_bd_result *res);
 TT_EXTERN(int) tt_breakdown_file_result(const char *path, const tt_bd_options *opts,
                                         tt_bd_result *res);

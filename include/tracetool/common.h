@@ -81,6 +81,7 @@ TT_EXTERN(void) tt_error_format(const tt_error *e, char *buf, size_t size);
  *   "timing"       phase times of ingest and memtimeline       TT_LOG_INFO
  *   "averages"     which way averages read a file              TT_LOG_DEBUG
  *   "memtimeline"  where memtimeline's events came from        TT_LOG_DEBUG
+ *   "breakdown"    which way breakdown read each trace file    TT_LOG_DEBUG
  * (the tracetool program prints them with TT_TIMING=1, TT_DEBUG_AVG=1 and
  * TT_DEBUG_MEMTL=1 in its environment).
  *

@@ -19,8 +19,9 @@
  * A step is the span [ts, ts + dur] of the trace's CPU ProfilerStep#N slice;
  * an event belongs to the chosen steps when its start lies in one of them,
  * except a GPU activity launched by a runtime call (gpu_ops.runtime_id),
- * which goes with that call's start. Rows are streamed out of SQLite (ordered
- * by trace, then ts), so memory does not grow with the trace.
+ * which goes with that call's start. Each trace's rows are sorted by ts in
+ * bounded memory (sorted runs in an anonymous file in $TMPDIR, merged as the
+ * file is written), so memory does not grow with the trace.
  */
 #ifndef TRACETOOL_EXPORT_H
 #define TRACETOOL_EXPORT_H
@@ -82,8 +83,9 @@ TT_EXTERN(const char *) tt_export_kind_name(int kind);
  */
 TT_EXTERN(int) tt_export_db(tt_db *db, const tt_export_options *o, const char *out_path,
                             tt_export_result *res);
-/* The same from trace files and directories of them (*.json, *.gz), read
- * into one temporary database first. */
+/* The same from trace files and directories of them (*.json, *.gz), each
+ * read as it streams; standard input, a pipe, or a file whose rows need the
+ * links only the store's passes make goes through a temporary database. */
 TT_EXTERN(int) tt_export_files(const char *const *inputs, size_t n, const tt_export_options *o,
                                const char *out_path, tt_export_result *res);
 

@@ -660,7 +660,7 @@ def check_file_paths(tmp, root):
         C.eq(how, "stream", "df_index_resolver: read without a database")
         same_as_db("df_index_resolver streamed", f, rows)
         how, rows = averages_path(f, ["--group-by-stack", "3"])
-        C.eq(how, "--group-by-stack reads the args", "--group-by-stack: through a database")
+        C.eq(how, "stream", "--group-by-stack: read without a database (args and all)")
         same_as_db("df_index_resolver --group-by-stack", f, rows, ["--group-by-stack", "3"])
     # a parent op written after its children of the same start (and a tie
     # group across a block of the op spool): linked in the stream
@@ -713,6 +713,24 @@ def check_file_paths(tmp, root):
         how, rows = averages_path(f)
         C.eq(how, want, name + ": how the file was read")
         same_as_db(name, f, rows)
+    # an op with a negative dur that launched a kernel: its device records
+    # cannot sort beside it, so its device time is summed in a first reading
+    # and the file read again, still without a database
+    neg = [X("aten::mm", 10, -5), RT(10, 7, dur=0), K(13, 7, dur=4), X("aten::add", 20, 5),
+           RT(21, 8), K(30, 8, dur=6)]
+    f = os.path.join(tmp, "neg.json")
+    with open(f, "w") as fh:
+        json.dump({"traceEvents": neg}, fh)
+    cp = te.run_tool(["averages", "--format", "json", "--row-limit", "-1", f],
+                     env={"TT_DEBUG_AVG": "1"})
+    C.eq([ln for ln in te.stderr_lines(cp) if ln.startswith("averages: ")],
+         ["averages: ops with a negative dur: read three times",
+          "averages: read without a database"], "negative dur: how the file was read")
+    rows = json.loads(cp.stdout.decode("utf-8"))["traces"][0]["rows"] if cp.returncode == 0 else None
+    same_as_db("negative dur", f, rows)
+    dev = {r["name"]: r["self_device_time_total_us"] for r in rows or []}
+    C.check(dev.get("aten::mm") == 4.0 and dev.get("aten::add") == 6.0,
+            "negative dur: each op keeps its own kernel's time: %r" % (dev,))
 
 
 def RT(ts, corr, name="cudaLaunchKernel", dur=2):

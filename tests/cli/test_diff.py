@@ -40,6 +40,9 @@ figures for this pair (76.8 -> 116.7 ms, p = 1/252 with 5 steps a side).
   parsing (re-indented, sorted keys, a future schema named), keys kept whole;
   --gate with an empty item; a memory timeline named as one; times near the
   ends of int64 (UBSan).
+- issue 24: a trace file and each file of a rank directory are read without
+  a temporary database (TT_DEBUG_DIFF); a database gives the same result; a
+  file whose rows need the SQL passes goes through one, to the same result.
 - issue 22: op and kernel names with quotes, <, ]]>, newlines, ::, %0A, ESC
   keep every format valid (JSON, JUnit names round-trip, one GitHub command
   per line with no raw control character, CSV); --format table and csv;
@@ -425,6 +428,10 @@ def check_summary(d):
     C.eq((p.returncode, p.stdout), (0, b""), "--save-summary with one side: exit 0, no report")
     C.check(os.path.getsize(cs) < os.path.getsize(CTRL) / 10, "the summary is small",
             os.path.getsize(cs))
+    with open(cs, encoding="utf-8") as f:
+        keys = [(k["kind"], k["key"].encode("utf-8")) for k in json.load(f)["keys"]]
+    C.check(len(keys) > 10 and keys == sorted(keys),
+            "the summary's keys sorted by kind and key (a stable baseline file)", keys[:4])
     want = run(["--allow-env-mismatch", "--format", "json", CTRL, TEST]).stdout
     got = run(["--allow-env-mismatch", "--format", "json", cs, TEST]).stdout
     C.check(got == want, "summary vs trace: the same JSON as trace vs trace")
@@ -1200,6 +1207,82 @@ def check_shift(d):
                  "%s: --fail-on-inconclusive exits 6" % name)
 
 
+def read_ways(args):
+    """(process, the TT_DEBUG_DIFF lines): which way diff read each file"""
+    p = subprocess.run([TOOL, "diff"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, TT_DEBUG_DIFF="1"))
+    return p, [ln for ln in p.stderr.decode().splitlines() if ln.startswith("diff: ")]
+
+
+def result_of(p):
+    """a JSON report without the inputs' names"""
+    doc = json.loads(p.stdout)
+    return [doc["metrics"], doc["rows"], doc["exit_code"]]
+
+
+def check_no_temp_db(d):
+    """issue 24: a trace file, and each file of a rank directory, is read as
+    the ingest's rows, never through a temporary database (TT_DEBUG_DIFF
+    says which way each file went); a database hands the same rows; a file
+    whose rows need the SQL passes (runtime calls to relink: its events in
+    reverse order) goes through one and gives what the file in order gives"""
+    p, ways = read_ways(["--format", "json", TEST, TEST])
+    C.eq(p.returncode, 0, "diff TEST TEST: exit 0")
+    C.eq(ways, ["diff: %s: read without a database" % TEST] * 2,
+         "diff TEST TEST: both sides read without a database")
+    ranks = os.path.join(SHARED, "testdata", "param", "dlrm_8rank", "kineto")
+    if os.path.isdir(ranks):
+        files = sorted(os.listdir(ranks))
+        pr, ways = read_ways(["--format", "json", ranks, ranks])
+        C.eq(pr.returncode, 0, "diff of a rank directory: exit 0")
+        C.eq(sorted(ways), sorted(["diff: %s: read without a database" % os.path.join(ranks, f)
+                                   for f in files] * 2),
+             "a rank directory: every file read without a database")
+    db = os.path.join(d, "nt_test.db")
+    subprocess.run([TOOL, "ingest", "-q", db, TEST], check=True)
+    p2, ways = read_ways(["--format", "json", db, db])
+    C.eq(ways, [], "a database: no file read")
+    C.check(p2.returncode == 0 and result_of(p2) == result_of(p),
+            "a database gives what the file gives", p2.stderr.decode()[-300:])
+    sums = []
+    for src in (TEST, db):  # keys in the same order too (the rows' order)
+        out = os.path.join(d, "nt_sum.json")
+        subprocess.run([TOOL, "diff", "--save-summary", out, src], check=True)
+        with open(out) as f:
+            doc = json.load(f)
+        doc.pop("label")
+        sums.append(doc)
+    C.check(sums[0] == sums[1] and len(sums[0]["keys"]) > 50,
+            "a database's saved summary is the file's (but its label), keys in the same order")
+    a, b = os.path.join(d, "nt_order.json"), os.path.join(d, "nt_reversed.json")
+    evs = []
+    for s in range(6):  # aten::mm launches gemm_kernel, then aten::add
+        t = 1000 + 300 * s
+        evs += [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % s, "pid": 1,
+                 "tid": 1, "ts": t, "dur": 200},
+                {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + 5,
+                 "dur": 100},
+                {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                 "ts": t + 10, "dur": 10, "args": {"correlation": s + 1}},
+                {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1,
+                 "ts": t + 110, "dur": 30},
+                {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7,
+                 "ts": t + 120, "dur": 80 + s,
+                 "args": {"correlation": s + 1, "device": 0, "stream": 7}}]
+    for path, order in ((a, evs), (b, evs[::-1])):
+        with open(path, "w") as f:
+            json.dump({"schemaVersion": 1, "traceEvents": order}, f)
+    pa, ways_a = read_ways(["--format", "json", "--match", "op", a, a])
+    pb, ways_b = read_ways(["--format", "json", "--match", "op", b, b])
+    C.eq(ways_a, ["diff: %s: read without a database" % a] * 2, "a trace in order: streamed")
+    C.check(len(ways_b) == 2 and all(w.startswith("diff: %s: through a temporary database: " % b)
+                                     for w in ways_b),
+            "a trace whose rows need the SQL passes: through a temporary database", ways_b)
+    C.check(pa.returncode == 0 and pb.returncode == 0 and result_of(pa) == result_of(pb) and
+            any(r["key"] == "launched by aten::mm" for r in json.loads(pa.stdout)["rows"]),
+            "the same result either way (kernels by launching op)", (pa.stderr, pb.stderr))
+
+
 def main():
     for p in (CTRL, TEST):
         if not os.path.exists(p):
@@ -1234,6 +1317,7 @@ def main():
         C.section("slowest rank, single step", check_slowest_rank_single_step, d)
         C.section("side without steps", check_no_steps_side, d)
         C.section("shift beyond the runs' speed", check_shift, d)
+        C.section("no temporary database for a file", check_no_temp_db, d)
     return C.finish()
 
 

@@ -27,7 +27,9 @@ has the Trace Event Format fields of its phase (ph, ts, pid, tid, name; dur
 for X; id for s/t/f), pids and tids are integers, tids unique over the file
 and named; bad input and failures leave nothing behind; and, when headless
 Chromium is installed, the browser's own JSON.parse reads the file and the
-same field checks pass there.
+same field checks pass there. A trace file and a folder of them are read
+as rows, never through a temporary database (TT_DEBUG_EXPORT, and strace
+when installed); standard input goes through one and gives the same file.
 """
 
 import collections
@@ -487,6 +489,66 @@ def check_metadata(tmp):
     C.check("distributedInfo" not in doc, "eight ranks: no single distributedInfo at the top")
 
 
+# ---------------------------------------------------------------- no database
+
+TEST_TRACE = os.path.join(te.shared_dir(), "testdata", "hta", "trace_diff", "test", "test.json.gz")
+
+
+def temp_dbs(trace_file):
+    """the temporary databases (tracetool-export-*, tracetool-db-*, SQLite's
+    etilqs_*) an strace -f -e trace=openat log shows opened"""
+    with open(trace_file, errors="replace") as f:
+        return [l.strip() for l in f if "openat" in l and
+                re.search(r"tracetool-(export|db|input)-|etilqs_", l)]
+
+
+def check_no_database(tmp):
+    """A trace file and a directory of them are read as rows, never through a
+    temporary database: TT_DEBUG_EXPORT says which way each file went, and
+    strace (when installed) sees no temporary database opened. Standard input
+    (read once) still goes through one, with the same output."""
+    cases = [("torch.compile file", TEST_TRACE), ("8-rank folder", DLRM)]
+    for label, src in cases:
+        if not os.path.exists(src):
+            C.skip(label, "no " + src)
+            continue
+        out = os.path.join(tmp, "nodb.json")
+        p = run([src, out], env={"TT_DEBUG_EXPORT": "1"})
+        if not exports_ok(p, "no database, " + label):
+            continue
+        lines = te.stderr_lines(p)
+        ways = [l for l in lines if l.startswith("export: ")]
+        nfiles = 8 if os.path.isdir(src) else 1
+        C.eq(len([l for l in ways if l.endswith(": read without a database")]), nfiles,
+             label + ": every file read without a database")
+        C.eq([l for l in ways if "temporary database" in l], [],
+             label + ": none through a temporary database")
+        strace = shutil.which("strace")
+        if not strace:
+            C.skip(label + ": strace", "strace is not installed")
+            continue
+        log = os.path.join(tmp, "strace.txt")
+        sp = subprocess.run([strace, "-f", "-qq", "-e", "trace=openat", "-o", log,
+                             te.tracetool_path(), "export", src, out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        if sp.returncode != 0 and b"ptrace" in sp.stderr:
+            C.skip(label + ": strace", "ptrace is not permitted here")
+            continue
+        C.eq(sp.returncode, 0, label + ": export under strace")
+        C.eq(temp_dbs(log), [], label + ": no temporary database opened")
+    if os.path.exists(TEST_TRACE):
+        a, b = os.path.join(tmp, "file.json"), os.path.join(tmp, "stdin.json")
+        exports_ok(run([TEST_TRACE, a]), "stdin: from the file")
+        with open(TEST_TRACE, "rb") as f:
+            p = run(["-", b], stdin=f, env={"TT_DEBUG_EXPORT": "1"})
+        if exports_ok(p, "stdin: from standard input"):
+            C.check(any("temporary database: not a regular file" in l for l in te.stderr_lines(p)),
+                    "stdin: read once, through a temporary database", te.stderr_lines(p))
+            with open(a, "rb") as x, open(b, "rb") as y:
+                C.check(x.read().replace(b'"test.json.gz"', b'"-"') == y.read(),
+                        "stdin: the same file as from the file (but its name, '-')")
+
+
 def main():
     if not os.path.isdir(DLRM):
         C.skip("export", "no shared test data at " + DLRM)
@@ -499,6 +561,7 @@ def main():
         C.section("base time", check_base_time, tmp)
         C.section("metadata", check_metadata, tmp)
         C.section("failures", check_failures, tmp, os.path.join(tmp, "dlrm.db"))
+        C.section("no database", check_no_database, tmp)
         if out.get("db"):
             C.section("browser", check_browser, tmp, out["db"])
     finally:

@@ -340,12 +340,12 @@ def check_tmpdir(d):
     body = tail[tail.index("[") + 1:tail.rindex("]")]
     with open(big, "w") as f:
         f.write(head + '"traceEvents": [' + ",".join([body] * 40) + "]}")
-    # kernels reads its input into a temporary database in TMPDIR. From
-    # standard input, given half the trace, it holds that database open while
-    # it waits for the rest: its mode is read then, whatever the machine's
-    # speed (a directory scan while a fast run goes by saw nothing, and the
-    # check passed on an empty list)
-    p = subprocess.Popen([TOOL, "kernels", "--by", "op", "-"], env=env, stdin=subprocess.PIPE,
+    # averages reads standard input (which it cannot read twice) into a
+    # temporary database in TMPDIR. Given half the trace, it holds that
+    # database open while it waits for the rest: its mode is read then,
+    # whatever the machine's speed (a directory scan while a fast run goes by
+    # saw nothing, and the check passed on an empty list)
+    p = subprocess.Popen([TOOL, "averages", "-"], env=env, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdin.write(raw[:len(raw) // 2])
     p.stdin.flush()
@@ -355,7 +355,7 @@ def check_tmpdir(d):
         seen = open_temp_files(p.pid, tmpdir)
         time.sleep(0.01)
     p.communicate(raw[len(raw) // 2:], timeout=600)
-    C.eq(p.returncode, 0, "kernels --by op - with TMPDIR set: exit 0")
+    C.eq(p.returncode, 0, "averages - with TMPDIR set: exit 0")
     C.check(seen and all(m & 0o077 == 0 for m in seen.values()),
             "temporary files are 0600 (at least one seen)", seen)
     C.eq(temp_files(tmpdir), [], "nothing left in TMPDIR after the run")
@@ -377,7 +377,8 @@ def check_tmpdir(d):
         C.eq(temp_files(tmpdir), [], "%s interrupted: nothing left in TMPDIR" % cmd[0])
     # an unusable TMPDIR (a full disk, a read-only one; /sys refuses new files
     # even to root): one clear line naming it, not "Success"
-    cp = run(["kernels", "--by", "op", TRACE], env=dict(os.environ, TMPDIR="/sys"))
+    with open(TRACE, "rb") as f:
+        cp = run(["averages", "-"], env=dict(os.environ, TMPDIR="/sys"), input=f.read())
     err = cp.stderr.decode()
     C.check(cp.returncode == 4 and "/sys" in err and "Success" not in err
             and err.count("\n") == 1, "unusable TMPDIR: exit 4, one line naming it",

@@ -1,27 +1,33 @@
 #!/usr/bin/env python3
 """`memtimeline FILE` and `memtimeline DB` give the same timeline.
 
-`memtimeline FILE` does not store the trace's ops: it walks them while the file
-is read (analyze/memtimeline/memtimeline_stream.c) and falls back to a temporary database
-with the ops when they are not in the order that walk needs. `memtimeline DB`
-walks the ops of a database. For each trace below, the JSON timeline of the
-file (per option set) must equal the one of the database that `tracetool
-ingest` made of it, and the route the file took (TT_DEBUG_MEMTL) must be the
-one expected, so both routes are covered:
+Both read the trace as rows (analyze/memtimeline/memtimeline_stream.c): a file
+through the ingest's rows without SQLite, a database through its stored rows.
+Only a 'B' slice closed after its row was handed over sends a file through a
+temporary database. For each trace below, the JSON timeline of the file (per
+option set) must equal the one of the database that `tracetool ingest` made
+of it, and the route the file took (TT_DEBUG_MEMTL) must be the one
+expected, so every route is covered:
 
 - hta/df_index_resolver (Kineto writes its [memory] events after the ops):
-  streamed;
+  rows;
 - kineto/tb_plugin_2021-06 and the repository's resnet50 trace (ops out of
-  time order on a thread): the fallback;
+  time order on a thread): rows, those threads' ops sorted;
 - a trace made here with two threads, events before and after the ops of
-  their thread and nested ops: streamed; the same trace with one op moved
-  out of order: the fallback; with the threads' [memory] events in two runs
-  of time order: streamed (the runs merged); in 70 runs: the ops streamed,
-  the events read from the database; with a "Bytes" given as a string:
-  streamed.
+  their thread and nested ops: rows; the same trace with one op moved out of
+  order: the ops sorted; with the threads' [memory] events in two runs of
+  time order: rows (the runs merged); in 70 runs: the events sorted; with a
+  "Bytes" given as a string: rows;
+- a 'B' slice closed 60,000 events later: the temporary database.
+
+A file read as rows must open no temporary database: with strace on the
+machine, no tracetool-db-*, tracetool-input-* or SQLite etilqs_* file may be
+opened (the reader's tracetool-spool-* files are fine).
 """
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,8 +40,11 @@ import trace_expect as te  # noqa: E402
 C = te.Checker("memtimeline_paths")
 SHARED = te.shared_dir()
 TOOL = te.tracetool_path()
-FALLBACK = "the ops go to a database"
-DB_EVENTS = "the events come from the database"
+FALLBACK = "through a temporary database"
+OPS_SORTED = "sorted (out of time order)"
+EVENTS_SORTED = "events sorted by time"
+ROWS = "read from the file's rows"
+TEMP_DB = re.compile(r"tracetool-(db|input|crosscheck)-|etilqs_")
 
 
 def made_trace(path, disorder, threads=2, mem_order=1, text_bytes=False):
@@ -75,16 +84,50 @@ def made_trace(path, disorder, threads=2, mem_order=1, text_bytes=False):
         json.dump({"schemaVersion": 1, "traceEvents": evs}, f)
 
 
+def late_b_trace(path):
+    """a 'B' ProfilerStep closed 60,000 ops later (its row is handed over
+    before its end), allocations among the ops"""
+    evs = [{"ph": "B", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 1,
+            "ts": 0}]
+    for i in range(60000):
+        evs.append({"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 7, "tid": 1,
+                    "ts": 10 + 10 * i, "dur": 5})
+        if i % 1000 == 0:
+            evs.append({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7,
+                        "tid": 1, "ts": 12 + 10 * i, "s": "t",
+                        "args": {"Device Type": 1, "Device Id": 0, "Addr": 1000 + i,
+                                 "Bytes": 512 if i % 2000 else -512, "Total Allocated": 0,
+                                 "Total Reserved": 0}})
+    evs.append({"ph": "E", "pid": 7, "tid": 1, "ts": 10 + 10 * 60000})
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": evs}, f)
+
+
 def route(path, out):
-    """fallback (the ops into a database), db-events (the ops walked while
-    reading, the events then read from the database) or streamed"""
+    """fallback (a temporary database), ops-sorted, events-sorted or rows"""
     env = dict(os.environ, TT_DEBUG_MEMTL="1")
     p = subprocess.run([TOOL, "memtimeline", path, out], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, env=env)
     err = p.stderr.decode()
     if FALLBACK in err:
         return p.returncode, "fallback"
-    return p.returncode, "db-events" if DB_EVENTS in err else "streamed"
+    if ROWS not in err:
+        return p.returncode, "unknown: " + err
+    if OPS_SORTED in err:
+        return p.returncode, "ops-sorted"
+    return p.returncode, "events-sorted" if EVENTS_SORTED in err else "rows"
+
+
+def temp_dbs(path, out, d):
+    """the temporary databases `memtimeline path out` opens (strace), None
+    without strace"""
+    if not shutil.which("strace"):
+        return None
+    log = os.path.join(d, "strace.log")
+    subprocess.run(["strace", "-f", "-e", "trace=openat", "-o", log, TOOL, "memtimeline",
+                    path, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(log) as f:
+        return [ln.strip() for ln in f if TEMP_DB.search(ln)]
 
 
 def compare(label, path, want_route, opt_sets, d):
@@ -94,6 +137,13 @@ def compare(label, path, want_route, opt_sets, d):
     subprocess.run([TOOL, "ingest", "-q", db, path], check=True)
     rc, how = route(path, os.path.join(d, "r.json"))
     C.eq(how, want_route, "%s: route" % label)
+    opened = temp_dbs(path, os.path.join(d, "r.json"), d)
+    if opened is None:
+        C.skip("%s: no temporary database" % label, "no strace")
+    elif want_route == "fallback":
+        C.check(opened, "%s: the fallback opens a temporary database" % label)
+    else:
+        C.eq(opened, [], "%s: no temporary database opened" % label)
     for opts in opt_sets:
         a, b = os.path.join(d, "file.json"), os.path.join(d, "db.json")
         pa = subprocess.run([TOOL, "memtimeline"] + opts + [path, a], stdout=subprocess.PIPE,
@@ -114,24 +164,27 @@ def main():
             p = os.path.join(d, "made%d.json" % disorder)
             made_trace(p, disorder)
             C.section("made %d" % disorder, compare, "made trace%s" % (" (disorder)" if disorder else ""),
-                      p, "fallback" if disorder else "streamed", sets + [["--device", "cpu"]], d)
+                      p, "ops-sorted" if disorder else "rows", sets + [["--device", "cpu"]], d)
         # the events of a device from the spill of the stream, in 2 runs
         # merged by time, in 70 runs (over 64: from the database), and with
         # a size that is not a number (the reader leaves it null: not an
         # event of the passes, either way)
-        for name, kw, want in [("two runs", dict(mem_order=-1), "streamed"),
-                               ("70 runs", dict(threads=70, mem_order=-1), "db-events"),
-                               ("text bytes", dict(text_bytes=True), "streamed")]:
+        for name, kw, want in [("two runs", dict(mem_order=-1), "rows"),
+                               ("70 runs", dict(threads=70, mem_order=-1), "events-sorted"),
+                               ("text bytes", dict(text_bytes=True), "rows")]:
             p = os.path.join(d, "made_%s.json" % name.replace(" ", "_"))
             made_trace(p, 0, **kw)
             C.section("made " + name, compare, "made trace (%s)" % name, p, want,
                       sets + [["--device", "cpu"]], d)
+        p = os.path.join(d, "late_b.json")
+        late_b_trace(p)
+        C.section("late B", compare, "made trace (B closed late)", p, "fallback", sets, d)
         real = [
             (os.path.join(SHARED, "testdata", "hta", "df_index_resolver", "df_index_resolver.json.gz"),
-             "streamed"),
+             "rows"),
             (os.path.join(SHARED, "testdata", "kineto", "tb_plugin_2021-06",
-                          "worker0.1623143089861.pt.trace.json.gz"), "fallback"),
-            (os.path.join(ROOT, "testdata", "kineto", "resnet50_2021-06_trace.json.gz"), "fallback"),
+                          "worker0.1623143089861.pt.trace.json.gz"), "ops-sorted"),
+            (os.path.join(ROOT, "testdata", "kineto", "resnet50_2021-06_trace.json.gz"), "ops-sorted"),
         ]
         for path, want in real:
             if not os.path.exists(path):

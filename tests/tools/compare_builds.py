@@ -49,6 +49,10 @@ KERNELS = [
 ]
 INFO = [[], ["--format", "json"]]
 MEMTL = [[], ["--no-categories"], ["--device", "cpu"]]
+EXPORT = [[], ["--steps", "0-1000000"], ["--steps", "2-3"]]
+# directories of traces (multi-rank jobs) exported as one file
+EXPORT_DIRS = ["param/dlrm_8rank/kineto", "hta/trace_diff/control"]
+EXPORT_DB = [["--rank", "0,1"], ["--trace", "2"], ["--rank", "3", "--steps", "0-1000000"]]
 
 # (ET, Kineto) pairs of the shared data
 PAIRS = [
@@ -66,6 +70,32 @@ PAIRS = [
           "worker6_step_12.1694128201553.pt.trace.json.gz",
           "worker7_step_12.1694128201553.pt.trace.json.gz"])]
 CROSS = [[], ["--format", "json"], ["--strict"], ["--key", "external", "--limit", "5"]]
+# diff: INPUT against itself, and one side's samples and keys as a saved summary
+DIFF = [
+    [],
+    ["--format", "json"],
+    ["--match", "shape", "--format", "csv"],
+    ["--match", "op", "--step-clock", "cpu", "--format", "csv"],
+    ["--match", "name", "--format", "csv"],
+    ["--save-summary", "{OUT}.json"],
+]
+# diff of directories of per-rank traces (BASE, NEW, options)
+DIFF_DIRS = [
+    ("hta/trace_compare/base", "hta/trace_compare/test", []),
+    ("param/dlrm_8rank/kineto", "param/dlrm_8rank/kineto", []),
+    ("param/dlrm_8rank/kineto", "param/dlrm_8rank/kineto", ["--rank-agg", "each", "--format", "json"]),
+    ("hta/trace_diff/control", "hta/trace_diff/test", ["--allow-env-mismatch", "--format", "json"]),
+]
+# breakdown: every file, and directories of per-rank traces (path, options)
+BREAKDOWN = [
+    [],
+    ["--by", "step", "--format", "json"],
+    ["--by", "stream", "--format", "csv"],
+    ["--steps", "0-1000000", "--format", "markdown"],
+    ["--comm-pattern", "gemm|Memcpy", "--format", "json", "--row-limit", "5"],
+    ["--rank", "0", "--kernel-wait", "1000"],
+]
+BREAKDOWN_DIRS = ["hta/trace_compare/base", "hta/critical_path", "param/dlrm_8rank/kineto"]
 
 TMP_RE = re.compile(rb"(/tmp|/var/tmp)/[A-Za-z0-9_.\-/]*|[0-9.]+ ?(s|ms|MB/s)\b")
 
@@ -113,6 +143,32 @@ def jobs_for(shared, dbpath, only):
         if want("memtimeline"):
             jobs += [("memtimeline %s %s" % (" ".join(o), name),
                       ["memtimeline"] + o + [path, "{OUT}.json"]) for o in MEMTL]
+        if want("diff"):
+            jobs += [("diff %s %s" % (" ".join(o), name),
+                      ["diff"] + o + [path] + ([] if "--save-summary" in o else [path]))
+                     for o in DIFF]
+        if want("export"):
+            jobs += [("export %s %s" % (" ".join(o), name),
+                      ["export"] + o + [path, "{OUT}.json"]) for o in EXPORT]
+            if name == "DB":
+                jobs += [("export %s DB" % " ".join(o), ["export"] + o + [path, "{OUT}.json"])
+                         for o in EXPORT_DB]
+    if want("export"):
+        for d in EXPORT_DIRS:
+            if os.path.isdir(os.path.join(td, d)):
+                jobs += [("export %s %s/" % (" ".join(o), d),
+                          ["export"] + o + [os.path.join(td, d), "{OUT}.json"]) for o in EXPORT]
+    if want("diff"):
+        for b, n, o in DIFF_DIRS:
+            jobs.append(("diff %s %s %s" % (" ".join(o), b, n),
+                         ["diff"] + o + [os.path.join(td, b), os.path.join(td, n)]))
+    if want("breakdown"):
+        for name, path in inputs:
+            jobs += [("breakdown %s %s" % (" ".join(o), name), ["breakdown"] + o + [path])
+                     for o in BREAKDOWN]
+        for d in BREAKDOWN_DIRS:
+            jobs += [("breakdown %s %s" % (" ".join(o), d),
+                      ["breakdown"] + o + [os.path.join(td, d)]) for o in BREAKDOWN]
     if want("crosscheck"):
         for et, k in PAIRS:
             etp, kp = os.path.join(td, et), os.path.join(td, k)

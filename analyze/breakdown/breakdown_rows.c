@@ -1,0 +1,327 @@
+/*
+ * analyze/breakdown/breakdown_rows.c - the rows breakdown reads (a consumer of
+ * tt__rowsink, store/ingest_rows.h) and its inputs: a trace file
+ * (tt__ingest_rows: the ingest's decoding and links, no SQLite), a
+ * directory (each trace file in turn) and a database (breakdown_db.c).
+ *
+ * Of each trace it keeps its strings, the names of its cpu_op slices, its
+ * ProfilerStep#N slices, its runtime calls and its kernels, memcpys and
+ * memsets; the links (GPU activity -> runtime call, -> CPU op -> name) are
+ * resolved when the trace is over, so the order in which the tables come
+ * does not matter. A file whose rows need the SQL passes of an ingest
+ * (res.needs_db) goes through a temporary database and tt__db_rows, into the
+ * same consumer. Which way a file went is logged (topic "breakdown",
+ * TT_DEBUG_BD=1 in tracetool's environment; tests check it).
+ */
+#include "common/compat.h"
+#include "common/log.h"
+#include "analyze/breakdown/breakdown_state.h"
+#include "store/ingest_rows.h"
+#include "tracetool/store.h"
+
+#include <ctype.h>
+#include <sys/stat.h>
+
+/* ---- the consumer ---- */
+
+static int oom(void)
+{
+    return tt_error_set(TT_ENOMEM, "out of memory");
+}
+
+static int64_t int_or(const tt__cell *c, int64_t dflt)
+{
+    return c->type == TT_CELL_INT ? c->i : dflt;
+}
+
+static int text_is(const tt__cell *c, const char *text, const char *s, size_t n)
+{
+    return c->type == TT_CELL_TEXT && c->len == n && !memcmp(text + c->i, s, n);
+}
+
+static int rd_string(struct bd_read *rd, const tt__cell *row, const char *text)
+{
+    int64_t id = int_or(&row[TT_C_STR_ID], -1);
+    const tt__cell *c = &row[TT_C_STR_S];
+    size_t len = c->type == TT_CELL_TEXT ? c->len : 0;
+    if (id < 0)
+        return 0;
+    if ((uint64_t)id >= rd->nsoff) {
+        size_t cap = rd->nsoff ? rd->nsoff : 256, *n;
+        while (cap <= (uint64_t)id)
+            cap *= 2;
+        if (!(n = realloc(rd->soff, cap * sizeof(*n))))
+            return oom();
+        memset(n + rd->nsoff, 0, (cap - rd->nsoff) * sizeof(*n));
+        rd->soff = n;
+        rd->nsoff = cap;
+    }
+    if (rd->ntext + len + 1 > rd->atext) {
+        size_t cap = rd->atext ? rd->atext : 4096;
+        char *n;
+        while (cap < rd->ntext + len + 1)
+            cap *= 2;
+        if (!(n = realloc(rd->text, cap)))
+            return oom();
+        rd->text = n;
+        rd->atext = cap;
+    }
+    if (len)
+        memcpy(rd->text + rd->ntext, text + c->i, len);
+    rd->text[rd->ntext + len] = '\0';
+    rd->soff[id] = rd->ntext + 1;
+    rd->ntext += len + 1;
+    if (text_is(c, text, "cpu_op", 6))
+        rd->sid_cpu_op = id;
+    else if (text_is(c, text, "Operator", 8))
+        rd->sid_operator = id;
+    return 0;
+}
+
+static int push_ref(struct bd_ref **v, size_t *n, size_t *a, int64_t id, int64_t name,
+                    int64_t ts, int64_t dur)
+{
+    if (TT_ALLOC_GROW(*v, *n + 1, *a) < 0)
+        return oom();
+    (*v)[*n].id = id;
+    (*v)[*n].name = name;
+    (*v)[*n].ts = ts;
+    (*v)[*n].dur = dur;
+    (*n)++;
+    return 0;
+}
+
+/* a slice: the name of a cpu_op (for the op that launched a kernel), a
+ * ProfilerStep#N span (as tt__step_spans: GLOB 'ProfilerStep#[0-9]*', with
+ * ts and dur) */
+static int rd_slice(struct bd_read *rd, const tt__cell *row)
+{
+    int64_t cat = int_or(&row[TT_C_SL_CAT], 0), name = int_or(&row[TT_C_SL_NAME], 0);
+    const char *nm;
+    int rc = 0;
+    if (cat > 0 && (cat == rd->sid_cpu_op || cat == rd->sid_operator))
+        rc = push_ref(&rd->ops, &rd->nops, &rd->aops, int_or(&row[TT_C_SL_ID], 0), name, 0, 0);
+    nm = tt__bd_str(rd, name);
+    if (rc == 0 && nm[0] == 'P' && !strncmp(nm, "ProfilerStep#", 13) &&
+        isdigit((unsigned char)nm[13]) && row[TT_C_SL_TS].type == TT_CELL_INT &&
+        row[TT_C_SL_DUR].type == TT_CELL_INT)
+        rc = push_ref(&rd->steps, &rd->nsteps, &rd->asteps, int_or(&row[TT_C_SL_ID], 0),
+                      strtoll(nm + 13, NULL, 10), row[TT_C_SL_TS].i, row[TT_C_SL_DUR].i);
+    return rc;
+}
+
+static int rd_runtime(struct bd_read *rd, const tt__cell *row)
+{
+    struct bd_rt *c;
+    if (row[TT_C_RT_ID].type != TT_CELL_INT)
+        return 0;
+    if (TT_ALLOC_GROW(rd->rt, rd->nrt + 1, rd->art) < 0)
+        return oom();
+    c = &rd->rt[rd->nrt++];
+    c->id = row[TT_C_RT_ID].i;
+    c->has_ts = row[TT_C_RT_TS].type == TT_CELL_INT;
+    c->has_dur = row[TT_C_RT_DUR].type == TT_CELL_INT;
+    c->ts = int_or(&row[TT_C_RT_TS], 0);
+    c->dur = int_or(&row[TT_C_RT_DUR], 0);
+    c->name = int_or(&row[TT_C_RT_NAME], 0);
+    return 0;
+}
+
+/* a kernel, memcpy or memset with ts and dur */
+static int rd_gpu(struct bd_read *rd, const tt__cell *row, const char *text)
+{
+    const tt__cell *k = &row[TT_C_GPU_KIND];
+    struct bd_raw *g;
+    int kind = text_is(k, text, "kernel", 6)   ? BD_KIND_KERNEL
+               : text_is(k, text, "memcpy", 6) ? BD_KIND_MEMCPY
+               : text_is(k, text, "memset", 6) ? BD_KIND_MEMSET
+                                               : 0;
+    if (!kind || row[TT_C_GPU_TS].type != TT_CELL_INT || row[TT_C_GPU_DUR].type != TT_CELL_INT)
+        return 0;
+    if (TT_ALLOC_GROW(rd->gpu, rd->ngpu + 1, rd->agpu) < 0)
+        return oom();
+    g = &rd->gpu[rd->ngpu++].raw;
+    g->device = int_or(&row[TT_C_GPU_DEVICE], -1);
+    g->stream = int_or(&row[TT_C_GPU_STREAM], -1);
+    g->ts = row[TT_C_GPU_TS].i;
+    g->dur = row[TT_C_GPU_DUR].i;
+    g->rt = int_or(&row[TT_C_GPU_RUNTIME_ID], 0);
+    g->op = int_or(&row[TT_C_GPU_OP_ID], 0);
+    g->name = int_or(&row[TT_C_GPU_NAME], 0);
+    g->kind = kind;
+    return 0;
+}
+
+static int bd_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                   const char *text)
+{
+    struct bd_read *rd = &((struct bd_run *)ctx)->rd;
+    int r, rc = 0;
+    for (r = 0; rc == 0 && r < nrows; r++) {
+        const tt__cell *row = cells + (size_t)r * (size_t)ncols;
+        switch (table) {
+        case TT_ROWS_STR: rc = rd_string(rd, row, text); break;
+        case TT_ROWS_SLICE: rc = rd_slice(rd, row); break;
+        case TT_ROWS_RUNTIME: rc = rd_runtime(rd, row); break;
+        case TT_ROWS_GPU: rc = rd_gpu(rd, row, text); break;
+        default: break;
+        }
+    }
+    return rc;
+}
+
+void tt__bd_read_reset(struct bd_read *rd)
+{
+    free(rd->text);
+    free(rd->soff);
+    free(rd->gpu);
+    free(rd->rt);
+    free(rd->ops);
+    free(rd->steps);
+    tt__i64map_free(&rd->fam_of);
+    tt__i64map_free(&rd->op_of);
+    memset(rd, 0, sizeof(*rd));
+}
+
+int tt__bd_trace_end(struct bd_run *r, int64_t id, int64_t rank, tt_trace_format fmt)
+{
+    struct bd_trace *t;
+    int rc;
+    if (!r->seen++)
+        snprintf(r->first_fmt, sizeof(r->first_fmt), "%s", tt_format_name(fmt));
+    if ((fmt != TT_FMT_CHROME && fmt != TT_FMT_CHROME_ARRAY) ||
+        (r->o->trace_id && id != r->o->trace_id) || (r->o->rank >= 0 && rank != r->o->rank)) {
+        tt__bd_read_reset(&r->rd);
+        return 0;
+    }
+    if (TT_ALLOC_GROW(r->tr, r->ntr + 1, r->atr) < 0)
+        return oom();
+    t = &r->tr[r->ntr++];
+    memset(t, 0, sizeof(*t));
+    t->id = id;
+    t->rank = rank;
+    if ((rc = tt__bd_steps(&r->rd, t)) == 0)
+        rc = tt__bd_sweep(r, t);
+    tt__bd_read_reset(&r->rd);
+    return rc;
+}
+
+void tt__bd_sink(struct bd_run *r, tt__rowsink *sink)
+{
+    memset(sink, 0, sizeof(*sink));
+    sink->ctx = r;
+    sink->rows = bd_rows;
+}
+
+/* ---- the inputs ---- */
+
+int tt__bd_run_init(struct bd_run *r, const tt_bd_options *o, tt_bd_result *res)
+{
+    memset(res, 0, sizeof(*res));
+    memset(r, 0, sizeof(*r));
+    r->o = o;
+    r->res = res;
+    r->no_op = -1;
+    res->by = o->by;
+    res->kernel_wait_ns = o->kernel_wait_ns;
+    res->steps_set = o->steps_set;
+    res->step_from = o->step_from;
+    res->step_to = o->step_to;
+    res->slowest = res->most_compute = (size_t)-1;
+    return o->version >= 2 ? tt_comm_rules_compile(&r->comm, o->comm_patterns, o->ncomm_patterns)
+                           : 0;
+}
+
+/* one file through a temporary database (the same consumer, its rows from
+ * tt__db_rows); why: for the log */
+static int via_db(struct bd_run *r, const char *path, int64_t id, const char *why)
+{
+    tt__rowsink sink;
+    tt__db_trace *tl = NULL;
+    tt_db *db;
+    size_t n = 0;
+    int rc;
+    tt__log(TT_LOG_DEBUG, "breakdown", "%s: through a temporary database: %s", path, why);
+    if ((rc = tt__open_ingested_temp_tap(&db, path, TT_READ_NO_ARGS, TT__BD_SKIP, NULL)) < 0)
+        return rc;
+    tt__bd_sink(r, &sink);
+    if ((rc = tt__db_traces(db, &tl, &n)) == 0 && n &&
+        (rc = tt__db_rows(db, tl[0].id, &sink, TT__BD_SKIP | TT_ROWS_NO_ARGS, NULL)) == 0)
+        rc = tt__bd_trace_end(r, id, tl[0].have_rank ? tl[0].rank : -1, tl[0].format);
+    tt__bd_read_reset(&r->rd);
+    tt__db_traces_free(tl, n);
+    tt_db_free(db);
+    return rc;
+}
+
+/* one trace file (or "-"), trace `id` of the input */
+static int read_file(struct bd_run *r, const char *path, int64_t id)
+{
+    tt__rowsink sink;
+    tt__rows_result res;
+    struct stat sb;
+    int rc;
+    /* the way back reads the file again: standard input and pipes cannot */
+    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return via_db(r, path, id, "not a regular file (read once)");
+    tt__bd_sink(r, &sink);
+    memset(&res, 0, sizeof(res));
+    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, TT__BD_SKIP, &res);
+    free(res.metadata);
+    if (rc == 0 && res.needs_db) {
+        tt__bd_read_reset(&r->rd);
+        return via_db(r, path, id, res.why_db ? res.why_db : "links");
+    }
+    if (rc < 0) {
+        tt__bd_read_reset(&r->rd);
+        return rc;
+    }
+    tt__log(TT_LOG_DEBUG, "breakdown", "%s: read without a database", path);
+    return tt__bd_trace_end(r, id, res.have_rank ? res.rank : -1, res.format);
+}
+
+/* a file, or every trace file under a directory (trace ids 1, 2, ... in
+ * the walk's order, as a database of them would number them) */
+static int read_input(struct bd_run *r, const char *path)
+{
+    struct stat sb;
+    tt_dir_walk w;
+    size_t k;
+    int rc;
+    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return read_file(r, path, 1);
+    if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)
+        rc = tt_error_set_at(TT_ENOTFOUND, path, -1, "no trace files in this directory");
+    for (k = 0; rc == 0 && k < w.nfiles; k++)
+        rc = read_file(r, w.files[k], (int64_t)k + 1);
+    tt_dir_walk_free(&w);
+    return rc;
+}
+
+/* no trace to analyse, as tt__db_none words it for a file */
+static int no_trace(const struct bd_run *r, const char *path)
+{
+    if (r->o->trace_id || r->o->rank >= 0)
+        return tt_error_set_at(TT_ENOTFOUND, path, -1,
+                               "no Chrome/Kineto trace matches --trace/--rank");
+    return tt_error_set_at(TT_EUNSUPPORTED, path, -1, "no Chrome/Kineto trace in this file%s%s%s",
+                           r->first_fmt[0] ? " (read as " : "", r->first_fmt,
+                           r->first_fmt[0] ? ")" : "");
+}
+
+int tt_breakdown_file_result(const char *path, const tt_bd_options *o, tt_bd_result *res)
+{
+    struct bd_run r;
+    int rc = tt__bd_run_init(&r, o, res);
+    if (rc < 0) {
+        tt_error_set_source(path);
+    } else if ((rc = read_input(&r, path)) == 0) {
+        rc = r.ntr ? tt__bd_finish(&r, path, 0) : no_trace(&r, path);
+        if (rc < 0) /* name the input */
+            tt_error_set_source(path);
+    }
+    tt__bd_run_release(&r);
+    if (rc < 0)
+        tt_bd_result_free(res);
+    return rc;
+}
