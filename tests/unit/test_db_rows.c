@@ -204,6 +204,43 @@ Test(db_rows, the_same_for_a_torch_compile_trace)
     check_same_rows(shared_path("hta/trace_diff/test/test.json.gz"), 1, 1);
 }
 
+static int args_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                     const char *text)
+{
+    int64_t *n = ctx; /* [0] args cells with text, [1] slices */
+    int r;
+    (void)text;
+    if (table != TT_ROWS_SLICE)
+        return 0;
+    for (r = 0; r < nrows; r++) {
+        n[0] += cells[(size_t)r * (size_t)ncols + TT_C_SL_ARGS].type == TT_CELL_TEXT;
+        n[1]++;
+    }
+    return 0;
+}
+
+Test(db_rows, no_args_leaves_the_args_out)
+{
+    char dir[] = "/tmp/tt-dbrows-XXXXXX", dbp[64];
+    int64_t with[2] = { 0, 0 }, without[2] = { 0, 0 };
+    tt__rowsink a = { with, args_rows, NULL }, b = { without, args_rows, NULL };
+    tt_db *db;
+    cr_assert(mkdtemp(dir));
+    snprintf(dbp, sizeof(dbp), "%s/t.db", dir);
+    cr_assert_eq(tt_db_open(&db, dbp, TT_DB_CREATE), 0);
+    cr_assert_eq(tt_ingest_file(db, TT_TESTDATA "/kineto/resnet50_2021-06_trace.json.gz", NULL,
+                                NULL),
+                 0);
+    cr_assert_eq(tt__db_rows(db, 1, &a, 0, NULL), 0);
+    cr_assert_eq(tt__db_rows(db, 1, &b, TT_ROWS_NO_ARGS, NULL), 0);
+    cr_assert_gt(with[0], 0, "the stored slices have args");
+    cr_assert_eq(without[0], 0, "TT_ROWS_NO_ARGS: none");
+    cr_assert_eq(with[1], without[1], "the same slices");
+    tt_db_free(db);
+    unlink(dbp);
+    rmdir(dir);
+}
+
 static int stop_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
                      const char *text)
 {
