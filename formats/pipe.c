@@ -4,11 +4,14 @@
  * With TT_READ_THREADED the reader (decompression excepted, which has its own
  * thread) runs on a worker thread and hands deep copies of what it decodes to
  * the calling thread in batches, so decoding overlaps whatever the sink does
- * (SQLite inserts). A small fixed ring of batches bounds the memory. Callbacks
- * run on the calling thread, in input order; the last error is carried back.
+ * (SQLite inserts). A small fixed ring of batches bounds the memory: they go
+ * round two queues (common/queue.h), filled ones to the calling thread and
+ * delivered ones back. Callbacks run on the calling thread, in input order;
+ * the last error is carried back.
  */
 #include "common/compat.h"
 #include "common/arena.h"
+#include "common/queue.h"
 #include "formats/reader_internal.h"
 #include "tracetool/formats.h"
 
@@ -40,45 +43,39 @@ struct batch {
 };
 
 struct pipe {
-    pthread_mutex_t mu;
-    pthread_cond_t cv_prod, cv_cons;
     struct batch b[NBATCH];
-    unsigned produced, consumed;
-    int filling; /* producer holds b[produced % NBATCH] */
-    int done, cancel, rc;
+    tt__queue full;     /* filled batches, in order, to the calling thread */
+    tt__queue empty;    /* delivered batches, back to the reader thread */
+    struct batch *cur;  /* reader thread: the batch being filled, NULL none */
+    /* the reader thread's result, read after the join */
+    int rc;
     tt_error err;
     tt_read_stats stats;
     const char *path;
     tt_read_options opts;
 };
 
+/* NULL once the calling thread stopped (its sink failed) */
 static struct batch *cur_batch(struct pipe *p)
 {
     struct batch *b;
-    if (p->filling)
-        return &p->b[p->produced % NBATCH];
-    pthread_mutex_lock(&p->mu);
-    while (p->produced - p->consumed == NBATCH && !p->cancel)
-        pthread_cond_wait(&p->cv_prod, &p->mu);
-    pthread_mutex_unlock(&p->mu);
-    if (__atomic_load_n(&p->cancel, __ATOMIC_ACQUIRE))
+    void *v;
+    if (p->cur)
+        return p->cur;
+    if (tt__queue_get(&p->empty, &v) != 1)
         return NULL;
-    b = &p->b[p->produced % NBATCH];
+    b = p->cur = v;
     b->n = 0;
     tt_arena_reset(&b->arena);
-    p->filling = 1;
     return b;
 }
 
 static void publish(struct pipe *p)
 {
-    if (!p->filling)
+    if (!p->cur)
         return;
-    pthread_mutex_lock(&p->mu);
-    p->produced++;
-    p->filling = 0;
-    pthread_cond_signal(&p->cv_cons);
-    pthread_mutex_unlock(&p->mu);
+    tt__queue_put(&p->full, p->cur); /* NBATCH slots: fails only once stopped */
+    p->cur = NULL;
 }
 
 static struct item *new_item(struct pipe *p, struct batch **bo)
@@ -275,13 +272,12 @@ static void *producer(void *arg)
     tt__init_stats(&p->stats);
     rc = tt__read_trace_direct(p->path, &sink, &o, &p->stats);
     publish(p);
-    pthread_mutex_lock(&p->mu);
     p->rc = rc;
     if (rc < 0)
         p->err = *tt_error_last();
-    p->done = 1;
-    pthread_cond_signal(&p->cv_cons);
-    pthread_mutex_unlock(&p->mu);
+    /* the batches queued are delivered first, then the read's error (a
+     * truncated file's rows count: --salvage) */
+    tt__queue_close(&p->full);
     return NULL;
 }
 
@@ -310,6 +306,10 @@ static int read_threaded(const char *path, const tt_trace_sink *sink,
     tt_error sink_err;
     if (!p)
         return tt_error_set(TT_ENOMEM, "out of memory");
+    if (tt__queue_init(&p->full, NBATCH) < 0 || tt__queue_init(&p->empty, NBATCH) < 0) {
+        rc = TT_ENOMEM;
+        goto out;
+    }
     for (i = 0; i < NBATCH; i++) {
         p->b[i].items = malloc(sizeof(struct item) * BATCH_ITEMS);
         p->b[i].arena.block_size = 256 * 1024;
@@ -317,49 +317,32 @@ static int read_threaded(const char *path, const tt_trace_sink *sink,
             rc = tt_error_set(TT_ENOMEM, "out of memory");
             goto out;
         }
+        tt__queue_put(&p->empty, &p->b[i]); /* NBATCH slots: cannot block */
     }
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv_prod, NULL);
-    pthread_cond_init(&p->cv_cons, NULL);
     p->path = path;
     p->opts = *opts;
     if (pthread_create(&th, NULL, producer, p) != 0) {
         rc = tt_error_set(TT_ERROR, "cannot start the reader thread");
-        goto out_sync;
+        goto out;
     }
     for (;;) {
         struct batch *b;
+        void *v;
         size_t k;
-        pthread_mutex_lock(&p->mu);
-        while (p->produced == p->consumed && !p->done)
-            pthread_cond_wait(&p->cv_cons, &p->mu);
-        if (p->produced == p->consumed) {
-            pthread_mutex_unlock(&p->mu);
-            break;
-        }
-        pthread_mutex_unlock(&p->mu);
-        b = &p->b[p->consumed % NBATCH];
+        if (tt__queue_get(&p->full, &v) != 1)
+            break; /* the reader thread is done */
+        b = v;
         for (k = 0; k < b->n && !sink_rc; k++)
             sink_rc = deliver(sink, &b->items[k]);
-        pthread_mutex_lock(&p->mu);
-        p->consumed++;
         if (sink_rc) {
-            p->cancel = 1;
+            /* stop the reader thread wherever it waits; what it still
+             * decodes is dropped */
             sink_err = *tt_error_last();
-        }
-        pthread_cond_signal(&p->cv_prod);
-        pthread_mutex_unlock(&p->mu);
-        if (sink_rc) {
-            /* let the producer run out: drop what it still hands over */
-            pthread_mutex_lock(&p->mu);
-            while (!p->done) {
-                p->consumed = p->produced;
-                pthread_cond_signal(&p->cv_prod);
-                pthread_cond_wait(&p->cv_cons, &p->mu);
-            }
-            pthread_mutex_unlock(&p->mu);
+            tt__queue_fail(&p->empty, sink_rc < 0 ? sink_rc : TT_ECANCELED);
+            tt__queue_fail(&p->full, sink_rc < 0 ? sink_rc : TT_ECANCELED);
             break;
         }
+        tt__queue_put(&p->empty, b); /* NBATCH slots: cannot block */
     }
     pthread_join(th, NULL);
     *stats = p->stats;
@@ -371,11 +354,9 @@ static int read_threaded(const char *path, const tt_trace_sink *sink,
         tt_error_set_at(p->err.code, p->err.source, p->err.offset, "%s", p->err.message);
         rc = p->rc;
     }
-out_sync:
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv_prod);
-    pthread_cond_destroy(&p->cv_cons);
 out:
+    tt__queue_destroy(&p->full);
+    tt__queue_destroy(&p->empty);
     for (i = 0; i < NBATCH; i++) {
         free(p->b[i].items);
         tt_arena_release(&p->b[i].arena);

@@ -3,7 +3,9 @@
  *
  * A gzip input is inflated on a producer thread into a small ring of chunks,
  * so decompression overlaps parsing on the machine's second core. Memory is
- * bounded by the ring (4 x 1 MiB) whatever the input size.
+ * bounded by the ring (4 x 1 MiB) whatever the input size. The chunks go
+ * round two queues (common/queue.h): inflated ones to the reader, read ones
+ * back to the inflater.
  *
  * The inflater is Intel's ISA-L (igzip) when the build found it: 6x faster
  * than zlib on x86 (1 GB trace: 0.5 s against zlib's 3.5 s), which matters
@@ -11,6 +13,7 @@
  */
 #include "common/compat.h"
 #include "common/hash.h"
+#include "common/queue.h"
 #include "formats/source.h"
 
 #include <errno.h>
@@ -53,16 +56,16 @@ struct tt_source {
     /* gzip producer */
     pthread_t thread;
     int thread_started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_full, cv_empty;
     struct chunk ring[RING_N];
-    unsigned head, tail, count; /* filled chunks: [head, head+count) */
-    int done;                   /* producer finished */
-    int err;                    /* producer error code (sticky) */
-    int64_t err_offset;
+    tt__queue full;             /* inflated chunks, in order, to the reader */
+    tt__queue empty;            /* chunks read, back to the inflater */
+    pthread_mutex_t hash_mu;    /* gzip: the inflater adds to hash, the reader reads it */
+    /* the inflater's first error: written before it closes `full`, read
+     * once a get on `full` said it was closed */
+    int err;
     char errmsg[600];
-    int stop;                   /* consumer asks producer to stop */
-    size_t cur_pos;             /* position inside ring[head] */
+    struct chunk *cur;          /* reader: the chunk being read, NULL none */
+    size_t cur_pos;             /* position inside cur */
     size_t max_read;            /* tests: cap on one read, 0 = none */
 };
 
@@ -97,14 +100,24 @@ static ssize_t raw_read(tt_source *s, void *buf, size_t n)
     }
 }
 
+/* the inflater's thread only */
 static void producer_fail(tt_source *s, int code, const char *msg)
 {
-    pthread_mutex_lock(&s->mu);
     if (!s->err) {
         s->err = code;
         snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
     }
-    pthread_mutex_unlock(&s->mu);
+}
+
+/* the inflater: hand a filled chunk to the reader (an empty one is kept) */
+static void publish(tt_source *s, struct chunk *c)
+{
+    if (!c->len)
+        return;
+    pthread_mutex_lock(&s->hash_mu);
+    tt_hash_update(&s->hash, c->data, c->len);
+    pthread_mutex_unlock(&s->hash_mu);
+    tt__queue_put(&s->full, c); /* fails only once the source is freed */
 }
 
 /* ---- the inflater: one gzip member at a time ---- */
@@ -204,6 +217,7 @@ static void *producer(void *arg)
     unsigned char *in = malloc(IN_CHUNK);
     int zret = INF_OK, eof = 0, member_done = 0;
     uint64_t total_out = 0;
+    struct chunk *c = NULL;
 
     if (!in || !zs || inf_init(zs) < 0) {
         free(in);
@@ -212,17 +226,10 @@ static void *producer(void *arg)
         goto out;
     }
     for (;;) {
-        struct chunk *c;
-        pthread_mutex_lock(&s->mu);
-        while (s->count == RING_N && !s->stop)
-            pthread_cond_wait(&s->cv_empty, &s->mu);
-        if (s->stop) {
-            pthread_mutex_unlock(&s->mu);
-            break;
-        }
-        c = &s->ring[(s->head + s->count) % RING_N];
-        pthread_mutex_unlock(&s->mu);
-
+        void *v;
+        if (tt__queue_get(&s->empty, &v) != 1)
+            break; /* the source is being freed */
+        c = v;
         c->len = 0;
         INF_NEXT_OUT(zs) = c->data;
         INF_AVAIL_OUT(zs) = RING_CHUNK;
@@ -276,12 +283,7 @@ static void *producer(void *arg)
             }
         }
         c->len = RING_CHUNK - INF_AVAIL_OUT(zs);
-        pthread_mutex_lock(&s->mu);
-        tt_hash_update(&s->hash, c->data, c->len);
-        if (c->len)
-            s->count++;
-        pthread_cond_signal(&s->cv_full);
-        pthread_mutex_unlock(&s->mu);
+        publish(s, c);
         if (member_done && eof && INF_AVAIL_IN(zs) == 0)
             break;
         if (c->len == 0)
@@ -290,26 +292,14 @@ static void *producer(void *arg)
     goto fail;
 publish_partial:
     /* what zlib produced before the error is valid data: hand it over */
-    {
-        struct chunk *c = &s->ring[(s->head + s->count) % RING_N];
-        pthread_mutex_lock(&s->mu);
-        c->len = RING_CHUNK - INF_AVAIL_OUT(zs);
-        if (c->len) {
-            tt_hash_update(&s->hash, c->data, c->len);
-            s->count++;
-        }
-        pthread_cond_signal(&s->cv_full);
-        pthread_mutex_unlock(&s->mu);
-    }
+    c->len = RING_CHUNK - INF_AVAIL_OUT(zs);
+    publish(s, c);
 fail:
     inf_end(zs);
     free(zs);
     free(in);
 out:
-    pthread_mutex_lock(&s->mu);
-    s->done = 1;
-    pthread_cond_signal(&s->cv_full);
-    pthread_mutex_unlock(&s->mu);
+    tt__queue_close(&s->full); /* after s->err: the reader reads it next */
     return NULL;
 }
 
@@ -317,14 +307,14 @@ static int start_gzip(tt_source *s)
 {
     unsigned i;
     s->gzip = 1;
+    if (tt__queue_init(&s->full, RING_N) < 0 || tt__queue_init(&s->empty, RING_N) < 0)
+        return TT_ENOMEM;
     for (i = 0; i < RING_N; i++) {
         s->ring[i].data = malloc(RING_CHUNK);
         if (!s->ring[i].data)
             return tt_error_set(TT_ENOMEM, "out of memory");
+        tt__queue_put(&s->empty, &s->ring[i]); /* RING_N slots: cannot block */
     }
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv_full, NULL);
-    pthread_cond_init(&s->cv_empty, NULL);
     if (pthread_create(&s->thread, NULL, producer, s) != 0)
         return tt_error_set(TT_ERROR, "cannot start the gzip thread");
     s->thread_started = 1;
@@ -363,6 +353,7 @@ static tt_source *new_source(const char *name)
     s->fd = -1;
     s->file_size = -1;
     tt_hash_init(&s->hash);
+    pthread_mutex_init(&s->hash_mu, NULL);
     return s;
 }
 
@@ -446,22 +437,23 @@ ssize_t tt_source_read(tt_source *s, void *buf, size_t n)
         return r;
     }
     while (got < n) {
-        struct chunk *c;
+        struct chunk *c = s->cur;
         size_t take;
-        pthread_mutex_lock(&s->mu);
-        while (s->count == 0 && !s->done)
-            pthread_cond_wait(&s->cv_full, &s->mu);
-        if (s->count == 0) {
-            int err = s->err;
-            pthread_mutex_unlock(&s->mu);
-            if (got)
-                return (ssize_t)got;
-            if (err)
-                return tt_error_set_at(err, s->name, -1, "%s", s->errmsg);
-            return 0;
+        if (!c) {
+            void *v;
+            int rc = tt__queue_get(&s->full, &v);
+            if (rc != 1) { /* the inflater is done (the source is open: no error) */
+                if (got)
+                    return (ssize_t)got;
+                if (rc < 0)
+                    return rc;
+                if (s->err)
+                    return tt_error_set_at(s->err, s->name, -1, "%s", s->errmsg);
+                return 0;
+            }
+            c = s->cur = v;
+            s->cur_pos = 0;
         }
-        c = &s->ring[s->head];
-        pthread_mutex_unlock(&s->mu);
         take = c->len - s->cur_pos;
         if (take > n - got)
             take = n - got;
@@ -469,12 +461,8 @@ ssize_t tt_source_read(tt_source *s, void *buf, size_t n)
         got += take;
         s->cur_pos += take;
         if (s->cur_pos == c->len) {
-            s->cur_pos = 0;
-            pthread_mutex_lock(&s->mu);
-            s->head = (s->head + 1) % RING_N;
-            s->count--;
-            pthread_cond_signal(&s->cv_empty);
-            pthread_mutex_unlock(&s->mu);
+            s->cur = NULL;
+            tt__queue_put(&s->empty, c); /* RING_N slots: cannot block */
         }
     }
     return (ssize_t)got;
@@ -502,12 +490,10 @@ int64_t tt_source_file_pos(const tt_source *s)
 
 void tt_source_hash_hex(tt_source *s, char out[33])
 {
-    tt_hash h = s->hash;
-    if (s->gzip) {
-        pthread_mutex_lock(&s->mu);
-        h = s->hash;
-        pthread_mutex_unlock(&s->mu);
-    }
+    tt_hash h;
+    pthread_mutex_lock(&s->hash_mu);
+    h = s->hash;
+    pthread_mutex_unlock(&s->hash_mu);
     tt_hash_final_hex(&h, out);
 }
 
@@ -517,17 +503,14 @@ void tt_source_free(tt_source *s)
     if (!s)
         return;
     if (s->thread_started) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = 1;
-        pthread_cond_signal(&s->cv_empty);
-        pthread_mutex_unlock(&s->mu);
+        /* stop the inflater wherever it waits */
+        tt__queue_fail(&s->empty, TT_ECANCELED);
+        tt__queue_fail(&s->full, TT_ECANCELED);
         pthread_join(s->thread, NULL);
     }
-    if (s->gzip) {
-        pthread_mutex_destroy(&s->mu);
-        pthread_cond_destroy(&s->cv_full);
-        pthread_cond_destroy(&s->cv_empty);
-    }
+    tt__queue_destroy(&s->full);
+    tt__queue_destroy(&s->empty);
+    pthread_mutex_destroy(&s->hash_mu);
     for (i = 0; i < RING_N; i++)
         free(s->ring[i].data);
     if (s->own_fd && s->fd >= 0)

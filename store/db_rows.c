@@ -226,7 +226,7 @@ static int trace_res(tt_db *db, int64_t trace_id, tt__rows_result *res)
     sqlite3_stmt *st;
     int r, rc = 0;
     if (tt_db_prepare(db, &st, "SELECT format, rank, metadata, events, world_size,"
-                               " start_ns, end_ns FROM traces WHERE id = ?1") < 0)
+                               " start_ns, end_ns, pid FROM traces WHERE id = ?1") < 0)
         return TT_EDB;
     sqlite3_bind_int64(st, 1, trace_id);
     r = sqlite3_step(st);
@@ -243,6 +243,8 @@ static int trace_res(tt_db *db, int64_t trace_id, tt__rows_result *res)
                              sqlite3_column_type(st, 6) != SQLITE_NULL;
             res->start_ns = sqlite3_column_int64(st, 5);
             res->end_ns = sqlite3_column_int64(st, 6);
+            res->have_pid = sqlite3_column_type(st, 7) == SQLITE_INTEGER;
+            res->pid = sqlite3_column_int64(st, 7);
             if (!(res->metadata = strdup(md ? md : "{}")))
                 rc = oom();
         }
@@ -295,8 +297,14 @@ int tt__db_traces(tt_db *db, tt__db_trace **out, size_t *n)
     int r, rc = 0;
     *out = NULL;
     *n = 0;
-    if (tt_db_prepare(db, &st, "SELECT id, path, format, rank, world_size, start_ns, end_ns"
-                               " FROM traces ORDER BY id") < 0)
+    if (tt_db_prepare(db, &st,
+                      "SELECT id, path, format, rank, world_size, start_ns, end_ns, pid,"
+                      " schema_version, gzip, bytes, base_time_ns, events, truncated,"
+                      " (SELECT coalesce(sum(count), 0) FROM import_issues AS i"
+                      "  WHERE i.trace_id = traces.id AND i.kind = 'repaired'),"
+                      " (SELECT coalesce(sum(count), 0) FROM import_issues AS i"
+                      "  WHERE i.trace_id = traces.id AND i.kind LIKE 'skipped%')"
+                      " FROM traces ORDER BY id") < 0)
         return TT_EDB;
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
         tt__db_trace *t;
@@ -320,7 +328,23 @@ int tt__db_traces(tt_db *db, tt__db_trace **out, size_t *n)
         t->world_size = int_or(st, 4, -1);
         t->start_ns = int_or(st, 5, INT64_MIN);
         t->end_ns = int_or(st, 6, INT64_MIN);
+        t->have_pid = sqlite3_column_type(st, 7) == SQLITE_INTEGER;
+        t->pid = int_or(st, 7, 0);
+        t->have_world = sqlite3_column_type(st, 4) != SQLITE_NULL;
+        t->gzip = sqlite3_column_int(st, 9);
+        t->bytes = sqlite3_column_int64(st, 10);
+        t->base_time_ns = sqlite3_column_int64(st, 11);
+        t->events = sqlite3_column_int64(st, 12);
+        t->truncated = sqlite3_column_int(st, 13);
+        t->repaired = sqlite3_column_int64(st, 14);
+        t->skipped = sqlite3_column_int64(st, 15);
         if (!(t->path = strdup(p ? p : ""))) {
+            rc = oom();
+            break;
+        }
+        if (sqlite3_column_type(st, 8) != SQLITE_NULL &&
+            !(t->schema_version = strdup((const char *)sqlite3_column_text(st, 8)))) {
+            free(t->path);
             rc = oom();
             break;
         }
@@ -341,7 +365,9 @@ int tt__db_traces(tt_db *db, tt__db_trace **out, size_t *n)
 void tt__db_traces_free(tt__db_trace *t, size_t n)
 {
     size_t i;
-    for (i = 0; t && i < n; i++)
+    for (i = 0; t && i < n; i++) {
         free(t[i].path);
+        free(t[i].schema_version);
+    }
     free(t);
 }

@@ -750,14 +750,10 @@ struct worker {
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    struct jobq *q = &w->g->q;
     w->rc = tt_read_trace(w->path, w->sink, w->ropts, w->stats);
     if (w->rc < 0)
         w->err = *tt_error_last();
-    pthread_mutex_lock(&q->mu);
-    q->done = 1;
-    pthread_cond_signal(&q->cv_writer);
-    pthread_mutex_unlock(&q->mu);
+    tt__queue_close(&w->g->q.full); /* the writer writes what is queued first */
     return NULL;
 }
 
@@ -777,6 +773,7 @@ static int read_threaded(struct ingest *g, const char *path, const tt_trace_sink
     pthread_t th;
     int wrc = 0;
     tt_error werr;
+    void *v;
 
     memset(&w, 0, sizeof(w));
     memset(&werr, 0, sizeof(werr));
@@ -785,11 +782,12 @@ static int read_threaded(struct ingest *g, const char *path, const tt_trace_sink
     w.sink = sink;
     w.ropts = ropts;
     w.stats = stats;
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->cv_writer, NULL);
-    pthread_cond_init(&q->cv_worker, NULL);
-    q->done = q->failed = q->nqueued = q->nfree = q->writer_waits = q->worker_waits = 0;
-    q->head = q->tail = NULL;
+    if (tt__queue_init(&q->full, JOBQ_CAP) < 0 || tt__queue_init(&q->empty, JOBQ_CAP) < 0) {
+        w.rc = TT_ENOMEM;
+        goto out;
+    }
+    tt__queue_set_wake(&q->full, JOB_WAKE);
+    tt__queue_set_wake(&q->empty, JOB_WAKE);
     g->threaded = 1;
     if (pthread_create(&th, NULL, worker_main, &w) != 0) {
         /* no thread: read and write here */
@@ -797,35 +795,18 @@ static int read_threaded(struct ingest *g, const char *path, const tt_trace_sink
         w.rc = tt_read_trace(path, sink, ropts, stats);
         goto out;
     }
-    for (;;) {
-        struct job *j;
-        pthread_mutex_lock(&q->mu);
-        while (!q->head && !q->done) {
-            q->writer_waits = 1;
-            pthread_cond_wait(&q->cv_writer, &q->mu);
-            q->writer_waits = 0;
-        }
-        j = q->head;
-        if (j) {
-            if (!(q->head = j->next))
-                q->tail = NULL;
-            q->nqueued--;
-        }
-        pthread_mutex_unlock(&q->mu);
-        if (!j)
-            break;
-        if (!wrc && (wrc = ig_run_job(g, j)) < 0)
+    while (tt__queue_get(&q->full, &v) == 1) { /* 0: the worker is done */
+        struct job *j = v;
+        if ((wrc = ig_run_job(g, j)) < 0) {
+            /* stop the worker: its next job get or put fails */
             werr = *tt_error_last();
-        pthread_mutex_lock(&q->mu);
-        j->next = q->free;
-        q->free = j;
-        if (wrc < 0)
-            q->failed = 1;
-        if (q->worker_waits && (++q->nfree >= JOB_WAKE || q->failed)) {
-            q->nfree = 0;
-            pthread_cond_signal(&q->cv_worker);
+            tt__queue_fail(&q->full, wrc);
+            tt__queue_fail(&q->empty, wrc);
+            j->next = q->spare;
+            q->spare = j;
+            break;
         }
-        pthread_mutex_unlock(&q->mu);
+        tt__queue_put(&q->empty, j); /* JOBQ_CAP holds every job: no wait */
     }
     pthread_join(th, NULL);
     g->threaded = 0;
@@ -838,9 +819,14 @@ static int read_threaded(struct ingest *g, const char *path, const tt_trace_sink
                         w.err.message);
     }
 out:
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->cv_writer);
-    pthread_cond_destroy(&q->cv_worker);
+    /* every job left (all of them after a failure) for the writes done here */
+    while (tt__queue_drain(&q->full, &v) || tt__queue_drain(&q->empty, &v)) {
+        struct job *j = v;
+        j->next = q->spare;
+        q->spare = j;
+    }
+    tt__queue_destroy(&q->full);
+    tt__queue_destroy(&q->empty);
     return w.rc;
 }
 
@@ -892,8 +878,8 @@ static void release_statements(struct ingest *g)
 static void ingest_release(struct ingest *g)
 {
     release_statements(g);
-    ig_job_free_list(g->q.free);
-    g->q.free = NULL;
+    ig_job_free_list(g->q.spare);
+    g->q.spare = NULL;
     ig_pend_release(g);
     ig_threads_release(g);
     if (g->spool)
@@ -956,6 +942,8 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
     res->rank = g.meta.rank;
     res->have_world = g.meta.have_world;
     res->world_size = g.meta.world_size;
+    res->have_pid = g.have_pid;
+    res->pid = g.pid;
     res->have_span = g.have_span;
     res->start_ns = g.start_ns;
     res->end_ns = g.end_ns;

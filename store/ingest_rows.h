@@ -56,6 +56,8 @@ typedef struct tt__rows_result {
     int64_t rank;
     int have_world;    /* distributedInfo.world_size */
     int64_t world_size;
+    int have_pid;      /* the profiled process (traces.pid) */
+    int64_t pid;
     /* the trace's span: the first ts and the last end of its events, flows
      * included even when skipped (traces.start_ns / end_ns) */
     int have_span;
@@ -126,6 +128,13 @@ typedef struct tt__db_trace {
     int64_t rank;
     int64_t world_size; /* -1 when unknown */
     int64_t start_ns, end_ns; /* INT64_MIN when unknown */
+    int have_pid;
+    int64_t pid;              /* the profiled process (traces.pid) */
+    /* the rest of what `tracetool info` shows of the traces table */
+    char *schema_version;     /* NULL when absent */
+    int gzip, truncated, have_world;
+    int64_t bytes, base_time_ns, events;
+    int64_t repaired, skipped; /* import_issues: values repaired, elements skipped */
 } tt__db_trace;
 
 /* Every trace of db in id order (*out NULL and *n 0 when there are none);

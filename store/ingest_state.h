@@ -14,6 +14,7 @@
 
 #include "common/buf.h"
 #include "common/i64map.h"
+#include "common/queue.h"
 #include "common/strtab.h"
 #include "store/db_internal.h"
 #include "store/ingest_rows.h"
@@ -138,24 +139,26 @@ struct rowbuf {
 };
 
 /*
- * The queue between the worker (reader + everything in this file up to the
- * rows) and the writer (SQLite, on the calling thread). At most JOB_MAX jobs
- * exist, so memory stays bounded when SQLite is the slower side.
+ * The hand-off between the worker (reader + everything in this file up to
+ * the rows) and the writer (SQLite, on the calling thread): two queues
+ * (common/queue.h), filled jobs to the writer and written ones back. The
+ * worker makes at most JOB_MAX jobs besides the row buffers' R_COUNT, so
+ * memory stays bounded when SQLite is the slower side; JOBQ_CAP holds them
+ * all, so no put blocks. A side sleeps until JOB_WAKE jobs are ready for it
+ * (a wake per 128-row job costs more than the work). Never both: the worker
+ * waits only once it made all JOB_MAX, holding R_COUNT + 1 at most (its row
+ * buffers, a JOB_END_B update), so the queues and the writer hold the other
+ * 63, more than the 2 x JOB_WAKE - 2 that two sleeping sides allow.
  */
 #define JOB_MAX 64
-#define JOB_WAKE 16 /* jobs queued (freed) that wake a sleeping writer (worker) */
+#define JOB_WAKE 16
+#define JOBQ_CAP (JOB_MAX + R_COUNT + 2)
 
 struct jobq {
-    pthread_mutex_t mu;
-    pthread_cond_t cv_writer, cv_worker;
-    struct job *head, *tail; /* queued, in order */
-    struct job *free;        /* done, for reuse */
-    int njobs;
-    int nqueued;
-    int nfree;               /* jobs freed while the worker waits */
-    int writer_waits, worker_waits; /* wake a side only when it sleeps */
-    int done;                /* the worker has queued its last job */
-    int failed;              /* the writer failed: the worker stops */
+    tt__queue full;     /* filled jobs, in order, to the writer */
+    tt__queue empty;    /* written jobs, back to the worker */
+    int njobs;          /* worker: jobs it made (JOB_MAX at most) */
+    struct job *spare;  /* one thread (no worker): jobs for reuse */
 };
 
 enum stmt_id { S_END_B, S_COUNT };

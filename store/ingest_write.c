@@ -214,41 +214,29 @@ void ig_job_free_list(struct job *j)
 }
 
 /* worker: an empty job, waiting for the writer to hand one back when all
- * JOB_MAX are in use; NULL when out of memory or the writer failed */
+ * JOB_MAX are made; NULL when out of memory or the writer failed (its error) */
 struct job *ig_job_get(struct ingest *g)
 {
     struct jobq *q = &g->q;
     struct job *j = NULL;
     if (g->threaded) {
-        pthread_mutex_lock(&q->mu);
-        while (!q->free && q->njobs >= JOB_MAX && !q->failed) {
-            q->worker_waits = 1;
-            q->nfree = 0;
-            pthread_cond_wait(&q->cv_worker, &q->mu);
-            q->worker_waits = 0;
-        }
-        if (q->failed) {
-            pthread_mutex_unlock(&q->mu);
-            tt_error_set(TT_ECANCELED, "stopped: the database write failed");
+        void *v;
+        int rc = tt__queue_tryget(&q->empty, &v);
+        if (rc == 0 && q->njobs >= JOB_MAX)
+            rc = tt__queue_get(&q->empty, &v);
+        if (rc < 0)
             return NULL;
-        }
-        if (q->free) {
-            j = q->free;
-            q->free = j->next;
-        } else {
+        if (rc == 1)
+            j = v;
+        else
             q->njobs++;
-        }
-        pthread_mutex_unlock(&q->mu);
-    } else if (q->free) {
-        j = q->free;
-        q->free = j->next;
+    } else if (q->spare) {
+        j = q->spare;
+        q->spare = j->next;
     }
     if (!j && !(j = job_new())) {
-        if (g->threaded) {
-            pthread_mutex_lock(&q->mu);
+        if (g->threaded)
             q->njobs--;
-            pthread_mutex_unlock(&q->mu);
-        }
         tt_error_set(TT_ENOMEM, "out of memory");
         return NULL;
     }
@@ -263,29 +251,18 @@ struct job *ig_job_get(struct ingest *g)
 int ig_job_put(struct ingest *g, struct job *j)
 {
     struct jobq *q = &g->q;
-    int failed;
+    int rc;
     if (!g->threaded) {
-        int rc = ig_run_job(g, j);
-        j->next = q->free;
-        q->free = j;
+        rc = ig_run_job(g, j);
+        j->next = q->spare;
+        q->spare = j;
         return rc;
     }
-    pthread_mutex_lock(&q->mu);
-    failed = q->failed;
-    if (failed) {
-        j->next = q->free;
-        q->free = j;
-    } else {
-        if (q->tail)
-            q->tail->next = j;
-        else
-            q->head = j;
-        q->tail = j;
-        if (++q->nqueued >= JOB_WAKE && q->writer_waits)
-            pthread_cond_signal(&q->cv_writer);
+    if ((rc = tt__queue_put(&q->full, j)) < 0) { /* the writer failed: its error */
+        j->next = NULL;
+        ig_job_free_list(j);
     }
-    pthread_mutex_unlock(&q->mu);
-    return failed ? tt_error_set(TT_ECANCELED, "stopped: the database write failed") : 0;
+    return rc;
 }
 
 /*

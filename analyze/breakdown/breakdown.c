@@ -612,6 +612,20 @@ static void names_release(struct bd_names *n)
     free(n->slot);
 }
 
+/* the rows one trace left (breakdown_rows.c fills them) */
+void tt__bd_read_reset(struct bd_read *rd)
+{
+    free(rd->text);
+    free(rd->soff);
+    free(rd->gpu);
+    free(rd->rt);
+    free(rd->ops);
+    free(rd->steps);
+    tt__i64map_free(&rd->fam_of);
+    tt__i64map_free(&rd->op_of);
+    memset(rd, 0, sizeof(*rd));
+}
+
 void tt__bd_run_release(struct bd_run *r)
 {
     size_t k;
@@ -676,24 +690,4 @@ void tt_bd_result_free(tt_bd_result *res)
         free(res->worst[k].runtime);
     }
     memset(res, 0, sizeof(*res));
-}
-
-int tt_breakdown_db(tt_db *db, const tt_bd_options *o, FILE *out)
-{
-    tt_bd_result res;
-    int rc = tt_breakdown_db_result(db, o, &res);
-    if (rc == 0)
-        rc = tt_breakdown_print(&res, o, out);
-    tt_bd_result_free(&res);
-    return rc;
-}
-
-int tt_breakdown_file(const char *path, const tt_bd_options *o, FILE *out)
-{
-    tt_bd_result res;
-    int rc = tt_breakdown_file_result(path, o, &res);
-    if (rc == 0)
-        rc = tt_breakdown_print(&res, o, out);
-    tt_bd_result_free(&res);
-    return rc;
 }

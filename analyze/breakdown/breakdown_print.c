@@ -543,3 +543,24 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
         fputs("\n}\n", out);
     return w.rc;
 }
+
+/* compute, then print: the two steps of `tracetool breakdown` */
+int tt_breakdown_db(tt_db *db, const tt_bd_options *o, FILE *out)
+{
+    tt_bd_result res;
+    int rc = tt_breakdown_db_result(db, o, &res);
+    if (rc == 0)
+        rc = tt_breakdown_print(&res, o, out);
+    tt_bd_result_free(&res);
+    return rc;
+}
+
+int tt_breakdown_file(const char *path, const tt_bd_options *o, FILE *out)
+{
+    tt_bd_result res;
+    int rc = tt_breakdown_file_result(path, o, &res);
+    if (rc == 0)
+        rc = tt_breakdown_print(&res, o, out);
+    tt_bd_result_free(&res);
+    return rc;
+}

@@ -170,19 +170,6 @@ static int bd_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
     return rc;
 }
 
-void tt__bd_read_reset(struct bd_read *rd)
-{
-    free(rd->text);
-    free(rd->soff);
-    free(rd->gpu);
-    free(rd->rt);
-    free(rd->ops);
-    free(rd->steps);
-    tt__i64map_free(&rd->fam_of);
-    tt__i64map_free(&rd->op_of);
-    memset(rd, 0, sizeof(*rd));
-}
-
 int tt__bd_trace_end(struct bd_run *r, int64_t id, int64_t rank, tt_trace_format fmt)
 {
     struct bd_trace *t;

@@ -13,14 +13,18 @@
  *     that leaves ops unmatched, in per-thread order (crosscheck_order.c).
  *   A pair counts as matched only when the names agree.
  *
- * This file pairs every ET with its Kineto trace, stores the links and makes
- * the result (tt_crosscheck_run); the join is in crosscheck_join.c and
- * crosscheck_order.c, the report in crosscheck_report.c.
+ * This file pairs every ET with its Kineto trace, stores the links (the one
+ * place that writes SQL: table et_links of a database input) and makes the
+ * result (tt_crosscheck_run); the traces come from the record stream
+ * (crosscheck_rows.c: a file's rows, a database's rows alike), the join is
+ * in crosscheck_join.c and crosscheck_order.c, the report in
+ * crosscheck_report.c.
  *
- * Memory is bounded by the number of ET nodes: Kineto slices are streamed
- * with SQL (index slices(trace_id, external_id)), never loaded whole.
+ * Memory: the ET nodes and the Kineto cpu_op / user_annotation slices of
+ * the traces checked (a database's traces are loaded as the pairs need them).
  */
 #include "analyze/crosscheck/crosscheck_state.h"
+#include "store/ingest_rows.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -28,11 +32,36 @@
 
 /* ---------------------------------------------------------------- et_links */
 
+/* the et_nodes ids of ET trace id, in id order (the order of its rows) */
+static int et_row_ids(struct xc *x, int64_t id, int64_t **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    size_t alloc = 0;
+    int s;
+    *out = NULL;
+    *n = 0;
+    if (tt_db_prepare(x->db, &st, "SELECT id FROM et_nodes WHERE trace_id = ?1 ORDER BY id") < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, id);
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (TT_ALLOC_GROW(*out, *n + 1, alloc) < 0) {
+            sqlite3_finalize(st);
+            return xc_oom();
+        }
+        (*out)[(*n)++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return s == SQLITE_DONE ? 0 : tt_db_error(x->db, "cannot read execution-trace nodes");
+}
+
 static int store_links(struct xc *x, const struct pair *p, int64_t *nlinks)
 {
     sqlite3_stmt *del = NULL, *ins = NULL;
-    size_t i;
+    int64_t *rows = NULL;
+    size_t i, nrows = 0;
     int rc;
+    if ((rc = et_row_ids(x, p->et->id, &rows, &nrows)) < 0)
+        return rc;
     if ((rc = tt_db_exec(x->db,
                          "CREATE TABLE IF NOT EXISTS et_links(kineto_trace_id INTEGER NOT NULL,"
                          " slice_id INTEGER NOT NULL, et_trace_id INTEGER NOT NULL,"
@@ -69,9 +98,14 @@ static int store_links(struct xc *x, const struct pair *p, int64_t *nlinks)
         const struct match *m = &p->r->m[i];
         if (m->state != M_OK)
             continue;
+        if (p->ops[i].row < 0 || (size_t)p->ops[i].row >= nrows) {
+            rc = tt_error_set_at(TT_EDB, x->db->path, -1,
+                                 "execution-trace nodes changed during the check");
+            goto fail;
+        }
         sqlite3_reset(ins);
         sqlite3_bind_int64(ins, 2, m->slice);
-        sqlite3_bind_int64(ins, 4, p->ops[i].row);
+        sqlite3_bind_int64(ins, 4, rows[p->ops[i].row]);
         sqlite3_bind_int64(ins, 6, m->kkey - p->ops[i].rf);
         if (sqlite3_step(ins) != SQLITE_DONE) {
             rc = tt_db_error(x->db, "cannot write table et_links");
@@ -81,10 +115,12 @@ static int store_links(struct xc *x, const struct pair *p, int64_t *nlinks)
     }
     sqlite3_finalize(del);
     sqlite3_finalize(ins);
+    free(rows);
     return tt_db_exec(x->db, "COMMIT");
 fail:
     sqlite3_finalize(del);
     sqlite3_finalize(ins);
+    free(rows);
     sqlite3_exec(x->db->sql, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
@@ -95,43 +131,43 @@ static void traces_free(struct tinfo *t, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
-        free(t[i].path);
+        xc_trace_release(&t[i]);
     free(t);
 }
 
-static int load_traces(struct xc *x, struct tinfo **out, size_t *n)
+static int add_tinfo(struct xc *x, const struct tinfo *t, size_t *alloc)
 {
-    sqlite3_stmt *st;
-    size_t alloc = 0;
-    int s;
-    *out = NULL;
-    *n = 0;
-    if (tt_db_prepare(x->db, &st, "SELECT id, path, format, rank, pid FROM traces ORDER BY id") < 0)
-        return TT_EDB;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        struct tinfo *t;
-        const char *fmt = (const char *)sqlite3_column_text(st, 2);
-        const char *path = (const char *)sqlite3_column_text(st, 1);
-        if (TT_ALLOC_GROW(*out, *n + 1, alloc) < 0) {
-            sqlite3_finalize(st);
-            return xc_oom();
-        }
-        t = &(*out)[(*n)++];
-        memset(t, 0, sizeof(*t));
-        t->id = sqlite3_column_int64(st, 0);
-        if (!(t->path = strdup(path ? path : ""))) {
-            sqlite3_finalize(st);
-            return xc_oom();
-        }
-        t->is_et = fmt && !strcmp(fmt, "execution-trace");
-        t->is_kineto = fmt && (!strcmp(fmt, "kineto-json") || !strcmp(fmt, "chrome-array"));
-        t->has_rank = sqlite3_column_type(st, 3) == SQLITE_INTEGER;
-        t->rank = sqlite3_column_int64(st, 3);
-        t->has_pid = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
-        t->pid = sqlite3_column_int64(st, 4);
+    if (TT_ALLOC_GROW(x->t, x->nt + 1, *alloc) < 0)
+        return xc_oom();
+    x->t[x->nt++] = *t;
+    return 0;
+}
+
+/* the traces of a database (their rows are loaded as the pairs need them) */
+static int load_traces(struct xc *x)
+{
+    tt__db_trace *dt = NULL;
+    size_t n = 0, i, alloc = 0;
+    int rc;
+    if ((rc = tt__db_traces(x->db, &dt, &n)) < 0)
+        return rc;
+    for (i = 0; i < n && rc == 0; i++) {
+        struct tinfo t;
+        memset(&t, 0, sizeof(t));
+        t.id = dt[i].id;
+        t.is_et = dt[i].format == TT_FMT_ET;
+        t.is_kineto = dt[i].format == TT_FMT_CHROME || dt[i].format == TT_FMT_CHROME_ARRAY;
+        t.has_rank = dt[i].have_rank;
+        t.rank = dt[i].rank;
+        t.has_pid = dt[i].have_pid;
+        t.pid = dt[i].pid;
+        if (!(t.path = strdup(dt[i].path ? dt[i].path : "")))
+            rc = xc_oom();
+        else if ((rc = add_tinfo(x, &t, &alloc)) < 0)
+            free(t.path);
     }
-    sqlite3_finalize(st);
-    return s == SQLITE_DONE ? 0 : tt_db_error(x->db, "cannot read table traces");
+    tt__db_traces_free(dt, n);
+    return rc;
 }
 
 static void pair_release(struct pair *p)
@@ -149,29 +185,6 @@ static int pair_better(const struct pair *a, const struct pair *b)
         return a->r->matched > b->r->matched;
     return a->r->k_only < b->r->k_only;
 }
-
-static int prepare_all(struct xc *x)
-{
-    if (tt_db_prepare(x->db, &x->st_str, "SELECT s FROM strings WHERE id = ?1") < 0 ||
-        tt_db_prepare(x->db, &x->st_before,
-                      "SELECT s.id, s.external_id, s.name, s.ts, s.dur, s.seq_nr FROM slices AS s"
-                      " WHERE s.trace_id = ?1 AND s.cat IN (?2, ?3) AND s.pid IS ?4"
-                      " AND s.tid IS ?5 AND s.external_id < ?6"
-                      " ORDER BY s.external_id DESC, s.id DESC LIMIT ?7") < 0 ||
-        tt_db_prepare(x->db, &x->st_after,
-                      "SELECT s.id, s.external_id, s.name, s.ts, s.dur, s.seq_nr FROM slices AS s"
-                      " WHERE s.trace_id = ?1 AND s.cat IN (?2, ?3) AND s.pid IS ?4"
-                      " AND s.tid IS ?5 AND s.external_id >= ?6"
-                      " ORDER BY s.external_id, s.id LIMIT ?7") < 0 ||
-        tt_db_prepare(x->db, &x->st_cand,
-                      "SELECT s.id, s.external_id, s.pid, s.tid, s.ts FROM slices AS s"
-                      " WHERE s.trace_id = ?1 AND s.cat IN (?2, ?3) AND s.name = ?4"
-                      " AND s.external_id IS NOT NULL AND (?5 < 0 OR s.seq_nr = ?5)"
-                      " ORDER BY s.external_id LIMIT ?6") < 0)
-        return TT_EDB;
-    return 0;
-}
-
 
 /* the Kineto traces an ET may pair with (cand, *nc); *how: how they were
  * chosen; *skip: --trace/--rank leave this ET out */
@@ -242,8 +255,8 @@ static const char *pair_cands(struct xc *x, const struct tinfo *t, size_t nt, si
     return how;
 }
 
-/* Check ET t[i] against each candidate; the best pairing in *best (its ops
- * and result to release by the caller, also on error). */
+/* Check ET t[i] against each candidate; the best pairing in *best (its
+ * result to release by the caller, also on error; its ops are the ET's). */
 static int best_pair(struct xc *x, const struct tinfo *t, size_t i, const size_t *cand,
                      size_t nc, struct pair *best)
 {
@@ -255,27 +268,13 @@ static int best_pair(struct xc *x, const struct tinfo *t, size_t i, const size_t
         memset(&cur, 0, sizeof(cur));
         cur.et = &t[i];
         cur.k = &t[cand[c]];
-        if (best->ops) { /* reuse the ET nodes */
-            cur.ops = best->ops;
-            cur.n = best->n;
-            cur.nrf = best->nrf;
-            cur.et_nodes = best->et_nodes;
-            cur.et_roots = best->et_roots;
-            cur.dup_et = best->dup_et;
-        } else if ((rc = xc_load_et(x, &cur)) < 0) {
-            free(cur.ops);
+        if ((rc = xc_load_et(x, &cur)) < 0)
             return rc;
-        }
-        if ((rc = xc_check_pair(x, &cur)) < 0) {
-            if (cur.ops != best->ops)
-                free(cur.ops);
+        if ((rc = xc_check_pair(x, &cur)) < 0)
             return rc;
-        }
         if (!have || pair_better(&cur, best)) {
-            struct etop *ops = cur.ops;
             pair_release(best);
             *best = cur;
-            best->ops = ops;
             have = 1;
         } else {
             pair_release(&cur);
@@ -371,68 +370,31 @@ static int run_one(struct xc *x, const struct tinfo *t, size_t nt, size_t i, siz
             rc = xc_export_pair(x, &best, slot);
     }
     pair_release(&best);
-    free(best.ops);
     free(cand);
     return rc;
 }
 
-/* the index of slices by External id, when the database can take it */
-static int ensure_index(tt_db *db)
+/* every ET of x->t paired, checked, exported; where: the input named in
+ * errors */
+static int run_all(struct xc *x, const char *where, tt_xcheck_result *res)
 {
-    sqlite3_stmt *q = NULL;
-    int has_et = 0;
-    if (db->readonly)
-        return 0;
-    if (sqlite3_prepare_v2(db->sql, "SELECT 1 FROM et_nodes LIMIT 1", -1, &q, NULL) ==
-            SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
-        has_et = 1;
-    sqlite3_finalize(q);
-    return has_et ? tt_db_ensure_index(db, TT_IDX_SLICES_EXT) : 0;
-}
-
-int tt_crosscheck_run(tt_db *db, const tt_xc_options *opts, tt_xcheck_result **out)
-{
-    struct xc x;
-    tt_xc_options defo = TT_XC_OPTIONS_INIT;
-    struct tinfo *t = NULL;
-    size_t nt = 0, i, net = 0, nk = 0;
+    struct tinfo *t = x->t;
+    size_t nt = x->nt, i, net = 0, nk = 0;
     unsigned char *kused = NULL;
-    tt_xcheck_result *res;
     int rc = 0;
-    *out = NULL;
-    if (!(res = calloc(1, sizeof(*res))))
-        return xc_oom();
-    memset(&x, 0, sizeof(x));
-    x.db = db;
-    x.o = opts ? opts : &defo;
-    x.limit = x.o->limit < 0 ? 0 : (size_t)x.o->limit;
-    tt_error_clear();
-    x.cat_cpu = xc_string_id(db, "cpu_op");
-    x.cat_ua = xc_string_id(db, "user_annotation");
-    /* the joins look ops up by External id (a read-only database without the
-     * index still works, by scanning) */
-    if ((rc = ensure_index(db)) < 0 || (rc = prepare_all(&x)) < 0 ||
-        (rc = load_traces(&x, &t, &nt)) < 0)
-        goto out;
     for (i = 0; i < nt; i++) {
         net += t[i].is_et;
         nk += t[i].is_kineto;
     }
-    if (!net) {
-        rc = tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no Execution Trace in this database");
-        goto out;
-    }
-    if (!nk) {
-        rc = tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no Kineto trace in this database");
-        goto out;
-    }
-    if (!(kused = calloc(nt, 1))) {
-        rc = xc_oom();
-        goto out;
-    }
+    if (!net)
+        return tt_error_set_at(TT_ENOTFOUND, where, -1, "no Execution Trace in this database");
+    if (!nk)
+        return tt_error_set_at(TT_ENOTFOUND, where, -1, "no Kineto trace in this database");
+    if (!(kused = calloc(nt, 1)))
+        return xc_oom();
     for (i = 0; i < nt && rc == 0; i++) {
         if (t[i].is_et)
-            rc = run_one(&x, t, nt, i, net, nk, kused, res);
+            rc = run_one(x, t, nt, i, net, nk, kused, res);
     }
     for (i = 0; i < nt && rc == 0; i++) {
         if (t[i].is_kineto && !kused[i]) {
@@ -440,17 +402,74 @@ int tt_crosscheck_run(tt_db *db, const tt_xc_options *opts, tt_xcheck_result **o
             rc = add_trace(&t[i], &res->unpaired_kineto, &res->nunpaired_kineto);
         }
     }
-out:
-    sqlite3_finalize(x.st_str);
-    sqlite3_finalize(x.st_before);
-    sqlite3_finalize(x.st_after);
-    sqlite3_finalize(x.st_cand);
-    traces_free(t, nt);
     free(kused);
-    if (rc < 0)
+    return rc;
+}
+
+static void xc_init(struct xc *x, const tt_xc_options *o)
+{
+    memset(x, 0, sizeof(*x));
+    x->o = o;
+    x->limit = o->limit < 0 ? 0 : (size_t)o->limit;
+}
+
+static void xc_free(struct xc *x)
+{
+    traces_free(x->t, x->nt);
+    xc_strs_free(&x->str);
+}
+
+/* the category strings the Kineto ops are chosen by */
+static int xc_cats(struct xc *x)
+{
+    if ((x->cat_cpu = xc_intern(&x->str, "cpu_op", 6)) < 0 ||
+        (x->cat_ua = xc_intern(&x->str, "user_annotation", 15)) < 0)
+        return xc_oom();
+    return 0;
+}
+
+/* the result of x->t (where: the input named in errors); *out on success */
+static int finish_run(struct xc *x, const char *where, tt_xcheck_result **out)
+{
+    tt_xcheck_result *res = calloc(1, sizeof(*res));
+    int rc;
+    *out = NULL;
+    if (!res)
+        return xc_oom();
+    if ((rc = run_all(x, where, res)) < 0)
         tt_xcheck_result_free(res);
     else
         *out = res;
+    return rc;
+}
+
+int tt_crosscheck_run(tt_db *db, const tt_xc_options *opts, tt_xcheck_result **out)
+{
+    struct xc x;
+    tt_xc_options defo = TT_XC_OPTIONS_INIT;
+    int rc;
+    *out = NULL;
+    xc_init(&x, opts ? opts : &defo);
+    x.db = db;
+    tt_error_clear();
+    if ((rc = xc_cats(&x)) == 0 && (rc = load_traces(&x)) == 0)
+        rc = finish_run(&x, db->path, out);
+    xc_free(&x);
+    return rc;
+}
+
+/* the report of res (where: the input named in errors) */
+static int report(tt_xcheck_result *res, const tt_xc_options *opts, const char *where,
+                  FILE *out, tt_xc_summary *sum)
+{
+    int rc = 0;
+    if (sum)
+        *sum = res->summary;
+    if (out)
+        rc = tt_xcheck_result_print(res, opts, out);
+    if (rc == 0 && !res->summary.pairs && !res->summary.unpaired_et &&
+        (opts->trace_id || opts->rank >= 0))
+        rc = tt_error_set_at(TT_ENOTFOUND, where, -1, "no ET/Kineto pair matches --trace/--rank");
     return rc;
 }
 
@@ -465,32 +484,33 @@ int tt_crosscheck_db(tt_db *db, const tt_xc_options *opts, FILE *out, tt_xc_summ
         memset(sum, 0, sizeof(*sum));
     if ((rc = tt_crosscheck_run(db, opts, &res)) < 0)
         return rc;
-    if (sum)
-        *sum = res->summary;
-    if (out)
-        rc = tt_xcheck_result_print(res, opts, out);
-    if (rc == 0 && !res->summary.pairs && !res->summary.unpaired_et &&
-        (opts->trace_id || opts->rank >= 0))
-        rc = tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no ET/Kineto pair matches --trace/--rank");
+    rc = report(res, opts, db->path, out, sum);
     tt_xcheck_result_free(res);
     return rc;
 }
 
 /* ---------------------------------------------------------------- files */
 
-static int ingest_one(tt_db *db, const char *path, int *nfiles)
+/* a trace file read into x->t (ids as a database of the inputs in this
+ * order would give them; the same content given twice is read once) */
+static int load_one(struct xc *x, const char *path, int *nfiles, size_t *alloc, int64_t *base)
 {
-    int rc = tt_ingest_file(db, path, NULL, NULL);
+    struct tinfo t;
+    int rc;
+    memset(&t, 0, sizeof(t));
     (*nfiles)++;
-    if (rc == TT_EEXISTS) { /* the same content given twice */
-        tt_error_clear();
+    if (!(t.path = strdup(path)))
+        return xc_oom();
+    t.id = x->nt ? x->t[x->nt - 1].id + 1 : 1;
+    rc = xc_load_file(x, path, &t, base);
+    if (rc == 0 && (rc = add_tinfo(x, &t, alloc)) == 0)
         return 0;
-    }
-    return rc;
+    xc_trace_release(&t);
+    return rc > 0 ? 0 : rc;
 }
 
 /* the trace files under dir, each once (tt_walk_traces: loops not followed) */
-static int walk(tt_db *db, const char *dir, int *nfiles)
+static int walk(struct xc *x, const char *dir, int *nfiles, size_t *alloc, int64_t *base)
 {
     tt_dir_walk w;
     size_t i;
@@ -498,67 +518,67 @@ static int walk(tt_db *db, const char *dir, int *nfiles)
     if (rc == 0 && w.nunreadable)
         rc = tt_error_set_at(TT_EIO, w.unreadable[0], -1, "cannot read directory");
     for (i = 0; rc == 0 && i < w.nfiles; i++)
-        rc = ingest_one(db, w.files[i], nfiles);
+        rc = load_one(x, w.files[i], nfiles, alloc, base);
     tt_dir_walk_free(&w);
     return rc;
 }
 
-int tt_crosscheck_files(const char *const *inputs, size_t n, const tt_xc_options *opts, FILE *out,
-                        tt_xc_summary *sum)
+/* the inputs (files, directories) read into x->t */
+static int load_inputs(struct xc *x, const char *const *inputs, size_t n)
 {
-    int rc = 0, nfiles;
-    size_t i;
-    tt_db *db = NULL;
-    tt_xc_options o = TT_XC_OPTIONS_INIT;
-    if (opts)
-        o = *opts;
-    o.store = 0;
+    size_t i, alloc = 0, net = 0, nk = 0;
+    int64_t base = 0;
+    int rc, nfiles;
     for (i = 0; i < n; i++) {
         struct stat st;
         if (strcmp(inputs[i], "-") && stat(inputs[i], &st) != 0)
             return tt_error_set_at(TT_EIO, inputs[i], -1, "no such file or directory");
     }
-    if ((rc = tt__open_temp_db(&db, "crosscheck")) < 0)
-        goto out;
     for (i = 0; i < n; i++) {
         struct stat st;
         nfiles = 0;
         if (strcmp(inputs[i], "-") && stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            if ((rc = walk(db, inputs[i], &nfiles)) < 0)
-                goto out;
-            if (!nfiles) {
-                rc = tt_error_set_at(TT_ENOTFOUND, inputs[i], -1,
-                                     "no trace files (*.json, *.json.gz, *.gz) in this directory");
-                goto out;
-            }
-        } else if ((rc = ingest_one(db, inputs[i], &nfiles)) < 0) {
-            goto out;
+            if ((rc = walk(x, inputs[i], &nfiles, &alloc, &base)) < 0)
+                return rc;
+            if (!nfiles)
+                return tt_error_set_at(TT_ENOTFOUND, inputs[i], -1,
+                                       "no trace files (*.json, *.json.gz, *.gz) in this"
+                                       " directory");
+        } else if ((rc = load_one(x, inputs[i], &nfiles, &alloc, &base)) < 0) {
+            return rc;
         }
     }
-    {
-        sqlite3_stmt *st;
-        int64_t net = 0, nk = 0;
-        if (tt_db_prepare(db, &st,
-                          "SELECT sum(format = 'execution-trace'),"
-                          " sum(format IN ('kineto-json', 'chrome-array')) FROM traces") < 0) {
-            rc = TT_EDB;
-            goto out;
-        }
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            net = sqlite3_column_int64(st, 0);
-            nk = sqlite3_column_int64(st, 1);
-        }
-        sqlite3_finalize(st);
-        if (!net || !nk) {
-            rc = tt_error_set_at(TT_EINVALID, n ? inputs[0] : "", -1,
-                                 "no %s among the inputs (crosscheck needs a PyTorch Execution"
-                                 " Trace and a Kineto trace)",
-                                 !net ? "Execution Trace" : "Kineto trace");
-            goto out;
-        }
+    for (i = 0; i < x->nt; i++) {
+        net += x->t[i].is_et;
+        nk += x->t[i].is_kineto;
     }
-    rc = tt_crosscheck_db(db, &o, out, sum);
-out:
-    tt_db_free(db);
+    if (!net || !nk)
+        return tt_error_set_at(TT_EINVALID, n ? inputs[0] : "", -1,
+                               "no %s among the inputs (crosscheck needs a PyTorch Execution"
+                               " Trace and a Kineto trace)",
+                               !net ? "Execution Trace" : "Kineto trace");
+    return 0;
+}
+
+int tt_crosscheck_files(const char *const *inputs, size_t n, const tt_xc_options *opts, FILE *out,
+                        tt_xc_summary *sum)
+{
+    struct xc x;
+    tt_xc_options o = TT_XC_OPTIONS_INIT;
+    tt_xcheck_result *res = NULL;
+    const char *where = n ? inputs[0] : "";
+    int rc;
+    if (opts)
+        o = *opts;
+    o.store = 0; /* no database to store into */
+    if (sum)
+        memset(sum, 0, sizeof(*sum));
+    xc_init(&x, &o);
+    tt_error_clear();
+    if ((rc = xc_cats(&x)) == 0 && (rc = load_inputs(&x, inputs, n)) == 0 &&
+        (rc = finish_run(&x, where, &res)) == 0)
+        rc = report(res, &o, where, out, sum);
+    tt_xcheck_result_free(res);
+    xc_free(&x);
     return rc;
 }

@@ -7,26 +7,20 @@
  * Linear time: ops sharing an id are matched through one queue per name,
  * offsets are counted by binary search over sorted (rf_id, name) pairs, and
  * Kineto threads are found through a hash, so repeated ids and many threads
- * cost O(n log n).
+ * cost O(n log n). Kineto ops are looked up in the indexes of their trace
+ * (struct tinfo, crosscheck_rows.c), in the order the SQL of earlier
+ * versions read them.
  */
 #include "analyze/crosscheck/crosscheck_state.h"
 #include "common/tmath.h"
-
-static const char *const root_names[] = {
-    "[pytorch|profiler|execution_trace|process]",
-    "[pytorch|profiler|execution_trace|thread]",
-    /* the same roots before PyTorch 2.1 renamed the observer */
-    "[pytorch|profiler|execution_graph|process]",
-    "[pytorch|profiler|execution_graph|thread]",
-};
 
 /* ---------------------------------------------------------------- helpers */
 
 const char *xc_val_fmt(const tt_xc_id *v, char *buf, size_t n)
 {
-    if (v->type == SQLITE_INTEGER)
+    if (v->type == TT_XC_ID_INT)
         snprintf(buf, n, "%" PRId64, v->i);
-    else if (v->type == SQLITE_TEXT)
+    else if (v->type == TT_XC_ID_TEXT)
         snprintf(buf, n, "%s", v->s);
     else
         snprintf(buf, n, "-");
@@ -35,9 +29,9 @@ const char *xc_val_fmt(const tt_xc_id *v, char *buf, size_t n)
 
 void xc_val_json(tt_buf *b, const tt_xc_id *v)
 {
-    if (v->type == SQLITE_INTEGER)
+    if (v->type == TT_XC_ID_INT)
         tt_buf_addf(b, "%" PRId64, v->i);
-    else if (v->type == SQLITE_TEXT)
+    else if (v->type == TT_XC_ID_TEXT)
         tt_buf_add_json_string(b, v->s, strlen(v->s));
     else
         tt_buf_addstr(b, "null");
@@ -46,29 +40,7 @@ void xc_val_json(tt_buf *b, const tt_xc_id *v)
 /* The string of an interned id, malloc'd ("" when unknown); NULL on OOM. */
 char *xc_str_dup(struct xc *x, int64_t id)
 {
-    const unsigned char *t = NULL;
-    char *s;
-    sqlite3_reset(x->st_str);
-    sqlite3_bind_int64(x->st_str, 1, id);
-    if (sqlite3_step(x->st_str) == SQLITE_ROW)
-        t = sqlite3_column_text(x->st_str, 0);
-    s = strdup(t ? (const char *)t : "");
-    sqlite3_reset(x->st_str);
-    return s;
-}
-
-int64_t xc_string_id(tt_db *db, const char *s)
-{
-    sqlite3_stmt *st;
-    int64_t id = -1;
-    if (sqlite3_prepare_v2(db->sql, "SELECT id FROM strings WHERE s = ?1", -1, &st, NULL) !=
-        SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, s, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        id = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return id;
+    return strdup(id > 0 && (size_t)id <= x->str.n ? x->str.s[id - 1] : "");
 }
 
 /* ---------------------------------------------------------------- results */
@@ -107,96 +79,35 @@ static struct result *xc_result_new(struct xc *x, const struct pair *p, int key)
 
 /* ---------------------------------------------------------------- loading */
 
-static int cmp_ops(const void *a, const void *b)
-{
-    const struct etop *x = a, *y = b;
-    if (x->has_rf != y->has_rf)
-        return x->has_rf ? -1 : 1;
-    if (x->rf != y->rf)
-        return x->rf < y->rf ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
-}
-
-static int is_root(const char *s)
-{
-    size_t i;
-    for (i = 0; i < TT_ARRAY_SIZE(root_names); i++) {
-        if (!strcmp(s, root_names[i]))
-            return 1;
-    }
-    return 0;
-}
-
-/* The op nodes of ET trace `id`, roots excluded, sorted by rf_id (nodes
- * without one last). */
+/* The op nodes of the pair's ET (roots excluded, sorted by rf_id, nodes
+ * without one last), loaded when first needed. */
 int xc_load_et(struct xc *x, struct pair *p)
 {
-    sqlite3_stmt *st;
-    size_t alloc = 0, i;
-    int r;
-    if (tt_db_prepare(x->db, &st,
-                      "SELECT e.id, e.node_id, e.rf_id, e.name, e.tid, e.seq_id, n.s"
-                      " FROM et_nodes AS e JOIN strings AS n ON n.id = e.name"
-                      " WHERE e.trace_id = ?1") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, p->et->id);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        struct etop *o;
-        const char *nm = (const char *)sqlite3_column_text(st, 6);
-        p->et_nodes++;
-        if (nm && is_root(nm)) {
-            p->et_roots++;
-            continue;
-        }
-        if (TT_ALLOC_GROW(p->ops, p->n + 1, alloc) < 0) {
-            sqlite3_finalize(st);
-            return xc_oom();
-        }
-        o = &p->ops[p->n++];
-        o->row = sqlite3_column_int64(st, 0);
-        o->node_id = sqlite3_column_int64(st, 1);
-        o->has_rf = sqlite3_column_type(st, 2) == SQLITE_INTEGER;
-        o->rf = sqlite3_column_int64(st, 2);
-        o->name = sqlite3_column_int64(st, 3);
-        o->has_tid = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
-        o->tid = sqlite3_column_int64(st, 4);
-        o->seq = sqlite3_column_type(st, 5) == SQLITE_INTEGER ? sqlite3_column_int64(st, 5) : -1;
-    }
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE)
-        return tt_db_error(x->db, "cannot read execution-trace nodes");
-    if (p->n)
-        qsort(p->ops, p->n, sizeof(*p->ops), cmp_ops);
-    for (i = 0; i < p->n && p->ops[i].has_rf; i++)
-        ;
-    p->nrf = i;
-    for (i = 1; i < p->nrf; i++) {
-        if (p->ops[i].rf == p->ops[i - 1].rf)
-            p->dup_et++;
-    }
+    struct tinfo *t = (struct tinfo *)p->et;
+    int rc;
+    if (!t->loaded && (rc = xc_load_db(x, t)) < 0)
+        return rc;
+    p->ops = t->ops;
+    p->n = t->nops;
+    p->nrf = t->nrf;
+    p->et_nodes = t->et_nodes;
+    p->et_roots = t->et_roots;
+    p->dup_et = t->dup_et;
     return 0;
 }
 
 /* PyTorch's rule, and what the Kineto trace offers as keys. */
 static int pytorch_rule(struct xc *x, struct pair *p)
 {
-    sqlite3_stmt *st;
-    size_t e = 0;
-    int r;
-    if (tt_db_prepare(x->db, &st,
-                      "SELECT coalesce(s.rf_id, -1), s.external_id IS NOT NULL FROM slices AS s"
-                      " WHERE s.trace_id = ?1 AND s.cat IN (?2, ?3) ORDER BY 1") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, p->k->id);
-    xc_bind_cats(x, st);
+    const struct tinfo *k = p->k;
+    size_t e = 0, i;
+    TT_UNUSED(x);
     p->rule_et_n = (int64_t)p->nrf;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t v = sqlite3_column_int64(st, 0);
-        p->k_total++;
-        if (v != 0 && v != -1)
-            p->k_rf_nonzero++;
-        if (sqlite3_column_int(st, 1))
-            p->k_ext++;
+    p->k_total = (int64_t)k->nk;
+    p->k_rf_nonzero = k->k_rf_nonzero;
+    p->k_ext = k->k_ext;
+    for (i = 0; i < k->nk; i++) {
+        int64_t v = k->rule[i];
         while (e < p->nrf && p->ops[e].rf < v) {
             p->rule_et_only++;
             e++;
@@ -206,9 +117,6 @@ static int pytorch_rule(struct xc *x, struct pair *p)
         else
             p->rule_k_only++;
     }
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE)
-        return tt_db_error(x->db, "cannot read Kineto cpu ops");
     p->rule_et_only += (int64_t)(p->nrf - e);
     /* ET op nodes without an rf_id attribute do not enter PyTorch's list */
     p->rule_equal = p->rule_et_only == 0 && p->rule_k_only == 0;
@@ -342,10 +250,10 @@ static int join_group(struct xc *x, struct pair *p, struct result *r, struct gro
  * with an ET op; every Kineto op in it that no ET op took is Kineto-only. */
 static int window_pass(struct xc *x, struct pair *p, struct result *r)
 {
-    sqlite3_stmt *st;
+    const struct tinfo *kt = p->k;
     int64_t *ids = NULL, prev = 0, lo = 0, hi = 0, name1 = 0, name2 = 0;
-    size_t nids = 0, i, run = 0;
-    int has = 0, s, rc = 0;
+    size_t nids = 0, i, run = 0, a, b;
+    int has = 0, rc = 0;
     for (i = 0; i < p->n; i++) {
         if (r->m[i].state != M_NONE)
             xc_widen(&has, &lo, &hi, r->m[i].kkey, r->m[i].kkey);
@@ -362,20 +270,10 @@ static int window_pass(struct xc *x, struct pair *p, struct result *r)
             ids[nids++] = r->m[i].slice;
     }
     qsort(ids, nids, sizeof(*ids), xc_cmp_i64);
-    if (tt_db_prepare(x->db, &st,
-                      "SELECT s.id, s.external_id, s.name, s.pid, s.tid, s.ts FROM slices AS s"
-                      " WHERE s.trace_id = ?1 AND s.cat IN (?2, ?3)"
-                      " AND s.external_id BETWEEN ?4 AND ?5 ORDER BY s.external_id, s.id") < 0) {
-        free(ids);
-        return TT_EDB;
-    }
-    sqlite3_bind_int64(st, 1, p->k->id);
-    xc_bind_cats(x, st);
-    sqlite3_bind_int64(st, 4, lo);
-    sqlite3_bind_int64(st, 5, hi);
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), key = sqlite3_column_int64(st, 1);
-        int64_t name = sqlite3_column_int64(st, 2);
+    xc_ext_range(kt, kt->by_ext, kt->nkext, lo, hi, &a, &b);
+    for (; a < b; a++) {
+        const struct kop *ko = &kt->k[kt->by_ext[a]];
+        int64_t id = ko->id, key = ko->ext, name = ko->name;
         size_t j = xc_lower_i64(ids, nids, id);
         r->k_inwin++;
         if (run && key == prev) {
@@ -389,15 +287,12 @@ static int window_pass(struct xc *x, struct pair *p, struct result *r)
         }
         prev = key;
         if (j >= nids || ids[j] != id) {
-            tt_xc_id pid, tid;
             struct koff k;
-            xc_val_get(&pid, st, 3);
-            xc_val_get(&tid, st, 4);
             k.slice = id;
             k.key = key;
             k.name = name;
-            k.ts = sqlite3_column_int64(st, 5);
-            if ((k.kt = xc_kt_index(r, &pid, &tid)) < 0) {
+            k.ts = ko->ts;
+            if ((k.kt = xc_kt_index(r, &kt->th[ko->th].pid, &kt->th[ko->th].tid)) < 0) {
                 rc = xc_oom();
                 break;
             }
@@ -406,9 +301,6 @@ static int window_pass(struct xc *x, struct pair *p, struct result *r)
     }
     if (run > 1)
         xc_kdup_add(x, r, prev, (int64_t)run, name1, name2);
-    if (rc == 0 && s != SQLITE_DONE)
-        rc = tt_db_error(x->db, "cannot read Kineto cpu ops");
-    sqlite3_finalize(st);
     free(ids);
     return rc;
 }
@@ -417,33 +309,21 @@ static int window_pass(struct xc *x, struct pair *p, struct result *r)
  * non-zero one) or on External id = rf_id + off (window: see window_pass). */
 static int join_key(struct xc *x, struct pair *p, struct result *r, int key, int64_t off)
 {
-    sqlite3_stmt *st;
+    const struct tinfo *kt = p->k;
+    const uint32_t *by = key == K_RF ? kt->by_rf : kt->by_ext;
     struct grow *g = NULL;
-    size_t ng = 0, ag = 0, e = 0;
-    int rc = 0, s;
+    size_t ng = 0, ag = 0, e = 0, a = 0, b = kt->nkrf;
+    int rc = 0;
     r->key = key;
     r->offset = off;
     if (!p->nrf)
         return 0;
-    if (tt_db_prepare(x->db, &st,
-                      key == K_RF
-                          ? "SELECT s.id, s.rf_id, s.name, s.pid, s.tid, s.ts, s.dur FROM slices AS s"
-                            " WHERE s.trace_id = ?1 AND s.cat IN (?2, ?3) AND s.rf_id IS NOT NULL"
-                            " AND s.rf_id <> 0 ORDER BY s.rf_id, s.id"
-                          : "SELECT s.id, s.external_id, s.name, s.pid, s.tid, s.ts, s.dur"
-                            " FROM slices AS s WHERE s.trace_id = ?1 AND s.cat IN (?2, ?3)"
-                            " AND s.external_id BETWEEN ?4 AND ?5"
-                            " ORDER BY s.external_id, s.id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, p->k->id);
-    xc_bind_cats(x, st);
-    if (key != K_RF) {
-        sqlite3_bind_int64(st, 4, tt_sat_add(p->ops[0].rf, off));
-        sqlite3_bind_int64(st, 5, tt_sat_add(p->ops[p->nrf - 1].rf, off));
-    }
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        tt_xc_id pid, tid;
-        int64_t k = sqlite3_column_int64(st, 1);
+    if (key != K_RF)
+        xc_ext_range(kt, by, kt->nkext, tt_sat_add(p->ops[0].rf, off),
+                     tt_sat_add(p->ops[p->nrf - 1].rf, off), &a, &b);
+    for (; a < b; a++) {
+        const struct kop *ko = &kt->k[by[a]];
+        int64_t k = key == K_RF ? ko->rf : ko->ext;
         if (ng && g[0].key != k) {
             if ((rc = join_group(x, p, r, g, ng, off, &e, key != K_RF)) < 0)
                 goto out;
@@ -453,15 +333,13 @@ static int join_key(struct xc *x, struct pair *p, struct result *r, int key, int
             rc = xc_oom();
             goto out;
         }
-        xc_val_get(&pid, st, 3);
-        xc_val_get(&tid, st, 4);
-        g[ng].id = sqlite3_column_int64(st, 0);
+        g[ng].id = ko->id;
         g[ng].key = k;
-        g[ng].name = sqlite3_column_int64(st, 2);
-        g[ng].ts = sqlite3_column_int64(st, 5);
-        g[ng].dur = sqlite3_column_int64(st, 6);
+        g[ng].name = ko->name;
+        g[ng].ts = ko->ts;
+        g[ng].dur = ko->dur;
         g[ng].used = 0;
-        if ((g[ng].kt = xc_kt_index(r, &pid, &tid)) < 0) {
+        if ((g[ng].kt = xc_kt_index(r, &kt->th[ko->th].pid, &kt->th[ko->th].tid)) < 0) {
             rc = xc_oom();
             goto out;
         }
@@ -469,18 +347,11 @@ static int join_key(struct xc *x, struct pair *p, struct result *r, int key, int
             xc_widen(&r->has_key, &r->key_lo, &r->key_hi, k, k);
         ng++;
     }
-    if (s != SQLITE_DONE) {
-        rc = tt_db_error(x->db, "cannot read Kineto cpu ops");
-        goto out;
-    }
     if (ng && (rc = join_group(x, p, r, g, ng, off, &e, key != K_RF)) < 0)
         goto out;
-    sqlite3_finalize(st);
-    st = NULL;
     if (key != K_RF)
         rc = window_pass(x, p, r);
 out:
-    sqlite3_finalize(st);
     free(g);
     return rc;
 }
@@ -526,27 +397,20 @@ static int has_rfname(const struct anch *rn, size_t n, int64_t rf, int64_t name)
 static int count_offset(struct xc *x, struct pair *p, const struct anch *rn, int64_t off,
                         int64_t *count)
 {
-    sqlite3_stmt *st;
-    int s;
+    const struct tinfo *kt = p->k;
+    size_t a, b;
+    TT_UNUSED(x);
     *count = 0;
     if (!p->nrf)
         return 0;
-    if (tt_db_prepare(x->db, &st,
-                      "SELECT s.external_id, s.name FROM slices AS s WHERE s.trace_id = ?1"
-                      " AND s.cat IN (?2, ?3) AND s.external_id BETWEEN ?4 AND ?5") < 0) {
-        return TT_EDB;
-    }
-    sqlite3_bind_int64(st, 1, p->k->id);
-    xc_bind_cats(x, st);
-    sqlite3_bind_int64(st, 4, tt_sat_add(rn[0].rf, off));
-    sqlite3_bind_int64(st, 5, tt_sat_add(rn[p->nrf - 1].rf, off));
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t t = tt_sat_sub(sqlite3_column_int64(st, 0), off), nm = sqlite3_column_int64(st, 1);
-        if (has_rfname(rn, p->nrf, t, nm))
+    xc_ext_range(kt, kt->by_ext, kt->nkext, tt_sat_add(rn[0].rf, off),
+                 tt_sat_add(rn[p->nrf - 1].rf, off), &a, &b);
+    for (; a < b; a++) {
+        const struct kop *ko = &kt->k[kt->by_ext[a]];
+        if (has_rfname(rn, p->nrf, tt_sat_sub(ko->ext, off), ko->name))
             (*count)++;
     }
-    sqlite3_finalize(st);
-    return s == SQLITE_DONE ? 0 : tt_db_error(x->db, "cannot read Kineto cpu ops");
+    return 0;
 }
 
 /* The constant offset External id - rf_id agreeing on the most names: ET ops
@@ -556,9 +420,9 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
 {
     int64_t *names = NULL, *votes = NULL, cand[N_OFFSETS + 1], cnt[N_OFFSETS + 1];
     struct anch *an = NULL, *rn = NULL;
+    const struct tinfo *kt = p->k;
     size_t nan = 0, nv = 0, i, j, ncand = 0, maxc;
-    sqlite3_stmt *st = NULL;
-    int rc = 0, s;
+    int rc = 0;
     *best = 0;
     *best_n = 0;
     if (!p->nrf)
@@ -589,18 +453,10 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
         nan = N_ANCHORS;
     }
     qsort(an, nan, sizeof(*an), cmp_anch);
-    if (tt_db_prepare(x->db, &st,
-                      "SELECT s.external_id, s.name FROM slices AS s WHERE s.trace_id = ?1"
-                      " AND s.cat IN (?2, ?3) AND s.external_id IS NOT NULL") < 0) {
-        rc = TT_EDB;
-        goto out;
-    }
-    sqlite3_bind_int64(st, 1, p->k->id);
-    xc_bind_cats(x, st);
     {
-        size_t av = 1024;
-        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-            int64_t ext = sqlite3_column_int64(st, 0), nm = sqlite3_column_int64(st, 1);
+        size_t av = 1024, q;
+        for (q = 0; q < kt->nkext; q++) {
+            int64_t ext = kt->k[kt->by_ext[q]].ext, nm = kt->k[kt->by_ext[q]].name;
             size_t lo = 0, hi = nan;
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -616,10 +472,6 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
                 }
                 votes[nv++] = tt_sat_sub(ext, an[lo].rf);
             }
-        }
-        if (s != SQLITE_DONE) {
-            rc = tt_db_error(x->db, "cannot read Kineto cpu ops");
-            goto out;
         }
     }
     qsort(votes, nv, sizeof(*votes), xc_cmp_i64);
@@ -665,7 +517,6 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
         }
     }
 out:
-    sqlite3_finalize(st);
     free(names);
     free(an);
     free(rn);
@@ -860,6 +711,8 @@ int xc_check_pair(struct xc *x, struct pair *p)
     struct result *r1 = NULL, *r2 = NULL;
     int rc;
     int key = x->o->key;
+    if (!p->k->loaded && (rc = xc_load_db(x, (struct tinfo *)p->k)) < 0)
+        return rc;
     if ((rc = pytorch_rule(x, p)) < 0)
         return rc;
     if (key == TT_XC_KEY_AUTO)

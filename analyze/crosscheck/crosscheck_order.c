@@ -12,7 +12,7 @@
 struct win {
     struct krow *rows;
     size_t n, qa;
-    tt_xc_id pid, tid;
+    int th;
     int32_t *pa;        /* ET index -> row index, -1 */
     unsigned char *pk;  /* M_OK / M_NAME per ET index */
     unsigned char *pb;  /* row taken */
@@ -31,59 +31,57 @@ static void win_free(struct win *w)
     memset(w, 0, sizeof(*w));
 }
 
-/* nb Kineto ops of thread (pid, tid) before External id ext and na from it
- * (the candidate slice cid included), in External-id order */
-static int load_rows(struct xc *x, struct pair *p, const tt_xc_id *pid, const tt_xc_id *tid,
-                     int64_t ext, int64_t cid, size_t nb, size_t na, struct win *w)
+/* nb Kineto ops of thread th before External id ext and na from it (the
+ * candidate slice cid included), in External-id order */
+static int load_rows(struct xc *x, struct pair *p, int th, int64_t ext, int64_t cid, size_t nb,
+                     size_t na, struct win *w)
 {
-    sqlite3_stmt *q[2] = { x->st_before, x->st_after };
-    size_t lim[2] = { nb, na + 8 }, alloc = 0, k, i;
-    int s;
+    const struct tinfo *kt = p->k;
+    const uint32_t *by = kt->by_thr;
+    size_t lo = 0, hi = kt->nkext, t0, t1, q, a, b, i;
+    TT_UNUSED(x);
+    /* the thread's run of the index, then the first op from ext */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (kt->k[by[mid]].th < th)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    t0 = lo;
+    hi = kt->nkext;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct kop *k = &kt->k[by[mid]];
+        if (k->th == th && k->ext < ext)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    q = lo;
+    for (t1 = q; t1 < kt->nkext && kt->k[by[t1]].th == th; t1++)
+        if (t1 - q >= na + 8)
+            break;
+    a = q - t0 > nb ? q - nb : t0;
+    b = t1;
+    free(w->rows);
+    w->rows = NULL;
     w->n = 0;
     w->qa = (size_t)-1;
-    w->pid = *pid;
-    w->tid = *tid;
-    for (k = 0; k < 2; k++) {
-        size_t first = w->n;
-        sqlite3_reset(q[k]);
-        sqlite3_bind_int64(q[k], 1, p->k->id);
-        xc_bind_cats(x, q[k]);
-        xc_val_bind(q[k], 4, pid);
-        xc_val_bind(q[k], 5, tid);
-        sqlite3_bind_int64(q[k], 6, ext);
-        sqlite3_bind_int64(q[k], 7, (int64_t)lim[k]);
-        while ((s = sqlite3_step(q[k])) == SQLITE_ROW) {
-            struct krow *r;
-            if (TT_ALLOC_GROW(w->rows, w->n + 1, alloc) < 0) {
-                sqlite3_reset(q[k]);
-                return xc_oom();
-            }
-            r = &w->rows[w->n++];
-            r->id = sqlite3_column_int64(q[k], 0);
-            r->key = sqlite3_column_int64(q[k], 1);
-            r->name = sqlite3_column_int64(q[k], 2);
-            r->ts = sqlite3_column_int64(q[k], 3);
-            r->dur = sqlite3_column_int64(q[k], 4);
-            r->seq = sqlite3_column_type(q[k], 5) == SQLITE_INTEGER
-                         ? sqlite3_column_int64(q[k], 5) : -1;
-        }
-        sqlite3_reset(q[k]);
-        if (s != SQLITE_DONE)
-            return tt_db_error(x->db, "cannot read Kineto cpu ops");
-        if (k == 0) { /* read newest first: reverse */
-            for (i = 0; i < (w->n - first) / 2; i++) {
-                struct krow t = w->rows[first + i];
-                w->rows[first + i] = w->rows[w->n - 1 - i];
-                w->rows[w->n - 1 - i] = t;
-            }
-        } else {
-            for (i = first; i < w->n; i++) {
-                if (w->rows[i].id == cid) {
-                    w->qa = i;
-                    break;
-                }
-            }
-        }
+    w->th = th;
+    if (!(w->rows = malloc((b - a ? b - a : 1) * sizeof(*w->rows))))
+        return xc_oom();
+    for (i = a; i < b; i++) {
+        const struct kop *k = &kt->k[by[i]];
+        struct krow *r = &w->rows[w->n++];
+        r->id = k->id;
+        r->key = k->ext;
+        r->name = k->name;
+        r->ts = k->ts;
+        r->dur = k->dur;
+        r->seq = k->seq;
+        if (i >= q && k->id == cid && w->qa == (size_t)-1)
+            w->qa = w->n - 1;
     }
     return 0;
 }
@@ -226,7 +224,7 @@ static int win_better(const struct win *a, const struct win *b)
 
 struct cand {
     int64_t id, ext, ts;
-    tt_xc_id pid, tid;
+    int th;
     size_t k;      /* anchor index in the ET thread */
     int64_t score; /* probe: agreeing names + sequence numbers */
     int has, ov;   /* probe aligned anything; starts inside the windows placed so far */
@@ -255,36 +253,35 @@ static int cmp_cand(const void *pa, const void *pb)
 static int find_cands(struct xc *x, struct pair *p, int64_t name, int64_t seq, size_t k,
                       size_t m, struct cand **c, size_t *nc, size_t *ac)
 {
-    size_t budget = CAND_BASE + CAND_PER_OP * m;
-    int pass, s;
+    const struct tinfo *kt = p->k;
+    const uint32_t *by = kt->by_name;
+    size_t budget = CAND_BASE + CAND_PER_OP * m, lo = 0, hi = kt->nkext, a;
+    int pass;
+    TT_UNUSED(x);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (kt->k[by[mid]].name < name)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     for (pass = seq >= 0 ? 0 : 1; pass < 2; pass++) {
-        size_t before = *nc;
-        sqlite3_stmt *st = x->st_cand;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, p->k->id);
-        xc_bind_cats(x, st);
-        sqlite3_bind_int64(st, 4, name);
-        sqlite3_bind_int64(st, 5, pass == 0 ? seq : -1);
-        sqlite3_bind_int64(st, 6, (int64_t)(pass == 0 ? (budget < CAND_SEQ_LIMIT ? budget
-                                                                              : CAND_SEQ_LIMIT)
-                                                   : (budget < CAND_LIMIT ? budget : CAND_LIMIT)));
-        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t before = *nc, lim = pass == 0 ? (budget < CAND_SEQ_LIMIT ? budget : CAND_SEQ_LIMIT)
+                                            : (budget < CAND_LIMIT ? budget : CAND_LIMIT);
+        for (a = lo; a < kt->nkext && kt->k[by[a]].name == name && *nc - before < lim; a++) {
+            const struct kop *ko = &kt->k[by[a]];
             struct cand *cd;
-            if (TT_ALLOC_GROW(*c, *nc + 1, *ac) < 0) {
-                sqlite3_reset(st);
+            if (pass == 0 && ko->seq != seq)
+                continue;
+            if (TT_ALLOC_GROW(*c, *nc + 1, *ac) < 0)
                 return xc_oom();
-            }
             cd = &(*c)[(*nc)++];
-            cd->id = sqlite3_column_int64(st, 0);
-            cd->ext = sqlite3_column_int64(st, 1);
-            xc_val_get(&cd->pid, st, 2);
-            xc_val_get(&cd->tid, st, 3);
-            cd->ts = sqlite3_column_int64(st, 4);
+            cd->id = ko->id;
+            cd->ext = ko->ext;
+            cd->th = ko->th;
+            cd->ts = ko->ts;
             cd->k = k;
         }
-        sqlite3_reset(st);
-        if (s != SQLITE_DONE)
-            return tt_db_error(x->db, "cannot read Kineto cpu ops");
         if (*nc > before)
             break;
     }
@@ -336,7 +333,7 @@ static int order_thread(struct xc *x, struct pair *p, struct result *r, const si
     /* probe each candidate on a few ops around its anchor */
     for (i = 0; i < nc; i++) {
         size_t k = c[i].k, lo = k > PROBE ? k - PROBE : 0, hi = k + PROBE < m ? k + PROBE : m;
-        if ((rc = load_rows(x, p, &c[i].pid, &c[i].tid, c[i].ext, c[i].id, k - lo + 4,
+        if ((rc = load_rows(x, p, c[i].th, c[i].ext, c[i].id, k - lo + 4,
                             hi - k + 4, &probe)) < 0 ||
             (rc = align(a + lo, sq + lo, hi - lo, k - lo, &probe)) < 0)
             goto out;
@@ -358,7 +355,7 @@ static int order_thread(struct xc *x, struct pair *p, struct result *r, const si
             break;
         nfull++;
         memset(&w, 0, sizeof(w));
-        if ((rc = load_rows(x, p, &cd->pid, &cd->tid, cd->ext, cd->id, cd->k + slack,
+        if ((rc = load_rows(x, p, cd->th, cd->ext, cd->id, cd->k + slack,
                             m - cd->k + slack, &w)) < 0 ||
             (rc = align(a, sq, m, cd->k, &w)) < 0) {
             win_free(&w);
@@ -387,7 +384,7 @@ static int order_thread(struct xc *x, struct pair *p, struct result *r, const si
         tr->et_ops = (int64_t)m;
         if (!have_best || !best.has || best.eq == 0 || best.eq * 4 < (int64_t)m)
             goto out; /* no window: every op of the thread is ET-only */
-        if ((tr->kt = xc_kt_index(r, &best.pid, &best.tid)) < 0) {
+        if ((tr->kt = xc_kt_index(r, &p->k->th[best.th].pid, &p->k->th[best.th].tid)) < 0) {
             rc = xc_oom();
             goto out;
         }
@@ -464,15 +461,10 @@ int xc_join_order(struct xc *x, struct pair *p, struct result *r)
     size_t *idx = NULL, i, ng = 0;
     struct tgroup *g = NULL;
     struct wspan span = { 0, 0, 0 };
-    int rc = 0, txn;
+    int rc = 0;
     r->key = K_EXT_ORDER;
     if (!p->nrf)
         return 0;
-    /* the window search looks Kineto ops up by thread and by name (a
-     * read-only database without these indexes still works, by scanning) */
-    if (!x->db->readonly && (tt_db_ensure_index(x->db, TT_IDX_SLICES_THREAD_EXT) < 0 ||
-                             tt_db_ensure_index(x->db, TT_IDX_SLICES_NAME_EXT) < 0))
-        return TT_EDB;
     idx = malloc(p->nrf * sizeof(*idx));
     g = malloc(p->nrf * sizeof(*g));
     if (!idx || !g) {
@@ -490,17 +482,12 @@ int xc_join_order(struct xc *x, struct pair *p, struct result *r)
         }
         g[ng - 1].m++;
     }
-    /* largest thread first: its window decides the time span the others prefer;
-     * the lookups of all threads in one read transaction (one lock, not one
-     * per statement: with many threads the locking syscalls dominated) */
+    /* largest thread first: its window decides the time span the others prefer */
     qsort(g, ng, sizeof(*g), cmp_tgroup);
-    txn = sqlite3_get_autocommit(x->db->sql) && tt_db_exec(x->db, "BEGIN") == 0;
     for (i = 0; i < ng; i++) {
         if ((rc = order_thread(x, p, r, idx + g[i].from, g[i].m, &span)) < 0)
             break;
     }
-    if (txn)
-        sqlite3_exec(x->db->sql, "COMMIT", NULL, NULL, NULL);
 out:
     free(idx);
     free(g);

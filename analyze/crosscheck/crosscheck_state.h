@@ -31,17 +31,62 @@ enum { M_NONE = 0, M_OK = 1, M_NAME = 2 };
 #define FULL_MAX 64          /* window search: probes aligned in full at most */
 #define MAX_SEGS 8           /* offset segments listed per thread */
 
+struct etop {
+    int64_t row, node_id, rf, name, tid, seq; /* row: the node's place in its trace */
+    int has_rf, has_tid;
+};
+
+/* a Kineto cpu_op / user_annotation slice (ts, dur: 0 when NULL; seq, when
+ * NULL: -1; name: a string of struct xstrs, 0 when NULL) */
+struct kop {
+    int64_t id, ext, rf, name, ts, dur, seq;
+    int th; /* index into tinfo.th */
+    unsigned char has_ext, has_rf;
+};
+
+/* a Kineto thread of a trace */
+struct kthid {
+    tt_xc_id pid, tid;
+};
+
+/*
+ * One trace and, once loaded from its rows (crosscheck_rows.c), what the
+ * join needs of it, indexed as the join looks it up: an ET's op nodes
+ * (roots excluded) sorted by rf_id; a Kineto trace's ops and their indexes
+ * (positions in k) by External id, by Record function id, by thread and
+ * External id, by name and External id.
+ */
 struct tinfo {
     int64_t id;
     char *path;
     int is_et, is_kineto;
     int has_rank, has_pid;
     int64_t rank, pid;
+    char hash[33];
+    int loaded;
+    /* ET */
+    struct etop *ops;
+    size_t nops, nrf;
+    int64_t et_nodes, et_roots, dup_et;
+    /* Kineto */
+    struct kop *k;
+    size_t nk, nkext, nkrf;
+    struct kthid *th;
+    size_t nth;
+    int64_t k_rf_nonzero, k_ext;
+    int64_t *rule;    /* coalesce(rf_id, -1) of every op, sorted */
+    uint32_t *by_ext; /* ops with an External id, by (External id, id) */
+    uint32_t *by_rf;  /* ops with a non-zero Record function id, by (it, id) */
+    uint32_t *by_thr; /* ops with an External id, by (thread, External id, id) */
+    uint32_t *by_name; /* ops with an External id, by (name, External id, id) */
 };
 
-struct etop {
-    int64_t row, node_id, rf, name, tid, seq;
-    int has_rf, has_tid;
+/* the strings of every trace loaded, interned by content: id = index + 1 */
+struct xstrs {
+    char **s;
+    size_t n, alloc;
+    uint32_t *h; /* open addressing: id, 0 = empty */
+    size_t hcap;
 };
 
 struct match {
@@ -116,13 +161,13 @@ struct pair {
 };
 
 struct xc {
-    tt_db *db;
+    tt_db *db;      /* a database input (traces loaded from it when needed, links stored) */
     const tt_xc_options *o;
-    FILE *out;
     size_t limit;
+    struct xstrs str;
     int64_t cat_cpu, cat_ua;
-    sqlite3_stmt *st_str, *st_before, *st_after, *st_cand;
-    int npairs_out;
+    struct tinfo *t;
+    size_t nt;
 };
 
 struct krow {
@@ -130,19 +175,30 @@ struct krow {
 };
 
 
+
+/* crosscheck_rows.c */
+int64_t xc_intern(struct xstrs *t, const char *s, size_t len);
+void xc_strs_free(struct xstrs *t);
+void xc_trace_release(struct tinfo *t);
+/* a trace file loaded into t (not in x->t yet): 1 when the content is that
+ * of a trace in x->t (t then to release); a database's trace t->id */
+int xc_load_file(struct xc *x, const char *path, struct tinfo *t, int64_t *slice_base);
+int xc_load_db(struct xc *x, struct tinfo *t);
+/* [*lo, *hi): the positions of index `by` (n entries) whose External id is
+ * in [a, b] */
+void xc_ext_range(const struct tinfo *t, const uint32_t *by, size_t n, int64_t a, int64_t b,
+                  size_t *lo, size_t *hi);
+
 /* crosscheck_join.c */
 int xc_oom(void);
-void xc_val_get(tt_xc_id *v, sqlite3_stmt *st, int col);
 int xc_val_eq(const tt_xc_id *a, const tt_xc_id *b);
-void xc_val_bind(sqlite3_stmt *st, int idx, const tt_xc_id *v);
+uint64_t xc_val_hash(const tt_xc_id *v, uint64_t h);
 const char *xc_val_fmt(const tt_xc_id *v, char *buf, size_t n);
 void xc_val_json(tt_buf *b, const tt_xc_id *v);
 int xc_cmp_i64(const void *a, const void *b);
 size_t xc_lower_i64(const int64_t *a, size_t n, int64_t v);
 size_t xc_count_sorted(const int64_t *a, size_t n, int64_t v);
 char *xc_str_dup(struct xc *x, int64_t id);
-int64_t xc_string_id(tt_db *db, const char *s);
-void xc_bind_cats(struct xc *x, sqlite3_stmt *st);
 void xc_result_free(struct result *r);
 int xc_kt_index(struct result *r, const tt_xc_id *pid, const tt_xc_id *tid);
 void xc_konly_add(struct xc *x, struct result *r, const struct koff *k);

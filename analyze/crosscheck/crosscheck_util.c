@@ -1,8 +1,7 @@
 /*
  * analyze/crosscheck/crosscheck_util.c - what the crosscheck joins share: pid/tid
- * values, the category binding of the Kineto op queries, counts in sorted
- * arrays, the samples of Kineto-only ops and duplicate ids, and the index of
- * Kineto threads.
+ * values, counts in sorted arrays, the samples of Kineto-only ops and
+ * duplicate ids, and the index of Kineto threads.
  */
 #include "analyze/crosscheck/crosscheck_state.h"
 
@@ -24,18 +23,18 @@ int xc_val_eq(const tt_xc_id *a, const tt_xc_id *b)
 {
     if (a->type != b->type)
         return 0;
-    if (a->type == SQLITE_INTEGER)
+    if (a->type == TT_XC_ID_INT)
         return a->i == b->i;
-    if (a->type == SQLITE_TEXT)
+    if (a->type == TT_XC_ID_TEXT)
         return strcmp(a->s, b->s) == 0;
     return 1;
 }
 
-static uint64_t val_hash(const tt_xc_id *v, uint64_t h)
+uint64_t xc_val_hash(const tt_xc_id *v, uint64_t h)
 {
     const unsigned char *c = (const unsigned char *)v->s;
     h = (h ^ (uint64_t)v->type) * 0x100000001b3ull;
-    if (v->type == SQLITE_INTEGER)
+    if (v->type == TT_XC_ID_INT)
         return (h ^ (uint64_t)v->i) * 0x100000001b3ull;
     for (; *c; c++)
         h = (h ^ *c) * 0x100000001b3ull;
@@ -44,7 +43,7 @@ static uint64_t val_hash(const tt_xc_id *v, uint64_t h)
 
 static size_t kt_slot(const struct result *r, const tt_xc_id *pid, const tt_xc_id *tid)
 {
-    uint64_t h = val_hash(tid, val_hash(pid, 0xcbf29ce484222325ull));
+    uint64_t h = xc_val_hash(tid, xc_val_hash(pid, 0xcbf29ce484222325ull));
     size_t i = (size_t)(h ^ (h >> 29)) & (r->kthcap - 1);
     while (r->kth[i]) {
         const struct kthr *k = &r->kt[r->kth[i] - 1];
@@ -53,12 +52,6 @@ static size_t kt_slot(const struct result *r, const tt_xc_id *pid, const tt_xc_i
         i = (i + 1) & (r->kthcap - 1);
     }
     return i;
-}
-
-void xc_bind_cats(struct xc *x, sqlite3_stmt *st)
-{
-    sqlite3_bind_int64(st, 2, x->cat_cpu);
-    sqlite3_bind_int64(st, 3, x->cat_ua);
 }
 
 size_t xc_count_sorted(const int64_t *a, size_t n, int64_t v)
@@ -133,30 +126,6 @@ int xc_kt_index(struct result *r, const tt_xc_id *pid, const tt_xc_id *tid)
 int xc_oom(void)
 {
     return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
-void xc_val_bind(sqlite3_stmt *st, int idx, const tt_xc_id *v)
-{
-    if (v->type == SQLITE_INTEGER)
-        sqlite3_bind_int64(st, idx, v->i);
-    else if (v->type == SQLITE_TEXT)
-        sqlite3_bind_text(st, idx, v->s, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, idx);
-}
-
-void xc_val_get(tt_xc_id *v, sqlite3_stmt *st, int col)
-{
-    v->type = sqlite3_column_type(st, col);
-    v->i = 0;
-    v->s[0] = 0;
-    if (v->type == SQLITE_INTEGER) {
-        v->i = sqlite3_column_int64(st, col);
-    } else if (v->type != SQLITE_NULL) {
-        const unsigned char *t = sqlite3_column_text(st, col);
-        v->type = SQLITE_TEXT;
-        snprintf(v->s, sizeof(v->s), "%s", t ? (const char *)t : "");
-    }
 }
 
 void xc_widen(int *has, int64_t *lo, int64_t *hi, int64_t a, int64_t b)

@@ -15,7 +15,8 @@
  *      thread's ops in rf_id order against a window of one Kineto thread's ops
  *      in External-id order;
  *   3. a pair counts as matched only when the names agree.
- * Memory is bounded by the number of ET nodes; Kineto slices are read with SQL.
+ * The traces are read from their rows (a file's, or a database's: the same
+ * join); memory: the ET nodes and Kineto cpu ops of the traces checked.
  */
 #ifndef TRACETOOL_CROSSCHECK_H
 #define TRACETOOL_CROSSCHECK_H

@@ -24,6 +24,8 @@ import copy
 import gzip
 import json
 import os
+import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -477,6 +479,76 @@ def check_errors(tmp):
     check(rc == 0 and "usage: tracetool crosscheck" in out, "--help exits 0")
 
 
+def temp_dbs(log):
+    """the temporary databases (tracetool-crosscheck-*, tracetool-db-*,
+    tracetool-input-*, SQLite's etilqs_*) an strace openat log shows opened"""
+    with open(log, errors="replace") as f:
+        return [l.strip() for l in f if "openat" in l and
+                re.search(r"tracetool-(crosscheck|db|input)-|etilqs_", l)]
+
+
+def check_no_database(tmp):
+    """Trace files and directories of them are read as rows, never through a
+    temporary database: TT_DEBUG_XC says which way each file went, and strace
+    (when installed) sees no temporary database opened."""
+    global skipped
+    cases = []
+    if simple_add():
+        cases.append(("simple_add pair", list(simple_add()), 2))
+    d = os.path.join(DATA, "param", "dlrm_8rank")
+    if os.path.isdir(d):
+        cases.append(("dlrm folder", [d], 16))
+    r = os.path.join(DATA, "param", "resnet_pair")
+    if os.path.isdir(r):
+        cases.append(("resnet pair", [os.path.join(r, "resnet_et.json.gz"),
+                                      os.path.join(r, "resnet_kineto.json.gz")], 2))
+    if not cases:
+        skipped += 1
+        return
+    for label, inputs, nfiles in cases:
+        p = subprocess.run([TRACETOOL, "crosscheck", *inputs], capture_output=True, text=True,
+                           env=dict(os.environ, TT_DEBUG_XC="1"))
+        ways = [l for l in p.stderr.splitlines() if l.startswith("crosscheck: ")]
+        check(p.returncode == 0, f"{label}: consistent ({p.returncode}, {p.stderr[-300:]!r})")
+        check(len([l for l in ways if l.endswith(": read from its rows")]) == nfiles,
+              f"{label}: every file read from its rows ({ways})")
+        check(not [l for l in ways if "temporary database" in l],
+              f"{label}: none through a temporary database ({ways})")
+        strace = shutil.which("strace")
+        if not strace:
+            skipped += 1
+            continue
+        log = os.path.join(tmp, "strace.txt")
+        sp = subprocess.run([strace, "-f", "-qq", "-e", "trace=openat", "-o", log, TRACETOOL,
+                             "crosscheck", *inputs], capture_output=True, timeout=600)
+        if sp.returncode != 0 and b"ptrace" in sp.stderr:
+            skipped += 1
+            continue
+        check(sp.returncode == 0, f"{label}: crosscheck under strace ({sp.returncode})")
+        check(temp_dbs(log) == [], f"{label}: no temporary database opened ({temp_dbs(log)})")
+
+
+def check_same_file_twice(tmp):
+    """The same ET given twice (or under two names) is checked once: the
+    report is that of the pair given once."""
+    global skipped
+    paths = simple_add()
+    if not paths:
+        skipped += 1
+        return
+    copy_et = os.path.join(tmp, "copy_et.json.gz")
+    shutil.copyfile(paths[0], copy_et)
+    rc1, once, _ = run_json(paths[0], paths[1])
+    # the pair's folder, and a copy of its ET
+    rc2, twice, err = run_json(os.path.dirname(paths[0]), copy_et)
+    check(rc1 == rc2 == 0 and once and twice, f"same ET twice: exit 0 ({rc2}, {err.strip()})")
+    if once and twice:
+        check(once["summary"] == twice["summary"] and len(twice["pairs"]) == 1,
+              f"same ET twice: one pair ({twice['summary']})")
+        check(twice["pairs"][0]["et"]["path"] != copy_et,
+              "same ET twice: the first one given is the one checked")
+
+
 def check_ingest_links(tmp):
     """ingest alone stores the join: et_links filled without running crosscheck"""
     global skipped
@@ -506,6 +578,8 @@ def main():
         check_database(tmp)
         check_ingest_links(tmp)
         check_errors(tmp)
+        check_no_database(tmp)
+        check_same_file_twice(tmp)
     line = f"{passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"

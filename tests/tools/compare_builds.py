@@ -46,8 +46,16 @@ KERNELS = [
     ["--by", "op"],
     ["--only", "memory"],
     ["--only", "kernels", "--row-limit", "5"],
+    ["--by", "activity"],
+    ["--by", "activity", "--only", "memory", "--format", "csv"],
+    ["--by", "activity", "--steps", "0-1000000", "--format", "json"],
+    ["--by", "activity", "--row-limit", "7", "--format", "markdown"],
 ]
 INFO = [[], ["--format", "json"]]
+# directories of traces (multi-rank jobs) given to kernels and info
+KERNELS_DIRS = ["param/dlrm_8rank/kineto", "hta/trace_diff/control"]
+KERNELS_DIR_OPTS = [["--by", "activity"], ["--by", "activity", "--rank", "1", "--format", "json"],
+                    []]
 MEMTL = [[], ["--no-categories"], ["--device", "cpu"]]
 EXPORT = [[], ["--steps", "0-1000000"], ["--steps", "2-3"]]
 # directories of traces (multi-rank jobs) exported as one file
@@ -70,6 +78,21 @@ PAIRS = [
           "worker6_step_12.1694128201553.pt.trace.json.gz",
           "worker7_step_12.1694128201553.pt.trace.json.gz"])]
 CROSS = [[], ["--format", "json"], ["--strict"], ["--key", "external", "--limit", "5"]]
+# crosscheck of other input sets (paths under testdata/, options): directories
+# (several Kineto traces: slice ids follow the files' order), a file also in
+# the directory given beside it (read once)
+CROSS_SETS = [
+    (["param/dlrm_8rank/et", "param/dlrm_8rank/kineto"], []),
+    (["param/dlrm_8rank"], ["--format", "json"]),
+    (["param/dlrm_8rank"], ["--rank", "3", "--key", "external"]),
+    (["param/dlrm_8rank"], ["--trace", "12", "--format", "json"]),
+    (["param"], ["--format", "json"]),
+    (["param"], ["--key", "external", "--limit", "20"]),
+    (["param/resnet_pair", "param/resnet_pair/resnet_et.json.gz"], []),
+    (["hta/execution_trace", "param/resnet_pair"], ["--format", "json", "--strict"]),
+    (["chakra/1.0.2-chakra.0.0.4.json.gz", "hta/execution_trace"], ["--format", "json"]),
+    (["hta/execution_trace/benchmark_simple_add_et.json.gz"], []),
+]
 # diff: INPUT against itself, and one side's samples and keys as a saved summary
 DIFF = [
     [],
@@ -158,6 +181,15 @@ def jobs_for(shared, dbpath, only):
             if os.path.isdir(os.path.join(td, d)):
                 jobs += [("export %s %s/" % (" ".join(o), d),
                           ["export"] + o + [os.path.join(td, d), "{OUT}.json"]) for o in EXPORT]
+    for d in KERNELS_DIRS:
+        if not os.path.isdir(os.path.join(td, d)):
+            continue
+        if want("kernels"):
+            jobs += [("kernels %s %s/" % (" ".join(o), d), ["kernels"] + o + [os.path.join(td, d)])
+                     for o in KERNELS_DIR_OPTS]
+        if want("info"):
+            jobs += [("info %s %s/" % (" ".join(o), d), ["info"] + o + [os.path.join(td, d)])
+                     for o in INFO]
     if want("diff"):
         for b, n, o in DIFF_DIRS:
             jobs.append(("diff %s %s %s" % (" ".join(o), b, n),
@@ -176,6 +208,10 @@ def jobs_for(shared, dbpath, only):
                      for o in CROSS]
         if dbpath:
             jobs += [("crosscheck %s DB" % " ".join(o), ["crosscheck"] + o + [dbpath]) for o in CROSS]
+        for paths, o in CROSS_SETS:
+            if all(os.path.exists(os.path.join(td, x)) for x in paths):
+                jobs.append(("crosscheck %s %s" % (" ".join(o), " ".join(paths)),
+                             ["crosscheck"] + o + [os.path.join(td, x) for x in paths]))
     return jobs
 
 

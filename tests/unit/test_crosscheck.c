@@ -208,3 +208,47 @@ Test(crosscheck, hostile_repeated_rf_id)
     cr_expect(!p->consistent); /* duplicate ids */
     cr_expect_eq(p->nduplicates, 2); /* limit 5: one ET run, one Kineto run */
 }
+
+/* The report of files (read from their rows) is the report of a database
+ * holding the same files in the same order (slice ids included), in every
+ * format. */
+static char *report_of(int from_files, const char *const *paths, size_t n, tt_output_format f)
+{
+    tt_xc_options o = TT_XC_OPTIONS_INIT;
+    tt_xc_summary sum;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    cr_assert_not_null(out);
+    o.store = 0;
+    o.format = f;
+    o.key = TT_XC_KEY_EXTERNAL; /* offenders: Kineto-only ops named by slice id */
+    if (from_files)
+        cr_assert_geq(tt_crosscheck_files(paths, n, &o, out, &sum), 0, "%s",
+                      tt_error_last()->message);
+    else
+        cr_assert_geq(tt_crosscheck_db(db, &o, out, &sum), 0, "%s", tt_error_last()->message);
+    fclose(out);
+    return buf;
+}
+
+Test(crosscheck, files_and_database_report_alike)
+{
+    /* a Kineto trace first: the second one's slice ids follow its ids */
+    const char *paths[] = { TT_SHARED "/testdata/param/resnet_pair/resnet_kineto.json.gz",
+                            TT_TESTDATA "/kineto/simple_add_trace.json.gz",
+                            TT_TESTDATA "/et/simple_add_et.json.gz",
+                            TT_SHARED "/testdata/param/resnet_pair/resnet_et.json.gz" };
+    tt_output_format fmts[] = { TT_FORMAT_TABLE, TT_FORMAT_JSON, TT_FORMAT_CSV };
+    size_t i;
+    for (i = 0; i < TT_ARRAY_SIZE(paths); i++)
+        ingest(paths[i]);
+    for (i = 0; i < TT_ARRAY_SIZE(fmts); i++) {
+        char *a = report_of(0, paths, TT_ARRAY_SIZE(paths), fmts[i]);
+        char *b = report_of(1, paths, TT_ARRAY_SIZE(paths), fmts[i]);
+        cr_expect(strlen(a) > 100 && strstr(a, "simple_add_et"), "format %zu: %s", i, a);
+        cr_expect_str_eq(b, a, "format %zu", i);
+        free(a);
+        free(b);
+    }
+}
