@@ -14,8 +14,11 @@
 #include "common/buf.h"
 #include "common/hash.h"
 #include "common/i64map.h"
+#include "common/arena.h"
 #include "analyze/info/info_ranks.h"
+#include "formats/json.h"
 #include "store/db_internal.h"
+#include "store/ingest_rows.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
@@ -47,6 +50,7 @@ struct info {
     char **stepn;
     size_t nstepn, astepn;
     char *devprops;
+    int64_t db_steps; /* a database: its distinct ProfilerStep#% slice names */
 };
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -622,139 +626,7 @@ void tt_info_result_free(tt_info_result *res)
     res->ntraces = 0;
 }
 
-/* ---- database ---- */
-
-static int64_t q1(tt_db *db, const char *sql, int64_t id)
-{
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static char *col_strdup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return s ? strdup((const char *)s) : NULL;
-}
-
-static int info_from_db(tt_db *db, sqlite3_stmt *tr, struct info *in)
-{
-    sqlite3_stmt *st;
-    int rc;
-    in->s.trace_id = sqlite3_column_int64(tr, 0);
-    in->s.path = col_strdup(tr, 1);
-    in->s.format = col_strdup(tr, 2);
-    in->s.schema_version = col_strdup(tr, 3);
-    in->s.gzip = sqlite3_column_int(tr, 4);
-    in->s.bytes = sqlite3_column_int64(tr, 5);
-    if ((in->s.have_rank = sqlite3_column_type(tr, 6) != SQLITE_NULL))
-        in->s.rank = sqlite3_column_int64(tr, 6);
-    if ((in->s.have_world_size = sqlite3_column_type(tr, 7) != SQLITE_NULL))
-        in->s.world_size = sqlite3_column_int64(tr, 7);
-    if ((in->s.have_pid = sqlite3_column_type(tr, 8) != SQLITE_NULL))
-        in->s.pid = sqlite3_column_int64(tr, 8);
-    in->s.base_time_ns = sqlite3_column_int64(tr, 9);
-    if ((in->s.have_span = sqlite3_column_type(tr, 10) != SQLITE_NULL)) {
-        in->s.start_ns = sqlite3_column_int64(tr, 10);
-        in->s.end_ns = sqlite3_column_int64(tr, 11);
-    }
-    in->s.events = sqlite3_column_int64(tr, 12);
-    in->s.truncated = sqlite3_column_int(tr, 13);
-
-    if (tt_db_prepare(db, &st,
-                      "SELECT e.ph, c.s, count(*) FROM events AS e LEFT JOIN strings AS c"
-                      " ON c.id = e.cat WHERE e.trace_id = ?1 GROUP BY e.ph, e.cat") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, in->s.trace_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *ph = (const char *)sqlite3_column_text(st, 0);
-        if (add_cat(in, ph ? ph[0] : '?', (const char *)sqlite3_column_text(st, 1),
-                    sqlite3_column_int64(st, 2)) < 0) {
-            sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return tt_db_error(db, "cannot count events");
-    if (tt_db_prepare(db, &st,
-                      "SELECT device, stream, count(*) FROM gpu_ops WHERE trace_id = ?1"
-                      " AND device IS NOT NULL AND stream IS NOT NULL GROUP BY 1, 2") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, in->s.trace_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        add_ds(in, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-               sqlite3_column_int64(st, 2));
-    sqlite3_finalize(st);
-    in->s.cpu_threads = q1(db, "SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM slices"
-                             " WHERE trace_id = ?1)", in->s.trace_id);
-    in->s.shapes = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND"
-                        " input_dims IS NOT NULL", in->s.trace_id);
-    in->s.memory_events = q1(db, "SELECT count(*) FROM memory WHERE trace_id = ?1", in->s.trace_id);
-    in->s.rf_ids = q1(db, "SELECT count(*) FROM slices WHERE trace_id = ?1 AND rf_id <> 0",
-                    in->s.trace_id);
-    in->s.flows = q1(db, "SELECT count(*) FROM flows WHERE trace_id = ?1", in->s.trace_id);
-    in->s.gpu_kernels = q1(db, "SELECT count(*) FROM gpu_ops WHERE trace_id = ?1 AND"
-                         " kind = 'kernel'", in->s.trace_id);
-    in->s.python_functions = q1(db, "SELECT count(*) FROM slices AS s JOIN strings AS c ON c.id = s.cat"
-                        " WHERE s.trace_id = ?1 AND c.s = 'python_function'", in->s.trace_id);
-    in->s.et_nodes = q1(db, "SELECT count(*) FROM et_nodes WHERE trace_id = ?1", in->s.trace_id);
-    in->s.memtl_rows = q1(db, "SELECT count(*) FROM memory_timeline WHERE trace_id = ?1",
-                        in->s.trace_id);
-    in->s.repaired = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
-                          " trace_id = ?1 AND kind = 'repaired'", in->s.trace_id);
-    in->s.skipped = q1(db, "SELECT coalesce(sum(count), 0) FROM import_issues WHERE"
-                         " trace_id = ?1 AND kind LIKE 'skipped%'", in->s.trace_id);
-    return 0;
-}
-
-typedef int (*summary_fn)(void *ctx, struct info *in); /* takes in->s over */
-
-static int each_db_trace(tt_db *db, const tt_info_options *opts, summary_fn fn, void *ctx,
-                         int *n)
-{
-    sqlite3_stmt *tr;
-    int rc;
-    if (tt_db_prepare(db, &tr,
-                      "SELECT id, path, format, schema_version, gzip, bytes, rank,"
-                      " world_size, pid, base_time_ns, start_ns, end_ns, events, truncated"
-                      " FROM traces WHERE ?1 = 0 OR id = ?1 ORDER BY id") < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(tr, 1, opts->trace_id);
-    while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
-        struct info in;
-        memset(&in, 0, sizeof(in));
-        if ((rc = info_from_db(db, tr, &in)) < 0 || (finish(&in.s), rc = fn(ctx, &in)) < 0) {
-            info_release(&in);
-            sqlite3_finalize(tr);
-            return rc;
-        }
-        info_release(&in);
-        (*n)++;
-    }
-    sqlite3_finalize(tr);
-    if (rc != SQLITE_DONE)
-        return tt_db_error(db, "cannot read traces");
-    return 0;
-}
-
-struct printer {
-    const tt_info_options *opts;
-    FILE *out;
-    int n;
-};
-
-static int print_one(void *ctx, struct info *in)
-{
-    struct printer *p = ctx;
-    return emit(&in->s, p->opts, p->out, p->n++ == 0);
-}
+/* ---- shared by the database and the directory ---- */
 
 static int collect_one(void *ctx, struct info *in)
 {
@@ -764,27 +636,6 @@ static int collect_one(void *ctx, struct info *in)
         return tt_error_set(TT_ENOMEM, "out of memory");
     take_summary(in, &res->traces[res->ntraces++]);
     return 0;
-}
-
-static int none_found(tt_db *db, const tt_info_options *opts, int n)
-{
-    if (opts->trace_id && n == 0)
-        return tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no trace with id %" PRId64,
-                               opts->trace_id);
-    return 0;
-}
-
-int tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *res)
-{
-    tt_info_options def = TT_INFO_OPTIONS_INIT;
-    int rc, n = 0;
-    memset(res, 0, sizeof(*res));
-    rc = each_db_trace(db, opts ? opts : &def, collect_one, res, &n);
-    if (rc == 0)
-        rc = none_found(db, opts ? opts : &def, n);
-    if (rc < 0)
-        tt_info_result_free(res);
-    return rc;
 }
 
 /* the format of the rank overview (-1: none: --trace picks one, CSV) */
@@ -808,45 +659,6 @@ static int print_ranks_of(const tt_info_ranks *r, int fmt, FILE *out)
     if (rc == 0 && fmt != TT_FORMAT_JSON)
         fputc('\n', out);
     return rc < 0 ? rc : 1;
-}
-
-/* the rank overview, when the database holds several traces and no
- * --trace picks one: 1 written, 0 not, or an error */
-static int print_ranks(tt_db *db, const tt_info_options *opts, FILE *out)
-{
-    int fmt = ranks_format(opts);
-    tt_info_ranks r;
-    int rc;
-    if (fmt < 0)
-        return 0;
-    if ((rc = tt_info_ranks_db(db, &r)) < 0)
-        return rc;
-    rc = print_ranks_of(&r, fmt, out);
-    tt_info_ranks_free(&r);
-    return rc;
-}
-
-int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
-{
-    tt_info_options def = TT_INFO_OPTIONS_INIT;
-    struct printer p;
-    int rc, n = 0;
-    if (!opts)
-        opts = &def;
-    p.opts = opts;
-    p.out = out;
-    p.n = 0;
-    if ((rc = print_ranks(db, opts, out)) < 0)
-        return rc;
-    if (wants_json(opts))
-        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
-    if ((rc = each_db_trace(db, opts, print_one, &p, &n)) < 0)
-        return rc;
-    if (wants_json(opts))
-        fputs("\n]}\n", out);
-    else if (n == 0 && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
-        fputs("no traces\n", out);
-    return none_found(db, opts, n);
 }
 
 /* ---- straight from a file ---- */
@@ -1200,4 +1012,360 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
         fputs("\n]}\n", out);
     info_release(&in);
     return rc;
+}
+
+/* ---- a database: each trace's rows (tt__db_rows), no SQL of its own ---- */
+
+/* what a trace's rows give besides the summary's own counts */
+struct drows {
+    struct info *in;
+    tt_buf strs;          /* the strings' text, NUL after each */
+    struct i64map sid;    /* string id -> offset in strs */
+    struct i64map cats;   /* (cat id + 1) << 8 | ph -> events (0 << 8: no cat) */
+    int64_t folded[2];    /* flows folded into runtime / GPU rows: 's', 'f' */
+    int have_ac2g;        /* the string "ac2g", their category, is stored */
+    struct i64map steps;  /* the names (ids) of ProfilerStep#% slices */
+    tt_buf id[2];         /* a text pid and tid, NUL-terminated */
+};
+
+static const char *d_str(const struct drows *r, const tt__cell *c)
+{
+    size_t off;
+    return c->type == TT_CELL_INT && tt__i64map_get(&r->sid, c->i, &off) ? r->strs.buf + off
+                                                                         : NULL;
+}
+
+static int d_string(struct drows *r, const tt__cell *row, const char *text)
+{
+    const tt__cell *s = &row[TT_C_STR_S];
+    size_t off = r->strs.len;
+    tt_buf_add(&r->strs, text + s->i, s->len);
+    tt_buf_addch(&r->strs, '\0');
+    if (r->strs.oom || tt__i64map_put(&r->sid, row[TT_C_STR_ID].i, off) < 0)
+        return TT_ENOMEM;
+    if (s->len == 4 && !memcmp(text + s->i, "ac2g", 4))
+        r->have_ac2g = 1;
+    return 0;
+}
+
+/* one event of the events view: its phase (NULL: '?') and category */
+static int d_cat(struct drows *r, const tt__cell *ph, const char *text, const tt__cell *cat)
+{
+    unsigned char p = ph->type == TT_CELL_TEXT ? (ph->len ? (unsigned char)text[ph->i] : 0) : '?';
+    int64_t key = (cat->type == TT_CELL_INT ? (cat->i + 1) * 256 : 0) + p;
+    size_t n = 0;
+    tt__i64map_get(&r->cats, key, &n);
+    return tt__i64map_put(&r->cats, key, n + 1);
+}
+
+/* a pid or tid cell as the file reader's id: NULL absent, text or number */
+static void d_id(tt_buf *b, const tt__cell *c, const char *text, tt_id *id)
+{
+    memset(id, 0, sizeof(*id));
+    id->present = c->type != TT_CELL_NULL;
+    id->num = c->type == TT_CELL_INT ? c->i : 0;
+    if (c->type == TT_CELL_TEXT) {
+        tt_buf_reset(b);
+        tt_buf_add(b, text + c->i, c->len);
+        tt_buf_addch(b, '\0');
+        id->is_str = 1;
+        id->str = b->oom ? "" : b->buf;
+    }
+}
+
+static int d_slice(struct drows *r, const tt__cell *row, const char *text)
+{
+    tt_info_summary *s = &r->in->s;
+    const char *cat = d_str(r, &row[TT_C_SL_CAT]), *name;
+    tt_id pid, tid;
+    d_id(&r->id[0], &row[TT_C_SL_PID], text, &pid);
+    d_id(&r->id[1], &row[TT_C_SL_TID], text, &tid);
+    if (r->id[0].oom || r->id[1].oom || add_thread(r->in, &pid, &tid) < 0)
+        return TT_ENOMEM;
+    if (row[TT_C_SL_INPUT_DIMS].type != TT_CELL_NULL)
+        s->shapes++;
+    if (row[TT_C_SL_RF_ID].type == TT_CELL_INT && row[TT_C_SL_RF_ID].i != 0)
+        s->rf_ids++;
+    if (cat && !strcmp(cat, "python_function"))
+        s->python_functions++;
+    if ((name = d_str(r, &row[TT_C_SL_NAME])) && step_name(name) &&
+        tt__i64map_put(&r->steps, row[TT_C_SL_NAME].i, 1) < 0)
+        return TT_ENOMEM;
+    return d_cat(r, &row[TT_C_SL_PH], text, &row[TT_C_SL_CAT]);
+}
+
+/* a runtime call or GPU activity: an 'X' event, and the flow folded into
+ * it (1: its start 's', else its end 'f'), as the flows view gives it back */
+static int d_launch(struct drows *r, const tt__cell *cat, const tt__cell *flow)
+{
+    static const tt__cell x = { TT_CELL_TEXT, 0, 1 };
+    if (flow->type == TT_CELL_INT && flow->i != 0) {
+        r->folded[flow->i == 1 ? 0 : 1]++;
+        r->in->s.flows++;
+    }
+    return d_cat(r, &x, "X", cat);
+}
+
+static int d_gpu(struct drows *r, const tt__cell *row, const char *text)
+{
+    const tt__cell *dev = &row[TT_C_GPU_DEVICE], *str = &row[TT_C_GPU_STREAM];
+    const tt__cell *kind = &row[TT_C_GPU_KIND];
+    size_t n = 0;
+    if (dev->type == TT_CELL_INT && str->type == TT_CELL_INT && add_ds(r->in, dev->i, str->i, 1) < 0)
+        return TT_ENOMEM;
+    if (dev->type == TT_CELL_INT) { /* the rank overview's device */
+        tt__i64map_get(&r->in->devn, dev->i, &n);
+        if (tt__i64map_put(&r->in->devn, dev->i, n + 1) < 0)
+            return TT_ENOMEM;
+    }
+    if (kind->type == TT_CELL_TEXT && kind->len == 6 && !memcmp(text + kind->i, "kernel", 6))
+        r->in->s.gpu_kernels++;
+    return d_launch(r, &row[TT_C_GPU_CAT], &row[TT_C_GPU_FLOW]);
+}
+
+static int d_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                  const char *text)
+{
+    struct drows *r = ctx;
+    tt_info_summary *s = &r->in->s;
+    int i, rc = 0;
+    for (i = 0; rc == 0 && i < nrows; i++) {
+        const tt__cell *row = cells + (size_t)i * (size_t)ncols;
+        switch (table) {
+        case TT_ROWS_STR: rc = d_string(r, row, text); break;
+        case TT_ROWS_SLICE: rc = d_slice(r, row, text); break;
+        case TT_ROWS_RUNTIME: rc = d_launch(r, &row[TT_C_RT_CAT], &row[TT_C_RT_FLOW]); break;
+        case TT_ROWS_GPU: rc = d_gpu(r, row, text); break;
+        case TT_ROWS_MEMORY:
+            s->memory_events++;
+            rc = d_cat(r, &row[TT_C_MEM_PH], text, &row[TT_C_MEM_CAT]);
+            break;
+        case TT_ROWS_FLOW:
+            s->flows++;
+            rc = d_cat(r, &row[TT_C_FL_PH], text, &row[TT_C_FL_CAT]);
+            break;
+        case TT_ROWS_INSTANT: rc = d_cat(r, &row[TT_C_IN_PH], text, &row[TT_C_IN_CAT]); break;
+        case TT_ROWS_META: rc = d_cat(r, &row[TT_C_MD_PH], text, &row[TT_C_MD_CAT]); break;
+        case TT_ROWS_ET: s->et_nodes++; break;
+        case TT_ROWS_MEMTL: s->memtl_rows++; break;
+        default: break;
+        }
+    }
+    return rc < 0 ? tt_error_set(TT_ENOMEM, "out of memory") : rc;
+}
+
+/* the categories counted by id, by their text */
+static int d_finish(struct drows *r)
+{
+    size_t i;
+    for (i = 0; i < r->cats.cap; i++) {
+        int64_t key = r->cats.k[i];
+        tt__cell cat = { TT_CELL_INT, key / 256 - 1, 0 };
+        if (r->cats.used[i] && add_cat(r->in, (char)(key % 256), key < 256 ? NULL : d_str(r, &cat),
+                                       (int64_t)r->cats.v[i]) < 0)
+            return TT_ENOMEM;
+    }
+    for (i = 0; i < 2; i++)
+        if (r->folded[i] &&
+            add_cat(r->in, i ? 'f' : 's', r->have_ac2g ? "ac2g" : NULL, r->folded[i]) < 0)
+            return TT_ENOMEM;
+    r->in->db_steps = (int64_t)r->steps.n;
+    return 0;
+}
+
+static void d_release(struct drows *r)
+{
+    tt_buf_release(&r->strs);
+    tt_buf_release(&r->id[0]);
+    tt_buf_release(&r->id[1]);
+    tt__i64map_free(&r->sid);
+    tt__i64map_free(&r->cats);
+    tt__i64map_free(&r->steps);
+}
+
+/* the deviceProperties key of a trace's top-level keys (minified) into
+ * in->devprops, to name the rank's GPU */
+static int d_devprops(struct info *in, const char *meta)
+{
+    tt_jp jp;
+    tt_arena a = TT_ARENA_INIT;
+    tt_buf b = TT_BUF_INIT;
+    const char *k;
+    size_t kl;
+    int rc = 0;
+    if (!meta)
+        return 0;
+    tt_jp_init(&jp, "", meta, 0, meta, strlen(meta));
+    if (tt_jp_peek(&jp) == TT_JT_OBJECT && tt_jp_object_begin(&jp) == 0) {
+        while (rc == 0 && !in->devprops && tt_jp_object_next(&jp, &a, &k, &kl) == 1) {
+            tt_buf_reset(&b);
+            if (tt_jp_minify(&jp, &b) < 0)
+                break;
+            if (kl == 16 && !memcmp(k, "deviceProperties", 16) &&
+                (b.oom || !(in->devprops = strndup(b.buf, b.len))))
+                rc = TT_ENOMEM;
+        }
+    }
+    tt_buf_release(&b);
+    tt_arena_release(&a);
+    return rc;
+}
+
+/* the traces table's columns into the summary */
+static int d_trace_cols(struct info *in, const tt__db_trace *t)
+{
+    tt_info_summary *s = &in->s;
+    s->trace_id = t->id;
+    s->path = strdup(t->path);
+    s->format = strdup(tt_format_name(t->format));
+    s->schema_version = t->schema_version ? strdup(t->schema_version) : NULL;
+    if (!s->path || !s->format || (t->schema_version && !s->schema_version))
+        return TT_ENOMEM;
+    s->gzip = t->gzip;
+    s->bytes = t->bytes;
+    s->have_rank = t->have_rank;
+    s->rank = t->have_rank ? t->rank : 0;
+    s->have_world_size = t->have_world;
+    s->world_size = t->have_world ? t->world_size : 0;
+    s->have_pid = t->have_pid;
+    s->pid = t->have_pid ? t->pid : 0;
+    s->base_time_ns = t->base_time_ns;
+    if ((s->have_span = t->start_ns != INT64_MIN)) {
+        s->start_ns = t->start_ns;
+        s->end_ns = t->end_ns == INT64_MIN ? 0 : t->end_ns;
+    }
+    s->events = t->events;
+    s->truncated = t->truncated;
+    s->repaired = t->repaired;
+    s->skipped = t->skipped;
+    return 0;
+}
+
+/* the summary of trace t of db into in (memset here; the caller releases it) */
+static int db_summary(tt_db *db, const tt__db_trace *t, struct info *in)
+{
+    struct drows r;
+    tt__rowsink sink;
+    tt__rows_result res;
+    int rc;
+    memset(in, 0, sizeof(*in));
+    memset(&r, 0, sizeof(r));
+    r.in = in;
+    tt_buf_init(&r.strs);
+    tt_buf_init(&r.id[0]);
+    tt_buf_init(&r.id[1]);
+    memset(&sink, 0, sizeof(sink));
+    sink.ctx = &r;
+    sink.rows = d_rows;
+    if (d_trace_cols(in, t) < 0) {
+        d_release(&r);
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    }
+    rc = tt__db_rows(db, t->id, &sink, TT_ROWS_NO_ARGS, &res);
+    if (rc == 0) {
+        if (d_finish(&r) < 0 || d_devprops(in, res.metadata) < 0)
+            rc = tt_error_set(TT_ENOMEM, "out of memory");
+        free(res.metadata);
+    }
+    d_release(&r);
+    if (rc == 0)
+        finish(&in->s);
+    return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
+}
+
+/* the summaries of db's traces (trace_id: only that one) into res, and the
+ * rank overview's rows into ranks (each NULL when not wanted) */
+static int db_pass(tt_db *db, int64_t trace_id, tt_info_result *res, tt_info_ranks *ranks)
+{
+    tt__db_trace *tr = NULL;
+    size_t ntr = 0, i, ralloc = 0;
+    int rc;
+    if (res)
+        memset(res, 0, sizeof(*res));
+    if (ranks)
+        memset(ranks, 0, sizeof(*ranks));
+    if ((rc = tt__db_traces(db, &tr, &ntr)) < 0)
+        return rc;
+    for (i = 0; rc == 0 && i < ntr; i++) {
+        const tt__db_trace *t = &tr[i];
+        struct info in;
+        if (trace_id && t->id != trace_id)
+            continue;
+        rc = db_summary(db, t, &in);
+        if (rc == 0 && ranks) {
+            if (TT_ALLOC_GROW(ranks->rows, ranks->n + 1, ralloc) < 0) {
+                rc = tt_error_set(TT_ENOMEM, "out of memory");
+            } else {
+                tt_info_rank *x = &ranks->rows[ranks->n++];
+                rc = tt__info_rank_row(x, &in.s, top_device(&in.devn), in.db_steps, in.devprops);
+                x->have_span = t->start_ns != INT64_MIN && t->end_ns != INT64_MIN;
+            }
+        }
+        if (rc == 0 && res)
+            rc = collect_one(res, &in);
+        info_release(&in);
+    }
+    tt__db_traces_free(tr, ntr);
+    if (ranks)
+        tt__info_ranks_sort(ranks);
+    return rc;
+}
+
+int tt__info_ranks_of_db(tt_db *db, tt_info_ranks *out)
+{
+    int rc = db_pass(db, 0, NULL, out);
+    if (rc < 0)
+        tt_info_ranks_free(out);
+    return rc;
+}
+
+static int none_found(tt_db *db, const tt_info_options *opts, size_t n)
+{
+    if (opts->trace_id && n == 0)
+        return tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no trace with id %" PRId64,
+                               opts->trace_id);
+    return 0;
+}
+
+int tt_info_db_result(tt_db *db, const tt_info_options *opts, tt_info_result *res)
+{
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    int rc;
+    if (!opts)
+        opts = &def;
+    rc = db_pass(db, opts->trace_id, res, NULL);
+    if (rc == 0)
+        rc = none_found(db, opts, res->ntraces);
+    if (rc < 0)
+        tt_info_result_free(res);
+    return rc;
+}
+
+int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
+{
+    tt_info_options def = TT_INFO_OPTIONS_INIT;
+    tt_info_result res;
+    tt_info_ranks r;
+    size_t k;
+    int rc, fmt;
+    if (!opts)
+        opts = &def;
+    fmt = ranks_format(opts);
+    rc = db_pass(db, opts->trace_id, &res, fmt >= 0 ? &r : NULL);
+    if (rc == 0 && fmt >= 0)
+        rc = print_ranks_of(&r, fmt, out);
+    if (rc >= 0 && wants_json(opts))
+        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
+    for (k = 0; rc >= 0 && k < res.ntraces; k++)
+        rc = emit(&res.traces[k], opts, out, k == 0);
+    if (rc >= 0 && wants_json(opts))
+        fputs("\n]}\n", out);
+    else if (rc >= 0 && !res.ntraces && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
+        fputs("no traces\n", out);
+    if (rc >= 0)
+        rc = none_found(db, opts, res.ntraces);
+    if (fmt >= 0)
+        tt_info_ranks_free(&r);
+    tt_info_result_free(&res);
+    return rc < 0 ? rc : 0;
 }

@@ -3,49 +3,18 @@
  * database of several traces: one row per trace, by rank, with the world
  * size, the GPU the rank ran on (its most used device among the GPU
  * activities, named by the trace's deviceProperties), the number of
- * ProfilerStep#N annotations, the span and the events.
+ * ProfilerStep#N annotations, the span and the events. The rows come
+ * from each trace's summary (info.c: a database's rows, or a file of a
+ * directory), named here.
  */
 #include "common/compat.h"
 #include "common/buf.h"
 #include "analyze/info/info_ranks.h"
 #include "common/arena.h"
 #include "formats/json.h"
-#include "store/db_internal.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
-
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return s ? strdup((const char *)s) : NULL;
-}
-
-/* one int of a per-trace query (-1: no row or NULL) */
-static int64_t q_int(sqlite3_stmt *st, int64_t trace_id, int col)
-{
-    int64_t v = -1;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, trace_id);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, col) != SQLITE_NULL)
-        v = sqlite3_column_int64(st, col);
-    return v;
-}
-
-/* the device's name in the trace's deviceProperties (device < 0 or not
- * listed: the first entry's), or NULL */
-static int gpu_name(sqlite3_stmt *st, int64_t trace_id, int64_t device, char **out)
-{
-    int rc;
-    *out = NULL;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, trace_id);
-    sqlite3_bind_int64(st, 2, device);
-    if ((rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
-        !(*out = col_dup(st, 0)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : TT_EDB;
-}
 
 static int cmp_rank(const void *a, const void *b)
 {
@@ -57,77 +26,9 @@ static int cmp_rank(const void *a, const void *b)
     return (x->trace_id > y->trace_id) - (x->trace_id < y->trace_id);
 }
 
-static const char *const sql_traces =
-    "SELECT id, path, rank, world_size, start_ns, end_ns, events FROM traces ORDER BY id";
-/* the rank's device: the one most of its GPU activities ran on */
-static const char *const sql_device =
-    "SELECT device, COUNT(*) AS n FROM gpu_ops WHERE trace_id = ?1 AND device IS NOT NULL"
-    " GROUP BY device ORDER BY n DESC, device LIMIT 1";
-/* ProfilerStep#N annotations, as averages --steps finds them */
-static const char *const sql_steps =
-    "SELECT COUNT(DISTINCT s.name) FROM slices s WHERE s.trace_id = ?1 AND s.name IN"
-    " (SELECT id FROM strings WHERE s LIKE 'ProfilerStep#%')";
-static const char *const sql_gpu =
-    "SELECT COALESCE((SELECT json_extract(d.value, '$.name') FROM traces t,"
-    " json_each(t.metadata, '$.deviceProperties') d WHERE t.id = ?1 AND json_valid(t.metadata)"
-    " AND json_extract(d.value, '$.id') = ?2 LIMIT 1),"
-    " (SELECT json_extract(metadata, '$.deviceProperties[0].name') FROM traces"
-    " WHERE id = ?1 AND json_valid(metadata)))";
-
-static int fill_row(sqlite3_stmt *tr, sqlite3_stmt *dev, sqlite3_stmt *steps,
-                    sqlite3_stmt *gpu, tt_info_rank *r)
-{
-    memset(r, 0, sizeof(*r));
-    r->trace_id = sqlite3_column_int64(tr, 0);
-    if (!(r->path = col_dup(tr, 1)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
-    if ((r->have_rank = sqlite3_column_type(tr, 2) != SQLITE_NULL))
-        r->rank = sqlite3_column_int64(tr, 2);
-    if ((r->have_world_size = sqlite3_column_type(tr, 3) != SQLITE_NULL))
-        r->world_size = sqlite3_column_int64(tr, 3);
-    if ((r->have_span = sqlite3_column_type(tr, 4) != SQLITE_NULL &&
-                        sqlite3_column_type(tr, 5) != SQLITE_NULL)) {
-        r->start_ns = sqlite3_column_int64(tr, 4);
-        r->end_ns = sqlite3_column_int64(tr, 5);
-    }
-    r->events = sqlite3_column_int64(tr, 6);
-    r->device = q_int(dev, r->trace_id, 0);
-    r->steps = q_int(steps, r->trace_id, 0);
-    if (r->steps < 0)
-        r->steps = 0;
-    return gpu_name(gpu, r->trace_id, r->device, &r->gpu);
-}
-
 int tt_info_ranks_db(tt_db *db, tt_info_ranks *out)
 {
-    sqlite3_stmt *st[4] = { NULL, NULL, NULL, NULL };
-    const char *sql[4] = { sql_traces, sql_device, sql_steps, sql_gpu };
-    size_t alloc = 0, i;
-    int rc = 0, s;
-    memset(out, 0, sizeof(*out));
-    for (i = 0; i < 4 && rc == 0; i++)
-        rc = tt_db_prepare(db, &st[i], sql[i]) < 0 ? TT_EDB : 0;
-    while (rc == 0 && (s = sqlite3_step(st[0])) == SQLITE_ROW) {
-        if (TT_ALLOC_GROW(out->rows, out->n + 1, alloc) < 0) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
-            break;
-        }
-        rc = fill_row(st[0], st[1], st[2], st[3], &out->rows[out->n]);
-        out->n++; /* freed with the rest on failure */
-        if (rc == TT_EDB)
-            rc = tt_db_error(db, "cannot read the rank overview");
-    }
-    if (rc == 0 && s != SQLITE_DONE)
-        rc = tt_db_error(db, "cannot read traces");
-    for (i = 0; i < 4; i++)
-        sqlite3_finalize(st[i]);
-    if (rc < 0) {
-        tt_info_ranks_free(out);
-        return rc;
-    }
-    if (out->n > 1)
-        qsort(out->rows, out->n, sizeof(out->rows[0]), cmp_rank);
-    return 0;
+    return tt__info_ranks_of_db(db, out);
 }
 
 /* of one deviceProperties entry: its "id" (when an integer) and "name"

@@ -70,6 +70,21 @@ int tt__kern_nothing(const char *src, int file, const tt_kern_options *o);
 /* --steps given (o->version >= 2 and steps_set) */
 int tt__kern_steps_on(const tt_kern_options *o);
 
+/* a ProfilerStep#N slice: its start, slice id, end and N */
+struct tt__kspan {
+    int64_t ts, id, end, num;
+};
+/* "ProfilerStep#" and a digit, as the steps' GLOB 'ProfilerStep#[0-9]*' */
+int tt__kern_is_step(const char *s);
+/* the chosen steps' windows (o->step_from..step_to) of sp[0..n), by start,
+ * as breakdown --steps takes them: the spans by start, one inside or
+ * overlapping the one before left out, one start kept once; returns how
+ * many are left at the front of sp */
+size_t tt__kern_step_windows(struct tt__kspan *sp, size_t n, const tt_kern_options *o);
+/* whether launch time lt falls in one of the windows: the last window
+ * that starts at or before it ends after it (TT_KERN_NULL: no) */
+int tt__kern_in_steps(const struct tt__kspan *sp, size_t n, int64_t lt);
+
 /* kernels_trace.c: the activities of the selected traces printed (o->format) */
 int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_options *o, FILE *out);
 

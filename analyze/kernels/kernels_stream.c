@@ -53,11 +53,6 @@ struct pend {
     int m;
 };
 
-/* a ProfilerStep#N slice */
-struct span {
-    int64_t ts, id, end, num;
-};
-
 struct kstream {
     const tt_kern_options *o;
     int defer;           /* values wait in pend (--steps, --by op) */
@@ -70,7 +65,7 @@ struct kstream {
     size_t npend, apend;
     struct i64map rt_ts; /* runtime call id -> its start (--steps) */
     struct i64map op_nm; /* slice id -> its name's string id (--by op) */
-    struct span *sp;     /* ProfilerStep#N slices (--steps) */
+    struct tt__kspan *sp; /* ProfilerStep#N slices (--steps) */
     size_t nsp, asp;
 };
 
@@ -288,8 +283,7 @@ static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
     return ks_value(ks, m, g, &p);
 }
 
-/* "ProfilerStep#" and a digit, as the steps' GLOB 'ProfilerStep#[0-9]*' */
-static int is_step(const char *s)
+int tt__kern_is_step(const char *s)
 {
     return s && !strncmp(s, "ProfilerStep#", 13) && s[13] >= '0' && s[13] <= '9';
 }
@@ -299,13 +293,13 @@ static int ks_slice(struct kstream *ks, const tt__cell *row)
 {
     const tt__cell *id = &row[TT_C_SL_ID], *nm = &row[TT_C_SL_NAME];
     const char *name;
-    struct span *x;
+    struct tt__kspan *x;
     if (id->type != TT_CELL_INT || nm->type != TT_CELL_INT)
         return 0;
     if (ks->o->by == TT_KERN_BY_OP && tt__i64map_put(&ks->op_nm, id->i, (size_t)nm->i) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (!tt__kern_steps_on(ks->o) || row[TT_C_SL_TS].type != TT_CELL_INT ||
-        row[TT_C_SL_DUR].type != TT_CELL_INT || !is_step(name = str_id(ks, nm->i)))
+        row[TT_C_SL_DUR].type != TT_CELL_INT || !tt__kern_is_step(name = str_id(ks, nm->i)))
         return 0;
     if (TT_ALLOC_GROW(ks->sp, ks->nsp + 1, ks->asp) < 0)
         return tt_error_set(TT_ENOMEM, "out of memory");
@@ -340,50 +334,44 @@ static int ks_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
 
 static int cmp_span(const void *a, const void *b)
 {
-    const struct span *x = a, *y = b;
+    const struct tt__kspan *x = a, *y = b;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* the chosen steps' windows, by start, as breakdown --steps takes them:
- * the spans by start, one inside or overlapping the one before left out,
- * one start kept once; into ks->sp (ks->nsp) */
-static void step_windows(struct kstream *ks)
+size_t tt__kern_step_windows(struct tt__kspan *sp, size_t n, const tt_kern_options *o)
 {
     size_t i, k = 0, w = 0;
     int64_t last_end = 0;
-    if (ks->nsp)
-        qsort(ks->sp, ks->nsp, sizeof(*ks->sp), cmp_span);
-    for (i = 0; i < ks->nsp; i++) {
-        struct span s = ks->sp[i];
+    if (n)
+        qsort(sp, n, sizeof(*sp), cmp_span);
+    for (i = 0; i < n; i++) {
+        struct tt__kspan s = sp[i];
         if (k && s.ts < last_end)
             continue;
         k++;
         last_end = s.end;
-        if (s.num < ks->o->step_from || s.num > ks->o->step_to ||
-            (w && ks->sp[w - 1].ts == s.ts))
+        if (s.num < o->step_from || s.num > o->step_to || (w && sp[w - 1].ts == s.ts))
             continue;
-        ks->sp[w++] = s;
+        sp[w++] = s;
     }
-    ks->nsp = w;
+    return w;
 }
 
-/* whether launch time lt falls in a chosen step: the last window that
- * starts at or before it ends after it */
-static int in_steps(const struct kstream *ks, int64_t lt)
+int tt__kern_in_steps(const struct tt__kspan *sp, size_t n, int64_t lt)
 {
-    size_t lo = 0, hi = ks->nsp;
+    size_t lo = 0, hi = n;
     if (lt == TT_KERN_NULL)
         return 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ks->sp[mid].ts <= lt)
+        if (sp[mid].ts <= lt)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo > 0 && ks->sp[lo - 1].end > lt;
+    return lo > 0 && sp[lo - 1].end > lt;
 }
 
 /* the kept values into their groups: those launched in a chosen step, by
@@ -393,7 +381,7 @@ static int ks_flush(struct kstream *ks)
     size_t i, k;
     int steps = tt__kern_steps_on(ks->o), rc = 0;
     if (steps)
-        step_windows(ks);
+        ks->nsp = tt__kern_step_windows(ks->sp, ks->nsp, ks->o);
     for (i = 0; rc == 0 && i < ks->npend; i++) {
         const struct pend *p = &ks->pend[i];
         struct group *g;
@@ -401,7 +389,7 @@ static int ks_flush(struct kstream *ks)
             int64_t lt = p->ts;
             if (p->rt != TT_KERN_NULL && tt__i64map_get(&ks->rt_ts, p->rt, &k))
                 lt = (int64_t)k;
-            if (!in_steps(ks, lt))
+            if (!tt__kern_in_steps(ks->sp, ks->nsp, lt))
                 continue;
         }
         if (p->g != SIZE_MAX) {

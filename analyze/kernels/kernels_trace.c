@@ -4,106 +4,540 @@
  * (start, duration, correlation, grid, block, registers, shared memory,
  * bytes, throughput, memory kinds, device, context, stream, name).
  *
- * The rows come out of one SQLite statement per trace, ordered by start
- * (then by their order in the file): SQLite sorts in temporary files
- * (temp_store=FILE), and the rows are handed to the callback, or printed
- * CHUNK at a time through the table writer, so memory does not grow with
- * the trace. A trace file is first read into a temporary database of the
- * tables this needs.
+ * One consumer of the record stream (store/ingest_rows.h): the GPU rows of
+ * each selected trace (kernels_input.c), from a file (tt__ingest_rows) or a
+ * database (tt__db_rows) alike, kept until the trace's rows end, then
+ * sorted by start (then by their order in the trace) and cut to the row
+ * limit. With --steps an activity counts when its launch (its runtime
+ * call's start, else its own) falls in a chosen ProfilerStep#N: the runtime
+ * calls and steps may come after the activity (a database hands its tables
+ * one after another), so the filter runs as they are printed. What the
+ * launches of a loop share (kind, name, grid, block, registers, shared
+ * memory, copy kind, device, context, stream) is kept once, as a shape;
+ * the rest of each activity waits in memory, RUN of them at most: more go
+ * to an anonymous spool file in sorted runs, merged as they are printed,
+ * so memory does not grow with the activities.
  */
 #include "common/compat.h"
+#include "common/tmath.h"
 #include "common/buf.h"
+#include "common/i64map.h"
+#include "common/log.h"
 #include "store/db_internal.h"
 #include "store/ingest_rows.h"
 #include "analyze/kernels/kernels_state.h"
-#include "analyze/steps/steps.h"
 #include "tracetool/table.h"
 
+#include <errno.h>
 #include <inttypes.h>
-#include <sys/stat.h>
 
 #define CHUNK 1024 /* rows per write of the table writer */
+#define RUN 32768  /* activities sorted in memory before they go to the spool */
+#define RUN_BUF 512 /* activities of one run read back at a time */
 
-enum { Q_KIND, Q_NAME, Q_TS, Q_DUR, Q_CORR, Q_GRID, Q_BLOCK = Q_GRID + 3, Q_REGS = Q_BLOCK + 3,
-       Q_SMEM, Q_BYTES, Q_COPY, Q_DEVICE, Q_CONTEXT, Q_STREAM };
+static const char *const kinds[3] = { "kernel", "memcpy", "memset" };
 
-/* SQL: the launch time LT falls in a chosen step (windows disjoint) */
-#define IN_STEPS(LT)                                                                         \
-    " AND (SELECT w.b FROM temp.tt_kwin AS w WHERE w.a <= " LT " ORDER BY w.a DESC LIMIT 1)" \
-    " > " LT
-#define LAUNCH_TS "coalesce((SELECT r.ts FROM runtime AS r WHERE r.id = g.runtime_id), g.ts)"
+/* what launches share; name: a string id until the trace ends, then
+ * its text */
+enum { SH_GX, SH_GY, SH_GZ, SH_BX, SH_BY, SH_BZ, SH_REGS, SH_SMEM, SH_DEVICE, SH_CTX,
+       SH_STREAM, SH_N };
+struct shape {
+    int64_t v[SH_N];   /* TT_KERN_NULL: none */
+    int64_t name_id;   /* TT_KERN_NULL: none */
+    int kind;          /* index into kinds */
+    int copy;          /* copy kind: index + 1 into copies, 0: none */
+    uint64_t h;
+    char *name;        /* at the end: the name, "?" when unknown */
+};
 
-#define ACTIVITY_SQL(STEPS)                                                                \
-    "SELECT g.kind, coalesce(n.s, '?'), g.ts, g.dur, g.correlation, g.grid_x, g.grid_y,"   \
-    " g.grid_z, g.block_x, g.block_y, g.block_z, g.registers, g.shared_mem, g.bytes,"      \
-    " g.copy_kind, g.device, g.context, g.stream"                                          \
-    " FROM gpu_ops AS g LEFT JOIN strings AS n ON n.id = g.name"                           \
-    " WHERE g.trace_id = ?1 AND g.kind IN (?2, ?3, ?4)" STEPS " ORDER BY g.ts, g.id LIMIT ?5"
-static const char activity_sql[] = ACTIVITY_SQL("");
-/* --steps: launched in a chosen step (temp.tt_kwin) */
-static const char activity_steps_sql[] = ACTIVITY_SQL(IN_STEPS(LAUNCH_TS));
+/* one activity */
+struct act {
+    int64_t ts, dur, corr, bytes;
+    int64_t rt;  /* its runtime call (--steps; TT_KERN_NULL: none) */
+    int64_t seq; /* its place in the trace's GPU rows (gpu_ops id order) */
+    size_t shape;
+};
 
-static const char traces_sql[] =
-    "SELECT id, path FROM traces WHERE format IN ('kineto-json', 'chrome-array')"
-    " AND (?1 = 0 OR id = ?1) AND (?2 < 0 OR rank = ?2) ORDER BY rank, id";
+/* a sorted run in the spool */
+struct run {
+    long off;
+    size_t n;
+};
 
-/* with --steps: the chosen ProfilerStep#N spans of trace into temp.tt_kwin
- * (a, b), for IN_STEPS; 0 when there is no filter */
-static int step_windows(tt_db *db, const tt_kern_options *o, int64_t trace)
+/* one trace's activities, sorted and cut once its rows end */
+struct atrace {
+    struct act *a;
+    size_t n, aa;
+    struct shape *sh;
+    size_t nsh, ash;
+    char **copies;
+    size_t ncopies, acopies;
+    int64_t found; /* activities of the kinds asked, before --steps and the limit */
+    FILE *spool;   /* the runs, when more than RUN came */
+    struct run *runs;
+    size_t nruns, aruns;
+    struct i64map rt_ts;  /* runtime call id -> its start (--steps) */
+    struct tt__kspan *sp; /* ProfilerStep#N slices, then the chosen windows */
+    size_t nsp, asp;
+};
+
+/* the state while one trace's rows come */
+struct aread {
+    const tt_kern_options *o;
+    int steps;
+    struct atrace *t;
+    tt_buf strs;          /* the strings' text, NUL after each */
+    struct i64map sid;    /* string id -> offset in strs */
+    size_t *slot;         /* shape hash -> index + 1 */
+    size_t nslot;
+    int64_t seq;
+};
+
+static int oom(void)
 {
-    struct tt__step *st = NULL;
-    sqlite3_stmt *ins;
-    size_t n = 0, i;
-    int rc;
-    if (!tt__kern_steps_on(o))
+    return tt_error_set(TT_ENOMEM, "out of memory");
+}
+
+static void atrace_free(struct atrace *t)
+{
+    size_t i;
+    if (!t)
+        return;
+    for (i = 0; i < t->nsh; i++)
+        free(t->sh[i].name);
+    for (i = 0; i < t->ncopies; i++)
+        free(t->copies[i]);
+    free(t->sh);
+    free(t->copies);
+    free(t->a);
+    if (t->spool)
+        fclose(t->spool);
+    free(t->runs);
+    tt__i64map_free(&t->rt_ts);
+    free(t->sp);
+    free(t);
+}
+
+static void aread_release(struct aread *r)
+{
+    tt_buf_release(&r->strs);
+    tt__i64map_free(&r->sid);
+    free(r->slot);
+    r->slot = NULL;
+    r->nslot = 0;
+}
+
+static int64_t cell_i(const tt__cell *c)
+{
+    return c->type == TT_CELL_INT ? c->i : TT_KERN_NULL;
+}
+
+/* the text of string id, NULL when unknown */
+static const char *str_id(const struct aread *r, int64_t id)
+{
+    size_t off;
+    return id != TT_KERN_NULL && tt__i64map_get(&r->sid, id, &off) ? r->strs.buf + off : NULL;
+}
+
+static int a_string(struct aread *r, const tt__cell *row, const char *text)
+{
+    size_t off = r->strs.len;
+    tt_buf_add(&r->strs, text + row[TT_C_STR_S].i, row[TT_C_STR_S].len);
+    tt_buf_addch(&r->strs, '\0');
+    if (r->strs.oom || tt__i64map_put(&r->sid, row[TT_C_STR_ID].i, off) < 0)
+        return oom();
+    return 0;
+}
+
+/* the index of kind k among o->what's kinds, -1 when not asked for */
+static int kind_of(const tt_kern_options *o, const tt__cell *k, const char *text)
+{
+    int i;
+    if (k->type != TT_CELL_TEXT || k->len != 6)
+        return -1;
+    for (i = 0; i < 3; i++)
+        if (!memcmp(text + k->i, kinds[i], 6))
+            break;
+    if (i == 3 || (o->what == TT_KERN_KERNELS && i != 0) || (o->what == TT_KERN_MEMORY && i == 0))
+        return -1;
+    return i;
+}
+
+/* the copy kind's index + 1 (added when new), 0 for none */
+static int copy_of(struct atrace *t, const tt__cell *c, const char *text, int *out)
+{
+    size_t i;
+    *out = 0;
+    if (c->type != TT_CELL_TEXT)
         return 0;
-    /* emptied, not dropped: a table cannot be dropped while the traces'
-     * query is still reading */
-    if (tt_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS tt_kwin(a INTEGER PRIMARY KEY, b INTEGER);"
-                       " DELETE FROM temp.tt_kwin") < 0 ||
-        tt_db_prepare(db, &ins, "INSERT OR IGNORE INTO temp.tt_kwin(a, b) VALUES(?1, ?2)") < 0)
-        return TT_EDB;
-    if ((rc = tt__step_spans(db, trace, &st, &n)) < 0) {
-        sqlite3_finalize(ins);
+    for (i = 0; i < t->ncopies; i++)
+        if (strlen(t->copies[i]) == c->len && !memcmp(t->copies[i], text + c->i, c->len))
+            break;
+    if (i == t->ncopies) {
+        if (TT_ALLOC_GROW(t->copies, t->ncopies + 1, t->acopies) < 0 ||
+            !(t->copies[i] = strndup(text + c->i, c->len)))
+            return oom();
+        t->ncopies++;
+    }
+    *out = (int)i + 1;
+    return 0;
+}
+
+static uint64_t shape_hash(const struct shape *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    int i;
+    for (i = 0; i < SH_N; i++)
+        h = (h ^ (uint64_t)s->v[i]) * 1099511628211ull;
+    h = (h ^ (uint64_t)s->name_id) * 1099511628211ull;
+    return (h ^ (uint64_t)(s->kind * 131 + s->copy)) * 1099511628211ull;
+}
+
+static int shape_same(const struct shape *a, const struct shape *b)
+{
+    return a->h == b->h && a->kind == b->kind && a->copy == b->copy &&
+           a->name_id == b->name_id && !memcmp(a->v, b->v, sizeof(a->v));
+}
+
+/* the index of shape s in r->t (added when new); SIZE_MAX when out of memory */
+static size_t shape_index(struct aread *r, struct shape *s)
+{
+    struct atrace *t = r->t;
+    size_t k;
+    s->h = shape_hash(s);
+    if (2 * (t->nsh + 1) > r->nslot) {
+        size_t ncap = r->nslot ? 2 * r->nslot : 64, i;
+        size_t *ns = calloc(ncap, sizeof(*ns));
+        if (!ns)
+            return SIZE_MAX;
+        for (i = 0; i < t->nsh; i++) {
+            for (k = (size_t)t->sh[i].h & (ncap - 1); ns[k]; k = (k + 1) & (ncap - 1))
+                ;
+            ns[k] = i + 1;
+        }
+        free(r->slot);
+        r->slot = ns;
+        r->nslot = ncap;
+    }
+    for (k = (size_t)s->h & (r->nslot - 1); r->slot[k]; k = (k + 1) & (r->nslot - 1))
+        if (shape_same(&t->sh[r->slot[k] - 1], s))
+            return r->slot[k] - 1;
+    if (TT_ALLOC_GROW(t->sh, t->nsh + 1, t->ash) < 0)
+        return SIZE_MAX;
+    t->sh[t->nsh] = *s;
+    r->slot[k] = ++t->nsh;
+    return t->nsh - 1;
+}
+
+static int cmp_act(const void *x, const void *y)
+{
+    const struct act *a = x, *b = y;
+    if (a->ts != b->ts) /* TT_KERN_NULL first, as SQL's NULL */
+        return a->ts < b->ts ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int spool_err(void)
+{
+    return tt_error_set(TT_EIO, "cannot use a temporary file: %s", strerror(errno));
+}
+
+/* the activities in memory, sorted, as the spool's next run */
+static int spill(struct atrace *t)
+{
+    struct run *x;
+    if (!t->spool && !(t->spool = tt__tmpfile()))
+        return TT_EIO;
+    if (TT_ALLOC_GROW(t->runs, t->nruns + 1, t->aruns) < 0)
+        return oom();
+    qsort(t->a, t->n, sizeof(*t->a), cmp_act);
+    x = &t->runs[t->nruns];
+    if (fseek(t->spool, 0, SEEK_END) != 0 || (x->off = ftell(t->spool)) < 0 ||
+        fwrite(t->a, sizeof(*t->a), t->n, t->spool) != t->n)
+        return spool_err();
+    x->n = t->n;
+    t->nruns++;
+    t->n = 0;
+    return 0;
+}
+
+static int a_gpu(struct aread *r, const tt__cell *row, const char *text)
+{
+    static const int cols[SH_N] = { TT_C_GPU_GRID_X, TT_C_GPU_GRID_Y, TT_C_GPU_GRID_Z,
+                                    TT_C_GPU_BLOCK_X, TT_C_GPU_BLOCK_Y, TT_C_GPU_BLOCK_Z,
+                                    TT_C_GPU_REGISTERS, TT_C_GPU_SHARED_MEM, TT_C_GPU_DEVICE,
+                                    TT_C_GPU_CONTEXT, TT_C_GPU_STREAM };
+    struct atrace *t = r->t;
+    struct shape s;
+    struct act *a;
+    int i, rc;
+    memset(&s, 0, sizeof(s));
+    if ((s.kind = kind_of(r->o, &row[TT_C_GPU_KIND], text)) < 0)
+        return 0;
+    t->found++;
+    for (i = 0; i < SH_N; i++)
+        s.v[i] = cell_i(&row[cols[i]]);
+    s.name_id = cell_i(&row[TT_C_GPU_NAME]);
+    if ((rc = copy_of(t, &row[TT_C_GPU_COPY_KIND], text, &s.copy)) < 0)
         return rc;
+    if (TT_ALLOC_GROW(t->a, t->n + 1, t->aa) < 0)
+        return oom();
+    a = &t->a[t->n];
+    if ((a->shape = shape_index(r, &s)) == SIZE_MAX)
+        return oom();
+    a->ts = cell_i(&row[TT_C_GPU_TS]);
+    a->dur = cell_i(&row[TT_C_GPU_DUR]);
+    a->corr = cell_i(&row[TT_C_GPU_CORRELATION]);
+    a->bytes = cell_i(&row[TT_C_GPU_BYTES]);
+    a->rt = cell_i(&row[TT_C_GPU_RUNTIME_ID]);
+    a->seq = r->seq++;
+    t->n++;
+    return t->n == RUN ? spill(t) : 0;
+}
+
+/* --steps: a runtime call's start; a ProfilerStep#N slice's span */
+static int a_runtime(struct aread *r, const tt__cell *row)
+{
+    if (row[TT_C_RT_TS].type == TT_CELL_INT && row[TT_C_RT_ID].type == TT_CELL_INT &&
+        tt__i64map_put(&r->t->rt_ts, row[TT_C_RT_ID].i, (size_t)row[TT_C_RT_TS].i) < 0)
+        return oom();
+    return 0;
+}
+
+static int a_slice(struct aread *r, const tt__cell *row)
+{
+    const tt__cell *id = &row[TT_C_SL_ID], *nm = &row[TT_C_SL_NAME];
+    struct atrace *t = r->t;
+    const char *name;
+    struct tt__kspan *x;
+    if (id->type != TT_CELL_INT || nm->type != TT_CELL_INT ||
+        row[TT_C_SL_TS].type != TT_CELL_INT || row[TT_C_SL_DUR].type != TT_CELL_INT ||
+        !tt__kern_is_step(name = str_id(r, nm->i)))
+        return 0;
+    if (TT_ALLOC_GROW(t->sp, t->nsp + 1, t->asp) < 0)
+        return oom();
+    x = &t->sp[t->nsp++];
+    x->ts = row[TT_C_SL_TS].i;
+    x->id = id->i;
+    x->end = tt_sat_add(x->ts, row[TT_C_SL_DUR].i);
+    x->num = strtoll(name + 13, NULL, 10);
+    return 0;
+}
+
+static int a_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                  const char *text)
+{
+    struct aread *r = ctx;
+    int i, rc = 0;
+    for (i = 0; rc == 0 && i < nrows; i++) {
+        const tt__cell *row = cells + (size_t)i * (size_t)ncols;
+        if (table == TT_ROWS_STR)
+            rc = a_string(r, row, text);
+        else if (table == TT_ROWS_GPU)
+            rc = a_gpu(r, row, text);
+        else if (table == TT_ROWS_RUNTIME && r->steps)
+            rc = a_runtime(r, row);
+        else if (table == TT_ROWS_SLICE && r->steps)
+            rc = a_slice(r, row);
     }
-    for (i = 0; i < n && rc == 0; i++) {
-        if (st[i].num < o->step_from || st[i].num > o->step_to)
-            continue;
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, st[i].ts);
-        sqlite3_bind_int64(ins, 2, st[i].end);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = tt_db_error(db, "cannot note the chosen steps");
-    }
-    sqlite3_finalize(ins);
-    free(st);
     return rc;
 }
 
-static int open_activities(tt_db **db, const char *path)
+/* the trace's rows have all come: the chosen steps' windows, the order
+ * (the last run to the spool when there are runs), the shapes' names */
+static int a_finish(struct aread *r)
 {
-    return tt__open_ingested_temp_only(db, path, TT_READ_NO_ARGS,
-                                       1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW |
-                                           1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META |
-                                           1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL);
+    struct atrace *t = r->t;
+    size_t i;
+    int rc;
+    if (r->steps)
+        t->nsp = tt__kern_step_windows(t->sp, t->nsp, r->o);
+    if (t->nruns) {
+        if (t->n && (rc = spill(t)) < 0)
+            return rc;
+        free(t->a);
+        t->a = NULL;
+        t->aa = 0;
+    } else if (t->n > 1) {
+        qsort(t->a, t->n, sizeof(*t->a), cmp_act);
+    }
+    for (i = 0; i < t->nsh; i++) {
+        const char *s = str_id(r, t->sh[i].name_id);
+        if (!(t->sh[i].name = strdup(s ? s : "?")))
+            return oom();
+    }
+    return 0;
 }
 
-/* the kinds of o->what, bound to ?2..?4 */
-static void bind_kinds(sqlite3_stmt *st, const tt_kern_options *o, int first)
+/* ---- the activities in order: the array, or the runs merged ---- */
+
+struct cursor {
+    struct act *buf;
+    size_t pos, len; /* buffered */
+    long off;        /* the rest in the spool */
+    size_t left;
+};
+
+struct iter {
+    struct atrace *t;
+    size_t i;          /* in memory: the next one */
+    struct cursor *c;  /* one per run */
+    size_t *heap, nheap; /* the runs with activities left, by their next one */
+};
+
+static int cur_less(const struct iter *it, size_t a, size_t b)
 {
-    static const char *const k[3][3] = { { "kernel", "memcpy", "memset" },
-                                         { "kernel", "kernel", "kernel" },
-                                         { "memcpy", "memset", "memset" } };
-    int w = o->what == TT_KERN_KERNELS ? 1 : o->what == TT_KERN_MEMORY ? 2 : 0, i;
-    for (i = 0; i < 3; i++)
-        sqlite3_bind_text(st, first + i, k[w][i], -1, SQLITE_STATIC);
+    const struct cursor *x = &it->c[a], *y = &it->c[b];
+    return cmp_act(&x->buf[x->pos], &y->buf[y->pos]) < 0;
 }
 
-static int64_t col_i64(sqlite3_stmt *st, int c)
+static void sift_down(struct iter *it, size_t i)
 {
-    return sqlite3_column_type(st, c) == SQLITE_INTEGER ? sqlite3_column_int64(st, c)
-                                                         : TT_KERN_NULL;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i, tmp;
+        if (l < it->nheap && cur_less(it, it->heap[l], it->heap[m]))
+            m = l;
+        if (l + 1 < it->nheap && cur_less(it, it->heap[l + 1], it->heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        tmp = it->heap[i];
+        it->heap[i] = it->heap[m];
+        it->heap[m] = tmp;
+        i = m;
+    }
+}
+
+/* the next RUN_BUF activities of run k; 0 when it has none left */
+static int refill(struct iter *it, size_t k)
+{
+    struct cursor *c = &it->c[k];
+    size_t n = c->left < RUN_BUF ? c->left : RUN_BUF;
+    c->pos = c->len = 0;
+    if (!n)
+        return 0;
+    if (fseek(it->t->spool, c->off, SEEK_SET) != 0 ||
+        fread(c->buf, sizeof(*c->buf), n, it->t->spool) != n)
+        return spool_err();
+    c->off += (long)(n * sizeof(*c->buf));
+    c->left -= n;
+    c->len = n;
+    return 1;
+}
+
+static void it_free(struct iter *it)
+{
+    size_t k;
+    for (k = 0; it->c && k < it->t->nruns; k++)
+        free(it->c[k].buf);
+    free(it->c);
+    free(it->heap);
+}
+
+static int it_init(struct iter *it, struct atrace *t)
+{
+    size_t k, n = t->nruns;
+    int rc;
+    memset(it, 0, sizeof(*it));
+    it->t = t;
+    if (!n)
+        return 0;
+    if (!(it->c = calloc(n, sizeof(*it->c))) || !(it->heap = calloc(n, sizeof(*it->heap))))
+        return oom();
+    for (k = 0; k < n; k++) {
+        it->c[k].off = t->runs[k].off;
+        it->c[k].left = t->runs[k].n;
+        if (!(it->c[k].buf = malloc(RUN_BUF * sizeof(*it->c[k].buf))))
+            return oom();
+        if ((rc = refill(it, k)) < 0)
+            return rc;
+        if (rc)
+            it->heap[it->nheap++] = k;
+    }
+    for (k = it->nheap; k-- > 0;)
+        sift_down(it, k);
+    return 0;
+}
+
+/* the next activity into *out: 1, 0 at the end, or an error */
+static int it_next(struct iter *it, struct act *out)
+{
+    struct cursor *c;
+    int rc;
+    if (!it->t->nruns) {
+        if (it->i == it->t->n)
+            return 0;
+        *out = it->t->a[it->i++];
+        return 1;
+    }
+    if (!it->nheap)
+        return 0;
+    c = &it->c[it->heap[0]];
+    *out = c->buf[c->pos++];
+    if (c->pos == c->len && (rc = refill(it, it->heap[0])) <= 0) {
+        if (rc < 0)
+            return rc;
+        it->heap[0] = it->heap[--it->nheap];
+    }
+    if (it->nheap)
+        sift_down(it, 0);
+    return 1;
+}
+
+/* --steps: whether x was launched in a chosen step (its runtime call's
+ * start, else its own) */
+static int launched_in_steps(const struct atrace *t, const struct act *x)
+{
+    int64_t lt = x->ts;
+    size_t k;
+    if (x->rt != TT_KERN_NULL && tt__i64map_get(&t->rt_ts, x->rt, &k))
+        lt = (int64_t)k;
+    return tt__kern_in_steps(t->sp, t->nsp, lt);
+}
+
+/* the tables the activities do not read. A file's runtime calls and
+ * slices are read without --steps too: the ingest hands a GPU row that
+ * waits for its runtime call later, and the order of the rows breaks ties
+ * of start; a database gives its GPU rows in stored order whatever it
+ * skips (and its pages pass through SQLite's cache: less read, less
+ * memory) */
+#define ACT_SKIP                                                                           \
+    (1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META | \
+     1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL)
+#define ACT_SKIP_DB(steps) (ACT_SKIP | ((steps) ? 0 : 1u << TT_ROWS_SLICE | 1u << TT_ROWS_RUNTIME))
+
+/* the rows of a file (db NULL) or of trace `id` of db into r; a file whose
+ * rows lack the runtime links --steps needs is read again through a
+ * temporary database, into the same consumer */
+static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__rows_result *res)
+{
+    tt__rowsink sink;
+    tt_db *tmp;
+    unsigned skip = ACT_SKIP;
+    int rc;
+    memset(&sink, 0, sizeof(sink));
+    sink.ctx = r;
+    sink.rows = a_rows;
+    if (db)
+        return tt__db_rows(db, id, &sink, ACT_SKIP_DB(r->steps) | TT_ROWS_NO_ARGS, res);
+    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, skip | (r->steps ? 0 : TT_ROWS_NO_STOP),
+                         res);
+    if (rc != 0 || !r->steps || !res->needs_db)
+        return rc;
+    tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read through a temporary database", path,
+            res->why_db ? res->why_db : "links");
+    free(res->metadata);
+    res->metadata = NULL;
+    aread_release(r);
+    atrace_free(r->t);
+    if (!(r->t = calloc(1, sizeof(*r->t))))
+        return oom();
+    r->seq = 0;
+    if ((rc = tt__open_ingested_temp(&tmp, path)) < 0)
+        return rc;
+    rc = tt__db_rows(tmp, 1, &sink, ACT_SKIP_DB(r->steps) | TT_ROWS_NO_ARGS, res);
+    tt_db_free(tmp);
+    return rc;
 }
 
 /* "Memcpy HtoD (Pageable -> Device)": "Pageable" and "Device" */
@@ -129,99 +563,140 @@ struct walk {
     int (*end)(void *ctx);
 };
 
-static int walk_trace(tt_db *db, const tt_kern_options *o, int64_t trace, const struct walk *w)
+/* the visitor of kernels_input.c over the traces */
+struct avisit {
+    const tt_kern_options *o;
+    const struct walk *w;
+    const char *src; /* for the error without an activity */
+    int file;
+    int64_t found;   /* activities in the traces read and kept so far */
+    int started;
+};
+
+static int v_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_result *res,
+                  void **out)
 {
-    sqlite3_stmt *st;
+    struct avisit *v = ctx;
+    struct aread r;
+    int rc;
+    memset(&r, 0, sizeof(r));
+    r.o = v->o;
+    r.steps = tt__kern_steps_on(v->o);
+    *out = NULL;
+    if (!(r.t = calloc(1, sizeof(*r.t))))
+        return oom();
+    tt_buf_init(&r.strs);
+    rc = a_read(&r, path, db, id, res);
+    free(res->metadata);
+    res->metadata = NULL;
+    if (rc == 0)
+        rc = a_finish(&r);
+    aread_release(&r);
+    if (rc != 0) {
+        atrace_free(r.t);
+        return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
+    }
+    v->found += r.t->found;
+    *out = r.t;
+    return 0;
+}
+
+static void v_drop(void *ctx, void *p)
+{
+    struct avisit *v = ctx;
+    struct atrace *t = p;
+    if (t)
+        v->found -= t->found;
+    atrace_free(t);
+}
+
+/* one activity as the walk's row */
+static void to_activity(const struct atrace *t, const struct act *x, tt_kern_activity *a,
+                        char *src, char *dst, size_t cap)
+{
+    const struct shape *s = &t->sh[x->shape];
+    int k;
+    a->kind = kinds[s->kind];
+    a->name = s->name;
+    a->start_ns = x->ts;
+    a->dur_ns = x->dur;
+    a->correlation = x->corr;
+    for (k = 0; k < 3; k++) {
+        a->grid[k] = s->v[SH_GX + k];
+        a->block[k] = s->v[SH_BX + k];
+    }
+    a->registers = s->v[SH_REGS];
+    a->shared_mem = s->v[SH_SMEM];
+    a->bytes = x->bytes;
+    a->copy_kind = s->copy ? t->copies[s->copy - 1] : NULL;
+    a->device = s->v[SH_DEVICE];
+    a->context = s->v[SH_CTX];
+    a->stream = s->v[SH_STREAM];
+    mem_kinds(a->name, src, dst, cap);
+    a->src_kind = src[0] ? src : NULL;
+    a->dst_kind = dst[0] ? dst : NULL;
+}
+
+/* one trace's activities to the walk, in order: those of the chosen steps,
+ * up to the row limit */
+static int v_take(void *ctx, void *p, int64_t id, const char *path)
+{
+    struct avisit *v = ctx;
+    const struct walk *w = v->w;
+    struct atrace *t = p;
     tt_kern_activity a;
+    struct iter it;
+    struct act x;
     char src[32], dst[32];
-    int r = SQLITE_DONE, rc, i;
-    if ((rc = step_windows(db, o, trace)) < 0)
-        return rc;
-    if (tt_db_prepare(db, &st, tt__kern_steps_on(o) ? activity_steps_sql : activity_sql) < 0)
-        return TT_EDB;
-    sqlite3_bind_int64(st, 1, trace);
-    bind_kinds(st, o, 2);
-    sqlite3_bind_int64(st, 5, o->row_limit);
+    int64_t n = 0;
+    int rc = 0, steps = tt__kern_steps_on(v->o);
+    if (!v->started) { /* every trace read: whether one has an activity */
+        if (!v->found)
+            rc = tt__kern_nothing(v->src, v->file, v->o);
+        else if (w->start)
+            w->start(w->ctx);
+        v->started = 1;
+    }
+    memset(&it, 0, sizeof(it));
+    if (rc == 0 && w->begin)
+        rc = w->begin(w->ctx, id, path);
+    if (rc == 0)
+        rc = it_init(&it, t);
     memset(&a, 0, sizeof(a));
-    a.trace_id = trace;
-    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        a.kind = (const char *)sqlite3_column_text(st, Q_KIND);
-        a.name = (const char *)sqlite3_column_text(st, Q_NAME);
-        a.start_ns = col_i64(st, Q_TS);
-        a.dur_ns = col_i64(st, Q_DUR);
-        a.correlation = col_i64(st, Q_CORR);
-        for (i = 0; i < 3; i++) {
-            a.grid[i] = col_i64(st, Q_GRID + i);
-            a.block[i] = col_i64(st, Q_BLOCK + i);
-        }
-        a.registers = col_i64(st, Q_REGS);
-        a.shared_mem = col_i64(st, Q_SMEM);
-        a.bytes = col_i64(st, Q_BYTES);
-        a.copy_kind = (const char *)sqlite3_column_text(st, Q_COPY);
-        a.device = col_i64(st, Q_DEVICE);
-        a.context = col_i64(st, Q_CONTEXT);
-        a.stream = col_i64(st, Q_STREAM);
-        mem_kinds(a.name ? a.name : "", src, dst, sizeof(src));
-        a.src_kind = src[0] ? src : NULL;
-        a.dst_kind = dst[0] ? dst : NULL;
+    a.trace_id = id;
+    while (rc == 0 && (v->o->row_limit < 0 || n < v->o->row_limit) &&
+           (rc = it_next(&it, &x)) == 1) {
+        rc = 0;
+        if (steps && !launched_in_steps(t, &x))
+            continue;
+        to_activity(t, &x, &a, src, dst, sizeof(src));
+        n++;
         rc = w->row(w->ctx, &a);
     }
-    if (rc == 0 && r != SQLITE_DONE)
-        rc = tt_db_error(db, "cannot read the GPU activities");
-    sqlite3_finalize(st);
+    it_free(&it);
+    if (rc == 0 && w->end)
+        rc = w->end(w->ctx);
+    atrace_free(t);
     return rc;
 }
 
-/* the selected traces: *n of them; *found: whether one has an activity */
-static int scan_traces(tt_db *db, const tt_kern_options *o, const struct walk *w, int *n,
-                       int *found)
+/* the selected traces of input (a file or directory; db NULL) or of db
+ * through w; the errors before any row: no trace, or no activity in them */
+static int walk_all(const char *input, tt_db *db, const tt_kern_options *o, const struct walk *w)
 {
-    sqlite3_stmt *tr, *ex = NULL;
-    int rc = 0;
-    *n = 0;
-    if (tt_db_prepare(db, &tr, traces_sql) < 0)
-        return TT_EDB;
-    if (!w && tt_db_prepare(db, &ex, "SELECT 1 FROM gpu_ops WHERE trace_id = ?1"
-                                     " AND kind IN (?2, ?3, ?4) LIMIT 1") < 0) {
-        sqlite3_finalize(tr);
-        return TT_EDB;
-    }
-    sqlite3_bind_int64(tr, 1, o->trace_id);
-    sqlite3_bind_int64(tr, 2, o->rank);
-    while (rc == 0 && sqlite3_step(tr) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(tr, 0);
-        const char *p = (const char *)sqlite3_column_text(tr, 1);
-        (*n)++;
-        if (!w) { /* only look */
-            sqlite3_reset(ex);
-            sqlite3_bind_int64(ex, 1, id);
-            bind_kinds(ex, o, 2);
-            *found |= sqlite3_step(ex) == SQLITE_ROW;
-            continue;
-        }
-        if (w->begin && (rc = w->begin(w->ctx, id, p ? p : "")) != 0)
-            break;
-        if ((rc = walk_trace(db, o, id, w)) == 0 && w->end)
-            rc = w->end(w->ctx);
-    }
-    sqlite3_finalize(tr);
-    sqlite3_finalize(ex);
-    return rc;
-}
-
-/* the errors before any row: no trace, or no activity in them */
-static int walk_all(tt_db *db, const tt_kern_options *o, const struct walk *w)
-{
-    int n = 0, found = 0, rc;
-    if ((rc = scan_traces(db, o, NULL, &n, &found)) < 0)
-        return rc;
-    if (!n)
-        return tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
-    if (!found)
-        return tt__kern_nothing(db->source ? db->source : db->path, db->source != NULL, o);
-    if (w->start)
-        w->start(w->ctx);
-    return scan_traces(db, o, w, &n, &found);
+    struct avisit v;
+    struct tt__kvisit kv;
+    memset(&v, 0, sizeof(v));
+    v.o = o;
+    v.w = w;
+    v.src = db ? (db->source ? db->source : db->path) : input;
+    v.file = db ? db->source != NULL : 1;
+    memset(&kv, 0, sizeof(kv));
+    kv.ctx = &v;
+    kv.read = v_read;
+    kv.take = v_take;
+    kv.drop = v_drop;
+    return tt__kern_each(o, input, db, &kv);
 }
 
 int tt_kernels_db_activities(tt_db *db, const tt_kern_options *opts, tt_kern_activity_fn fn,
@@ -231,19 +706,17 @@ int tt_kernels_db_activities(tt_db *db, const tt_kern_options *opts, tt_kern_act
     memset(&w, 0, sizeof(w));
     w.ctx = ctx;
     w.row = fn;
-    return walk_all(db, opts, &w);
+    return walk_all(NULL, db, opts, &w);
 }
 
 int tt_kernels_file_activities(const char *path, const tt_kern_options *opts,
                                tt_kern_activity_fn fn, void *ctx)
 {
-    tt_db *db;
-    int rc;
-    if ((rc = open_activities(&db, path)) < 0)
-        return rc;
-    rc = tt_kernels_db_activities(db, opts, fn, ctx);
-    tt_db_free(db);
-    return rc;
+    struct walk w;
+    memset(&w, 0, sizeof(w));
+    w.ctx = ctx;
+    w.row = fn;
+    return walk_all(path, NULL, opts, &w);
 }
 
 /* ---- printing, CHUNK rows at a time through the table writer ---- */
@@ -429,7 +902,9 @@ static void pr_start(void *ctx)
         fputs("{\"traces\": [", p->out);
 }
 
-static int print_activities_db(tt_db *db, const tt_kern_options *o, FILE *out)
+/* the activities of input (a file or a directory of them; db NULL) or of
+ * db, printed */
+int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_options *o, FILE *out)
 {
     struct aprint p;
     struct walk w;
@@ -443,27 +918,9 @@ static int print_activities_db(tt_db *db, const tt_kern_options *o, FILE *out)
     w.begin = pr_begin;
     w.row = pr_row;
     w.end = pr_end;
-    rc = walk_all(db, o, &w);
+    rc = walk_all(input, db, o, &w);
     tt_table_free(p.t);
     if (o->format == TT_FORMAT_JSON && rc == 0)
         fputs("\n]}\n", out);
-    return rc;
-}
-
-/* a file, or a directory of them, through a temporary database */
-int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_options *o, FILE *out)
-{
-    struct stat sb;
-    int rc;
-    if (db)
-        return print_activities_db(db, o, out);
-    if (strcmp(input, "-") && stat(input, &sb) == 0 && S_ISDIR(sb.st_mode))
-        rc = tt_db_open_input(&db, input);
-    else
-        rc = open_activities(&db, input);
-    if (rc < 0)
-        return rc;
-    rc = print_activities_db(db, o, out);
-    tt_db_free(db);
     return rc;
 }

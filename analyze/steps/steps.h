@@ -1,6 +1,8 @@
 /*
- * analyze/steps/steps.h - a trace's ProfilerStep#N spans as the analyses that
- * work per step (diff, breakdown) read them from the store. Internal.
+ * analyze/steps/steps.h - a trace's ProfilerStep#N spans, as the analyses
+ * that work per step (diff, breakdown) gather them from the record stream:
+ * by start, disjoint (a step nested in another, two profilers, or
+ * overlapping it is left out). Internal.
  */
 #ifndef TT_ANALYZE_STEPS_H
 #define TT_ANALYZE_STEPS_H
@@ -8,18 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tracetool/analyze.h"
-
 struct tt__step {
     int64_t num, ts, end; /* ProfilerStep#num, its CPU span [ts, end) */
 };
-
-/*
- * The ProfilerStep#N slices of a trace, by start, disjoint: a step nested
- * in another (two profilers) or overlapping it is left out. *st (free it)
- * and *n are set; 0 or an error.
- */
-int tt__step_spans(tt_db *db, int64_t trace, struct tt__step **st, size_t *n);
 
 /* the index of the span holding ts, or -1 */
 long tt__step_at(const struct tt__step *st, size_t n, int64_t ts);

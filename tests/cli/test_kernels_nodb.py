@@ -4,9 +4,11 @@ file with --by op, --rank, --trace or --steps, and a directory of per-rank
 traces (each file streamed in turn) open no temporary database, seen with
 `strace -f -e trace=openat` (no tracetool-db-*, tracetool-input-* or SQLite
 etilqs_* file), and print what the same command prints from a database
-ingested of the same files. `kernels --by activity` (still through a
-temporary database) shows that the check sees one. Skipped without strace
-or the shared traces.
+ingested of the same files; so do `kernels --by activity` (the activities
+sorted by start, --steps, --row-limit) and `info` of a file. A file whose
+rows lack the links --by op needs (read again through a temporary
+database) shows that the check sees one. Skipped without strace or the
+shared traces.
 """
 
 import json
@@ -46,11 +48,9 @@ def no_db(args, tmp, want_rc=0):
     return out
 
 
-def fallback(tmp):
-    """rows whose links only the database passes make ('B' slices closed
-    after their rows were handed over): --by op reads the file again
-    through a temporary database, into the same consumer, and prints what
-    the database of the file prints"""
+def be_file(tmp):
+    """a trace whose rows need the database passes ('B' slices closed after
+    their rows were handed over)"""
     def X(name, ts, dur, cat="cpu_op", tid=1, pid=1, **args):
         return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts,
                 "dur": dur, "args": args}
@@ -65,6 +65,13 @@ def fallback(tmp):
     f = os.path.join(tmp, "be.json")
     with open(f, "w") as fh:
         json.dump({"traceEvents": ev}, fh)
+    return f
+
+
+def fallback(tmp, f):
+    """--by op reads a file whose rows lack its links again through a
+    temporary database, into the same consumer, and prints what the
+    database of the file prints"""
     db = os.path.join(tmp, "be.db")
     C.eq(te.run_tool(["ingest", "--quiet", db, f]).returncode, 0, "ingest be.json")
     rc, got, opened = traced(["kernels", "--by", "op", f], tmp)
@@ -85,29 +92,40 @@ def main():
         return C.finish()
     tmp = tempfile.mkdtemp(prefix="tt-nodb-")
     try:
-        rc, _, opened = traced(["kernels", "--by", "activity", "--row-limit", "1", FILE], tmp)
+        be = be_file(tmp)
+        rc, _, opened = traced(["kernels", "--by", "op", be], tmp)
         if rc != 0 or not opened:
             C.skip("strace", "cannot see the openat calls here (rc %d)" % rc)
             return C.finish()
-        C.check(opened, "control: kernels --by activity opens a temporary database")
+        C.check(opened, "control: kernels --by op of be.json opens a temporary database")
         db = os.path.join(tmp, "file.db")
         dirdb = os.path.join(tmp, "dir.db")
         for d, src in ((db, FILE), (dirdb, DIR)):
             cp = te.run_tool(["ingest", "--quiet", d, src])
             C.eq(cp.returncode, 0, "ingest %s" % src)
         for args in (["--by", "op"], ["--by", "op", "--steps", "0-1000000"], ["--rank", "1"],
-                     ["--trace", "1", "--by", "runtime"], ["--by", "memsize"], []):
+                     ["--trace", "1", "--by", "runtime"], ["--by", "memsize"], [],
+                     ["--by", "activity"], ["--by", "activity", "--only", "memory"],
+                     ["--by", "activity", "--steps", "0-1000000", "--row-limit", "50",
+                      "--format", "json"]):
             got = no_db(["kernels"] + args + [FILE], tmp)
             want = te.run_tool(["kernels"] + args + [db]).stdout
             C.eq(got.replace(FILE.encode(), b"P"), want.replace(FILE.encode(), b"P"),
                  "kernels %s: the file's summaries are the database's" % " ".join(args))
         no_db(["kernels", "--rank", "0", FILE], tmp, want_rc=4)  # rank 1 only
+        no_db(["kernels", "--by", "activity", "--rank", "0", FILE], tmp, want_rc=4)
+        # info of a file: the database's summary but for its first line
+        got = no_db(["info", FILE], tmp)
+        want = te.run_tool(["info", db]).stdout
+        C.eq(got.split(b"\n", 1)[1], want.split(b"\n", 1)[1], "info FILE: as the database's")
         for cmd in (["kernels", "--by", "op"], ["kernels", "--rank", "1", "--format", "json"],
+                    ["kernels", "--by", "activity"],
+                    ["kernels", "--by", "activity", "--format", "csv", "--row-limit", "9"],
                     ["info"], ["info", "--format", "json"]):
             got = no_db(cmd + [DIR], tmp)
             want = te.run_tool(cmd + [dirdb]).stdout
             C.eq(got, want, "%s DIR: as from a database of the directory" % " ".join(cmd))
-        fallback(tmp)
+        fallback(tmp, be)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return C.finish()
