@@ -61,7 +61,12 @@ static char *select_sql(int t, int no_args)
     }
     tt_buf_addstr(&b, " FROM ");
     tt_buf_addstr(&b, tables[t].table);
-    tt_buf_addstr(&b, t == TT_ROWS_STR ? " ORDER BY id" : " WHERE trace_id = ?1 ORDER BY rowid");
+    /* a trace's rows were inserted together: their rowids are one range,
+     * read in order straight from the table (the trace_id index would cost
+     * a table seek a row); +trace_id keeps SQLite off that index */
+    tt_buf_addstr(&b, t == TT_ROWS_STR ? " ORDER BY id"
+                                       : " WHERE rowid BETWEEN ?2 AND ?3 AND +trace_id = ?1"
+                                         " ORDER BY rowid");
     if (b.oom) {
         tt_buf_release(&b);
         return NULL;
@@ -154,6 +159,27 @@ static int flush(tt_db *db, int64_t trace_id, int t, struct batch *bt, int64_t l
     return 0;
 }
 
+/* the first and last rowid of the trace's rows in table t ([1, 0]: none) */
+static int rowid_span(tt_db *db, int64_t trace_id, int t, int64_t span[2])
+{
+    char sql[160];
+    sqlite3_stmt *st;
+    int r;
+    span[0] = 1;
+    span[1] = 0;
+    snprintf(sql, sizeof(sql), "SELECT min(rowid), max(rowid) FROM %s WHERE trace_id = ?1",
+             tables[t].table);
+    if (tt_db_prepare(db, &st, sql) < 0)
+        return TT_EDB;
+    sqlite3_bind_int64(st, 1, trace_id);
+    if ((r = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        span[0] = sqlite3_column_int64(st, 0);
+        span[1] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_ROW ? 0 : tt_db_error(db, "cannot read the stored rows");
+}
+
 static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sink,
                       int no_args)
 {
@@ -186,8 +212,14 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
         rc = TT_EDB;
         goto out;
     }
-    if (t != TT_ROWS_STR)
+    if (t != TT_ROWS_STR) {
+        int64_t span[2];
+        if ((rc = rowid_span(db, trace_id, t, span)) < 0)
+            goto out;
         sqlite3_bind_int64(st, 1, trace_id);
+        sqlite3_bind_int64(st, 2, span[0]);
+        sqlite3_bind_int64(st, 3, span[1]);
+    }
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
         if (t == TT_ROWS_GPU) { /* column 0 is the rowid, the cells follow */
             if (!bt.nrows)
