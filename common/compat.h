@@ -114,4 +114,10 @@ int tt__partial_create(char *path, int *slot);
 int tt__mkstemp(char *buf, size_t cap, const char *what);
 FILE *tt__tmpfile(void);
 
+/* qsort / qsort_r of n elements: n == 0 may come with a NULL base, which
+ * qsort's contract (and UBSan) refuses */
+#define TT_QSORT(base, n, size, cmp) ((n) ? qsort((base), (n), (size), (cmp)) : (void)0)
+#define TT_QSORT_R(base, n, size, cmp, ctx) \
+    ((n) ? qsort_r((base), (n), (size), (cmp), (ctx)) : (void)0)
+
 #endif

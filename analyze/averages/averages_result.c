@@ -89,7 +89,7 @@ static int sort_rows(tt_avg_trace *t, const char *key)
         e[i].v = tt__avg_sort_value(&t->rows[i], key);
         e[i].i = i;
     }
-    qsort(e, t->nrows, sizeof(*e), cmp_ent);
+    TT_QSORT(e, t->nrows, sizeof(*e), cmp_ent);
     for (i = 0; i < t->nrows; i++)
         rows[i] = t->rows[e[i].i];
     free(t->rows);

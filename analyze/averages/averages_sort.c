@@ -49,7 +49,7 @@ static int is_sorted(const struct arec *a, size_t n)
 static int spill_run(struct runs *r, struct arec *a, size_t n)
 {
     if (!is_sorted(a, n)) /* traces are mostly in time order already */
-        qsort(a, n, sizeof(*a), arec_cmp);
+        TT_QSORT(a, n, sizeof(*a), arec_cmp);
     if (!r->spill && !(r->spill = tt__tmpfile()))
         return TT_EIO; /* said which directory, and why */
     if (TT_ALLOC_GROW(r->run_len, r->nruns + 1, r->arun) < 0)
@@ -178,7 +178,7 @@ int tt__avg_merge_start(struct merge *m, struct runs *r)
         return rc;
     nspill = r->nruns;
     if (r->n && !is_sorted(r->buf, r->n))
-        qsort(r->buf, r->n, sizeof(*r->buf), arec_cmp);
+        TT_QSORT(r->buf, r->n, sizeof(*r->buf), arec_cmp);
     m->c = calloc(nspill + 1, sizeof(*m->c));
     m->heap = calloc(nspill + 1, sizeof(*m->heap));
     if (!m->c || !m->heap)

@@ -433,7 +433,7 @@ int tt__avg_stacks_result(struct state *s, tt_avg_trace *t)
         o->self_cpu_ns = k->cs[i].self_cpu_ns;
         o->self_device_ns = k->cs[i].self_dev_ns;
     }
-    qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack);
+    TT_QSORT(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack);
     return 0;
 }
 

@@ -614,7 +614,7 @@ void tt__avg_steps_normalize(struct steps *w)
 {
     size_t i, k = 0;
     if (w->n > 1)
-        qsort(w->win, w->n, 2 * sizeof(*w->win), win_cmp);
+        TT_QSORT(w->win, w->n, 2 * sizeof(*w->win), win_cmp);
     for (i = 0; i < w->n; i++) {
         int64_t a = w->win[2 * i], b = w->win[2 * i + 1];
         if (b < a)

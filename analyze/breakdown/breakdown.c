@@ -151,7 +151,7 @@ double tt__bd_median(int64_t *v, size_t n)
 {
     if (!n)
         return NAN;
-    qsort(v, n, sizeof(*v), cmp_i64);
+    TT_QSORT(v, n, sizeof(*v), cmp_i64);
     return ((double)v[(n - 1) / 2] + (double)v[n / 2]) / 2.0;
 }
 
@@ -204,7 +204,7 @@ static int unit_rows(struct bd_run *r, struct bd_trace *t, struct bd_dev *d, siz
             return tt_error_set(TT_ENOMEM, "out of memory");
         for (k = 0; k < d->nstreams; k++)
             ord[k] = &d->streams[k];
-        qsort(ord, d->nstreams, sizeof(*ord), cmp_stream);
+        TT_QSORT(ord, d->nstreams, sizeof(*ord), cmp_stream);
         for (k = 0; k < d->nstreams; k++) {
             tt_bd_row *x = new_row(t, 0, d->device);
             if (!x) {
@@ -396,7 +396,7 @@ static void sort_by_id(void *v, size_t n, size_t size, int (*cmp)(const void *, 
         if (cmp((char *)v + (k - 1) * size, (char *)v + k * size) > 0)
             break;
     if (k < n)
-        qsort(v, n, size, cmp);
+        TT_QSORT(v, n, size, cmp);
 }
 
 /* one GPU activity read, its links resolved: *a (a->cls -1: not selected),
@@ -476,8 +476,8 @@ int tt__bd_sweep(struct bd_run *r, struct bd_trace *t)
         if ((rc = resolve(r, t, &g, &acts[n].act)) == 0 && acts[n].act.cls >= 0)
             n++;
     }
-    if (rc == 0)
-        qsort(acts, n, sizeof(*acts), cmp_act);
+    if (rc == 0 && n)
+        TT_QSORT(acts, n, sizeof(*acts), cmp_act);
     for (from = 0, k = 1; rc == 0 && k <= n; k++)
         if (k == n || acts[k].act.device != acts[from].act.device) {
             rc = sweep_device(r, t, &d, acts + from, k - from);
@@ -563,7 +563,7 @@ static int gather(struct bd_run *r)
     tt_bd_result *res = r->res;
     size_t k;
     int rc = 0;
-    qsort(r->tr, r->ntr, sizeof(*r->tr), cmp_trace);
+    TT_QSORT(r->tr, r->ntr, sizeof(*r->tr), cmp_trace);
     for (k = 0; rc == 0 && k < r->ntr; k++) {
         struct bd_trace *t = &r->tr[k];
         size_t off = r->o->by == TT_BD_BY_RANK ? res->nranks : res->nrows;

@@ -33,7 +33,7 @@ int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
     if (rc == 0)
         rc = tt__db_traces(db, &tl, &n);
     if (rc == 0)
-        qsort(tl, n, sizeof(*tl), cmp_db_trace);
+        TT_QSORT(tl, n, sizeof(*tl), cmp_db_trace);
     tt__bd_sink(&r, &sink);
     for (k = 0; rc == 0 && k < n; k++) {
         tt__db_trace *t = &tl[k];

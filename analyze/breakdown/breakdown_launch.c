@@ -224,7 +224,7 @@ static int group_units(const struct i64map *m, size_t n, struct groups *g)
 /* index i's spread over nunits units */
 static void group_spread(struct groups *g, size_t i, size_t nunits, struct sp *o)
 {
-    qsort(g->v + g->start[i], g->fill[i], sizeof(*g->v), cmp_uval);
+    TT_QSORT(g->v + g->start[i], g->fill[i], sizeof(*g->v), cmp_uval);
     spread(o, g->v + g->start[i], g->fill[i], nunits);
 }
 
@@ -259,7 +259,7 @@ int tt__bd_families(struct bd_run *r, size_t nunits)
         f->median_ns = o.median;
         f->max_row = o.max_row;
     }
-    qsort(res->families, res->nfamilies, sizeof(*res->families), cmp_family);
+    TT_QSORT(res->families, res->nfamilies, sizeof(*res->families), cmp_family);
     groups_free(&g);
     return rc;
 }
@@ -352,7 +352,7 @@ int tt__bd_ops(struct bd_run *r, size_t nunits)
         x->median_ns = o.median;
         x->max_row = o.max_row;
     }
-    qsort(res->ops, res->nops, sizeof(*res->ops), cmp_op);
+    TT_QSORT(res->ops, res->nops, sizeof(*res->ops), cmp_op);
     groups_free(&g);
     return rc;
 }
@@ -464,7 +464,7 @@ static int cmp_i64(const void *a, const void *b)
 static void family_launches(const struct bd_run *r, struct bd_fam *f, tt_bd_launch *l)
 {
     size_t n = (size_t)f->nlaunch, m = (size_t)f->nrt;
-    qsort(f->delay, n, sizeof(*f->delay), cmp_i64);
+    TT_QSORT(f->delay, n, sizeof(*f->delay), cmp_i64);
     l->delay_p50_ns = pct_of(f->delay, n, 50);
     l->delay_p95_ns = pct_of(f->delay, n, 95);
     l->delay_max_ns = f->delay[n - 1];
@@ -472,7 +472,7 @@ static void family_launches(const struct bd_run *r, struct bd_fam *f, tt_bd_laun
     l->worst_rank = rank_of(r, f->best.trace);
     if (!m)
         return;
-    qsort(f->rt, m, sizeof(*f->rt), cmp_i64);
+    TT_QSORT(f->rt, m, sizeof(*f->rt), cmp_i64);
     l->runtime_p50_ns = pct_of(f->rt, m, 50);
     l->runtime_p95_ns = pct_of(f->rt, m, 95);
     l->runtime_max_ns = f->rt[m - 1];
@@ -529,6 +529,6 @@ int tt__bd_launches(struct bd_run *r)
         l->runtime_p50_ns = l->runtime_p95_ns = NAN;
         family_launches(r, &r->fam[k], l);
     }
-    qsort(res->launches, res->nlaunches, sizeof(*res->launches), cmp_launch);
+    TT_QSORT(res->launches, res->nlaunches, sizeof(*res->launches), cmp_launch);
     return name_worst(r);
 }

@@ -31,7 +31,7 @@ int tt__bd_steps(struct bd_read *rd, struct bd_trace *t)
     t->nst = 0;
     if (!rd->nsteps)
         return 0;
-    qsort(rd->steps, rd->nsteps, sizeof(*rd->steps), cmp_step);
+    TT_QSORT(rd->steps, rd->nsteps, sizeof(*rd->steps), cmp_step);
     if (!(t->st = malloc(rd->nsteps * sizeof(*t->st))))
         return tt_error_set(TT_ENOMEM, "out of memory");
     for (k = 0; k < rd->nsteps; k++) {

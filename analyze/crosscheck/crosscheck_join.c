@@ -160,7 +160,7 @@ static int match_names(struct pair *p, struct result *r, struct grow *g, size_t 
         q[j - a].name = p->ops[j].name;
         q[j - a].j = j;
     }
-    qsort(q, b - a, sizeof(*q), cmp_nmidx);
+    TT_QSORT(q, b - a, sizeof(*q), cmp_nmidx);
     /* next[s]: the next unused entry of the run of names starting at s */
     for (j = 0; j < b - a; j++)
         next[j] = j;
@@ -269,7 +269,7 @@ static int window_pass(struct xc *x, struct pair *p, struct result *r)
         if (r->m[i].state != M_NONE)
             ids[nids++] = r->m[i].slice;
     }
-    qsort(ids, nids, sizeof(*ids), xc_cmp_i64);
+    TT_QSORT(ids, nids, sizeof(*ids), xc_cmp_i64);
     xc_ext_range(kt, kt->by_ext, kt->nkext, lo, hi, &a, &b);
     for (; a < b; a++) {
         const struct kop *ko = &kt->k[kt->by_ext[a]];
@@ -437,7 +437,7 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
     }
     for (i = 0; i < p->nrf; i++)
         names[i] = p->ops[i].name;
-    qsort(names, p->nrf, sizeof(*names), xc_cmp_i64);
+    TT_QSORT(names, p->nrf, sizeof(*names), xc_cmp_i64);
     for (maxc = 1; maxc <= 4 && nan < 4; maxc += 3) {
         nan = 0;
         for (i = 0; i < p->nrf; i++) {
@@ -452,7 +452,7 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
             an[i] = an[i * nan / N_ANCHORS];
         nan = N_ANCHORS;
     }
-    qsort(an, nan, sizeof(*an), cmp_anch);
+    TT_QSORT(an, nan, sizeof(*an), cmp_anch);
     {
         size_t av = 1024, q;
         for (q = 0; q < kt->nkext; q++) {
@@ -474,7 +474,7 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
             }
         }
     }
-    qsort(votes, nv, sizeof(*votes), xc_cmp_i64);
+    TT_QSORT(votes, nv, sizeof(*votes), xc_cmp_i64);
     /* the N_OFFSETS most voted */
     for (i = 0; i < nv; i = j) {
         int64_t c;
@@ -505,7 +505,7 @@ static int best_offset(struct xc *x, struct pair *p, int64_t *best, int64_t *bes
         rn[i].rf = p->ops[i].rf;
         rn[i].name = p->ops[i].name;
     }
-    qsort(rn, p->nrf, sizeof(*rn), cmp_rfname);
+    TT_QSORT(rn, p->nrf, sizeof(*rn), cmp_rfname);
     for (i = 0; i < ncand; i++) {
         int64_t n;
         if ((rc = count_offset(x, p, rn, cand[i], &n)) < 0)
@@ -582,11 +582,11 @@ static int tally(struct xc *x, struct pair *p, struct result *r)
     for (i = 0; i < nrows0; i++)
         rowidx[i] = i;
     if (nrows0)
-        qsort_r(rowidx, nrows0, sizeof(*rowidx), cmp_row_idx, r->rows);
+        TT_QSORT_R(rowidx, nrows0, sizeof(*rowidx), cmp_row_idx, r->rows);
     for (i = 0; i < p->n; i++)
         idx[i] = i;
     if (p->n)
-        qsort_r(idx, p->n, sizeof(*idx), xc_cmp_thread_idx, p->ops);
+        TT_QSORT_R(idx, p->n, sizeof(*idx), xc_cmp_thread_idx, p->ops);
     for (i = 0; i < p->n; i = j) {
         const struct etop *o = &p->ops[idx[i]];
         struct trow *tr = NULL;

@@ -316,7 +316,7 @@ static int order_thread(struct xc *x, struct pair *p, struct result *r, const si
         sq[i] = p->ops[idx[i]].seq;
         sorted[i] = a[i];
     }
-    qsort(sorted, m, sizeof(*sorted), xc_cmp_i64);
+    TT_QSORT(sorted, m, sizeof(*sorted), xc_cmp_i64);
     /* one anchor per third: the rarest name, with a sequence number if possible */
     for (t = 0; t < 3; t++) {
         size_t lo = t * m / 3, hi = (t + 1) * m / 3, k, bk = (size_t)-1, bc = 0;
@@ -342,7 +342,7 @@ static int order_thread(struct xc *x, struct pair *p, struct result *r, const si
         c[i].ov = span->has && c[i].ts >= span->lo && c[i].ts <= span->hi;
     }
     if (nc)
-        qsort(c, nc, sizeof(*c), cmp_cand);
+        TT_QSORT(c, nc, sizeof(*c), cmp_cand);
     /* align the best probes in full: at least KEEP, then until a window
      * takes every op of the thread, at most FULL_MAX */
     for (i = 0, nfull = 0; i < nc && nfull < FULL_MAX; i++) {
@@ -473,7 +473,7 @@ int xc_join_order(struct xc *x, struct pair *p, struct result *r)
     }
     for (i = 0; i < p->nrf; i++)
         idx[i] = i;
-    qsort_r(idx, p->nrf, sizeof(*idx), xc_cmp_thread_idx, p->ops);
+    TT_QSORT_R(idx, p->nrf, sizeof(*idx), xc_cmp_thread_idx, p->ops);
     for (i = 0; i < p->nrf; i++) {
         const struct etop *o = &p->ops[idx[i]], *prev = i ? &p->ops[idx[i - 1]] : NULL;
         if (!prev || prev->has_tid != o->has_tid || prev->tid != o->tid) {
@@ -483,7 +483,7 @@ int xc_join_order(struct xc *x, struct pair *p, struct result *r)
         g[ng - 1].m++;
     }
     /* largest thread first: its window decides the time span the others prefer */
-    qsort(g, ng, sizeof(*g), cmp_tgroup);
+    TT_QSORT(g, ng, sizeof(*g), cmp_tgroup);
     for (i = 0; i < ng; i++) {
         if ((rc = order_thread(x, p, r, idx + g[i].from, g[i].m, &span)) < 0)
             break;

@@ -346,7 +346,7 @@ static int build_indexes(struct tinfo *t)
 {
     size_t i, ne = 0, nr = 0, n = t->nk ? t->nk : 1;
     if (t->nops)
-        qsort(t->ops, t->nops, sizeof(*t->ops), cmp_ops);
+        TT_QSORT(t->ops, t->nops, sizeof(*t->ops), cmp_ops);
     for (i = 0; i < t->nops && t->ops[i].has_rf; i++)
         ;
     t->nrf = i;
@@ -357,7 +357,7 @@ static int build_indexes(struct tinfo *t)
     if (t->nk > UINT32_MAX)
         return tt_error_set(TT_ENOMEM, "too many Kineto ops in one trace");
     if (t->nk)
-        qsort(t->k, t->nk, sizeof(*t->k), cmp_kop_id);
+        TT_QSORT(t->k, t->nk, sizeof(*t->k), cmp_kop_id);
     t->rule = malloc(n * sizeof(*t->rule));
     t->by_ext = malloc(n * sizeof(*t->by_ext));
     t->by_rf = malloc(n * sizeof(*t->by_rf));
@@ -382,11 +382,11 @@ static int build_indexes(struct tinfo *t)
     t->nkrf = nr;
     t->k_ext = (int64_t)ne;
     if (t->nk)
-        qsort(t->rule, t->nk, sizeof(*t->rule), xc_cmp_i64);
-    qsort_r(t->by_ext, ne, sizeof(*t->by_ext), cmp_by_ext, t->k);
-    qsort_r(t->by_thr, ne, sizeof(*t->by_thr), cmp_by_thr, t->k);
-    qsort_r(t->by_name, ne, sizeof(*t->by_name), cmp_by_name, t->k);
-    qsort_r(t->by_rf, nr, sizeof(*t->by_rf), cmp_by_rf, t->k);
+        TT_QSORT(t->rule, t->nk, sizeof(*t->rule), xc_cmp_i64);
+    TT_QSORT_R(t->by_ext, ne, sizeof(*t->by_ext), cmp_by_ext, t->k);
+    TT_QSORT_R(t->by_thr, ne, sizeof(*t->by_thr), cmp_by_thr, t->k);
+    TT_QSORT_R(t->by_name, ne, sizeof(*t->by_name), cmp_by_name, t->k);
+    TT_QSORT_R(t->by_rf, nr, sizeof(*t->by_rf), cmp_by_rf, t->k);
     return 0;
 }
 

@@ -368,7 +368,7 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
     /* the distinct BASE ranks, in order */
     memcpy(ranks, b->rank, b->n * sizeof(*ranks));
     if (b->n)
-        qsort(ranks, b->n, sizeof(*ranks), cmp_i64);
+        TT_QSORT(ranks, b->n, sizeof(*ranks), cmp_i64);
     for (i = 0; i < b->n; i++)
         if (!nr_ || ranks[nr_ - 1] != ranks[i])
             ranks[nr_++] = ranks[i];
@@ -448,7 +448,7 @@ static void rank_list(char *out, size_t cap, const tt_diff_side *s)
         return;
     memcpy(v, s->rank, s->n * sizeof(*v));
     if (s->n)
-        qsort(v, s->n, sizeof(*v), cmp_i64);
+        TT_QSORT(v, s->n, sizeof(*v), cmp_i64);
     for (i = 0; i < s->n; i++)
         if (!k || v[k - 1] != v[i])
             v[k++] = v[i];
@@ -772,7 +772,7 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
     free(p);
     free(q);
     coverage(r);
-    qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_row);
+    TT_QSORT(r->rows, r->nrows, sizeof(*r->rows), cmp_row);
     /* a row that grew fails the build unless the step time itself got
      * significantly faster (an improvement never fails a build; the row
      * still says regressed) */

@@ -85,7 +85,7 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
         return tt_error_set(TT_ENOMEM, "out of memory");
     for (i = 0; i < s->nkeys; i++)
         ord[i] = i;
-    qsort_r(ord, s->nkeys, sizeof(*ord), cmp_key_idx, s->keys);
+    TT_QSORT_R(ord, s->nkeys, sizeof(*ord), cmp_key_idx, s->keys);
     tt_buf_init(&b);
     tt_buf_add(&b, HEAD, strlen(HEAD));
     add_key(&b, "label");

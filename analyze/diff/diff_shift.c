@@ -156,7 +156,7 @@ static int make_ref(const struct tt_diff_side *s, struct tt__runs *r, int ki, in
             }
             v[c++] = log(t);
         }
-        qsort(v + r->rs[ki][ru], c - r->rs[ki][ru], sizeof(*v), cmp_dbl);
+        TT_QSORT(v + r->rs[ki][ru], c - r->rs[ki][ru], sizeof(*v), cmp_dbl);
     }
     r->rs[ki][r->nr] = c;
     r->ref[ki] = v;

@@ -26,7 +26,7 @@ static double *sorted_copy(const double *v, size_t n)
     if (!s)
         return NULL;
     memcpy(s, v, n * sizeof(*s));
-    qsort(s, n, sizeof(*s), cmp_d);
+    TT_QSORT(s, n, sizeof(*s), cmp_d);
     return s;
 }
 
@@ -78,7 +78,7 @@ double tt_hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny)
     for (i = 0; i < nx; i++)
         for (j = 0; j < ny; j++)
             d[k++] = y[j] - x[i];
-    qsort(d, k, sizeof(*d), cmp_d);
+    TT_QSORT(d, k, sizeof(*d), cmp_d);
     m = median_sorted(d, k);
     free(d);
     return m;
@@ -170,7 +170,7 @@ double tt_mwu_p_greater(const double *x, size_t nx, const double *y, size_t ny, 
         all[nx + i].v = y[i];
         all[nx + i].is_y = 1;
     }
-    qsort(all, n, sizeof(*all), cmp_tagged);
+    TT_QSORT(all, n, sizeof(*all), cmp_tagged);
     for (i = 0; i < n;) {
         size_t k = i, m;
         double avg;
@@ -229,7 +229,7 @@ int tt_bh_adjust(const double *p, size_t n, double *q)
         s[k].p = isnan(p[k]) ? 1.0 : p[k];
         s[k].i = k;
     }
-    qsort(s, n, sizeof(*s), cmp_pidx);
+    TT_QSORT(s, n, sizeof(*s), cmp_pidx);
     for (k = n; k-- > 0;) {
         double v = s[k].p * (double)n / (double)(k + 1);
         if (v < run)

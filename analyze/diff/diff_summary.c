@@ -129,7 +129,7 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
         }
     }
     if (n)
-        qsort(c, n, sizeof(*c), cmp_cand);
+        TT_QSORT(c, n, sizeof(*c), cmp_cand);
     for (g = 0; g < n && rc == 0;) {
         size_t e = g, best = g;
         double bv = NAN;
@@ -377,7 +377,7 @@ static int input_traces(const char *path, const tt_diff_options *o, const struct
     if (*ntr == in.first)
         nothing_to_compare(&in, why, cap);
     else
-        qsort(*tr + in.first, *ntr - in.first, sizeof(**tr), cmp_tref);
+        TT_QSORT(*tr + in.first, *ntr - in.first, sizeof(**tr), cmp_tref);
     return 0;
 }
 

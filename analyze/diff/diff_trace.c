@@ -399,7 +399,7 @@ static int step_spans(struct trace_job *j)
     for (i = 0, n = 0; i < r->nsl; i++)
         if (r->sl[i].has_ts && r->sl[i].has_dur && (str_flags(r, r->sl[i].name) & S_STEP))
             c[n++] = &r->sl[i];
-    qsort(c, n, sizeof(*c), cmp_step);
+    TT_QSORT(c, n, sizeof(*c), cmp_step);
     for (i = 0; i < n; i++) {
         if (k && c[i]->ts < j->st[k - 1].end)
             continue;
@@ -631,7 +631,7 @@ static int step_device_times(struct trace_job *j, struct gact *g, size_t ng)
         return oom();
     }
     if (ng)
-        qsort(g, ng, sizeof(*g), cmp_gact);
+        TT_QSORT(g, ng, sizeof(*g), cmp_gact);
     while (i < ng) {
         size_t s = g[i].step, e = i;
         int64_t mx = g[i].end, tot;
@@ -833,9 +833,9 @@ int tt__diff_rows_summary(struct tt__diff_rows *r, const struct tt__diff_env *en
     gpu_name(env->metadata, j.t->gpu, sizeof(j.t->gpu));
     snprintf(j.t->label, sizeof(j.t->label), "%s", base ? base + 1 : env->path);
     if (r->sl_unsorted)
-        qsort(r->sl, r->nsl, sizeof(*r->sl), cmp_slice_id);
+        TT_QSORT(r->sl, r->nsl, sizeof(*r->sl), cmp_slice_id);
     if (r->rt_unsorted)
-        qsort(r->rt, r->nrt, sizeof(*r->rt), cmp_rt_id);
+        TT_QSORT(r->rt, r->nrt, sizeof(*r->rt), cmp_rt_id);
     r->sl_unsorted = r->rt_unsorted = 0;
     if ((rc = load_steps(&j, env)) == 0 && (rc = load_ops(&j)) == 0 &&
         (rc = load_runtime(&j)) == 0 && (rc = load_gpu(&j)) == 0)

@@ -273,7 +273,7 @@ static int finish(struct ex *x, const char *out_path)
     if (!x->nall && (x->o->trace_id || x->o->ranks))
         return tt_error_set_at(TT_ENOTFOUND, x->source, -1,
                                "no Chrome/Kineto trace matches --trace/--rank");
-    qsort(x->all, x->nall, sizeof(*x->all), trace_cmp);
+    TT_QSORT(x->all, x->nall, sizeof(*x->all), trace_cmp);
     x->tr = x->all;
     x->ntr = x->nall;
     if (x->o->steps_set) {

@@ -189,7 +189,7 @@ static int spill(struct ex *x)
         goto done;
     if (!x->spool && !(x->spool = tt__tmpfile()))
         return TT_EIO;
-    qsort(x->keys, x->nkeys, sizeof(*x->keys), tt__xp_key_cmp);
+    TT_QSORT(x->keys, x->nkeys, sizeof(*x->keys), tt__xp_key_cmp);
     run.off = x->spool_end;
     for (i = 0; i < x->nkeys; i++) {
         const struct xkey *k = &x->keys[i];
@@ -704,7 +704,8 @@ int tt__xp_trace_begin(struct ex *x, struct xtrace *t)
     if (x->mem_owner && x->mem_owner != t)
         rc = spill(x);
     x->t = t;
-    memset(x->str_off, 0, (size_t)x->str_n * sizeof(*x->str_off));
+    if (x->str_n)
+        memset(x->str_off, 0, (size_t)x->str_n * sizeof(*x->str_off));
     tt_buf_reset(&x->str_pool);
     x->err = 0;
     x->rt_count = 0;
@@ -724,7 +725,7 @@ static void win_normalize(struct xtrace *t)
 {
     size_t i, k = 0;
     if (t->nwin > 1)
-        qsort(t->win, t->nwin, 2 * sizeof(*t->win), win_cmp);
+        TT_QSORT(t->win, t->nwin, 2 * sizeof(*t->win), win_cmp);
     for (i = 0; i < t->nwin; i++) {
         int64_t a = t->win[2 * i], b = t->win[2 * i + 1];
         if (b < a)

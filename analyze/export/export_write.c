@@ -497,7 +497,7 @@ static int write_trace(struct ex *x, struct xtrace *t)
     for (i = 0; rc == 0 && i < ns; i++) {
         if (i == t->nruns) {
             s[i].mem = 1;
-            qsort(x->keys, x->nkeys, sizeof(*x->keys), tt__xp_key_cmp);
+            TT_QSORT(x->keys, x->nkeys, sizeof(*x->keys), tt__xp_key_cmp);
         } else {
             s[i].pos = t->runs[i].off;
             s[i].end = t->runs[i].off + t->runs[i].len;

@@ -418,9 +418,9 @@ static void finish(tt_info_summary *s)
 {
     size_t i;
     if (s->ncategories)
-        qsort(s->categories, s->ncategories, sizeof(*s->categories), cmp_cat);
+        TT_QSORT(s->categories, s->ncategories, sizeof(*s->categories), cmp_cat);
     if (s->nstreams)
-        qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_ds);
+        TT_QSORT(s->streams, s->nstreams, sizeof(*s->streams), cmp_ds);
     s->devices = 0;
     for (i = 0; i < s->nstreams; i++)
         if (i == 0 || s->streams[i].device != s->streams[i - 1].device)

@@ -130,7 +130,7 @@ int tt__info_rank_row(tt_info_rank *r, const tt_info_summary *s, int64_t device,
 void tt__info_ranks_sort(tt_info_ranks *r)
 {
     if (r->n > 1)
-        qsort(r->rows, r->n, sizeof(r->rows[0]), cmp_rank);
+        TT_QSORT(r->rows, r->n, sizeof(r->rows[0]), cmp_rank);
 }
 
 void tt_info_ranks_free(tt_info_ranks *r)

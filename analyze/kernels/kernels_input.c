@@ -143,7 +143,7 @@ int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
         rc = db ? tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace")
                 : none_in_input(input, &w);
     if (rc == 0 && w.n > 1)
-        qsort(w.it, w.n, sizeof(*w.it), cmp_item);
+        TT_QSORT(w.it, w.n, sizeof(*w.it), cmp_item);
     for (i = 0; i < w.n; i++) { /* each taken in order, or dropped after a failure */
         if (rc == 0)
             rc = v->take(v->ctx, w.it[i].r, w.it[i].id, w.it[i].path);

@@ -345,7 +345,7 @@ size_t tt__kern_step_windows(struct tt__kspan *sp, size_t n, const tt_kern_optio
     size_t i, k = 0, w = 0;
     int64_t last_end = 0;
     if (n)
-        qsort(sp, n, sizeof(*sp), cmp_span);
+        TT_QSORT(sp, n, sizeof(*sp), cmp_span);
     for (i = 0; i < n; i++) {
         struct tt__kspan s = sp[i];
         if (k && s.ts < last_end)
@@ -475,7 +475,7 @@ int tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, tt__kgroup *g,
             s->total_ns ? 100.0 * (double)s->rows[k].total_ns / (double)s->total_ns : 0;
     s->ngroups = (int64_t)s->nrows;
     if (s->nrows)
-        qsort(s->rows, s->nrows, sizeof(*s->rows), size ? cmp_bytes : cmp_total);
+        TT_QSORT(s->rows, s->nrows, sizeof(*s->rows), size ? cmp_bytes : cmp_total);
     if (o->row_limit >= 0 && (int64_t)s->nrows > o->row_limit) {
         for (k = (size_t)o->row_limit; k < s->nrows; k++)
             free(s->rows[k].name);
@@ -516,7 +516,7 @@ static int group_stats(const struct group *gr, tt__kgroup *out)
             v[2 * n + 1] = (int64_t)d->v[i];
             n++;
         }
-    qsort(v, n, 2 * sizeof(*v), cmp_i64);
+    TT_QSORT(v, n, 2 * sizeof(*v), cmp_i64);
     for (i = 0; i < n; i++) {
         int64_t next = seen + v[2 * i + 1];
         double dev = (double)v[2 * i] - mean;
@@ -618,6 +618,7 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
     tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read through a temporary database", path,
             res->why_db ? res->why_db : "links");
     free(res->metadata);
+    res->metadata = NULL; /* the caller frees it, also after a failure below */
     ks_release(ks);
     ks_init(ks, o);
     if ((rc = tt__open_ingested_temp(&tmp, path)) < 0)

@@ -250,7 +250,7 @@ static int spill(struct atrace *t)
         return TT_EIO;
     if (TT_ALLOC_GROW(t->runs, t->nruns + 1, t->aruns) < 0)
         return oom();
-    qsort(t->a, t->n, sizeof(*t->a), cmp_act);
+    TT_QSORT(t->a, t->n, sizeof(*t->a), cmp_act);
     x = &t->runs[t->nruns];
     if (fseek(t->spool, 0, SEEK_END) != 0 || (x->off = ftell(t->spool)) < 0 ||
         fwrite(t->a, sizeof(*t->a), t->n, t->spool) != t->n)
@@ -359,7 +359,7 @@ static int a_finish(struct aread *r)
         t->a = NULL;
         t->aa = 0;
     } else if (t->n > 1) {
-        qsort(t->a, t->n, sizeof(*t->a), cmp_act);
+        TT_QSORT(t->a, t->n, sizeof(*t->a), cmp_act);
     }
     for (i = 0; i < t->nsh; i++) {
         const char *s = str_id(r, t->sh[i].name_id);

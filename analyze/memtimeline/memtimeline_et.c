@@ -264,7 +264,7 @@ static int et_load_storages(struct etx *x)
         if (x->sto[i].created && x->sto[i].need > 0)
             x->sto[k++] = x->sto[i];
     x->ns = k;
-    qsort(x->sto, x->ns, sizeof(*x->sto), by_creator);
+    TT_QSORT(x->sto, x->ns, sizeof(*x->sto), by_creator);
     if (!(x->skip = malloc((x->ns + 1) * sizeof(*x->skip))))
         return tt_error_set(TT_ENOMEM, "out of memory");
     for (i = 0; i <= x->ns; i++)

@@ -500,7 +500,7 @@ static int stream_finish(struct mstream *st)
     for (i = 0; i < st->nth; i++)
         if (st->th[i].mem_unsorted) {
             tt__log(TT_LOG_DEBUG, "memtimeline", "a thread's [memory] events sorted by time");
-            qsort(st->th[i].mem, st->th[i].nmem, sizeof(*st->th[i].mem), by_time_id);
+            TT_QSORT(st->th[i].mem, st->th[i].nmem, sizeof(*st->th[i].mem), by_time_id);
         }
     if ((rc = scan_ops(st, scan_order, NULL)) != 0)
         return rc;
@@ -511,7 +511,8 @@ static int stream_finish(struct mstream *st)
                 ndis, ndis == 1 ? "" : "s");
     if ((rc = scan_ops(st, scan_walk, &so)) != 0)
         goto out;
-    qsort(so.v, so.n, sizeof(*so.v), by_thread_walk);
+    if (so.n)
+        TT_QSORT(so.v, so.n, sizeof(*so.v), by_thread_walk);
     for (i = 0; i < so.n; i++)
         if ((rc = walk_op(st, &st->th[so.v[i].th], &so.v[i])) != 0)
             goto out;
@@ -785,7 +786,7 @@ static int sort_all(const struct memtl_streamed *pre, size_t dev, struct spcur *
            n < (size_t)d->nrec)
         v[n++] = *m;
     if (rc >= 0) {
-        qsort(v, n, sizeof(*v), rec_by_time_id);
+        TT_QSORT(v, n, sizeof(*v), rec_by_time_id);
         for (i = 0, rc = 0; i < n && rc == 0; i++)
             rc = spill_rec(&v[i], cs, et, sp);
     }
