@@ -1311,7 +1311,8 @@ static int db_pass(tt_db *db, int64_t trace_id, tt_info_result *res, tt_info_ran
     return rc;
 }
 
-int tt__info_ranks_of_db(tt_db *db, tt_info_ranks *out)
+/* the overview of every trace of db, from their rows; emptied on failure */
+int tt_info_ranks_db(tt_db *db, tt_info_ranks *out)
 {
     int rc = db_pass(db, 0, NULL, out);
     if (rc < 0)

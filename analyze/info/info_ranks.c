@@ -26,11 +26,6 @@ static int cmp_rank(const void *a, const void *b)
     return (x->trace_id > y->trace_id) - (x->trace_id < y->trace_id);
 }
 
-int tt_info_ranks_db(tt_db *db, tt_info_ranks *out)
-{
-    return tt__info_ranks_of_db(db, out);
-}
-
 /* of one deviceProperties entry: its "id" (when an integer) and "name"
  * (when a string), the first key of each name */
 static int devprop(tt_jp *jp, tt_arena *a, int64_t *id, int *have_id, char **name)

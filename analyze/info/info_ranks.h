@@ -17,10 +17,6 @@ int tt__info_ranks_print(const tt_info_ranks *r, int format, FILE *out);
  * NULL) to name that device. 0 or TT_ENOMEM. */
 int tt__info_rank_row(tt_info_rank *r, const tt_info_summary *s, int64_t device, int64_t steps,
                       const char *devprops);
-/* info.c: the overview of every trace of db (tt_info_ranks_db), from
- * their rows; emptied on failure */
-struct tt_db;
-int tt__info_ranks_of_db(struct tt_db *db, tt_info_ranks *out);
 /* the rows by rank (unknown ranks last), then trace id */
 void tt__info_ranks_sort(tt_info_ranks *r);
 
