@@ -79,13 +79,12 @@ struct cli_opt;
 tt_output_format opt_format(const struct cli_cmd *c, const struct cli_opt *o, const char *arg);
 
 /*
- * Run a command on INPUT: a database (opened read-only) through on_db, a
- * trace file or "-" through on_file. --trace/--rank (trace_id > 0, rank >= 0)
- * need a database. Returns the exit code.
+ * Run a command on INPUT: a database (opened read-only) through on_db; a
+ * trace file, a directory of per-rank traces or "-" through on_file, which
+ * reads them itself (--trace and --rank included). Returns the exit code.
  */
 struct tt_db;
-int run_on_input(const struct cli_cmd *c, const char *in, int64_t trace_id,
-                 int64_t rank, int (*on_db)(struct tt_db *db, void *ctx),
+int run_on_input(const char *in, int (*on_db)(struct tt_db *db, void *ctx),
                  int (*on_file)(const char *path, void *ctx), void *ctx);
 
 #endif

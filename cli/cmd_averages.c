@@ -204,5 +204,5 @@ int cmd_averages(int argc, char **argv)
         cli_usage_error(&cmd, "--stacks-metric needs --stacks OUT");
     /* OUT is never an input (nor a trace of an input directory) */
     check_outputs_not_inputs(&cmd, a.stacks, &in, 1);
-    return run_on_input(&cmd, in, a.o.trace_id, a.o.rank, on_db, on_file, &a);
+    return run_on_input(in, on_db, on_file, &a);
 }

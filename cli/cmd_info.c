@@ -56,21 +56,11 @@ static int on_file(const char *path, void *o)
     return tt_info_file(path, o, stdout);
 }
 
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 int cmd_info(int argc, char **argv)
 {
     tt_info_options o = TT_INFO_OPTIONS_INIT;
     int first = cli_parse(&cmd, argc, argv, set, &o);
     if (!first)
         return 0;
-    if (is_dir(argv[first])) {
-        int rc = on_file(argv[first], &o);
-        return rc < 0 ? report_error(rc) : 0;
-    }
-    return run_on_input(&cmd, argv[first], o.trace_id, -1, on_db, on_file, &o);
+    return run_on_input(argv[first], on_db, on_file, &o);
 }

@@ -77,12 +77,6 @@ static int on_file(const char *path, void *o)
     return tt_kernels_file(path, o, stdout);
 }
 
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 int cmd_kernels(int argc, char **argv)
 {
     tt_kern_options o = TT_KERN_OPTIONS_INIT;
@@ -94,9 +88,5 @@ int cmd_kernels(int argc, char **argv)
         cli_usage_error(&cmd, "--only %s does not go with --by %s",
                         o.what == TT_KERN_KERNELS ? "kernels" : "memory",
                         o.by == TT_KERN_BY_RUNTIME ? "runtime" : "memsize");
-    if (is_dir(argv[first])) {
-        int rc = on_file(argv[first], &o);
-        return rc < 0 ? report_error(rc) : 0;
-    }
-    return run_on_input(&cmd, argv[first], 0, -1, on_db, on_file, &o);
+    return run_on_input(argv[first], on_db, on_file, &o);
 }

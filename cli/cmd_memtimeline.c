@@ -135,5 +135,5 @@ int cmd_memtimeline(int argc, char **argv)
         int rc = on_file(in, &job);
         return rc < 0 ? report_error(rc) : 0;
     }
-    return run_on_input(&cmd, in, o.trace_id, o.rank, on_db, on_file, &job);
+    return run_on_input(in, on_db, on_file, &job);
 }

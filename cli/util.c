@@ -145,17 +145,14 @@ int64_t opt_row_limit(const struct cli_cmd *c, const char *arg)
     return v;
 }
 
-int run_on_input(const struct cli_cmd *c, const char *in, int64_t trace_id,
-                 int64_t rank, int (*on_db)(struct tt_db *db, void *ctx),
+int run_on_input(const char *in, int (*on_db)(struct tt_db *db, void *ctx),
                  int (*on_file)(const char *path, void *ctx), void *ctx)
 {
-    struct stat sb;
-    int rc, dir = strcmp(in, "-") && stat(in, &sb) == 0 && S_ISDIR(sb.st_mode);
-    (void)c;
-    /* a database, a directory of per-rank traces, or --trace / --rank on a
-     * file: one database (a temporary one for the files), so every command
-     * takes every input and the options mean the same everywhere */
-    if (dir || trace_id > 0 || rank >= 0 || (strcmp(in, "-") && tt_is_sqlite_file(in))) {
+    int rc;
+    /* a database; or a trace file, a directory of per-rank traces or
+     * standard input, which the analysis reads itself (--trace and --rank
+     * included), without making a database */
+    if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
         tt_db *db;
         if ((rc = tt_db_open_input(&db, in)) < 0)
             return report_error(rc);

@@ -3,7 +3,7 @@
 # Idempotent: only missing packages are installed.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config zlib1g-dev libisal-dev libsqlite3-dev libcriterion-dev libcairo2-dev chromium
-      sqlite3 python3 gzip)
+      sqlite3 python3 gzip strace)
 if [ "${TT_WITH_FUZZ:-0}" = 1 ]; then pkgs+=(clang); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -46,18 +46,20 @@ static int oom(void)
 }
 
 /* "SELECT c1, c2, ... FROM table [WHERE trace_id = ?1] ORDER BY rowid";
- * no_args: NULL for the args columns */
-static char *select_sql(int t, int no_args)
+ * NULL for the args columns with no_args, and for the columns not in mask
+ * (0: all) */
+static char *select_sql(int t, int no_args, uint64_t mask)
 {
     tt_buf b;
     int c;
     tt_buf_init(&b);
     tt_buf_addstr(&b, "SELECT ");
     for (c = 0; c < tables[t].ncols; c++) {
+        int want = !mask || (c < 64 && (mask & TT_COL(c)));
         if (c)
             tt_buf_addstr(&b, ", ");
-        tt_buf_addstr(&b, no_args && !strcmp(tables[t].cols[c], "args") ? "NULL"
-                                                                        : tables[t].cols[c]);
+        tt_buf_addstr(&b, !want || (no_args && !strcmp(tables[t].cols[c], "args"))
+                              ? "NULL" : tables[t].cols[c]);
     }
     tt_buf_addstr(&b, " FROM ");
     tt_buf_addstr(&b, tables[t].table);
@@ -115,17 +117,23 @@ static int take_row(struct batch *bt, sqlite3_stmt *st, int off)
     return 0;
 }
 
+/*
+ * The kernels of a batch of GPU rows: those linked to a CPU op, by rowid
+ * range (+trace_id keeps SQLite off the (trace_id, op_id) index, which
+ * would read all the trace's GPU rows for every batch).
+ */
+#define KERNELS_SQL                                                                        \
+    "SELECT g.op_id, s.ts, s.dur, g.dur FROM gpu_ops AS g JOIN slices AS s"                 \
+    " ON s.id = g.op_id WHERE +g.trace_id = ?1 AND g.rowid BETWEEN ?2 AND ?3"               \
+    " AND g.kind IN ('kernel', 'memcpy', 'memset') AND g.dur IS NOT NULL"                   \
+    " AND s.ts IS NOT NULL ORDER BY g.rowid"
+
 /* after a batch of GPU rows: sink->kernel for those linked to a CPU op */
-static int kernels_of(tt_db *db, int64_t trace_id, int64_t lo, int64_t hi, const tt__rowsink *sink)
+static int kernels_of(tt_db *db, sqlite3_stmt *st, int64_t trace_id, int64_t lo, int64_t hi,
+                      const tt__rowsink *sink)
 {
-    sqlite3_stmt *st;
     int r, rc = 0;
-    if (tt_db_prepare(db, &st,
-                      "SELECT g.op_id, s.ts, s.dur, g.dur FROM gpu_ops AS g JOIN slices AS s"
-                      " ON s.id = g.op_id WHERE g.trace_id = ?1 AND g.rowid BETWEEN ?2 AND ?3"
-                      " AND g.kind IN ('kernel', 'memcpy', 'memset') AND g.dur IS NOT NULL"
-                      " AND s.ts IS NOT NULL ORDER BY g.rowid") < 0)
-        return TT_EDB;
+    sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, trace_id);
     sqlite3_bind_int64(st, 2, lo);
     sqlite3_bind_int64(st, 3, hi);
@@ -138,13 +146,12 @@ static int kernels_of(tt_db *db, int64_t trace_id, int64_t lo, int64_t hi, const
     }
     if (rc == 0 && r != SQLITE_DONE)
         rc = tt_db_error(db, "cannot read the GPU activities' ops");
-    sqlite3_finalize(st);
     return rc;
 }
 
-/* hand the batch over; GPU batches also give their kernels */
-static int flush(tt_db *db, int64_t trace_id, int t, struct batch *bt, int64_t lo, int64_t hi,
-                 const tt__rowsink *sink)
+/* hand the batch over; GPU batches also give their kernels (through kst) */
+static int flush(tt_db *db, sqlite3_stmt *kst, int64_t trace_id, int t, struct batch *bt,
+                 int64_t lo, int64_t hi, const tt__rowsink *sink)
 {
     int rc;
     if (!bt->nrows)
@@ -152,7 +159,7 @@ static int flush(tt_db *db, int64_t trace_id, int t, struct batch *bt, int64_t l
     rc = sink->rows(sink->ctx, t, bt->nrows, bt->ncols, bt->cells, bt->text.buf ? bt->text.buf : "");
     if (rc)
         return rc < 0 ? rc : TT_ECANCELED;
-    if (t == TT_ROWS_GPU && sink->kernel && (rc = kernels_of(db, trace_id, lo, hi, sink)) < 0)
+    if (kst && (rc = kernels_of(db, kst, trace_id, lo, hi, sink)) < 0)
         return rc;
     bt->nrows = 0;
     bt->text.len = 0;
@@ -184,8 +191,8 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
                       int no_args)
 {
     struct batch bt;
-    sqlite3_stmt *st = NULL;
-    char *sql = select_sql(t, no_args);
+    sqlite3_stmt *st = NULL, *kst = NULL;
+    char *sql = select_sql(t, no_args, t != TT_ROWS_STR && sink->cols ? sink->cols[t] : 0);
     int r, rc = 0;
     int64_t lo = 0, hi = 0;
 
@@ -208,7 +215,8 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
         free(sql);
         sql = q;
     }
-    if (tt_db_prepare(db, &st, sql) < 0) {
+    if (tt_db_prepare(db, &st, sql) < 0 ||
+        (t == TT_ROWS_GPU && sink->kernel && tt_db_prepare(db, &kst, KERNELS_SQL) < 0)) {
         rc = TT_EDB;
         goto out;
     }
@@ -228,14 +236,15 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
         }
         rc = take_row(&bt, st, t == TT_ROWS_GPU);
         if (rc == 0 && bt.nrows == BATCH_ROWS)
-            rc = flush(db, trace_id, t, &bt, lo, hi, sink);
+            rc = flush(db, kst, trace_id, t, &bt, lo, hi, sink);
     }
     if (rc == 0 && r != SQLITE_DONE)
         rc = tt_db_error(db, "cannot read the stored rows");
     if (rc == 0)
-        rc = flush(db, trace_id, t, &bt, lo, hi, sink);
+        rc = flush(db, kst, trace_id, t, &bt, lo, hi, sink);
 out:
     sqlite3_finalize(st);
+    sqlite3_finalize(kst);
     free(sql);
     free(bt.cells);
     tt_buf_release(&bt.text);

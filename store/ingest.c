@@ -82,8 +82,16 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
         }
         if (is_op && ev->has_dur && ev->dur_ns > t->max_op_dur)
             t->max_op_dur = ev->dur_ns;
-        if (ig_nest(t, id, ev->ts_ns, ev->has_dur ? ev->dur_ns : 0, &depth, &parent) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+        if (t->disordered || ph[0] == 'B' ||
+            (rc = ig_retie(g, t, id, ev->ts_ns, ev->has_dur ? ev->dur_ns : 0, &depth,
+                           &parent)) == 1) {
+            if (ig_nest(t, id, ev->ts_ns, ev->has_dur ? ev->dur_ns : 0, &depth, &parent) < 0)
+                return tt_error_set(TT_ENOMEM, "out of memory");
+        } else if (rc < 0) {
+            return rc;
+        }
+        if (ph[0] == 'B')
+            t->run_n = RUN_MAX + 1; /* its end comes later: no re-nesting */
         nested = 1;
     }
     if (!g->have_pid && !ev->pid.is_str && ev->pid.present && is_op) {
@@ -162,6 +170,7 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
                 return rc;
         }
         /* fix the nesting entry pushed with dur 0 */
+        t->run_n = RUN_MAX + 1;
         if (t->n && t->stack[t->n - 1].id == id)
             t->stack[t->n - 1].end = ev->ts_ns;
         else

@@ -115,16 +115,10 @@ void ig_threads_release(struct ingest *g)
     g->nthreads = g->athreads = g->thash_cap = 0;
 }
 
-/* Place a slice [ts, end] in its thread's nesting; sets depth and parent. */
-int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur,
-                int64_t *depth, int64_t *parent)
+/* push [ts, end] of slice id on t's stack: its depth and parent */
+static int nest_push(struct thread *t, int64_t id, int64_t ts, int64_t end, int64_t *depth,
+                     int64_t *parent)
 {
-    int64_t end = ts + (dur > 0 ? dur : 0);
-    if (t->have_last && (ts < t->last_ts || (ts == t->last_ts && dur > t->last_dur)))
-        t->disordered = 1; /* fixed by an ordered pass at the end */
-    t->have_last = 1;
-    t->last_ts = ts;
-    t->last_dur = dur;
     while (t->n && t->stack[t->n - 1].end < end)
         t->n--;
     *depth = (int64_t)t->n;
@@ -135,6 +129,98 @@ int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur,
     t->stack[t->n].ts = ts;
     t->stack[t->n].end = end;
     t->n++;
+    return 0;
+}
+
+/* Place a slice [ts, end] in its thread's nesting; sets depth and parent. */
+int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur,
+                int64_t *depth, int64_t *parent)
+{
+    int64_t end = ts + (dur > 0 ? dur : 0);
+    int same = t->have_last && ts == t->last_ts;
+    if (t->have_last && (ts < t->last_ts || (same && dur > t->last_dur)))
+        t->disordered = 1; /* fixed by an ordered pass at the end */
+    t->have_last = 1;
+    t->last_ts = ts;
+    t->last_dur = dur;
+    if (nest_push(t, id, ts, end, depth, parent) < 0)
+        return TT_ENOMEM;
+    /* the run of slices starting at ts: the stack under the first */
+    if (!same) {
+        t->run_n = 0;
+        t->run_first = id;
+        t->run_base = (uint32_t)(t->n - 1);
+        if (t->n - 1 > UINT32_MAX)
+            t->run_n = RUN_MAX + 1;
+    }
+    if (t->run_n < RUN_MAX && id - t->run_first <= UINT8_MAX)
+        t->run_off[t->run_n++] = (uint8_t)(id - t->run_first);
+    else
+        t->run_n = RUN_MAX + 1;
+    return 0;
+}
+
+/* a slice's cells among the rows held back, or NULL */
+static tt__cell *held_row(struct ingest *g, int64_t id)
+{
+    struct rowbuf *rb = &g->rbuf[R_SLICE];
+    struct job *j = rb->cur;
+    int64_t first = j->n ? j->cells[TT_C_SL_ID].i : 0;
+    tt__cell *row;
+    if (!j->n || id < first || id - first >= j->n)
+        return NULL;
+    row = &j->cells[(id - first) * rb->ncols];
+    return row[TT_C_SL_ID].i == id ? row : NULL;
+}
+
+int ig_retie(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t dur,
+             int64_t *depth, int64_t *parent)
+{
+    int64_t ids[RUN_MAX + 1], durs[RUN_MAX + 1];
+    tt__cell *rows[RUN_MAX + 1];
+    size_t n = t->run_n, i, k;
+    if (!t->have_last || ts != t->last_ts || dur <= t->last_dur || n == 0 || n >= RUN_MAX ||
+        t->run_base > t->n || id - t->run_first > UINT8_MAX)
+        return 1;
+    for (i = 0; i < n; i++) {
+        const tt__cell *c;
+        ids[i] = t->run_first + t->run_off[i];
+        if (!(rows[i] = held_row(g, ids[i])))
+            return 1;
+        c = &rows[i][TT_C_SL_DUR];
+        durs[i] = c->type == CELL_INT ? c->i : 0;
+    }
+    /* the new slice in its place: longest first, then in id order */
+    for (k = n; k > 0 && durs[k - 1] < dur; k--) {
+        ids[k] = ids[k - 1];
+        durs[k] = durs[k - 1];
+        rows[k] = rows[k - 1];
+    }
+    ids[k] = id;
+    durs[k] = dur;
+    rows[k] = NULL;
+    n++;
+    /* the run nested again from the stack under it, its rows patched */
+    t->n = t->run_base;
+    for (i = 0; i < n; i++) {
+        int64_t d, p;
+        if (nest_push(t, ids[i], ts, ts + (durs[i] > 0 ? durs[i] : 0), &d, &p) < 0)
+            return tt_error_set(TT_ENOMEM, "out of memory");
+        if (i == 0)
+            t->run_base = (uint32_t)(t->n - 1);
+        t->run_off[i] = (uint8_t)(ids[i] - t->run_first);
+        if (!rows[i]) {
+            *depth = d;
+            *parent = p;
+            continue;
+        }
+        rows[i][TT_C_SL_DEPTH].type = CELL_INT;
+        rows[i][TT_C_SL_DEPTH].i = d;
+        rows[i][TT_C_SL_PARENT_ID].type = p ? CELL_INT : CELL_NULL;
+        rows[i][TT_C_SL_PARENT_ID].i = p;
+    }
+    t->run_n = (uint8_t)n;
+    t->last_dur = durs[n - 1];
     return 0;
 }
 /* ---- the cpu_op spool (struct opspool) ---- */

@@ -45,7 +45,16 @@ typedef struct tt__rowsink {
      * + dur, or op_ts when its dur is negative). Called as its row is built.
      */
     int (*kernel)(void *ctx, int64_t op_id, int64_t op_ts, int64_t op_end, int64_t dur);
+    /*
+     * Optional: for each table TT_ROWS_*, the cells the consumer reads (bit
+     * 1 << TT_C_*); NULL, or 0 for a table: all. A database leaves the
+     * others NULL (SQLite then does not decode them); a file may fill them.
+     */
+    const uint64_t *cols;
 } tt__rowsink;
+
+/* a bit of tt__rowsink.cols */
+#define TT_COL(C) (UINT64_C(1) << (C))
 
 typedef struct tt__rows_result {
     tt_read_stats stats;

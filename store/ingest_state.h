@@ -55,6 +55,7 @@ struct opspool {
     int64_t pos;          /* the walk's next record */
 };
 
+#define RUN_MAX 8 /* <= RB_KEEP */
 struct thread {
     tt_id pid, tid; /* strings owned (strdup) */
     struct frame *stack;
@@ -62,6 +63,12 @@ struct thread {
     int64_t last_ts, last_dur;
     int have_last;
     int disordered;
+    /* the slices starting at last_ts (ids run_first + run_off[i]), in
+     * nesting order, and the stack's height under them (ig_retie); run_n >
+     * RUN_MAX: not to be re-nested. Small: a trace may have 10^5 threads */
+    int64_t run_first;
+    uint32_t run_base;
+    uint8_t run_off[RUN_MAX], run_n;
     int64_t *bstack; /* ids of open 'B' slices */
     int64_t *bts;
     size_t nb, balloc, btsalloc;
@@ -98,6 +105,9 @@ struct rt_recent;
  * that reads a table back must ig_rb_flush() it first.
  */
 #define RB_K 128
+/* slice rows kept back from the writer, so that a run of slices starting
+ * together can still be re-nested (ig_retie) */
+#define RB_KEEP 8
 
 enum { CELL_NULL = TT_CELL_NULL, CELL_INT = TT_CELL_INT, CELL_TEXT = TT_CELL_TEXT };
 
@@ -117,7 +127,7 @@ struct job {
     int kind;
     int table;          /* JOB_ROWS: enum row_id */
     int n;              /* rows filled */
-    tt__cell *cells; /* (RB_K + 1) * RB_MAXC: a full batch and the row kept back */
+    tt__cell *cells; /* (RB_K + RB_KEEP) * RB_MAXC: a full batch and the rows kept back */
     tt_buf text;        /* the text cells point into */
     int64_t dur, id;    /* JOB_END_B */
 };
@@ -311,6 +321,11 @@ int ig_flush_all(struct ingest *g);
 struct thread *ig_thread_of(struct ingest *g, const tt_id *pid, const tt_id *tid);
 void ig_threads_release(struct ingest *g);
 int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur, int64_t *depth, int64_t *parent);
+/* a slice starting with the slices before it on t but longer than the last
+ * (written shortest first on a tie): the run re-nested in place, its rows
+ * still held back patched. 1 when that cannot be done (ig_nest instead) */
+int ig_retie(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t dur,
+             int64_t *depth, int64_t *parent);
 int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t end);
 /* start loading the Bloom word and the recent-call slot of a call's
  * correlation, so ig_pend_runtime finds them in cache */

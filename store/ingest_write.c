@@ -193,7 +193,7 @@ static struct job *job_new(void)
     struct job *j = calloc(1, sizeof(*j));
     if (!j)
         return NULL;
-    j->cells = malloc(sizeof(tt__cell) * (RB_K + 1) * RB_MAXC);
+    j->cells = malloc(sizeof(tt__cell) * (RB_K + RB_KEEP) * RB_MAXC);
     if (!j->cells) {
         free(j);
         return NULL;
@@ -272,28 +272,37 @@ int ig_job_put(struct ingest *g, struct job *j)
  * boundaries fall. Anything that reads a table back (after the worker is
  * done) must ig_rb_flush() it first.
  */
+/* hand the rows being filled to the writer, but the last keep_last, which
+ * stay to be changed (a 'B' row's dur, the nesting of a run of slices) */
 static int rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
 {
     struct job *j = rb->cur, *fresh;
+    int k, rc;
     if (j->n <= keep_last)
         return 0;
+    if (j->n - keep_last > RB_K) { /* a statement writes RB_K rows at most */
+        if ((rc = rb_flush_keep(g, rb, j->n - RB_K)) < 0)
+            return rc;
+        j = rb->cur;
+    }
     if (j->text.oom)
         return tt_error_set(TT_ENOMEM, "out of memory");
     if (!(fresh = ig_job_get(g)))
         return tt_error_last()->code ? tt_error_last()->code : TT_ENOMEM;
-    if (keep_last) {
-        tt__cell *from = &j->cells[(j->n - 1) * rb->ncols];
+    for (k = 0; k < keep_last; k++) {
+        const tt__cell *from = &j->cells[(j->n - keep_last + k) * rb->ncols];
+        tt__cell *to = &fresh->cells[k * rb->ncols];
         int c;
-        j->n--;
         for (c = 0; c < rb->ncols; c++) {
-            fresh->cells[c] = from[c];
+            to[c] = from[c];
             if (from[c].type == CELL_TEXT) {
-                fresh->cells[c].i = (int64_t)fresh->text.len;
+                to[c].i = (int64_t)fresh->text.len;
                 tt_buf_add(&fresh->text, j->text.buf + from[c].i, from[c].len);
             }
         }
-        fresh->n = 1;
     }
+    j->n -= keep_last;
+    fresh->n = keep_last;
     j->kind = JOB_ROWS;
     j->table = (int)(rb - g->rbuf);
     rb->cur = fresh;
@@ -383,9 +392,10 @@ void ig_bind_text(sqlite3_stmt *st, int i, const char *s, size_t len)
 int ig_rb_commit(struct ingest *g, struct rowbuf *rb, const char *what)
 {
     (void)what;
+    int keep = rb == &g->rbuf[R_SLICE] ? RB_KEEP : 1;
     g->rows++;
-    if (++rb->cur->n == RB_K + 1)
-        return rb_flush_keep(g, rb, 1);
+    if (++rb->cur->n == RB_K + keep)
+        return rb_flush_keep(g, rb, keep);
     return 0;
 }
 

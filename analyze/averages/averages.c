@@ -22,7 +22,7 @@ static int compute_db(tt_db *db, const tt_avg_options *o, tt_avg_result *res)
 {
     if (!tt_avg_sort_key_valid(o->sort_by))
         return tt_error_set(TT_EINVALID, "unknown sort key '%s'", o->sort_by);
-    return tt__avg_db(db, o, res);
+    return tt__avg_each(NULL, db, o, res);
 }
 
 int tt_averages_compute_db(tt_db *db, const tt_avg_options *opts, tt_avg_result **out)
@@ -43,22 +43,13 @@ int tt_averages_compute_db(tt_db *db, const tt_avg_options *opts, tt_avg_result 
 int tt_averages_compute_file(const char *path, const tt_avg_options *opts, tt_avg_result **out)
 {
     tt_avg_result *res;
-    tt_db *db;
     int rc;
     *out = NULL;
     if (!tt_avg_sort_key_valid(opts->sort_by))
         return tt_error_set(TT_EINVALID, "unknown sort key '%s'", opts->sort_by);
     if (!(res = calloc(1, sizeof(*res))))
         return tt_error_set(TT_ENOMEM, "out of memory");
-    rc = tt__avg_stream(path, opts, res);
-    if (rc == 1) {
-        /* what only a database gives: ingest into a temporary one */
-        if ((rc = tt__open_ingested_temp(&db, path)) == 0) {
-            rc = compute_db(db, opts, res);
-            tt_db_free(db);
-        }
-    }
-    if (rc < 0) {
+    if ((rc = tt__avg_each(path, NULL, opts, res)) < 0) {
         tt_avg_result_free(res);
         return rc;
     }

@@ -15,6 +15,8 @@
 #include "common/log.h"
 #include "common/tmath.h"
 #include "formats/json.h"
+#include "analyze/input/each.h"
+#include "store/db_internal.h"
 #include "store/ingest_rows.h"
 
 #include <string.h>
@@ -297,6 +299,11 @@ static int fallback_note(const char *why)
     return 1;
 }
 
+static int is_chrome(tt_trace_format f)
+{
+    return f == TT_FMT_CHROME || f == TT_FMT_CHROME_ARRAY;
+}
+
 /* where one trace's rows come from: a file, or trace_id of db */
 struct avg_src {
     const char *path;
@@ -346,6 +353,20 @@ static void fstream_release(struct fstream *fs)
     memset(fs, 0, sizeof(*fs));
 }
 
+/* the cells fs_rows reads: a database leaves the others out */
+static const uint64_t avg_cols[TT_ROWS_COUNT] = {
+    [TT_ROWS_SLICE] = TT_COL(TT_C_SL_ID) | TT_COL(TT_C_SL_CAT) | TT_COL(TT_C_SL_NAME) |
+                      TT_COL(TT_C_SL_PID) | TT_COL(TT_C_SL_TID) | TT_COL(TT_C_SL_TS) |
+                      TT_COL(TT_C_SL_DUR) | TT_COL(TT_C_SL_SEQ_NR) | TT_COL(TT_C_SL_FWD_TID) |
+                      TT_COL(TT_C_SL_DIMS) | TT_COL(TT_C_SL_ARGS),
+    [TT_ROWS_RUNTIME] = TT_COL(TT_C_RT_ID) | TT_COL(TT_C_RT_NAME) | TT_COL(TT_C_RT_PID) |
+                        TT_COL(TT_C_RT_TID) | TT_COL(TT_C_RT_TS) | TT_COL(TT_C_RT_DUR),
+    [TT_ROWS_GPU] = TT_COL(TT_C_GPU_KIND) | TT_COL(TT_C_GPU_NAME) | TT_COL(TT_C_GPU_TS) |
+                    TT_COL(TT_C_GPU_DUR),
+    [TT_ROWS_MEMORY] = TT_COL(TT_C_MEM_BYTES) | TT_COL(TT_C_MEM_DEVTYPE) |
+                       TT_COL(TT_C_MEM_NAME) | TT_COL(TT_C_MEM_TS),
+};
+
 /*
  * One reading of the source into the pass's records (fs, s set up here).
  * kmap: the device time of each op, known beforehand (a second reading,
@@ -355,7 +376,7 @@ static void fstream_release(struct fstream *fs)
 static int read_pass(const struct avg_src *src, const tt_avg_options *o, struct state *s,
                      struct fstream *fs, struct i64map *kmap, tt__rows_result *res)
 {
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     memset(s, 0, sizeof(*s));
     memset(fs, 0, sizeof(*fs));
     s->o = o;
@@ -366,6 +387,7 @@ static int read_pass(const struct avg_src *src, const tt_avg_options *o, struct 
     sink.ctx = fs;
     sink.rows = fs_rows;
     sink.kernel = kmap ? NULL : fs_kernel;
+    sink.cols = avg_cols;
     /* stacks read an op's "Call stack" arg; nothing else needs the args */
     return read_src(src, &sink, s->want_stacks ? 0 : TT_READ_NO_ARGS, AVG_SKIP, res);
 }
@@ -393,11 +415,10 @@ static int avg_trace(const struct avg_src *src, const tt_avg_options *o, struct 
     struct fstream fs;
     struct i64map kmap;
     int rc = read_pass(src, o, s, &fs, NULL, res);
-    if (rc == 0 && !src->db && res->needs_db)
+    if (rc == 0 && !src->db && !is_chrome(res->format))
+        rc = 1; /* left out: the walk names the format when nothing is left */
+    else if (rc == 0 && !src->db && res->needs_db)
         rc = fallback_note(res->why_db);
-    else if (rc == 0 && !src->db && res->format != TT_FMT_CHROME &&
-             res->format != TT_FMT_CHROME_ARRAY)
-        rc = fallback_note("not a Chrome/Kineto trace");
     if (rc == 0 && fs.neg_dur) {
         /* an op with a negative dur: its device time summed first, then read again */
         tt__log(TT_LOG_DEBUG, "averages", "ops with a negative dur: read three times");
@@ -406,7 +427,7 @@ static int avg_trace(const struct avg_src *src, const tt_avg_options *o, struct 
         free(res->metadata);
         memset(&kmap, 0, sizeof(kmap));
         {
-            tt__rowsink km = { &kmap, km_rows, km_kernel };
+            tt__rowsink km = { &kmap, km_rows, km_kernel, NULL };
             rc = read_src(src, &km, TT_READ_NO_ARGS, AVG_SKIP, res);
         }
         free(res->metadata);
@@ -428,96 +449,119 @@ static int avg_trace(const struct avg_src *src, const tt_avg_options *o, struct 
     return 0;
 }
 
-/* the finished pass of a trace into out (takes s over) */
-static int avg_add(struct state *s, int64_t id, const char *label, int have_rank, int64_t rank,
-                   const char *metadata, tt_avg_result *out)
+/* the finished pass of a trace as a result of its own (takes s over) */
+static int avg_finish(struct state *s, int64_t id, const char *label, const tt__rows_result *res,
+                      tt_avg_trace **out)
 {
-    tt_avg_trace tr;
-    int rc = tt__avg_trace_result(s, id, label, have_rank, rank, has_profile_memory(metadata),
-                                  &tr);
-    if (rc == 0 && (rc = tt__avg_result_add(out, &tr)) < 0)
-        tt__avg_trace_release(&tr);
+    tt_avg_trace *tr = calloc(1, sizeof(*tr));
+    int rc;
+    *out = NULL;
+    if (!tr)
+        return tt_error_set(TT_ENOMEM, "out of memory");
+    rc = tt__avg_trace_result(s, id, label, res->have_rank, res->rank,
+                              has_profile_memory(res->metadata), tr);
+    if (rc < 0) {
+        free(tr);
+        return rc;
+    }
+    *out = tr;
+    return 0;
+}
+
+/* one trace of src into *out (NULL when it is not a Chrome/Kineto trace) */
+static int avg_src_trace(const struct avg_src *src, const tt_avg_options *o, int64_t id,
+                         const char *label, tt__rows_result *res, tt_avg_trace **out)
+{
+    struct state s;
+    struct fstream fs;
+    int rc = avg_trace(src, o, &s, &fs, res);
+    *out = NULL;
+    if (rc == 0) {
+        rc = avg_finish(&s, id, label, res, out);
+        fstream_release(&fs);
+    }
     return rc;
 }
 
 /*
- * The file's one trace into res. Returns 1 (nothing computed) when the file
- * must go through a database: the SQL passes after a load, a non-Kineto
- * file, or input that cannot be read twice (standard input, pipes: a second
- * reading may be needed).
+ * A file that needs what only a database gives (the SQL passes after a
+ * load), or that cannot be read twice (standard input, a pipe: a second
+ * reading may be needed): its one trace through a temporary database.
  */
-int tt__avg_stream(const char *path, const tt_avg_options *o, tt_avg_result *out)
+static int avg_via_db(const char *path, const tt_avg_options *o, int64_t id,
+                      tt__rows_result *res, tt_avg_trace **out)
 {
-    struct avg_src src = { path, NULL, 0 };
-    struct state s;
-    struct fstream fs;
-    tt__rows_result res;
-    struct stat sb;
+    tt_db *db;
+    struct avg_src src = { NULL, NULL, 1 };
     int rc;
-
-    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return fallback_note("not a regular file (read once)");
-    rc = avg_trace(&src, o, &s, &fs, &res);
-    if (rc == 0) {
-        tt__log(TT_LOG_DEBUG, "averages", "read without a database");
-        rc = avg_add(&s, 1, path, res.have_rank, res.rank, res.metadata, out);
-        out->header_per_trace = o->header_per_trace;
-        fstream_release(&fs);
-    }
-    free(res.metadata);
+    *out = NULL;
+    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
+        return rc;
+    src.db = db;
+    rc = avg_src_trace(&src, o, id, path, res, out);
+    tt_db_free(db);
     return rc;
 }
 
-/* Every Chrome/Kineto trace of db that o selects, by (rank, id), into out. */
-int tt__avg_db(tt_db *db, const tt_avg_options *o, tt_avg_result *out)
-{
-    tt__db_trace *tr;
-    size_t n, k, *order, nsel = 0;
-    int rc;
+/* the visitor of analyze/input/each.h */
+struct avg_visit {
+    const tt_avg_options *o;
+    tt_avg_result *out;
+};
 
-    if ((rc = tt__db_traces(db, &tr, &n)) < 0)
-        return rc;
-    if (!(order = malloc((n ? n : 1) * sizeof(*order)))) {
-        tt__db_traces_free(tr, n);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+static int visit_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_result *res,
+                      void **r)
+{
+    const struct avg_visit *v = ctx;
+    struct avg_src src = { path, db, db ? id : 0 };
+    tt_avg_trace *tr = NULL;
+    struct stat sb;
+    int rc;
+    memset(res, 0, sizeof(*res));
+    *r = NULL;
+    if (!db && (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        fallback_note("not a regular file (read once)");
+        rc = avg_via_db(path, v->o, id, res, &tr);
+    } else if ((rc = avg_src_trace(&src, v->o, id, path, res, &tr)) == 1) {
+        free(res->metadata);
+        res->metadata = NULL;
+        /* not a Chrome/Kineto trace: left out, as the walk says */
+        rc = is_chrome(res->format) ? avg_via_db(path, v->o, id, res, &tr) : 0;
+    } else if (rc == 0 && !db) {
+        tt__log(TT_LOG_DEBUG, "averages", "read without a database");
     }
-    for (k = 0; k < n; k++) {
-        if ((tr[k].format == TT_FMT_CHROME || tr[k].format == TT_FMT_CHROME_ARRAY) &&
-            (o->trace_id == 0 || tr[k].id == o->trace_id) &&
-            (o->rank < 0 || (tr[k].have_rank && tr[k].rank == o->rank)))
-            order[nsel++] = k;
-    }
-    /* ORDER BY rank, id: traces without a rank first (SQL's NULL) */
-    for (k = 1; k < nsel; k++) {
-        size_t j = k, v = order[k];
-        const tt__db_trace *x = &tr[v];
-        while (j > 0) {
-            const tt__db_trace *y = &tr[order[j - 1]];
-            int later = y->have_rank != x->have_rank ? y->have_rank
-                        : y->have_rank && y->rank != x->rank ? y->rank > x->rank
-                                                             : y->id > x->id;
-            if (!later)
-                break;
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = v;
-    }
-    rc = nsel ? 0 : tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace");
-    out->header_per_trace = nsel > 1 || o->header_per_trace;
-    for (k = 0; k < nsel && rc == 0; k++) {
-        const tt__db_trace *t = &tr[order[k]];
-        struct avg_src src = { NULL, db, t->id };
-        struct state s;
-        struct fstream fs;
-        tt__rows_result res;
-        if ((rc = avg_trace(&src, o, &s, &fs, &res)) == 0) {
-            rc = avg_add(&s, t->id, t->path, t->have_rank, t->rank, res.metadata, out);
-            fstream_release(&fs);
-        }
-        free(res.metadata);
-    }
-    free(order);
-    tt__db_traces_free(tr, n);
+    free(res->metadata);
+    res->metadata = NULL;
+    *r = tr;
     return rc;
+}
+
+static void visit_drop(void *ctx, void *r)
+{
+    (void)ctx;
+    if (r)
+        tt__avg_trace_release(r);
+    free(r);
+}
+
+static int visit_take(void *ctx, void *r, int64_t id, const char *path)
+{
+    struct avg_visit *v = ctx;
+    int rc = tt__avg_result_add(v->out, r);
+    (void)id, (void)path;
+    visit_drop(NULL, r);
+    v->out->header_per_trace = v->out->ntraces > 1 || v->o->header_per_trace;
+    return rc;
+}
+
+/*
+ * Every Chrome/Kineto trace of the input (a file, a directory of them, or
+ * the database db) that o selects, by (rank, id), into out.
+ */
+int tt__avg_each(const char *input, tt_db *db, const tt_avg_options *o, tt_avg_result *out)
+{
+    struct avg_visit av = { o, out };
+    struct tt__visit v = { &av, visit_read, visit_take, visit_drop };
+    out->header_per_trace = o->header_per_trace;
+    return tt__each_trace(o->trace_id, o->rank, input, db, &v);
 }

@@ -26,7 +26,7 @@ static int is_kineto(const tt__db_trace *t)
 int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
 {
     struct bd_run r;
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__db_trace *tl = NULL;
     size_t n = 0, k;
     int rc = tt__bd_run_init(&r, o, res);

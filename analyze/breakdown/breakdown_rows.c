@@ -193,11 +193,23 @@ int tt__bd_trace_end(struct bd_run *r, int64_t id, int64_t rank, tt_trace_format
     return rc;
 }
 
+/* the cells bd_rows and the step windows read: a database leaves the others out */
+static const uint64_t bd_cols[TT_ROWS_COUNT] = {
+    [TT_ROWS_SLICE] = TT_COL(TT_C_SL_ID) | TT_COL(TT_C_SL_CAT) | TT_COL(TT_C_SL_NAME) |
+                      TT_COL(TT_C_SL_TS) | TT_COL(TT_C_SL_DUR),
+    [TT_ROWS_RUNTIME] = TT_COL(TT_C_RT_ID) | TT_COL(TT_C_RT_NAME) | TT_COL(TT_C_RT_TS) |
+                        TT_COL(TT_C_RT_DUR),
+    [TT_ROWS_GPU] = TT_COL(TT_C_GPU_DEVICE) | TT_COL(TT_C_GPU_DUR) | TT_COL(TT_C_GPU_KIND) |
+                    TT_COL(TT_C_GPU_NAME) | TT_COL(TT_C_GPU_OP_ID) |
+                    TT_COL(TT_C_GPU_RUNTIME_ID) | TT_COL(TT_C_GPU_STREAM) | TT_COL(TT_C_GPU_TS),
+};
+
 void tt__bd_sink(struct bd_run *r, tt__rowsink *sink)
 {
     memset(sink, 0, sizeof(*sink));
     sink->ctx = r;
     sink->rows = bd_rows;
+    sink->cols = bd_cols;
 }
 
 /* ---- the inputs ---- */
@@ -223,7 +235,7 @@ int tt__bd_run_init(struct bd_run *r, const tt_bd_options *o, tt_bd_result *res)
  * tt__db_rows); why: for the log */
 static int via_db(struct bd_run *r, const char *path, int64_t id, const char *why)
 {
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__db_trace *tl = NULL;
     tt_db *db;
     size_t n = 0;
@@ -244,7 +256,7 @@ static int via_db(struct bd_run *r, const char *path, int64_t id, const char *wh
 /* one trace file (or "-"), trace `id` of the input */
 static int read_file(struct bd_run *r, const char *path, int64_t id)
 {
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     struct stat sb;
     int rc;

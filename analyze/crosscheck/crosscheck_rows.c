@@ -437,7 +437,7 @@ static void set_format(struct tinfo *t, tt_trace_format f)
 
 int xc_load_db(struct xc *x, struct tinfo *t)
 {
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     struct ld l;
     int rc;
@@ -466,7 +466,7 @@ int xc_load_db(struct xc *x, struct tinfo *t)
  */
 int xc_load_file(struct xc *x, const char *path, struct tinfo *t, int64_t *slice_base)
 {
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     struct ld l;
     size_t i;

@@ -224,7 +224,7 @@ static int db_input(struct input *in, tt_db *db)
     for (i = 0; rc == 0 && i < n; i++) {
         struct tt__diff_rows *r;
         struct tt__diff_env env;
-        tt__rowsink sink;
+        tt__rowsink sink = { 0 };
         tt__rows_result res;
         if (tv[i].format >= 0 && tv[i].format <= TT_FMT_MEMTL_RAW)
             in->nfmt[tv[i].format]++;
@@ -277,7 +277,7 @@ static int file_input(struct input *in, const char *path)
 {
     struct tt__diff_rows *r;
     struct tt__diff_env env;
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     struct stat sb;
     int rc;

@@ -91,7 +91,7 @@ static int trace_done(struct ex *x, struct xtrace *t)
 /* one trace of db through the rows; start_ns as the database has it */
 static int stream_db_trace(struct ex *x, tt_db *db, struct xtrace *t, int64_t start_ns)
 {
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     int rc;
     t->start_known = 1;
@@ -183,7 +183,7 @@ static int read_file(struct ex *x, const char *path, int in_dir)
 {
     struct stat sb;
     struct xtrace *t;
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     int rc;
     /* the way back reads the file again: standard input and pipes cannot */

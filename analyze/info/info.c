@@ -953,22 +953,37 @@ static int dir_trace(const char *path, int64_t id, tt_info_result *res, tt_info_
     return rc;
 }
 
-/* as a database of the directory's files prints it (trace ids in the
- * order of tt_walk_traces), without making one */
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* as a database of the directory's files (trace ids in the order of
+ * tt_walk_traces), or of the one file dir names, prints it, without making
+ * one */
 static int info_dir(const char *dir, const tt_info_options *opts, FILE *out)
 {
     tt_dir_walk w;
     tt_info_result res;
     tt_info_ranks r;
-    size_t k;
-    int rc;
+    char *one[1];
+    char **files = one;
+    size_t k, n = 1;
+    int rc = 0;
     memset(&res, 0, sizeof(res));
     memset(&r, 0, sizeof(r));
-    if ((rc = tt_walk_traces(dir, &w)) == 0 && !w.nfiles)
-        rc = tt_error_set_at(TT_ENOTFOUND, dir, -1, "no trace files in this directory");
-    for (k = 0; rc == 0 && k < w.nfiles; k++)
+    memset(&w, 0, sizeof(w));
+    one[0] = (char *)dir;
+    if (is_dir(dir)) {
+        if ((rc = tt_walk_traces(dir, &w)) == 0 && !w.nfiles)
+            rc = tt_error_set_at(TT_ENOTFOUND, dir, -1, "no trace files in this directory");
+        files = w.files;
+        n = w.nfiles;
+    }
+    for (k = 0; rc == 0 && k < n; k++)
         if (!opts->trace_id || opts->trace_id == (int64_t)k + 1)
-            rc = dir_trace(w.files[k], (int64_t)k + 1, &res, &r);
+            rc = dir_trace(files[k], (int64_t)k + 1, &res, &r);
     tt_dir_walk_free(&w);
     tt__info_ranks_sort(&r);
     if (rc == 0)
@@ -988,12 +1003,6 @@ static int info_dir(const char *dir, const tt_info_options *opts, FILE *out)
     return rc < 0 ? rc : 0;
 }
 
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
 {
     struct info in;
@@ -1001,8 +1010,8 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
     int rc;
     if (!opts)
         opts = &def;
-    if (is_dir(path))
-        return info_dir(path, opts, out);
+    if (is_dir(path) || opts->trace_id)
+        return info_dir(path, opts, out); /* --trace on a file: as a database says it */
     if ((rc = file_summary(path, &in)) < 0)
         return rc;
     if (wants_json(opts))
@@ -1245,7 +1254,7 @@ static int d_trace_cols(struct info *in, const tt__db_trace *t)
 static int db_summary(tt_db *db, const tt__db_trace *t, struct info *in)
 {
     struct drows r;
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     int rc;
     memset(in, 0, sizeof(*in));

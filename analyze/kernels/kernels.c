@@ -343,7 +343,7 @@ static int result_of(const char *input, tt_db *db, const tt_kern_options *o,
                      tt_kern_result *res)
 {
     struct sums x;
-    struct tt__kvisit v;
+    struct tt__visit v;
     int rc;
     memset(res, 0, sizeof(*res));
     if (o->by == TT_KERN_BY_ACTIVITY)

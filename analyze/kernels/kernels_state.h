@@ -9,6 +9,7 @@
 #define TT_ANALYZE_KERNELS_STATE_H
 
 #include "tracetool/analyze.h"
+#include "analyze/input/each.h"
 #include "store/ingest_rows.h"
 
 /* the summaries of one trace: kernels (or runtime calls), memory operations */
@@ -46,22 +47,9 @@ int tt__kern_wants(const tt_kern_options *o, int m);
 int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_t trace,
                    tt_kern_summary out[2], tt__rows_result *res);
 
-/*
- * The selected traces (kernels_input.c): read() each one of input (a file
- * or a directory of them; db NULL) or of db into *r, then take() those of
- * o->trace_id / o->rank that are Chrome/Kineto traces by rank (unknown
- * first) and id, drop() the others (and, after a failure, the rest). An
- * error when none is selected.
- */
-struct tt__kvisit {
-    void *ctx;
-    int (*read)(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_result *res,
-                void **r);
-    int (*take)(void *ctx, void *r, int64_t id, const char *path);
-    void (*drop)(void *ctx, void *r);
-};
+/* the selected traces of o->trace_id / o->rank, through v (analyze/input/each.h) */
 int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
-                  const struct tt__kvisit *v);
+                  const struct tt__visit *v);
 
 /* TT_ENOTFOUND for a summary that found nothing in any selected trace:
  * "no WHAT in this trace" (src: the file, or the database) */

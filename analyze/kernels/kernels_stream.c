@@ -609,8 +609,9 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
     const tt_kern_options *o = ks->o;
     tt_db *tmp;
     int rc;
-    if (db)
-        return tt__db_rows(db, trace, sink, KERN_SKIP | TT_ROWS_NO_ARGS, res);
+    if (db) /* the ops only for what is kept for the end (a file links through them) */
+        return tt__db_rows(db, trace, sink, KERN_SKIP | TT_ROWS_NO_ARGS |
+                                                (ks->defer ? 0 : 1u << TT_ROWS_SLICE), res);
     rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (ks->defer ? 0 : TT_ROWS_NO_STOP),
                          res);
     if (rc != 0 || !ks->defer || !res->needs_db)
@@ -628,11 +629,25 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
     return rc;
 }
 
+/* the cells ks_rows reads: a database leaves the others out */
+static const uint64_t ks_cols[TT_ROWS_COUNT] = {
+    [TT_ROWS_SLICE] = TT_COL(TT_C_SL_ID) | TT_COL(TT_C_SL_NAME) | TT_COL(TT_C_SL_TS) |
+                      TT_COL(TT_C_SL_DUR),
+    [TT_ROWS_RUNTIME] = TT_COL(TT_C_RT_ID) | TT_COL(TT_C_RT_NAME) | TT_COL(TT_C_RT_TS) |
+                        TT_COL(TT_C_RT_DUR),
+    [TT_ROWS_GPU] = TT_COL(TT_C_GPU_BLOCK_X) | TT_COL(TT_C_GPU_BLOCK_Y) |
+                    TT_COL(TT_C_GPU_BLOCK_Z) | TT_COL(TT_C_GPU_BYTES) |
+                    TT_COL(TT_C_GPU_COPY_KIND) | TT_COL(TT_C_GPU_DEVICE) | TT_COL(TT_C_GPU_DUR) |
+                    TT_COL(TT_C_GPU_GRID_X) | TT_COL(TT_C_GPU_GRID_Y) | TT_COL(TT_C_GPU_GRID_Z) |
+                    TT_COL(TT_C_GPU_KIND) | TT_COL(TT_C_GPU_NAME) | TT_COL(TT_C_GPU_OP_ID) |
+                    TT_COL(TT_C_GPU_RUNTIME_ID) | TT_COL(TT_C_GPU_STREAM) | TT_COL(TT_C_GPU_TS),
+};
+
 int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_t trace,
                    tt_kern_summary out[2], tt__rows_result *res)
 {
     struct kstream ks;
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     int rc, m;
     memset(out, 0, 2 * sizeof(*out));
     memset(res, 0, sizeof(*res));
@@ -640,6 +655,7 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
     memset(&sink, 0, sizeof(sink));
     sink.ctx = &ks;
     sink.rows = ks_rows;
+    sink.cols = ks_cols;
     rc = ks_read(&ks, &sink, path, db, trace, res);
     free(res->metadata);
     res->metadata = NULL;
@@ -672,4 +688,10 @@ int tt__kern_nothing(const char *src, int file, const tt_kern_options *o)
                                                      : "GPU activity (kernel, memcpy, memset)";
     return tt_error_set_at(TT_ENOTFOUND, src, -1, "no %s in %s", what,
                            file ? "this trace" : "the selected traces");
+}
+
+int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
+                  const struct tt__visit *v)
+{
+    return tt__each_trace(o->trace_id, o->rank, input, db, v);
 }

@@ -511,7 +511,7 @@ static int launched_in_steps(const struct atrace *t, const struct act *x)
  * temporary database, into the same consumer */
 static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__rows_result *res)
 {
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt_db *tmp;
     unsigned skip = ACT_SKIP;
     int rc;
@@ -685,7 +685,7 @@ static int v_take(void *ctx, void *p, int64_t id, const char *path)
 static int walk_all(const char *input, tt_db *db, const tt_kern_options *o, const struct walk *w)
 {
     struct avisit v;
-    struct tt__kvisit kv;
+    struct tt__visit kv;
     memset(&v, 0, sizeof(v));
     v.o = o;
     v.w = w;

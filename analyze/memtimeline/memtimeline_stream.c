@@ -620,7 +620,7 @@ static int stream_close(struct mstream *st, const tt__rows_result *res, int rc)
 int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
 {
     struct mstream st;
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     int rc;
     memset(&res, 0, sizeof(res));
@@ -634,7 +634,7 @@ int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
 int tt__memtl_read_file(const char *path, struct memtl_streamed *out)
 {
     struct mstream st;
-    tt__rowsink sink;
+    tt__rowsink sink = { 0 };
     tt__rows_result res;
     struct stat sb;
     tt_db *db;

@@ -70,6 +70,40 @@ def check_rank_on_file(tmp):
             "kernels --trace 1 FILE: the file's summary")
 
 
+def opens_temp_db(args, tmp):
+    """(exit code, whether a temporary database was opened), by strace"""
+    rc, _, opened = te.traced_temp_db(args, tmp)
+    return rc, opened
+
+
+def check_no_database(tmp):
+    """a directory, or --rank / --trace on a file, is read from the files:
+    no temporary database (issue 24: it was made for averages and for info
+    --trace FILE)"""
+    files = sorted(os.path.join(DLRM, f) for f in os.listdir(DLRM))
+    r = rank_of(files[3])
+    runs = [["averages", DLRM], ["averages", "--rank", "3", DLRM], ["averages", "--trace", "2", DLRM],
+            ["averages", "--rank", str(r), files[3]], ["info", DLRM], ["info", "--trace", "1", files[3]],
+            ["kernels", DLRM], ["kernels", "--rank", "3", DLRM], ["kernels", "--by", "op", DLRM]]
+    # the control: a file that needs the ingest's SQL passes ('B' closed late)
+    be = os.path.join(tmp, "be.json")
+    ev = [{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}]
+    ev += [{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 10 + 30 * i,
+            "dur": 20} for i in range(300)]
+    ev.append({"ph": "E", "pid": 1, "tid": 1, "ts": 100000})
+    with open(be, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    rc, opened = opens_temp_db(["averages", be], tmp)
+    if rc != 0 or not opened:
+        C.skip("strace", "cannot see the openat calls here (rc %d)" % rc)
+        return
+    for args in runs:
+        rc, opened = opens_temp_db(args, tmp)
+        label = " ".join(os.path.basename(a) for a in args)
+        C.eq(rc, 0, label + ": exit 0")
+        C.check(not opened, label + ": no temporary database")
+
+
 def check_memtimeline_dir(tmp):
     d = os.path.join(tmp, "mem")
     os.mkdir(d)
@@ -90,6 +124,10 @@ def main():
         C.section("a directory", check_directory, tmp)
         C.section("--rank / --trace on a file", check_rank_on_file, tmp)
         C.section("memtimeline of a directory", check_memtimeline_dir, tmp)
+        if shutil.which("strace"):
+            C.section("no temporary database", check_no_database, tmp)
+        else:
+            C.skip("strace", "not installed (scripts/install-deps.sh installs it)")
     return C.finish()
 
 

@@ -13,9 +13,7 @@ shared traces.
 
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -27,18 +25,9 @@ C = te.Checker("kernels_nodb")
 DATA = os.path.join(te.shared_dir(), "testdata", "hta")
 FILE = os.path.join(DATA, "trace_diff", "test", "test.json.gz")  # torch.compile, CUDA graphs
 DIR = os.path.join(DATA, "trace_compare")
-TEMP_DB = re.compile(r'openat\([^"]*"[^"]*(tracetool-(db|input)-|etilqs_)')
-
-
 def traced(args, tmp):
     """(return code, stdout, whether a temporary database was opened)"""
-    log = os.path.join(tmp, "strace.txt")
-    cp = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", log,
-                         te.tracetool_path()] + args, stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE, timeout=600)
-    with open(log) as f:
-        opened = any(TEMP_DB.search(line) for line in f)
-    return cp.returncode, cp.stdout, opened
+    return te.traced_temp_db(args, tmp)
 
 
 def no_db(args, tmp, want_rc=0):

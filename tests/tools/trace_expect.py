@@ -15,6 +15,7 @@ import collections
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -329,3 +330,22 @@ class Checker(object):
         if self.failed or (self.passed == 0 and not self.skipped):
             return 1
         return SKIP_EXIT if self.skipped else 0
+
+
+# a temporary database opened: tracetool's (store/db.c) or SQLite's own
+TEMP_DB_OPEN = re.compile(r'openat\([^"]*"[^"]*(tracetool-(db|input)-|etilqs_)')
+
+
+def traced_temp_db(args, tmp):
+    """Run tracetool ARGS under `strace -f -e trace=openat`: (exit code,
+    stdout, whether a temporary database was opened). strace must exist."""
+    log = os.path.join(tmp, "strace.txt")
+    env = dict(os.environ)
+    # LeakSanitizer cannot run under ptrace: the sanitized build leaves it off
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+    cp = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", log,
+                         tracetool_path()] + args, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, timeout=600, env=env)
+    with open(log) as f:
+        opened = any(TEMP_DB_OPEN.search(line) for line in f)
+    return cp.returncode, cp.stdout, opened

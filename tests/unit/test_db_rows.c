@@ -135,7 +135,7 @@ static void check_same_rows(const char *path, int want_gpu, int disordered)
 {
     char dir[] = "/tmp/tt-dbrows-XXXXXX", dbp[64];
     struct collect f, d;
-    tt__rowsink sf = { &f, on_rows, on_kernel }, sd = { &d, on_rows, on_kernel };
+    tt__rowsink sf = { &f, on_rows, on_kernel, NULL }, sd = { &d, on_rows, on_kernel, NULL };
     tt__rows_result rf, rd;
     tt__db_trace *tr;
     size_t ntr, i;
@@ -203,7 +203,9 @@ Test(db_rows, a_file_and_its_database_give_the_same_rows)
 
 Test(db_rows, the_same_for_a_torch_compile_trace)
 {
-    check_same_rows(shared_path("hta/trace_diff/test/test.json.gz"), 1, 1);
+    /* its threads are written shortest first on a start tie: re-nested in the
+     * stream (ig_retie), so its nesting is final and compared too */
+    check_same_rows(shared_path("hta/trace_diff/test/test.json.gz"), 1, 0);
 }
 
 static int args_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
@@ -225,7 +227,7 @@ Test(db_rows, no_args_leaves_the_args_out)
 {
     char dir[] = "/tmp/tt-dbrows-XXXXXX", dbp[64];
     int64_t with[2] = { 0, 0 }, without[2] = { 0, 0 };
-    tt__rowsink a = { with, args_rows, NULL }, b = { without, args_rows, NULL };
+    tt__rowsink a = { with, args_rows, NULL, NULL }, b = { without, args_rows, NULL, NULL };
     tt_db *db;
     cr_assert(mkdtemp(dir));
     snprintf(dbp, sizeof(dbp), "%s/t.db", dir);
@@ -253,7 +255,7 @@ static int stop_rows(void *ctx, int table, int nrows, int ncols, const tt__cell 
 Test(db_rows, a_consumer_stops_it_and_an_unknown_trace_is_not_found)
 {
     char dir[] = "/tmp/tt-dbrows-XXXXXX", dbp[64];
-    tt__rowsink s = { NULL, stop_rows, NULL };
+    tt__rowsink s = { NULL, stop_rows, NULL, NULL };
     tt__rows_result res;
     tt_db *db;
     int calls = 0;

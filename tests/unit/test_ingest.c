@@ -1348,7 +1348,7 @@ static int count_rows(void *ctx, int table, int nrows, int ncols, const tt__cell
 Test(ingest, rows_stop_when_a_database_is_needed)
 {
     tt_buf b = TT_BUF_INIT;
-    tt__rowsink sink = { NULL, count_rows, NULL };
+    tt__rowsink sink = { NULL, count_rows, NULL, NULL };
     tt__rows_result res;
     int64_t slices = 0;
     int i;
@@ -1387,7 +1387,7 @@ Test(ingest, rows_stop_when_a_database_is_needed)
 static int rows_need_db(const char *name, const tt_buf *doc)
 {
     int64_t slices = 0;
-    tt__rowsink sink = { NULL, count_rows, NULL };
+    tt__rowsink sink = { NULL, count_rows, NULL, NULL };
     tt__rows_result res;
     sink.ctx = &slices;
     cr_assert_eq(tt__ingest_rows(write_file(name, doc->buf, doc->len), &sink, 0, 0, &res), 0,
@@ -1521,4 +1521,101 @@ Test(ingest, repeated_correlation_left_to_the_merge_join)
                  tt_error_last()->message);
     q_expect("5|second\n", GPU_OPS_SQL);
     tt_buf_release(&b);
+}
+
+/* ---- slices starting together, written shortest first (ig_retie) ---- */
+
+#define X_TH "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"%s\",\"pid\":1,\"tid\":%d," \
+             "\"ts\":%d,\"dur\":%d}"
+
+/*
+ * groups of: outer [t, t+100]; c1, c2, c3 all starting at t+10, written
+ * shortest first (5, 20, 50: c3 encloses c2 encloses c1); a sibling at t+70.
+ * others > 0: that many slices of other threads between c1 and c2.
+ */
+static char *tie_trace(const char *name, int groups, int others)
+{
+    tt_buf b = TT_BUF_INIT;
+    char *p;
+    int i, k;
+    tt_buf_addstr(&b, "{\"traceEvents\":[");
+    for (i = 0; i < groups; i++) {
+        int t = 1000 * (i + 1);
+        tt_buf_addf(&b, "%s" X_TH, i ? "," : "", "outer", 1, t, 100);
+        tt_buf_addf(&b, "," X_TH, "c1", 1, t + 10, 5);
+        for (k = 0; k < others; k++)
+            tt_buf_addf(&b, "," X_TH, "other", 2 + k, t, 1);
+        tt_buf_addf(&b, "," X_TH, "c2", 1, t + 10, 20);
+        tt_buf_addf(&b, "," X_TH, "c3", 1, t + 10, 50);
+        tt_buf_addf(&b, "," X_TH, "sib", 1, t + 70, 10);
+    }
+    tt_buf_addstr(&b, "]}\n");
+    p = write_file(name, b.buf, b.len);
+    tt_buf_release(&b);
+    return p;
+}
+
+/* slices of tid 1 whose depth or parent is not the one of the construction */
+static int64_t misnested(void)
+{
+    return q_int("SELECT count(*) FROM slices s JOIN strings n ON n.id = s.name"
+                 " LEFT JOIN slices p ON p.id = s.parent_id LEFT JOIN strings pn ON pn.id = p.name"
+                 " WHERE s.tid = 1 AND NOT ("
+                 " (n.s = 'outer' AND s.depth = 0 AND s.parent_id IS NULL) OR"
+                 " (n.s = 'c3' AND s.depth = 1 AND pn.s = 'outer') OR"
+                 " (n.s = 'c2' AND s.depth = 2 AND pn.s = 'c3') OR"
+                 " (n.s = 'c1' AND s.depth = 3 AND pn.s = 'c2') OR"
+                 " (n.s = 'sib' AND s.depth = 1 AND pn.s = 'outer'))");
+}
+
+static int64_t disordered_of(const char *path)
+{
+    int64_t slices = 0;
+    tt__rowsink sink = { NULL, count_rows, NULL, NULL };
+    tt__rows_result res;
+    sink.ctx = &slices;
+    cr_assert_eq(tt__ingest_rows(path, &sink, 0, 0, &res), 0, "%s", tt_error_last()->message);
+    cr_assert(!res.needs_db);
+    free(res.metadata);
+    return res.disordered_threads;
+}
+
+Test(ingest, slices_of_one_start_written_shortest_first_are_nested_in_the_stream)
+{
+    /* 700 groups: 3500 rows, runs falling at every place of a 128-row batch */
+    char *path = tie_trace("ties.json", 700, 0);
+    cr_assert_eq(ingest(path, 0, NULL), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(q_int("SELECT count(*) FROM slices WHERE tid = 1"), 3500);
+    cr_assert_eq(misnested(), 0);
+    /* the file's rows need no ordered pass: their nesting is final */
+    cr_assert_eq(disordered_of(path), 0);
+}
+
+Test(ingest, a_tie_run_no_longer_held_back_is_nested_by_the_ordered_pass)
+{
+    /* 12 slices of other threads between c1 and c2: c1's row was handed on */
+    char *path = tie_trace("ties_far.json", 50, 12);
+    cr_assert_eq(ingest(path, 0, NULL), 0, "%s", tt_error_last()->message);
+    cr_assert_eq(misnested(), 0);
+    cr_assert_eq(disordered_of(path), 1);
+}
+
+Test(ingest, every_count_of_slices_held_back_at_the_end_is_written)
+{
+    /* the last batch holds up to RB_K + RB_KEEP - 1 rows: written in two */
+    int n, i;
+    for (n = 250; n <= 272; n++) {
+        tt_buf b = TT_BUF_INIT;
+        char name[32];
+        tt_buf_addstr(&b, "{\"traceEvents\":[");
+        for (i = 0; i < n; i++)
+            tt_buf_addf(&b, "%s" X_TH, i ? "," : "", "s", 1, 10 * i, 5);
+        tt_buf_addstr(&b, "]}\n");
+        snprintf(name, sizeof(name), "held%d.json", n);
+        cr_assert_eq(ingest(write_file(name, b.buf, b.len), 0, NULL), 0, "%d: %s", n,
+                     tt_error_last()->message);
+        cr_assert_eq(q_int("SELECT count(*) FROM slices WHERE trace_id = (SELECT max(id) FROM"
+                           " traces)"), n);
+        tt_buf_release(&b);
+    }
 }

@@ -1,15 +1,11 @@
 /*
- * analyze/kernels/kernels_input.c - the traces `tracetool kernels` reads and in
- * which order: a trace file, each file of a directory of per-rank traces
- * (trace ids 1, 2, ... in the order tt_walk_traces finds them, as an ingest
- * of the directory numbers them), or the traces of a database; those of
- * --trace and --rank, Chrome/Kineto ones only, by rank (unknown first) then
- * id, as the summaries and the activities come out. Files are streamed one
- * after another, no database is made (kernels_stream.c falls back to one
- * for a file whose rows lack the links it needs).
+ * analyze/input/each.c - the traces an analysis reads, and in which order
+ * (each.h): a trace file, each file of a directory of per-rank traces, or
+ * the traces of a database; those of --trace and --rank, Chrome/Kineto ones
+ * only, by rank (unknown first) then id.
  */
 #include "common/compat.h"
-#include "analyze/kernels/kernels_state.h"
+#include "analyze/input/each.h"
 #include "store/db_internal.h"
 
 #include <inttypes.h>
@@ -38,19 +34,20 @@ static int is_chrome(tt_trace_format f)
     return f == TT_FMT_CHROME || f == TT_FMT_CHROME_ARRAY;
 }
 
-static int selected(const tt_kern_options *o, int64_t id, int have_rank, int64_t rank)
-{
-    return (o->trace_id <= 0 || o->trace_id == id) && (o->rank < 0 || (have_rank && rank == o->rank));
-}
-
 struct walk {
-    const tt_kern_options *o;
-    const struct tt__kvisit *v;
+    int64_t trace_id, rank;     /* the selection (0, -1: any) */
+    const struct tt__visit *v;
     struct item *it;
     size_t n, alloc;
     tt_trace_format first; /* the format of trace 1, for the error without one */
     int have_first;
 };
+
+static int selected(const struct walk *w, int64_t id, int have_rank, int64_t rank)
+{
+    return (w->trace_id <= 0 || w->trace_id == id) &&
+           (w->rank < 0 || (have_rank && rank == w->rank));
+}
 
 /* read one trace; keep it when selected */
 static int visit(struct walk *w, const char *path, tt_db *db, int64_t id)
@@ -58,7 +55,7 @@ static int visit(struct walk *w, const char *path, tt_db *db, int64_t id)
     tt__rows_result res;
     void *r = NULL;
     int rc;
-    if (w->o->trace_id > 0 && w->o->trace_id != id)
+    if (w->trace_id > 0 && w->trace_id != id)
         return 0;
     if ((rc = w->v->read(w->v->ctx, path, db, id, &res, &r)) < 0)
         return rc;
@@ -66,7 +63,7 @@ static int visit(struct walk *w, const char *path, tt_db *db, int64_t id)
         w->first = res.format;
         w->have_first = 1;
     }
-    if (!is_chrome(res.format) || !selected(w->o, id, res.have_rank, res.rank)) {
+    if (!is_chrome(res.format) || !selected(w, id, res.have_rank, res.rank)) {
         w->v->drop(w->v->ctx, r);
         return 0;
     }
@@ -92,7 +89,7 @@ static int visit_db(struct walk *w, tt_db *db, tt__db_trace **tr, size_t *ntr)
         return rc;
     for (i = 0; rc == 0 && i < *ntr; i++) {
         const tt__db_trace *t = &(*tr)[i];
-        if (is_chrome(t->format) && selected(w->o, t->id, t->have_rank, t->rank))
+        if (is_chrome(t->format) && selected(w, t->id, t->have_rank, t->rank))
             rc = visit(w, t->path, db, t->id);
     }
     return rc;
@@ -101,11 +98,10 @@ static int visit_db(struct walk *w, tt_db *db, tt__db_trace **tr, size_t *ntr)
 /* no trace selected: as tt__db_none words it for a file or directory */
 static int none_in_input(const char *input, const struct walk *w)
 {
-    const tt_kern_options *o = w->o;
-    if (o->trace_id > 0 || o->rank >= 0 || !w->have_first)
+    int filtered = w->trace_id > 0 || w->rank >= 0;
+    if (filtered || !w->have_first)
         return tt_error_set_at(TT_ENOTFOUND, input, -1, "no Chrome/Kineto trace %s",
-                               o->trace_id > 0 || o->rank >= 0 ? "matches --trace/--rank"
-                                                               : "in this file");
+                               filtered ? "matches --trace/--rank" : "in this file");
     return tt_error_set_at(TT_EUNSUPPORTED, input, -1,
                            "no Chrome/Kineto trace in this file (read as %s)",
                            tt_format_name(w->first));
@@ -117,8 +113,8 @@ static int is_dir(const char *path)
     return strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
-                  const struct tt__kvisit *v)
+int tt__each_trace(int64_t trace_id, int64_t rank, const char *input, tt_db *db,
+                   const struct tt__visit *v)
 {
     struct walk w;
     tt_dir_walk dw;
@@ -127,7 +123,8 @@ int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
     int rc = 0, dir = !db && is_dir(input);
     memset(&w, 0, sizeof(w));
     memset(&dw, 0, sizeof(dw));
-    w.o = o;
+    w.trace_id = trace_id;
+    w.rank = rank;
     w.v = v;
     if (db) {
         rc = visit_db(&w, db, &tr, &ntr);
@@ -140,7 +137,7 @@ int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
         rc = visit(&w, input, NULL, 1);
     }
     if (rc == 0 && !w.n)
-        rc = db ? tt__db_none(db, o->trace_id || o->rank >= 0, "Chrome/Kineto trace")
+        rc = db ? tt__db_none(db, trace_id > 0 || rank >= 0, "Chrome/Kineto trace")
                 : none_in_input(input, &w);
     if (rc == 0 && w.n > 1)
         TT_QSORT(w.it, w.n, sizeof(*w.it), cmp_item);
