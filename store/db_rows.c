@@ -33,10 +33,12 @@ static const struct {
 #undef COLS_
 #undef COLNAME_
 
-/* one batch of rows being filled */
+/* one batch of rows being filled; only the cells of the selected columns
+ * are ever written (the others stay NULL from calloc) */
 struct batch {
     tt__cell *cells;
     int nrows, ncols;
+    int nsel, sel[64]; /* the cell of each selected column */
     tt_buf text;
 };
 
@@ -45,22 +47,26 @@ static int oom(void)
     return tt_error_set(TT_ENOMEM, "out of memory");
 }
 
-/* "SELECT c1, c2, ... FROM table [WHERE trace_id = ?1] ORDER BY rowid";
- * NULL for the args columns with no_args, and for the columns not in mask
- * (0: all) */
-static char *select_sql(int t, int no_args, uint64_t mask)
+/* "SELECT c1, c2, ... FROM table [WHERE trace_id = ?1] ORDER BY rowid" of
+ * the columns in mask (0: all) but the args with no_args; bt->sel says
+ * which cell each one fills */
+static char *select_sql(int t, int no_args, uint64_t mask, struct batch *bt)
 {
     tt_buf b;
     int c;
     tt_buf_init(&b);
     tt_buf_addstr(&b, "SELECT ");
-    for (c = 0; c < tables[t].ncols; c++) {
-        int want = !mask || (c < 64 && (mask & TT_COL(c)));
-        if (c)
+    bt->nsel = 0;
+    for (c = 0; c < tables[t].ncols && c < 64; c++) {
+        if ((mask && !(mask & TT_COL(c))) || (no_args && !strcmp(tables[t].cols[c], "args")))
+            continue;
+        if (bt->nsel)
             tt_buf_addstr(&b, ", ");
-        tt_buf_addstr(&b, !want || (no_args && !strcmp(tables[t].cols[c], "args"))
-                              ? "NULL" : tables[t].cols[c]);
+        tt_buf_addstr(&b, tables[t].cols[c]);
+        bt->sel[bt->nsel++] = c;
     }
+    if (!bt->nsel)
+        tt_buf_addstr(&b, "NULL"); /* no cell wanted: the rows still count */
     tt_buf_addstr(&b, " FROM ");
     tt_buf_addstr(&b, tables[t].table);
     /* a trace's rows were inserted together: their rowids are one range,
@@ -81,33 +87,34 @@ static char *select_sql(int t, int no_args, uint64_t mask)
 static int take_row(struct batch *bt, sqlite3_stmt *st, int off)
 {
     tt__cell *row = bt->cells + (size_t)bt->nrows * (size_t)bt->ncols;
-    int c;
-    for (c = 0; c < bt->ncols; c++) {
-        int k = c + off;
-        switch (sqlite3_column_type(st, k)) {
+    int k;
+    for (k = 0; k < bt->nsel; k++) {
+        tt__cell *cell = &row[bt->sel[k]];
+        int col = k + off;
+        switch (sqlite3_column_type(st, col)) {
         case SQLITE_NULL:
-            row[c].type = TT_CELL_NULL;
-            row[c].i = 0;
-            row[c].len = 0;
+            cell->type = TT_CELL_NULL;
+            cell->i = 0;
+            cell->len = 0;
             break;
         case SQLITE_INTEGER:
-            row[c].type = TT_CELL_INT;
-            row[c].i = sqlite3_column_int64(st, k);
-            row[c].len = 0;
+            cell->type = TT_CELL_INT;
+            cell->i = sqlite3_column_int64(st, col);
+            cell->len = 0;
             break;
         case SQLITE_FLOAT: /* never written by the ingest; a hand-edited database */
-            row[c].type = TT_CELL_INT;
-            row[c].i = (int64_t)sqlite3_column_double(st, k);
-            row[c].len = 0;
+            cell->type = TT_CELL_INT;
+            cell->i = (int64_t)sqlite3_column_double(st, col);
+            cell->len = 0;
             break;
         default: {
-            const unsigned char *s = sqlite3_column_text(st, k);
-            int n = sqlite3_column_bytes(st, k);
-            row[c].type = TT_CELL_TEXT;
-            row[c].i = (int64_t)bt->text.len;
-            row[c].len = (size_t)n;
-            if (s)
-                tt_buf_add(&bt->text, s, (size_t)n);
+            const unsigned char *str = sqlite3_column_text(st, col);
+            int n = sqlite3_column_bytes(st, col);
+            cell->type = TT_CELL_TEXT;
+            cell->i = (int64_t)bt->text.len;
+            cell->len = (size_t)n;
+            if (str)
+                tt_buf_add(&bt->text, str, (size_t)n);
             if (bt->text.oom)
                 return oom();
         }
@@ -192,11 +199,12 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
 {
     struct batch bt;
     sqlite3_stmt *st = NULL, *kst = NULL;
-    char *sql = select_sql(t, no_args, t != TT_ROWS_STR && sink->cols ? sink->cols[t] : 0);
+    char *sql;
     int r, rc = 0;
     int64_t lo = 0, hi = 0;
 
     memset(&bt, 0, sizeof(bt));
+    sql = select_sql(t, no_args, t != TT_ROWS_STR && sink->cols ? sink->cols[t] : 0, &bt);
     bt.ncols = tables[t].ncols;
     tt_buf_init(&bt.text);
     if (!sql || !(bt.cells = calloc((size_t)BATCH_ROWS * (size_t)bt.ncols, sizeof(*bt.cells)))) {

@@ -281,11 +281,24 @@ struct tt__diff_rows *tt__diff_rows_new(const tt_diff_options *o, const struct t
     return r;
 }
 
+/* the cells on_rows keeps: a database leaves the others out */
+static const uint64_t diff_cols[TT_ROWS_COUNT] = {
+    [TT_ROWS_SLICE] = TT_COL(TT_C_SL_ID) | TT_COL(TT_C_SL_CAT) | TT_COL(TT_C_SL_NAME) |
+                      TT_COL(TT_C_SL_TS) | TT_COL(TT_C_SL_DUR) | TT_COL(TT_C_SL_DIMS),
+    [TT_ROWS_RUNTIME] = TT_COL(TT_C_RT_ID) | TT_COL(TT_C_RT_NAME) | TT_COL(TT_C_RT_TS) |
+                        TT_COL(TT_C_RT_DUR),
+    [TT_ROWS_GPU] = TT_COL(TT_C_GPU_DUR) | TT_COL(TT_C_GPU_KIND) | TT_COL(TT_C_GPU_NAME) |
+                    TT_COL(TT_C_GPU_OP_ID) | TT_COL(TT_C_GPU_RUNTIME_ID) | TT_COL(TT_C_GPU_TS),
+    [TT_ROWS_MEMORY] = TT_COL(TT_C_MEM_DEVICE_TYPE) | TT_COL(TT_C_MEM_TOTAL_ALLOCATED) |
+                       TT_COL(TT_C_MEM_TOTAL_RESERVED) | TT_COL(TT_C_MEM_TS),
+};
+
 void tt__diff_rows_sink(struct tt__diff_rows *r, tt__rowsink *sink)
 {
     memset(sink, 0, sizeof(*sink));
     sink->ctx = r;
     sink->rows = on_rows;
+    sink->cols = diff_cols;
 }
 
 void tt__diff_rows_free(struct tt__diff_rows *r)

@@ -582,6 +582,20 @@ static int64_t base_time(const char *metadata)
 }
 
 /* the consumer's state (out zeroed first) and its sink */
+/* the cells sink_rows reads: a database leaves the others out */
+static const uint64_t memtl_cols[TT_ROWS_COUNT] = {
+    [TT_ROWS_SLICE] = TT_COL(TT_C_SL_ID) | TT_COL(TT_C_SL_PH) | TT_COL(TT_C_SL_NAME) |
+                      TT_COL(TT_C_SL_PID) | TT_COL(TT_C_SL_TID) | TT_COL(TT_C_SL_TS) |
+                      TT_COL(TT_C_SL_DUR) | TT_COL(TT_C_SL_SEQ_NR) | TT_COL(TT_C_SL_FWD_TID),
+    [TT_ROWS_MEMORY] = TT_COL(TT_C_MEM_ADDR) | TT_COL(TT_C_MEM_BYTES) |
+                       TT_COL(TT_C_MEM_DEVICE_ID) | TT_COL(TT_C_MEM_DEVICE_TYPE) |
+                       TT_COL(TT_C_MEM_PID) | TT_COL(TT_C_MEM_TID) |
+                       TT_COL(TT_C_MEM_TOTAL_ALLOCATED) | TT_COL(TT_C_MEM_TOTAL_RESERVED) |
+                       TT_COL(TT_C_MEM_TS),
+    [TT_ROWS_MEMTL] = TT_COL(TT_C_MT_ACTION) | TT_COL(TT_C_MT_BYTES) |
+                      TT_COL(TT_C_MT_CATEGORY) | TT_COL(TT_C_MT_TS),
+};
+
 static int stream_open(struct mstream *st, struct memtl_streamed *out, tt__rowsink *sink)
 {
     memset(st, 0, sizeof(*st));
@@ -591,6 +605,7 @@ static int stream_open(struct mstream *st, struct memtl_streamed *out, tt__rowsi
     memset(sink, 0, sizeof(*sink));
     sink->ctx = st;
     sink->rows = sink_rows;
+    sink->cols = memtl_cols;
     if (!(out->spill = tt__tmpfile()) || !(st->ops = tt__tmpfile()))
         return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
     return 0;
