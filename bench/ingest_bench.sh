@@ -192,8 +192,8 @@ RESULTS=$OUT/results.md
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), host: $(uname -n), $(nproc) CPUs," \
         "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-    echo "- tracetool: $("$TRACETOOL" --version 2>/dev/null || echo '?')" \
-        "($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'no git')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ', modified'))," \
+    echo "- tracetool: $TRACETOOL, $("$TRACETOOL" --version 2>/dev/null || echo '?')" \
+        "(checkout $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'no git')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ', modified'): the binary's own commit when TRACETOOL is another build's)," \
         "build type $(sed -n 's/^CMAKE_BUILD_TYPE:[^=]*=//p' "$(dirname "$TRACETOOL")/CMakeCache.txt" 2>/dev/null || echo '?')"
     echo "- input: big.json $BYTES bytes ($((BYTES / 1000000)) MB, --mb $MB), big.json.gz $GZBYTES bytes (gzip -1), $EVENTS events"
     echo "- database after ingest of big.json.gz: $DBBYTES bytes"
