@@ -173,20 +173,35 @@ static int flush(tt_db *db, sqlite3_stmt *kst, int64_t trace_id, int t, struct b
     return 0;
 }
 
-/* the first and last rowid of the trace's rows in table t ([1, 0]: none) */
-static int rowid_span(tt_db *db, int64_t trace_id, int t, int64_t span[2])
+/* the first and last rowid of the trace's rows in table t ([1, 0]: none);
+ * single: the database holds this trace alone */
+static int rowid_span(tt_db *db, int64_t trace_id, int t, int single, int64_t span[2])
 {
-    char sql[160];
+    char sql[256];
     sqlite3_stmt *st;
     int r;
     span[0] = 1;
     span[1] = 0;
-    snprintf(sql, sizeof(sql), "SELECT min(rowid), max(rowid) FROM %s WHERE trace_id = ?1",
-             tables[t].table);
+    /*
+     * min(rowid) and max(rowid) under a WHERE read the trace's index
+     * entries, or the whole table where no index starts with trace_id, once
+     * per table and trace. With one trace in the database, the table's two
+     * ends bound its rows (SQLite finds a lone min or max through the
+     * b-tree): the range read keeps its +trace_id test, so a stray row of
+     * another trace is still left out.
+     */
+    if (single)
+        snprintf(sql, sizeof(sql), "SELECT (SELECT min(rowid) FROM %s), (SELECT max(rowid) FROM %s)",
+                 tables[t].table, tables[t].table);
+    else
+        snprintf(sql, sizeof(sql), "SELECT min(rowid), max(rowid) FROM %s WHERE trace_id = ?1",
+                 tables[t].table);
     if (tt_db_prepare(db, &st, sql) < 0)
         return TT_EDB;
-    sqlite3_bind_int64(st, 1, trace_id);
-    if ((r = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+    if (!single)
+        sqlite3_bind_int64(st, 1, trace_id);
+    r = sqlite3_step(st);
+    if (r == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         span[0] = sqlite3_column_int64(st, 0);
         span[1] = sqlite3_column_int64(st, 1);
     }
@@ -195,7 +210,7 @@ static int rowid_span(tt_db *db, int64_t trace_id, int t, int64_t span[2])
 }
 
 static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sink,
-                      int no_args)
+                      int no_args, int single)
 {
     struct batch bt;
     sqlite3_stmt *st = NULL, *kst = NULL;
@@ -230,7 +245,7 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
     }
     if (t != TT_ROWS_STR) {
         int64_t span[2];
-        if ((rc = rowid_span(db, trace_id, t, span)) < 0)
+        if ((rc = rowid_span(db, trace_id, t, single, span)) < 0)
             goto out;
         sqlite3_bind_int64(st, 1, trace_id);
         sqlite3_bind_int64(st, 2, span[0]);
@@ -307,6 +322,19 @@ static int trace_res(tt_db *db, int64_t trace_id, tt__rows_result *res)
     return rc;
 }
 
+/* 1 when db holds one trace, 0 when several, or TT_EDB */
+static int single_trace(tt_db *db)
+{
+    sqlite3_stmt *st;
+    int r, n = 0;
+    if (tt_db_prepare(db, &st, "SELECT count(*) FROM (SELECT 1 FROM traces LIMIT 2)") < 0)
+        return TT_EDB;
+    if ((r = sqlite3_step(st)) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return r == SQLITE_ROW ? n == 1 : tt_db_error(db, "cannot count the traces");
+}
+
 int tt__db_rows(tt_db *db, int64_t trace_id, const tt__rowsink *sink, unsigned skip,
                 tt__rows_result *res)
 {
@@ -314,16 +342,18 @@ int tt__db_rows(tt_db *db, int64_t trace_id, const tt__rowsink *sink, unsigned s
                                  TT_ROWS_MEMORY, TT_ROWS_FLOW, TT_ROWS_INSTANT, TT_ROWS_META,
                                  TT_ROWS_ET, TT_ROWS_MEMTL };
     size_t i;
-    int rc;
+    int rc, single;
     if (res)
         memset(res, 0, sizeof(*res));
     tt_error_clear();
-    if ((rc = trace_res(db, trace_id, res)) < 0)
+    if ((rc = trace_res(db, trace_id, res)) < 0 || (rc = single_trace(db)) < 0)
         return rc;
+    single = rc;
     for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         if (order[i] != TT_ROWS_STR && (skip & (1u << order[i])))
             continue;
-        if ((rc = table_rows(db, trace_id, order[i], sink, (skip & TT_ROWS_NO_ARGS) != 0)) != 0)
+        if ((rc = table_rows(db, trace_id, order[i], sink, (skip & TT_ROWS_NO_ARGS) != 0,
+                             single)) != 0)
             break;
     }
     if (rc != 0 && res) {
