@@ -953,6 +953,22 @@ static int dir_trace(const char *path, int64_t id, tt_info_result *res, tt_info_
     return rc;
 }
 
+/* after the rank overview (rc: 1 written, 0 not, or an error): the traces'
+ * summaries, "no traces" when there are none */
+static int emit_traces(const tt_info_result *res, const tt_info_options *opts, FILE *out, int rc)
+{
+    size_t k;
+    if (rc >= 0 && wants_json(opts))
+        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
+    for (k = 0; rc >= 0 && k < res->ntraces; k++)
+        rc = emit(&res->traces[k], opts, out, k == 0);
+    if (rc >= 0 && wants_json(opts))
+        fputs("\n]}\n", out);
+    else if (rc >= 0 && !res->ntraces && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
+        fputs("no traces\n", out);
+    return rc;
+}
+
 static int is_dir(const char *path)
 {
     struct stat sb;
@@ -988,14 +1004,7 @@ static int info_dir(const char *dir, const tt_info_options *opts, FILE *out)
     tt__info_ranks_sort(&r);
     if (rc == 0)
         rc = print_ranks_of(&r, ranks_format(opts), out);
-    if (rc >= 0 && wants_json(opts))
-        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
-    for (k = 0; rc >= 0 && k < res.ntraces; k++)
-        rc = emit(&res.traces[k], opts, out, k == 0);
-    if (rc >= 0 && wants_json(opts))
-        fputs("\n]}\n", out);
-    else if (rc >= 0 && !res.ntraces && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
-        fputs("no traces\n", out);
+    rc = emit_traces(&res, opts, out, rc);
     if (rc >= 0 && opts->trace_id && !res.ntraces)
         rc = tt_error_set_at(TT_ENOTFOUND, dir, -1, "no trace with id %" PRId64, opts->trace_id);
     tt_info_ranks_free(&r);
@@ -1356,7 +1365,6 @@ int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
     tt_info_options def = TT_INFO_OPTIONS_INIT;
     tt_info_result res;
     tt_info_ranks r;
-    size_t k;
     int rc, fmt;
     if (!opts)
         opts = &def;
@@ -1364,14 +1372,7 @@ int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
     rc = db_pass(db, opts->trace_id, &res, fmt >= 0 ? &r : NULL);
     if (rc == 0 && fmt >= 0)
         rc = print_ranks_of(&r, fmt, out);
-    if (rc >= 0 && wants_json(opts))
-        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
-    for (k = 0; rc >= 0 && k < res.ntraces; k++)
-        rc = emit(&res.traces[k], opts, out, k == 0);
-    if (rc >= 0 && wants_json(opts))
-        fputs("\n]}\n", out);
-    else if (rc >= 0 && !res.ntraces && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
-        fputs("no traces\n", out);
+    rc = emit_traces(&res, opts, out, rc);
     if (rc >= 0)
         rc = none_found(db, opts, res.ntraces);
     if (fmt >= 0)
