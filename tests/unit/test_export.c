@@ -232,7 +232,7 @@ Test(export, two_ranks_all_steps)
     cr_expect_eq(s.base, BASE0, "the smallest base is the file's base");
     cr_expect_eq(s.nproc, 2);
     for (p = 0; p < 2; p++) {
-        char want[16];
+        char want[24];
         snprintf(want, sizeof(want), "rank %d", p);
         cr_expect_str_eq(s.procname[p], want);
         cr_expect_eq(s.events[p], 10);
