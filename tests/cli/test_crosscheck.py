@@ -31,6 +31,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_expect as te  # noqa: E402
+
 TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
 SHARED = os.environ.get("TT_SHARED", "../shared")
 DATA = os.path.join(SHARED, "testdata")
@@ -520,7 +523,8 @@ def check_no_database(tmp):
             continue
         log = os.path.join(tmp, "strace.txt")
         sp = subprocess.run([strace, "-f", "-qq", "-e", "trace=openat", "-o", log, TRACETOOL,
-                             "crosscheck", *inputs], capture_output=True, timeout=600)
+                             "crosscheck", *inputs], capture_output=True, timeout=600,
+                            env=te.strace_env())
         if sp.returncode != 0 and b"ptrace" in sp.stderr:
             skipped += 1
             continue

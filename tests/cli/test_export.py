@@ -530,7 +530,8 @@ def check_no_database(tmp):
         log = os.path.join(tmp, "strace.txt")
         sp = subprocess.run([strace, "-f", "-qq", "-e", "trace=openat", "-o", log,
                              te.tracetool_path(), "export", src, out],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600,
+                            env=te.strace_env())
         if sp.returncode != 0 and b"ptrace" in sp.stderr:
             C.skip(label + ": strace", "ptrace is not permitted here")
             continue

@@ -125,7 +125,8 @@ def temp_dbs(path, out, d):
         return None
     log = os.path.join(d, "strace.log")
     subprocess.run(["strace", "-f", "-e", "trace=openat", "-o", log, TOOL, "memtimeline",
-                    path, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    path, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   env=te.strace_env())
     with open(log) as f:
         return [ln.strip() for ln in f if TEMP_DB.search(ln)]
 
