@@ -68,6 +68,8 @@ static inline int tt_st_mult(size_t *out, size_t a, size_t b)
 #define TT_ALLOC_GROW(x, nr, alloc)                                            \
     tt__grow((void **)&(x), (nr), &(alloc), sizeof(*(x)))
 int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem);
+/* tt_error_set(TT_ENOMEM, "out of memory"): the one spelling of it */
+int tt__oom(void);
 /* the same, starting at `first` elements (state kept per thread of a trace,
  * of which there can be millions, starts small) */
 #define TT_ALLOC_GROW_FROM(x, nr, alloc, first)                                \

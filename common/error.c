@@ -118,6 +118,11 @@ void tt__bug(const char *file, int line, const char *fmt, ...)
     abort();
 }
 
+int tt__oom(void)
+{
+    return tt_error_set(TT_ENOMEM, "out of memory");
+}
+
 int tt__grow(void **ptr, size_t nr, size_t *alloc, size_t elem)
 {
     return tt__grow_from(ptr, nr, alloc, elem, 16);

@@ -306,7 +306,7 @@ int tt_walk_traces(const char *dir, tt_dir_walk *w)
     free(k.files.dev);
     free(k.files.ino);
     if (rc < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     return 0;
 }
 
@@ -346,7 +346,7 @@ int tt__write_file_atomic(const char *path, const void *data, size_t len)
         return e ? tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(e)) : 0;
     }
     if (!(part = malloc(n + 8)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     memcpy(part, path, n);
     memcpy(part + n, ".XXXXXX", 8);
     if ((fd = tt__partial_create(part, &slot)) < 0) {

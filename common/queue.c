@@ -12,7 +12,7 @@ int tt__queue_init(tt__queue *q, unsigned cap)
     if (cap == 0)
         cap = 1;
     if (!(q->slot = malloc(sizeof(*q->slot) * cap)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     q->cap = cap;
     q->wake = 1;
     pthread_mutex_init(&q->mu, NULL);

@@ -48,7 +48,7 @@ int tt_js_init(tt_jstream *js, tt_source *src)
     js->name = tt_source_name(src);
     js->buf = malloc(JS_INITIAL_CAP);
     if (!js->buf)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     js->cap = JS_INITIAL_CAP;
     return 0;
 }
@@ -84,7 +84,7 @@ static int js_fill(tt_jstream *js)
                                    " %d MiB starts here: not a trace tracetool reads",
                                    TT_JS_MAX_VALUE >> 20);
         if (tt_st_mult(&ncap, js->cap, 2))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         if (ncap > TT_JS_MAX_VALUE)
             ncap = TT_JS_MAX_VALUE;
         nb = realloc(js->buf, ncap);
@@ -529,7 +529,7 @@ int tt_jp_string(tt_jp *jp, tt_arena *a, const char **s, size_t *len)
     if (p < e && *p == '"') {
         char *c = tt_arena_strndup(a, (const char *)start, (size_t)(p - start));
         if (!c)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         *s = c;
         *len = (size_t)(p - start);
         jp->p = (const char *)p + 1;
@@ -548,10 +548,10 @@ int tt_jp_string(tt_jp *jp, tt_arena *a, const char **s, size_t *len)
     }
     raw = (size_t)(p - start);
     if (tt_st_mult(&cap, raw, 3) || tt_st_add(&cap, cap, 1))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     out = tt_arena_alloc(a, cap);
     if (!out)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     o = out;
     e = p; /* closing quote */
     p = start;
@@ -957,7 +957,7 @@ int tt_jp_minify(tt_jp *jp, tt_buf *out)
     int rc = value(jp, out, &scratch);
     tt_arena_release(&scratch);
     if (rc == 0 && out->oom)
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
     return rc;
 }
 

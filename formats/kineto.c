@@ -196,7 +196,7 @@ int tt_comm_rules_compile(tt_comm_rules *r, const char *const *patterns, size_t 
     if (!n)
         return 0;
     if (!(r->re = calloc(n, sizeof(*r->re))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (k = 0; k < n; k++) {
         char msg[160];
         int e = regcomp(&r->re[k], patterns[k] ? patterns[k] : "", REG_EXTENDED | REG_NOSUB);

@@ -131,7 +131,7 @@ static int c_meta(void *ctx, const char *key, const char *json, size_t len)
     it->u.meta.json = tt_arena_strndup(&b->arena, json, len);
     it->u.meta.len = len;
     if (!it->u.meta.key || !it->u.meta.json)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     commit_item(p, b);
     return 0;
 }
@@ -206,7 +206,7 @@ static int c_event(void *ctx, const tt_event *ev)
     it->kind = IT_EVENT;
     it->u.ev = *ev;
     if (copy_event(&b->arena, &it->u.ev) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     commit_item(p, b);
     return 0;
 }
@@ -238,7 +238,7 @@ static int c_node(void *ctx, const tt_et_node *n)
     it->kind = IT_NODE;
     it->u.node = *n;
     if (copy_node(&b->arena, &it->u.node) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     commit_item(p, b);
     return 0;
 }
@@ -305,7 +305,7 @@ static int read_threaded(const char *path, const tt_trace_sink *sink,
     int i, rc = 0, sink_rc = 0;
     tt_error sink_err;
     if (!p)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (tt__queue_init(&p->full, NBATCH) < 0 || tt__queue_init(&p->empty, NBATCH) < 0) {
         rc = TT_ENOMEM;
         goto out;
@@ -314,7 +314,7 @@ static int read_threaded(const char *path, const tt_trace_sink *sink,
         p->b[i].items = malloc(sizeof(struct item) * BATCH_ITEMS);
         p->b[i].arena.block_size = 256 * 1024;
         if (!p->b[i].items) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
             goto out;
         }
         tt__queue_put(&p->empty, &p->b[i]); /* NBATCH slots: cannot block */

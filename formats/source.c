@@ -312,7 +312,7 @@ static int start_gzip(tt_source *s)
     for (i = 0; i < RING_N; i++) {
         s->ring[i].data = malloc(RING_CHUNK);
         if (!s->ring[i].data)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         tt__queue_put(&s->empty, &s->ring[i]); /* RING_N slots: cannot block */
     }
     if (pthread_create(&s->thread, NULL, producer, s) != 0)
@@ -365,7 +365,7 @@ int tt_source_open(tt_source **out, const char *path)
     *out = NULL;
     s = new_source(strcmp(path, "-") == 0 ? "-" : path);
     if (!s)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (strcmp(path, "-") == 0) {
         s->fd = 0;
     } else {
@@ -407,7 +407,7 @@ int tt_source_open_mem(tt_source **out, const char *name, const void *data,
     *out = NULL;
     s = new_source(name);
     if (!s)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     s->mem = data;
     s->mem_len = len;
     s->file_size = (int64_t)len;

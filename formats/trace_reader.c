@@ -49,11 +49,6 @@ static int keyeq(const char *k, size_t kl, const char *lit, size_t ll)
 }
 #define KEY(lit) keyeq(k, kl, lit, sizeof(lit) - 1)
 
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
 /* Append `"key":<value>` to an object under construction in b. */
 static int rest_add(tt_jp *jp, tt_buf *b, const char *prefix, const char *k,
                     size_t kl)
@@ -109,7 +104,7 @@ static int minify_to_arena(struct reader *r, tt_jp *jp, const char **out)
     if ((rc = tt_jp_minify(jp, &r->tmp)) < 0)
         return rc;
     *out = tt_arena_strndup(&r->arena, r->tmp.buf, r->tmp.len);
-    return *out ? 0 : oom();
+    return *out ? 0 : tt__oom();
 }
 
 /* integer value or fall back to the rest object */
@@ -161,7 +156,7 @@ static int read_id(tt_jp *jp, tt_arena *a, tt_id *id, const char **raw_fallback)
         }
         id->is_str = 1;
         id->str = tt_arena_strndup(a, n.text, n.len);
-        return id->str ? 0 : oom();
+        return id->str ? 0 : tt__oom();
     }
     if (t == TT_JT_STRING) {
         const char *s;
@@ -447,10 +442,10 @@ static int decode_event(struct reader *r, tt_jp *jp, tt_event *ev)
         tt_buf_add(&r->rest, r->extra.buf, r->extra.len);
     }
     if (r->rest.oom || r->extra.oom)
-        return oom();
+        return tt__oom();
     ev->args = finish_obj(r, &r->rest, &ev->args_len);
     if (r->rest.len && !ev->args)
-        return oom();
+        return tt__oom();
     return 0;
 }
 
@@ -628,7 +623,7 @@ static int decode_node(struct reader *r, tt_jp *jp, tt_et_node *n)
     if (rc < 0)
         return rc;
     if (r->rest.oom || r->extra.oom)
-        return oom();
+        return tt__oom();
     n->attrs = finish_obj(r, &r->rest, NULL);
     n->extra = finish_obj(r, &r->extra, NULL);
     return 0;
@@ -889,7 +884,7 @@ static int note_key(struct reader *r, tt_buf *seen, const char *key, size_t klen
         tt_buf_add(seen, (const char *)&klen, sizeof(klen));
         tt_buf_add(seen, key, klen);
         if (seen->oom)
-            return oom();
+            return tt__oom();
     }
     return 0;
 }
@@ -947,7 +942,7 @@ static int walk_object_keys(struct reader *r, tt_buf *seen)
             return rc;
         key = tt_arena_strndup(&r->arena, key, klen); /* survives refills */
         if (!key)
-            return oom();
+            return tt__oom();
         tt_js_advance(&r->js, len);
         if ((c = peek_or_trunc(r, "the top-level object")) < 0)
             return c;
@@ -968,7 +963,7 @@ static int walk_object_keys(struct reader *r, tt_buf *seen)
                                        "'%s' must be an array", key);
             where = strdup(is_et ? "'nodes'" : "'traceEvents'");
             if (!where)
-                return oom();
+                return tt__oom();
             if (!found && (rc = set_format(r, is_et ? TT_FMT_ET : TT_FMT_CHROME)) != 0) {
                 free(where);
                 return rc;

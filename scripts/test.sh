@@ -206,8 +206,8 @@ tsan_trace=testdata/kineto/resnet50_2021-06_trace.json.gz
 tsan_lib_build() {
   local dir=build-tsan-lib log=build-tsan-lib/tt-build.log libs
   mkdir -p "$dir"
-  libs=("$dir"/libtt_analyze.a "$dir"/libtt_store.a "$dir"/libtt_render.a "$dir"/libtt_formats.a
-        "$dir"/libtt_common.a)
+  libs=("$dir"/libtt_compare.a "$dir"/libtt_export.a "$dir"/libtt_analyze.a "$dir"/libtt_report.a
+        "$dir"/libtt_store.a "$dir"/libtt_render.a "$dir"/libtt_formats.a "$dir"/libtt_common.a)
   # shellcheck disable=SC2046  # pkg-config prints several words
   if cmake -S . -B "$dir" -DTT_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_SANITIZE=thread \
        >"$log" 2>&1 && cmake --build "$dir" -j"$jobs" --target tracetool >>"$log" 2>&1 &&

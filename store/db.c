@@ -306,7 +306,7 @@ int tt_db_open(tt_db **out, const char *path, unsigned flags)
     db = calloc(1, sizeof(*db));
     if (!db || !(db->path = strdup(path))) {
         free(db);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     db->readonly = (flags & TT_DB_READONLY) != 0;
     oflags = SQLITE_OPEN_NOMUTEX | (db->readonly ? SQLITE_OPEN_READONLY

@@ -42,11 +42,6 @@ struct batch {
     tt_buf text;
 };
 
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
 /* "SELECT c1, c2, ... FROM table [WHERE trace_id = ?1] ORDER BY rowid" of
  * the columns in mask (0: all) but the args with no_args; bt->sel says
  * which cell each one fills */
@@ -116,7 +111,7 @@ static int take_row(struct batch *bt, sqlite3_stmt *st, int off)
             if (str)
                 tt_buf_add(&bt->text, str, (size_t)n);
             if (bt->text.oom)
-                return oom();
+                return tt__oom();
         }
         }
     }
@@ -224,13 +219,13 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
     tt_buf_init(&bt.text);
     if (!sql || !(bt.cells = calloc((size_t)BATCH_ROWS * (size_t)bt.ncols, sizeof(*bt.cells)))) {
         free(sql);
-        return oom();
+        return tt__oom();
     }
     /* GPU rows: their rowid too, for the kernels of the batch */
     if (t == TT_ROWS_GPU) {
         char *q = malloc(strlen(sql) + 16);
         if (!q) {
-            rc = oom();
+            rc = tt__oom();
             goto out;
         }
         memcpy(q, "SELECT rowid, ", 14);
@@ -310,7 +305,7 @@ static int trace_res(tt_db *db, int64_t trace_id, tt__rows_result *res)
             res->have_pid = sqlite3_column_type(st, 7) == SQLITE_INTEGER;
             res->pid = sqlite3_column_int64(st, 7);
             if (!(res->metadata = strdup(md ? md : "{}")))
-                rc = oom();
+                rc = tt__oom();
         }
     } else if (r == SQLITE_DONE) {
         rc = tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no trace %lld in this database",
@@ -392,7 +387,7 @@ int tt__db_traces(tt_db *db, tt__db_trace **out, size_t *n)
             size_t nc = cap ? cap * 2 : 16;
             tt__db_trace *nv = realloc(v, nc * sizeof(*nv));
             if (!nv) {
-                rc = oom();
+                rc = tt__oom();
                 break;
             }
             v = nv;
@@ -418,13 +413,13 @@ int tt__db_traces(tt_db *db, tt__db_trace **out, size_t *n)
         t->repaired = sqlite3_column_int64(st, 14);
         t->skipped = sqlite3_column_int64(st, 15);
         if (!(t->path = strdup(p ? p : ""))) {
-            rc = oom();
+            rc = tt__oom();
             break;
         }
         if (sqlite3_column_type(st, 8) != SQLITE_NULL &&
             !(t->schema_version = strdup((const char *)sqlite3_column_text(st, 8)))) {
             free(t->path);
-            rc = oom();
+            rc = tt__oom();
             break;
         }
         (*n)++;

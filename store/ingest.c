@@ -64,7 +64,7 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
     if (ev->has_ts) {
         t = ig_thread_of(g, &ev->pid, &ev->tid);
         if (!t)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         if (is_op && !t->rt_dirty) {
             int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
             /*
@@ -86,7 +86,7 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
             (rc = ig_retie(g, t, id, ev->ts_ns, ev->has_dur ? ev->dur_ns : 0, &depth,
                            &parent)) == 1) {
             if (ig_nest(t, id, ev->ts_ns, ev->has_dur ? ev->dur_ns : 0, &depth, &parent) < 0)
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
         } else if (rc < 0) {
             return rc;
         }
@@ -130,7 +130,7 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
     if (ph[0] == 'B' && t) {
         if (TT_ALLOC_GROW(t->bstack, t->nb + 1, t->balloc) < 0 ||
             TT_ALLOC_GROW(t->bts, t->nb + 1, t->btsalloc) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         t->bstack[t->nb] = id;
         t->bts[t->nb] = ev->ts_ns;
         t->nb++;
@@ -201,7 +201,7 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
     if (ev->has_ts) {
         struct thread *t = ig_thread_of(g, &ev->pid, &ev->tid);
         if (!t)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         op_id = ig_link_runtime_event(g, t, ev->ts_ns,
                                    ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0));
         if (op_id < 0)
@@ -491,7 +491,7 @@ static int on_meta(void *ctx, const char *key, const char *json, size_t len)
     tt_buf_addch(&g->metadata, ':');
     tt_buf_add(&g->metadata, json, len);
     if (g->metadata.oom || tt_kineto_meta_key(&g->meta, key, json, len) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (!strcmp(key, "pid") && g->meta.have_pid) {
         g->pid = g->meta.pid;
         g->have_pid = 1;
@@ -962,7 +962,7 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
         res->have_rank = 1;
     tt_buf_addch(&g.metadata, '}');
     if (g.metadata.oom || !(res->metadata = strndup(g.metadata.buf, g.metadata.len)))
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
 out:
     ingest_release(&g);
     return rc;
@@ -1115,7 +1115,7 @@ int tt_db_open_input(tt_db **out, const char *path)
     if (!((*out)->source = strdup(path))) { /* errors name the directory */
         tt_db_free(*out);
         *out = NULL;
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)
         rc = tt_error_set_at(TT_ENOTFOUND, path, -1, "no trace files in this directory");
@@ -1151,7 +1151,7 @@ int tt__open_ingested_temp_tap(tt_db **out, const char *trace, unsigned read_fla
         return rc;
     if (!(db->source = strdup(trace))) {
         tt_db_free(db);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     if ((rc = ingest_into(db, trace, NULL, NULL, read_flags, skip, tap)) < 0) {
         tt_db_free(db);

@@ -205,7 +205,7 @@ int ig_retie(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t
     for (i = 0; i < n; i++) {
         int64_t d, p;
         if (nest_push(t, ids[i], ts, ts + (durs[i] > 0 ? durs[i] : 0), &d, &p) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         if (i == 0)
             t->run_base = (uint32_t)(t->n - 1);
         t->run_off[i] = (uint8_t)(ids[i] - t->run_first);
@@ -247,7 +247,7 @@ static int spool_flush(struct ingest *g, struct opspool *sp, size_t nb)
         return TT_EIO; /* said which directory, and why */
     if (TT_ALLOC_GROW(sp->boff, sp->nblk + nb, sp->aoff) < 0 ||
         TT_ALLOC_GROW(sp->bts, sp->nblk + nb, sp->ats) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (pwrite(fileno(g->spool), sp->wbuf, nb * bytes, (off_t)g->spool_end) !=
         (ssize_t)(nb * bytes))
         return spool_io_error();
@@ -279,7 +279,7 @@ static int spool_room(struct ingest *g, struct opspool *sp)
         return spool_flush(g, sp, nb ? nb : 1);
     }
     if (!(w = realloc(sp->wbuf, cap * sizeof(*w))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (cap > OPS_BLK)
         g->spool_mem += (cap - (sp->wcap > OPS_BLK ? sp->wcap : OPS_BLK)) * sizeof(*w);
     sp->wbuf = w;
@@ -339,7 +339,7 @@ static int spool_get(struct ingest *g, struct opspool *sp, int64_t k,
     if (blk != sp->rblk || !sp->rbuf) {
         size_t bytes = OPS_BLK * sizeof(*sp->rbuf);
         if (!sp->rbuf && !(sp->rbuf = malloc(bytes)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         if (pread(fileno(g->spool), sp->rbuf, bytes, (off_t)sp->boff[blk]) !=
             (ssize_t)bytes)
             return spool_io_error();
@@ -461,7 +461,7 @@ int64_t ig_link_runtime_event(struct ingest *g, struct thread *t, int64_t rts,
         while (t->on && t->ostack[t->on - 1].end < op.end)
             t->on--;
         if (TT_ALLOC_GROW(t->ostack, t->on + 1, t->oalloc) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         t->ostack[t->on++] = op;
         t->ops.pos++;
         t->walked++;
@@ -515,7 +515,7 @@ int ig_renest_thread(struct ingest *g, const struct thread *t)
         int64_t id = sqlite3_column_int64(sel, 0), depth, parent;
         if (ig_nest(&tmp, id, sqlite3_column_int64(sel, 1), sqlite3_column_int64(sel, 2),
                  &depth, &parent) < 0) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
             goto out;
         }
         sqlite3_bind_int64(upd, 1, depth);
@@ -584,7 +584,7 @@ int ig_link_runtime(struct ingest *g, const struct thread *th)
             cur_pid = sqlite3_value_dup(sqlite3_column_value(rt, 1));
             cur_tid = sqlite3_value_dup(sqlite3_column_value(rt, 2));
             if (!cur_pid || !cur_tid) {
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
                 goto out;
             }
             sqlite3_reset(ops);
@@ -606,7 +606,7 @@ int ig_link_runtime(struct ingest *g, const struct thread *th)
             while (n && stack[n - 1].end < op_end)
                 n--;
             if (TT_ALLOC_GROW(stack, n + 1, alloc) < 0) {
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
                 goto out;
             }
             stack[n].id = op_id;

@@ -55,7 +55,7 @@ static int bloom_test_set(struct ingest *g, int64_t corr, int set)
 static int bloom_init(struct ingest *g)
 {
     if (!g->rt_bloom && !(g->rt_bloom = calloc(BLOOM_WORDS, sizeof(uint64_t))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     return 0;
 }
 
@@ -70,7 +70,7 @@ static int corr_unlinked(struct ingest *g, int64_t corr)
         return 0;
     }
     return tt__i64map_put(&g->unlinked, corr, 1) < 0
-               ? tt_error_set(TT_ENOMEM, "out of memory") : 0;
+               ? tt__oom() : 0;
 }
 
 /* ---- the ring of activities waiting for their call ---- */
@@ -82,7 +82,7 @@ static int pend_init(struct ingest *g)
         g->pend_slot = calloc(PEND_HASH, sizeof(*g->pend_slot));
         g->rt_cache = calloc(RT_CACHE, sizeof(*g->rt_cache));
         if (!g->pend || !g->pend_slot || !g->rt_cache)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
     }
     return bloom_init(g);
 }
@@ -201,7 +201,7 @@ int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
         ring = (ring + 1) % PEND_MAX;
     g->pend[ring].ev = tt__event_clone(ev);
     if (!g->pend[ring].ev)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     g->pend[ring].cat = cat;
     g->pend[ring].name = name;
     g->pend[ring].flow = 0;

@@ -43,7 +43,7 @@ int ig_load_strings(struct ingest *g)
         return TT_EDB;
     if (tt_strtab_rehash(&g->strs) < 0) {
         sqlite3_finalize(st);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     g->strs.next_id = 1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -51,7 +51,7 @@ int ig_load_strings(struct ingest *g)
         size_t len = (size_t)sqlite3_column_bytes(st, 1);
         if (tt_strtab_add(&g->strs, s, len, tt_strhash(s, len), sqlite3_column_int64(st, 0)) < 0) {
             sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         }
     }
     sqlite3_finalize(st);
@@ -84,7 +84,7 @@ static int rb_prepare(tt_db *db, struct rowbuf *rb, int n)
     }
     if (sql.oom) {
         tt_buf_release(&sql);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     rc = tt_db_prepare(db, &rb->st[n], sql.buf);
     tt_buf_release(&sql);
@@ -100,7 +100,7 @@ static int write_rows(tt_db *db, struct rowbuf *rb, const struct job *j)
     if (j->n == 0)
         return 0;
     if (j->text.oom)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (!rb->st[j->n] && (rc = rb_prepare(db, rb, j->n)) < 0)
         return rc;
     st = rb->st[j->n];
@@ -152,7 +152,7 @@ static int tap_rows(struct ingest *g, const struct job *j)
             return rc;
         first = sqlite3_last_insert_rowid(g->db->sql) - j->n + 1;
     } else if (j->text.oom) {
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     rc = g->tap->rows(g->tap->ctx, j->table, j->n, g->rbuf[j->table].ncols, j->cells,
                       j->text.buf, first);
@@ -167,7 +167,7 @@ int ig_run_job(struct ingest *g, const struct job *j)
         if (j->kind != JOB_ROWS || !j->n)
             return 0;
         if (j->text.oom)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         rc = g->rowsink->rows(g->rowsink->ctx, j->table, j->n, g->rbuf[j->table].ncols,
                               j->cells, j->text.buf);
         return rc < 0 ? rc : rc ? TT_ECANCELED : 0;
@@ -237,7 +237,7 @@ struct job *ig_job_get(struct ingest *g)
     if (!j && !(j = job_new())) {
         if (g->threaded)
             q->njobs--;
-        tt_error_set(TT_ENOMEM, "out of memory");
+        tt__oom();
         return NULL;
     }
     j->next = NULL;
@@ -286,7 +286,7 @@ static int rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
         j = rb->cur;
     }
     if (j->text.oom)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (!(fresh = ig_job_get(g)))
         return tt_error_last()->code ? tt_error_last()->code : TT_ENOMEM;
     for (k = 0; k < keep_last; k++) {
@@ -338,13 +338,13 @@ static int64_t intern(struct ingest *g, const char *s, size_t len)
     int rc;
     struct rowbuf *st = &g->rbuf[R_STR];
     if (!g->strs.nslots && tt_strtab_rehash(&g->strs) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     id = tt_strtab_find(&g->strs, s, len, h, &slot);
     if (id)
         return id;
     id = g->strs.next_id ? g->strs.next_id : 1;
     if (tt_strtab_add(&g->strs, s, len, h, id) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     rb_int(st, TT_C_STR_ID, id);
     rb_text(st, TT_C_STR_S, s, len);
     if ((rc = ig_rb_commit(g, st, "cannot store a string")) < 0)
@@ -434,7 +434,7 @@ int ig_rbufs_init(struct ingest *g)
         g->rbuf[i].bound = calloc(RB_K * (size_t)row_sql[i].ncols, sizeof(tt__cell));
         g->rbuf[i].cur = job_new();
         if (!g->rbuf[i].bound || !g->rbuf[i].cur)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
     }
     return 0;
 }

@@ -31,7 +31,7 @@ int tt_averages_compute_db(tt_db *db, const tt_avg_options *opts, tt_avg_result 
     int rc;
     *out = NULL;
     if (!res)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if ((rc = compute_db(db, opts, res)) < 0) {
         tt_avg_result_free(res);
         return rc;
@@ -48,7 +48,7 @@ int tt_averages_compute_file(const char *path, const tt_avg_options *opts, tt_av
     if (!tt_avg_sort_key_valid(opts->sort_by))
         return tt_error_set(TT_EINVALID, "unknown sort key '%s'", opts->sort_by);
     if (!(res = calloc(1, sizeof(*res))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if ((rc = tt__avg_each(path, NULL, opts, res)) < 0) {
         tt_avg_result_free(res);
         return rc;

@@ -145,7 +145,7 @@ int tt__avg_trace_result(struct state *s, int64_t trace, const char *label, int 
     tt__avg_state_release(s);
     if (rc < 0) {
         tt__avg_trace_release(t);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     return 0;
 }
@@ -154,7 +154,7 @@ int tt__avg_result_add(tt_avg_result *res, tt_avg_trace *t)
 {
     tt_avg_trace *n = realloc(res->traces, sizeof(*n) * (res->ntraces + 1));
     if (!n)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     res->traces = n;
     res->traces[res->ntraces++] = *t;
     memset(t, 0, sizeof(*t));

@@ -53,7 +53,7 @@ static int spill_run(struct runs *r, struct arec *a, size_t n)
     if (!r->spill && !(r->spill = tt__tmpfile()))
         return TT_EIO; /* said which directory, and why */
     if (TT_ALLOC_GROW(r->run_len, r->nruns + 1, r->arun) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (fwrite(a, sizeof(*a), n, r->spill) != n)
         return tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
     r->run_len[r->nruns++] = n;
@@ -89,7 +89,7 @@ static int runs_full(struct runs *r)
     if ((rc = spill_wait(r)) < 0)
         return rc;
     if (!r->full && !(r->full = malloc(sizeof(*r->full) * r->cap)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     t = r->full;
     r->full = r->buf;
     r->nfull = r->n;
@@ -108,7 +108,7 @@ int tt__avg_runs_add(struct runs *r, const struct arec *e)
     if (!r->buf) {
         r->cap = run_recs();
         if (!(r->buf = malloc(sizeof(*r->buf) * r->cap)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
     }
     if (r->n == r->cap && (rc = runs_full(r)) < 0)
         return rc;
@@ -182,14 +182,14 @@ int tt__avg_merge_start(struct merge *m, struct runs *r)
     m->c = calloc(nspill + 1, sizeof(*m->c));
     m->heap = calloc(nspill + 1, sizeof(*m->heap));
     if (!m->c || !m->heap)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (r->spill)
         fflush(r->spill);
     for (i = 0; i < nspill; i++) {
         struct cursor *c = &m->c[i];
         c->buf = malloc(sizeof(*c->buf) * MERGE_BUF);
         if (!c->buf)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         c->left = r->run_len[i];
         c->off = off;
         off += (int64_t)(r->run_len[i] * sizeof(*c->buf));

@@ -21,11 +21,6 @@
 
 #include <string.h>
 
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
 static uint64_t hash_bytes(const char *p, size_t n)
 {
     uint64_t h = 0xCBF29CE484222325ULL;
@@ -211,17 +206,17 @@ int tt__avg_py_frame(struct state *s, struct thread_stack *t, int64_t ts, int64_
     } else {
         char *txt = tt__avg_lookup(s, name);
         if (!txt)
-            return oom();
+            return tt__oom();
         f = frame_of(k, txt, strlen(txt));
         free(txt);
         if (f < 0 || tt__i64map_put(&k->fname, name, (size_t)f) < 0)
-            return oom();
+            return tt__oom();
     }
     node = t->npy ? t->py[t->npy - 1].node : 0;
     if (k->fr[f].keep && (node = node_child(k, node, f)) < 0)
-        return oom();
+        return tt__oom();
     if (TT_ALLOC_GROW_FROM(t->py, t->npy + 1, t->apy, 8) < 0)
-        return oom();
+        return tt__oom();
     t->py[t->npy].end = end;
     t->py[t->npy].node = node;
     t->npy++;
@@ -335,10 +330,10 @@ int tt__avg_stack_assign(struct state *s, struct thread_stack *t, struct ev *e)
         if (e->seq >= 0 && !e->fwd_tid && (put_first(&t->fwd, e->seq, e->own) < 0 ||
                             put_first(&k->fwd_any, e->seq, e->own) < 0 ||
                             put_first(&k->fwd_thread, e->seq, t - s->threads) < 0))
-            return oom();
+            return tt__oom();
     }
     e->stack = s->o->group_by_stack > 0 ? key_of(s, e->full) : 0;
-    return e->stack < 0 ? oom() : 0;
+    return e->stack < 0 ? tt__oom() : 0;
 }
 
 /* ---- the collapsed stacks ---- */
@@ -358,7 +353,7 @@ int tt__avg_stack_add(struct state *s, int64_t full, int64_t name, int64_t self_
     if (!full || s->o->version < 3 || !s->o->collect_stacks)
         return 0;
     if (slots_fit(&k->cslots, &k->ncslots, k->ncs, k, cs_hash_at) < 0)
-        return oom();
+        return tt__oom();
     for (j = mix2(full, name) & (k->ncslots - 1); k->cslots[j]; j = (j + 1) & (k->ncslots - 1)) {
         c = &k->cs[k->cslots[j] - 1];
         if (c->node == full && c->name == name)
@@ -366,7 +361,7 @@ int tt__avg_stack_add(struct state *s, int64_t full, int64_t name, int64_t self_
     }
     if (!k->cslots[j]) {
         if (TT_ALLOC_GROW(k->cs, k->ncs + 1, k->acs) < 0)
-            return oom();
+            return tt__oom();
         c = &k->cs[k->ncs];
         memset(c, 0, sizeof(*c));
         c->node = full;
@@ -507,7 +502,7 @@ int tt_averages_write_stacks(const tt_avg_result *res, int metric, const char *p
     }
     if (b.oom) {
         tt_buf_release(&b);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     rc = tt__write_file_atomic(path, b.buf, b.len);
     tt_buf_release(&b);

@@ -62,12 +62,12 @@ static int fs_string(struct fstream *fs, int64_t id, const char *str, size_t len
         return tt_error_set(TT_ERROR, "string ids out of order (%lld)", (long long)id);
     while ((int64_t)fs->strs.n + 1 < id) {
         if (TT_ALLOC_GROW(fs->strs.s, fs->strs.n + 1, fs->strs.alloc) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         fs->strs.s[fs->strs.n++] = NULL;
     }
     if (TT_ALLOC_GROW(fs->strs.s, fs->strs.n + 1, fs->strs.alloc) < 0 ||
         !(copy = strndup(str, len)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     fs->strs.s[fs->strs.n++] = copy;
     if (!strcmp(copy, "cpu_op"))
         fs->id_cpu_op = id;
@@ -113,13 +113,13 @@ static int fs_call_stack(struct fstream *fs, const tt__cell *row, const char *te
             if (tt_jp_string(&jp, &a, &cs, &cslen) < 0)
                 break;
             if (!(z = strndup(cs, cslen))) {
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
                 break;
             }
             e->stack = tt__avg_callstack_node(fs->s, z);
             free(z);
             if (e->stack < 0)
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
             break;
         }
         if (tt_jp_skip(&jp) < 0)
@@ -250,7 +250,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             tkey_of_cell(&pk, pid, text);
             tkey_of_cell(&tk, tid, text);
             if (!(t = tt__avg_thread_for(fs->s, &pk, &tk)))
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             e.thread = (int32_t)(t - fs->s->threads);
         }
         if ((rc = tt__avg_runs_add(&fs->runs, &e)) < 0)
@@ -457,7 +457,7 @@ static int avg_finish(struct state *s, int64_t id, const char *label, const tt__
     int rc;
     *out = NULL;
     if (!tr)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     rc = tt__avg_trace_result(s, id, label, res->have_rank, res->rank,
                               has_profile_memory(res->metadata), tr);
     if (rc < 0) {

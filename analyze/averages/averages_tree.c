@@ -199,7 +199,7 @@ static int add_row(struct state *s, int64_t name, int64_t shapes, int64_t stack,
 {
     struct row *r = agg_get(&s->agg, name, s->o->group_by_shape ? shapes : 0, stack, device);
     if (!r)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (r->count == 0)
         r->is_user_annotation = is_ua;
     if (!r->seen) {
@@ -418,16 +418,16 @@ static int push_cpu(struct state *s, struct thread_stack *t, struct ev *e)
         struct row *r = agg_get(&s->agg, e->name, s->o->group_by_shape ? e->shapes : 0, e->stack,
                                 DEV_CPU);
         if (!r)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         if (!r->seen) {
             r->seen = 1;
             r->has_parent = e->has_parent;
         }
     }
     if (TT_ALLOC_GROW(t->frames, t->n + 1, t->alloc) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     t->frames[t->n++] = e;
-    return heap_push(s, e) < 0 ? tt_error_set(TT_ENOMEM, "out of memory") : 0;
+    return heap_push(s, e) < 0 ? tt__oom() : 0;
 }
 
 static int flush_threads(struct state *s)
@@ -596,7 +596,7 @@ void tt__avg_steps_seen(struct steps *w, int64_t num)
 int tt__avg_steps_add(struct steps *w, int64_t start, int64_t end)
 {
     if (TT_ALLOC_GROW(w->win, 2 * (w->n + 1), w->alloc) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     w->win[2 * w->n] = start;
     w->win[2 * w->n + 1] = end;
     w->n++;
@@ -752,7 +752,7 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
         {
             struct ev *v = ev_new(s);
             if (!v) {
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
                 break;
             }
             v->name = name;

@@ -193,7 +193,7 @@ static int unit_rows(struct bd_run *r, struct bd_trace *t, struct bd_dev *d, siz
             if (!d->steps[k].any)
                 continue;
             if (!(x = new_row(t, 0, d->device)))
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             tt__bd_acc_row(&d->steps[k], kw, x);
             x->step = t->st[k].num;
             lmap[k] = t->nrows - 1;
@@ -201,7 +201,7 @@ static int unit_rows(struct bd_run *r, struct bd_trace *t, struct bd_dev *d, siz
     } else if (r->o->by == TT_BD_BY_STREAM) {
         struct bd_sacc **ord = malloc((d->nstreams ? d->nstreams : 1) * sizeof(*ord));
         if (!ord)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         for (k = 0; k < d->nstreams; k++)
             ord[k] = &d->streams[k];
         TT_QSORT(ord, d->nstreams, sizeof(*ord), cmp_stream);
@@ -209,7 +209,7 @@ static int unit_rows(struct bd_run *r, struct bd_trace *t, struct bd_dev *d, siz
             tt_bd_row *x = new_row(t, 0, d->device);
             if (!x) {
                 free(ord);
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             }
             tt__bd_acc_row(&ord[k]->acc, kw, x);
             x->stream = ord[k]->stream;
@@ -239,7 +239,7 @@ static int move_units(const struct i64map *src, struct i64map *dst, const size_t
         key = idx << 32 | (int64_t)unit;
         tt__i64map_get(dst, key, &have);
         if (tt__i64map_put(dst, key, (size_t)tt_sat_add((int64_t)have, (int64_t)src->v[i])) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
     }
     return 0;
 }
@@ -254,11 +254,11 @@ static int flush_device(struct bd_run *r, struct bd_trace *t, struct bd_dev *d)
     if (!d->all.any)
         return 0;
     if (!(x = new_row(t, 1, d->device)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     rank_row = t->nranks - 1;
     tt__bd_acc_row(&d->all, r->o->kernel_wait_ns, x);
     if (!(span = malloc((t->nst ? t->nst : 1) * sizeof(*span))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (k = 0; k < t->nst; k++)
         if (d->steps[k].any)
             span[n++] = acc_span(&d->steps[k]);
@@ -267,7 +267,7 @@ static int flush_device(struct bd_run *r, struct bd_trace *t, struct bd_dev *d)
     free(span);
     nl = t->nst > d->nstreams ? t->nst : d->nstreams;
     if (!(lmap = calloc(nl ? nl : 1, sizeof(*lmap))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     rc = unit_rows(r, t, d, lmap);
     if (rc == 0)
         rc = move_units(&d->fam, &t->units, by_rank ? NULL : lmap, rank_row, 0);
@@ -311,7 +311,7 @@ static int unit_add(struct i64map *m, size_t idx, size_t local, int64_t ns)
     size_t have = 0;
     tt__i64map_get(m, key, &have);
     if (tt__i64map_put(m, key, (size_t)tt_sat_add((int64_t)have, ns)) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     return 0;
 }
 
@@ -324,7 +324,7 @@ static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act 
     if (a->step >= 0)
         tt__bd_acc_add(&d->steps[a->step], a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
     if (!(sa = stream_acc(d, a->stream, &slot)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     tt__bd_acc_add(sa, a->cls, a->ts, a->end, a->has_rt, a->rt_ts, kw);
     if (r->o->by == TT_BD_BY_STEP) {
         if (a->step < 0)
@@ -467,7 +467,7 @@ int tt__bd_sweep(struct bd_run *r, struct bd_trace *t)
     int rc = 0;
     memset(&d, 0, sizeof(d));
     if (!(d.steps = calloc(t->nst ? t->nst : 1, sizeof(*d.steps))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     sort_by_id(rd->rt, rd->nrt, sizeof(*rd->rt), cmp_rt);
     sort_by_id(rd->ops, rd->nops, sizeof(*rd->ops), cmp_ref);
     /* each activity resolved into the slot of the selected ones (n <= k) */
@@ -551,7 +551,7 @@ static int append_rows(tt_bd_row **dst, size_t *nd, size_t *ad, const tt_bd_row 
     if (!n)
         return 0;
     if (TT_ALLOC_GROW(*dst, *nd + n, *ad) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     memcpy(*dst + *nd, src, n * sizeof(*src));
     *nd += n;
     return 0;

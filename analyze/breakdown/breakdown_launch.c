@@ -14,7 +14,7 @@
 #include "common/tmath.h"
 #include "analyze/breakdown/breakdown_state.h"
 #include "formats/kineto.h"
-#include "tracetool/diff.h"
+#include "tracetool/formats.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -112,12 +112,12 @@ int tt__bd_family_of(struct bd_run *r, int64_t name_id, int kind, size_t *fam, i
     /* a family is never cut: TILE for "nn" is the only token that grows */
     cap = 2 * strlen(name) + 32;
     if (!(buf = malloc(cap)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     c = family_text(r, name, kind, buf, cap);
     f = fam_index(r, buf, c);
     free(buf);
     if (f < 0 || tt__i64map_put(&r->rd.fam_of, key, (size_t)f * 4 + (size_t)c + 1) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     *fam = (size_t)f;
     *cls = c;
     return 0;
@@ -202,7 +202,7 @@ static int group_units(const struct i64map *m, size_t n, struct groups *g)
     g->v = malloc((m->n ? m->n : 1) * sizeof(*g->v));
     if (!g->start || !g->fill || !g->v) {
         groups_free(g);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     for (i = 0; i < m->cap; i++)
         if (m->used[i])
@@ -238,7 +238,7 @@ int tt__bd_families(struct bd_run *r, size_t nunits)
         return rc;
     if (!(res->families = calloc(r->nfam ? r->nfam : 1, sizeof(*res->families)))) {
         groups_free(&g);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     for (k = 0; k < r->nfam; k++) {
         tt_bd_family *f = &res->families[res->nfamilies];
@@ -246,7 +246,7 @@ int tt__bd_families(struct bd_run *r, size_t nunits)
         if (!r->fam[k].count)
             continue;
         if (!(f->family = strdup(r->fam[k].name))) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
             break;
         }
         res->nfamilies++;
@@ -290,7 +290,7 @@ int tt__bd_op_of(struct bd_run *r, int64_t name_id, size_t *op)
             char *s = strdup(TT_BD_NO_OP);
             if ((r->no_op = op_new(r, s)) < 0) {
                 free(s);
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             }
         }
         k = r->no_op;
@@ -298,18 +298,18 @@ int tt__bd_op_of(struct bd_run *r, int64_t name_id, size_t *op)
         /* the op index of each name (onames index -> op index + 1 in slot) */
         long at = name_index(&r->onames, tt__bd_str(&r->rd, name_id), &added);
         if (at < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         if (added) {
             if (op_new(r, r->onames.s[at]) < 0)
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             if (TT_ALLOC_GROW(r->op_at, (size_t)at + 1, r->aop_at) < 0)
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             r->op_at[at] = r->nop - 1;
         }
         k = (long)r->op_at[at];
     }
     if (tt__i64map_put(&r->rd.op_of, name_id + 1, (size_t)k + 1) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     *op = (size_t)k;
     return 0;
 }
@@ -332,7 +332,7 @@ int tt__bd_ops(struct bd_run *r, size_t nunits)
         return rc;
     if (!(res->ops = calloc(r->nop ? r->nop : 1, sizeof(*res->ops)))) {
         groups_free(&g);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     for (k = 0; k < r->nop; k++) {
         tt_bd_op *x = &res->ops[res->nops];
@@ -340,7 +340,7 @@ int tt__bd_ops(struct bd_run *r, size_t nunits)
         if (!r->op[k].count)
             continue;
         if (!(x->op = strdup(r->op[k].name))) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
             break;
         }
         res->nops++;
@@ -399,7 +399,7 @@ static int keep_worst(struct bd_run *r, const struct bd_wl *w)
     if (!x.name_s || !x.rt_s) {
         free(x.name_s);
         free(x.rt_s);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     if (r->ntop == TT_BD_WORST) { /* the last one goes */
         free(r->top[TT_BD_WORST - 1].name_s);
@@ -433,7 +433,7 @@ int tt__bd_launch_add(struct bd_run *r, const struct bd_wl *w, int has_rt_dur)
     struct bd_fam *f = &r->fam[w->fam];
     if (TT_ALLOC_GROW(f->delay, (size_t)f->nlaunch + 1, f->adelay) < 0 ||
         (has_rt_dur && TT_ALLOC_GROW(f->rt, (size_t)f->nrt + 1, f->art) < 0))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     f->delay[f->nlaunch++] = w->delay;
     if (has_rt_dur)
         f->rt[f->nrt++] = w->rt_dur;
@@ -497,7 +497,7 @@ static int name_worst(struct bd_run *r)
         x->runtime = w->rt_s;
         w->name_s = w->rt_s = NULL; /* moved to the result */
         if (!(x->family = strdup(r->fam[w->fam].name)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
     }
     return 0;
 }
@@ -515,13 +515,13 @@ int tt__bd_launches(struct bd_run *r)
     tt_bd_result *res = r->res;
     size_t k;
     if (!(res->launches = calloc(r->nfam ? r->nfam : 1, sizeof(*res->launches))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (k = 0; k < r->nfam; k++) {
         tt_bd_launch *l = &res->launches[res->nlaunches];
         if (!r->fam[k].nlaunch)
             continue;
         if (!(l->family = strdup(r->fam[k].name)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         res->nlaunches++;
         l->cls = r->fam[k].cls;
         l->count = r->fam[k].nlaunch;

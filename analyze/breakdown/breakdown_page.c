@@ -70,7 +70,7 @@ int tt_breakdown_html(const tt_bd_result *res, const char *title, const char *pa
     n = res->nranks + nunits;
     if (n && (!(rows = calloc(n, sizeof(*rows))) || !(labels = calloc(n, LABEL_CAP)))) {
         free(rows);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     if (n) {
         fill_rows(res->ranks, res->nranks, rows, labels);

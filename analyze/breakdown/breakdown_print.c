@@ -360,7 +360,7 @@ static void put_table(struct out *w, tt_table *t, const char *heading, const cha
     tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
     if (!t) {
         if (w->rc == 0)
-            w->rc = tt_error_set(TT_ENOMEM, "out of memory");
+            w->rc = tt__oom();
         return;
     }
     switch (w->o->format) {
@@ -509,7 +509,7 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
     } else {
         text_head(&w, res);
         if (!(t = rows_table(res->ranks, res->nranks, o->row_limit)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         wo.format = fmt == TT_FORMAT_MARKDOWN ? TT_FORMAT_MARKDOWN : TT_FORMAT_TABLE;
         wo.indent = " ";
         wo.cols = text_rank;

@@ -24,11 +24,6 @@
 
 /* ---- the consumer ---- */
 
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
 static int64_t int_or(const tt__cell *c, int64_t dflt)
 {
     return c->type == TT_CELL_INT ? c->i : dflt;
@@ -51,7 +46,7 @@ static int rd_string(struct bd_read *rd, const tt__cell *row, const char *text)
         while (cap <= (uint64_t)id)
             cap *= 2;
         if (!(n = realloc(rd->soff, cap * sizeof(*n))))
-            return oom();
+            return tt__oom();
         memset(n + rd->nsoff, 0, (cap - rd->nsoff) * sizeof(*n));
         rd->soff = n;
         rd->nsoff = cap;
@@ -62,7 +57,7 @@ static int rd_string(struct bd_read *rd, const tt__cell *row, const char *text)
         while (cap < rd->ntext + len + 1)
             cap *= 2;
         if (!(n = realloc(rd->text, cap)))
-            return oom();
+            return tt__oom();
         rd->text = n;
         rd->atext = cap;
     }
@@ -82,7 +77,7 @@ static int push_ref(struct bd_ref **v, size_t *n, size_t *a, int64_t id, int64_t
                     int64_t ts, int64_t dur)
 {
     if (TT_ALLOC_GROW(*v, *n + 1, *a) < 0)
-        return oom();
+        return tt__oom();
     (*v)[*n].id = id;
     (*v)[*n].name = name;
     (*v)[*n].ts = ts;
@@ -116,7 +111,7 @@ static int rd_runtime(struct bd_read *rd, const tt__cell *row)
     if (row[TT_C_RT_ID].type != TT_CELL_INT)
         return 0;
     if (TT_ALLOC_GROW(rd->rt, rd->nrt + 1, rd->art) < 0)
-        return oom();
+        return tt__oom();
     c = &rd->rt[rd->nrt++];
     c->id = row[TT_C_RT_ID].i;
     c->has_ts = row[TT_C_RT_TS].type == TT_CELL_INT;
@@ -139,7 +134,7 @@ static int rd_gpu(struct bd_read *rd, const tt__cell *row, const char *text)
     if (!kind || row[TT_C_GPU_TS].type != TT_CELL_INT || row[TT_C_GPU_DUR].type != TT_CELL_INT)
         return 0;
     if (TT_ALLOC_GROW(rd->gpu, rd->ngpu + 1, rd->agpu) < 0)
-        return oom();
+        return tt__oom();
     g = &rd->gpu[rd->ngpu++].raw;
     g->device = int_or(&row[TT_C_GPU_DEVICE], -1);
     g->stream = int_or(&row[TT_C_GPU_STREAM], -1);
@@ -182,7 +177,7 @@ int tt__bd_trace_end(struct bd_run *r, int64_t id, int64_t rank, tt_trace_format
         return 0;
     }
     if (TT_ALLOC_GROW(r->tr, r->ntr + 1, r->atr) < 0)
-        return oom();
+        return tt__oom();
     t = &r->tr[r->ntr++];
     memset(t, 0, sizeof(*t));
     t->id = id;

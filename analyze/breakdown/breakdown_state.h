@@ -9,7 +9,7 @@
 #ifndef TT_ANALYZE_BREAKDOWN_STATE_H
 #define TT_ANALYZE_BREAKDOWN_STATE_H
 
-#include "analyze/steps/steps.h"
+#include "store/steps.h"
 #include "common/i64map.h"
 #include "formats/kineto.h"
 #include "store/ingest_rows.h"
@@ -49,7 +49,7 @@ void tt__bd_acc_row(struct bd_acc *a, int64_t kernel_wait_ns, tt_bd_row *row);
  * known only once its files are read) */
 struct bd_trace {
     int64_t id, rank;
-    struct tt__step *st;     /* its ProfilerStep#N spans (analyze/steps/steps.h) */
+    struct tt__step *st;     /* its ProfilerStep#N spans (store/steps.h) */
     size_t nst;
     tt_bd_row *ranks, *rows; /* its device rows, its step / stream rows */
     size_t nranks, aranks, nrows, arows;

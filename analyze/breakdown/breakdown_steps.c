@@ -33,7 +33,7 @@ int tt__bd_steps(struct bd_read *rd, struct bd_trace *t)
         return 0;
     TT_QSORT(rd->steps, rd->nsteps, sizeof(*rd->steps), cmp_step);
     if (!(t->st = malloc(rd->nsteps * sizeof(*t->st))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (k = 0; k < rd->nsteps; k++) {
         const struct bd_ref *s = &rd->steps[k];
         if (n && s->ts < t->st[n - 1].end)

@@ -633,7 +633,7 @@ static int collect_one(void *ctx, struct info *in)
     tt_info_result *res = ctx;
     size_t alloc = res->ntraces; /* grows one by one: few traces */
     if (TT_ALLOC_GROW(res->traces, res->ntraces + 1, alloc) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     take_summary(in, &res->traces[res->ntraces++]);
     return 0;
 }
@@ -738,9 +738,9 @@ static int f_event(void *ctx, const tt_event *ev)
     if (!ev->ph)
         return 0;
     if ((ev->ph == 'X' || ev->ph == 'B') && rank_facts(in, ev, tt_kineto_class(ev->cat)) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (ev->ph != 'E' && add_cat(in, ev->ph, ev->cat, 1) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (ev->has_ts && ev->ph != 'M') {
         int64_t end = tt_end_ns(ev->ts_ns, ev->has_dur ? ev->dur_ns : 0);
         if (!in->s.have_span) {
@@ -759,7 +759,7 @@ static int f_event(void *ctx, const tt_event *ev)
         int c = tt_kineto_class(ev->cat);
         if (c == TT_XC_SLICE) {
             if (add_thread(in, &ev->pid, &ev->tid) < 0)
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             if (ev->input_dims)
                 in->s.shapes++;
             if ((ev->have & TT_A_RF_ID) && ev->rf_id != 0)
@@ -831,10 +831,10 @@ static int f_meta(void *ctx, const char *key, const char *json, size_t len)
 {
     struct info *in = ctx;
     if (tt_kineto_meta_key(&in->meta, key, json, len) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (!strcmp(key, "deviceProperties") && !in->devprops &&
         !(in->devprops = strndup(json, len)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (!strcmp(key, "pid") && in->meta.have_pid) { /* in stream order, as ingest */
         in->s.pid = in->meta.pid;
         in->s.have_pid = 1;
@@ -884,7 +884,7 @@ static int file_summary(const char *path, struct info *in)
     in->s.format = strdup(tt_format_name(st.format));
     if (!in->s.path || !in->s.format) {
         info_release(in);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     in->s.gzip = st.gzip;
     in->s.bytes = st.bytes;
@@ -909,7 +909,7 @@ int tt_info_file_result(const char *path, const tt_info_options *opts, tt_info_r
         return rc;
     if (!(res->traces = calloc(1, sizeof(*res->traces)))) {
         info_release(&in);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     take_summary(&in, &res->traces[0]);
     res->ntraces = 1;
@@ -943,7 +943,7 @@ static int dir_trace(const char *path, int64_t id, tt_info_result *res, tt_info_
     in.s.trace_id = id;
     if (TT_ALLOC_GROW(r->rows, r->n + 1, ralloc) < 0) {
         info_release(&in);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     rc = tt__info_rank_row(&r->rows[r->n++], &in.s, top_device(&in.devn), (int64_t)in.nstepn,
                            in.devprops);
@@ -1169,7 +1169,7 @@ static int d_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *ce
         default: break;
         }
     }
-    return rc < 0 ? tt_error_set(TT_ENOMEM, "out of memory") : rc;
+    return rc < 0 ? tt__oom() : rc;
 }
 
 /* the categories counted by id, by their text */
@@ -1277,12 +1277,12 @@ static int db_summary(tt_db *db, const tt__db_trace *t, struct info *in)
     sink.rows = d_rows;
     if (d_trace_cols(in, t) < 0) {
         d_release(&r);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     rc = tt__db_rows(db, t->id, &sink, TT_ROWS_NO_ARGS, &res);
     if (rc == 0) {
         if (d_finish(&r) < 0 || d_devprops(in, res.metadata) < 0)
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
         free(res.metadata);
     }
     d_release(&r);
@@ -1312,7 +1312,7 @@ static int db_pass(tt_db *db, int64_t trace_id, tt_info_result *res, tt_info_ran
         rc = db_summary(db, t, &in);
         if (rc == 0 && ranks) {
             if (TT_ALLOC_GROW(ranks->rows, ranks->n + 1, ralloc) < 0) {
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
             } else {
                 tt_info_rank *x = &ranks->rows[ranks->n++];
                 rc = tt__info_rank_row(x, &in.s, top_device(&in.devn), in.db_steps, in.devprops);

@@ -93,7 +93,7 @@ static int devprops_name(const char *json, int64_t device, char **out)
         free(first);
         free(*out);
         *out = NULL;
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     if (!*out)
         *out = first;
@@ -108,7 +108,7 @@ int tt__info_rank_row(tt_info_rank *r, const tt_info_summary *s, int64_t device,
     memset(r, 0, sizeof(*r));
     r->trace_id = s->trace_id;
     if (!(r->path = strdup(s->path ? s->path : "")))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     r->have_rank = s->have_rank;
     r->rank = s->rank;
     r->have_world_size = s->have_world_size;
@@ -191,7 +191,7 @@ int tt__info_ranks_print(const tt_info_ranks *r, int format, FILE *out)
     tt_table *t = rank_table(r);
     int rc;
     if (!t)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (format == TT_FORMAT_JSON) {
         w.format = TT_FORMAT_JSON;
         w.flags = TT_TABLE_JSON_SKIP_NULL | TT_TABLE_JSON_TIGHT;

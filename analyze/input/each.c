@@ -69,7 +69,7 @@ static int visit(struct walk *w, const char *path, tt_db *db, int64_t id)
     }
     if (TT_ALLOC_GROW(w->it, w->n + 1, w->alloc) < 0) {
         w->v->drop(w->v->ctx, r);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     w->it[w->n].r = r;
     w->it[w->n].id = id;

@@ -212,7 +212,7 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
         return 0;
     }
     if (!(t = summary_table(s)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     switch (o->format) {
     case TT_FORMAT_JSON:
         w.format = TT_FORMAT_JSON;
@@ -248,7 +248,7 @@ static int collect_one(tt_kern_result *res, tt_kern_summary *s)
     size_t alloc = res->nsummaries; /* grows one by one: few summaries */
     if (TT_ALLOC_GROW(res->summaries, res->nsummaries + 1, alloc) < 0) {
         summary_release(s);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     res->summaries[res->nsummaries++] = *s;
     return 0;
@@ -277,7 +277,7 @@ static int sums_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__row
     tt_kern_summary *two = calloc(2, sizeof(*two));
     int rc;
     if (!two)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if ((rc = tt__kern_trace(x->o, path, db, id, two, res)) < 0) {
         sums_drop(ctx, two);
         return rc;
@@ -296,7 +296,7 @@ static int sums_take(void *ctx, void *r, int64_t id, const char *path)
         two[m].trace_id = id;
         if (rc == 0 && tt__kern_wants(x->o, m)) {
             if (!(two[m].path = strdup(path)))
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
             else
                 rc = collect_one(x->res, &two[m]);
         } else {

@@ -194,10 +194,10 @@ static int ks_string(struct kstream *ks, const tt__cell *row, const char *text)
     char *copy;
     if (TT_ALLOC_GROW(ks->strs, ks->nstrs + 1, ks->astrs) < 0 ||
         !(copy = strndup(text + row[TT_C_STR_S].i, row[TT_C_STR_S].len)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     ks->strs[ks->nstrs++] = copy;
     if (tt__i64map_put(&ks->sid, row[TT_C_STR_ID].i, ks->nstrs - 1) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     return 0;
 }
 
@@ -213,7 +213,7 @@ static int group_add(struct group *g, int64_t v, int64_t bytes)
     if (bytes != TT_KERN_NULL)
         g->bytes = tt_sat_add(g->bytes, bytes);
     if (durs_add(&g->d, v) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     return 0;
 }
 
@@ -229,7 +229,7 @@ static int ks_value(struct kstream *ks, int m, struct group *g, const struct pen
     if (!ks->defer)
         return group_add(g, p->v, p->bytes);
     if (TT_ALLOC_GROW(ks->pend, ks->npend + 1, ks->apend) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     x = &ks->pend[ks->npend++];
     *x = *p;
     x->m = m;
@@ -247,11 +247,11 @@ static int ks_runtime(struct kstream *ks, const tt__cell *row)
     if (tt__kern_steps_on(ks->o) && row[TT_C_RT_TS].type == TT_CELL_INT &&
         row[TT_C_RT_ID].type == TT_CELL_INT &&
         tt__i64map_put(&ks->rt_ts, row[TT_C_RT_ID].i, (size_t)row[TT_C_RT_TS].i) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (ks->o->by != TT_KERN_BY_RUNTIME || row[TT_C_RT_DUR].type != TT_CELL_INT)
         return 0;
     if (!(g = group_of(&ks->set[0], name, strlen(name))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     memset(&p, 0, sizeof(p));
     p.v = row[TT_C_RT_DUR].i;
     p.bytes = p.rt = p.op = TT_KERN_NULL;
@@ -272,7 +272,7 @@ static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
     if (m == 1 || ks->o->by != TT_KERN_BY_OP) {
         group_key(ks, m, row, text);
         if (ks->key.oom || !(g = group_of(&ks->set[m], ks->key.buf, ks->key.len)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
     }
     memset(&p, 0, sizeof(p));
     p.v = v->i;
@@ -297,12 +297,12 @@ static int ks_slice(struct kstream *ks, const tt__cell *row)
     if (id->type != TT_CELL_INT || nm->type != TT_CELL_INT)
         return 0;
     if (ks->o->by == TT_KERN_BY_OP && tt__i64map_put(&ks->op_nm, id->i, (size_t)nm->i) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     if (!tt__kern_steps_on(ks->o) || row[TT_C_SL_TS].type != TT_CELL_INT ||
         row[TT_C_SL_DUR].type != TT_CELL_INT || !tt__kern_is_step(name = str_id(ks, nm->i)))
         return 0;
     if (TT_ALLOC_GROW(ks->sp, ks->nsp + 1, ks->asp) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     x = &ks->sp[ks->nsp++];
     x->ts = row[TT_C_SL_TS].i;
     x->id = id->i;
@@ -401,7 +401,7 @@ static int ks_flush(struct kstream *ks)
             if (!name)
                 name = "[no CPU op]";
             if (!(g = group_of(&ks->set[p->m], name, strlen(name))))
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
         }
         rc = group_add(g, p->v, p->bytes);
     }
@@ -459,7 +459,7 @@ int tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, tt__kgroup *g,
     if (!(s->rows = calloc(ng ? ng : 1, sizeof(*s->rows)))) {
         for (k = 0; k < ng; k++)
             free(g[k].name);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     for (k = 0; k < ng; k++) {
         fill_row(&s->rows[k], &g[k], size);
@@ -509,7 +509,7 @@ static int group_stats(const struct group *gr, tt__kgroup *out)
     double mean = (double)gr->total / (double)gr->count, m2 = 0;
     size_t i, n = 0;
     if (!v)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (i = 0; i < d->cap; i++)
         if (d->used[i]) {
             v[2 * n] = d->k[i];
@@ -572,7 +572,7 @@ static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary
     size_t i, n = 0;
     int rc = 0;
     if (!kg)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (i = 0; rc == 0 && i < gs->ng; i++) {
         struct group *g = &gs->g[i];
         if (!g->count) /* every value of it outside the chosen steps */

@@ -93,11 +93,6 @@ struct aread {
     int64_t seq;
 };
 
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
 static void atrace_free(struct atrace *t)
 {
     size_t i;
@@ -145,7 +140,7 @@ static int a_string(struct aread *r, const tt__cell *row, const char *text)
     tt_buf_add(&r->strs, text + row[TT_C_STR_S].i, row[TT_C_STR_S].len);
     tt_buf_addch(&r->strs, '\0');
     if (r->strs.oom || tt__i64map_put(&r->sid, row[TT_C_STR_ID].i, off) < 0)
-        return oom();
+        return tt__oom();
     return 0;
 }
 
@@ -176,7 +171,7 @@ static int copy_of(struct atrace *t, const tt__cell *c, const char *text, int *o
     if (i == t->ncopies) {
         if (TT_ALLOC_GROW(t->copies, t->ncopies + 1, t->acopies) < 0 ||
             !(t->copies[i] = strndup(text + c->i, c->len)))
-            return oom();
+            return tt__oom();
         t->ncopies++;
     }
     *out = (int)i + 1;
@@ -249,7 +244,7 @@ static int spill(struct atrace *t)
     if (!t->spool && !(t->spool = tt__tmpfile()))
         return TT_EIO;
     if (TT_ALLOC_GROW(t->runs, t->nruns + 1, t->aruns) < 0)
-        return oom();
+        return tt__oom();
     TT_QSORT(t->a, t->n, sizeof(*t->a), cmp_act);
     x = &t->runs[t->nruns];
     if (fseek(t->spool, 0, SEEK_END) != 0 || (x->off = ftell(t->spool)) < 0 ||
@@ -281,10 +276,10 @@ static int a_gpu(struct aread *r, const tt__cell *row, const char *text)
     if ((rc = copy_of(t, &row[TT_C_GPU_COPY_KIND], text, &s.copy)) < 0)
         return rc;
     if (TT_ALLOC_GROW(t->a, t->n + 1, t->aa) < 0)
-        return oom();
+        return tt__oom();
     a = &t->a[t->n];
     if ((a->shape = shape_index(r, &s)) == SIZE_MAX)
-        return oom();
+        return tt__oom();
     a->ts = cell_i(&row[TT_C_GPU_TS]);
     a->dur = cell_i(&row[TT_C_GPU_DUR]);
     a->corr = cell_i(&row[TT_C_GPU_CORRELATION]);
@@ -300,7 +295,7 @@ static int a_runtime(struct aread *r, const tt__cell *row)
 {
     if (row[TT_C_RT_TS].type == TT_CELL_INT && row[TT_C_RT_ID].type == TT_CELL_INT &&
         tt__i64map_put(&r->t->rt_ts, row[TT_C_RT_ID].i, (size_t)row[TT_C_RT_TS].i) < 0)
-        return oom();
+        return tt__oom();
     return 0;
 }
 
@@ -315,7 +310,7 @@ static int a_slice(struct aread *r, const tt__cell *row)
         !tt__kern_is_step(name = str_id(r, nm->i)))
         return 0;
     if (TT_ALLOC_GROW(t->sp, t->nsp + 1, t->asp) < 0)
-        return oom();
+        return tt__oom();
     x = &t->sp[t->nsp++];
     x->ts = row[TT_C_SL_TS].i;
     x->id = id->i;
@@ -364,7 +359,7 @@ static int a_finish(struct aread *r)
     for (i = 0; i < t->nsh; i++) {
         const char *s = str_id(r, t->sh[i].name_id);
         if (!(t->sh[i].name = strdup(s ? s : "?")))
-            return oom();
+            return tt__oom();
     }
     return 0;
 }
@@ -443,12 +438,12 @@ static int it_init(struct iter *it, struct atrace *t)
     if (!n)
         return 0;
     if (!(it->c = calloc(n, sizeof(*it->c))) || !(it->heap = calloc(n, sizeof(*it->heap))))
-        return oom();
+        return tt__oom();
     for (k = 0; k < n; k++) {
         it->c[k].off = t->runs[k].off;
         it->c[k].left = t->runs[k].n;
         if (!(it->c[k].buf = malloc(RUN_BUF * sizeof(*it->c[k].buf))))
-            return oom();
+            return tt__oom();
         if ((rc = refill(it, k)) < 0)
             return rc;
         if (rc)
@@ -531,7 +526,7 @@ static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__
     aread_release(r);
     atrace_free(r->t);
     if (!(r->t = calloc(1, sizeof(*r->t))))
-        return oom();
+        return tt__oom();
     r->seq = 0;
     if ((rc = tt__open_ingested_temp(&tmp, path)) < 0)
         return rc;
@@ -584,7 +579,7 @@ static int v_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_r
     r.steps = tt__kern_steps_on(v->o);
     *out = NULL;
     if (!(r.t = calloc(1, sizeof(*r.t))))
-        return oom();
+        return tt__oom();
     tt_buf_init(&r.strs);
     rc = a_read(&r, path, db, id, res);
     free(res->metadata);
@@ -775,7 +770,7 @@ static int add_activity(tt_table *t, const tt_kern_activity *a)
         tt_table_set_text(t, A_COPY, a->copy_kind) < 0 ||
         tt_table_set_text(t, A_SRC, a->src_kind) < 0 ||
         tt_table_set_text(t, A_DST, a->dst_kind) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     set_i64(t, A_TRACE, a->trace_id);
     set_i64(t, A_START, a->start_ns);
     set_i64(t, A_DUR, a->dur_ns);
@@ -841,7 +836,7 @@ static int flush_part(struct aprint *p, int final)
     tt_table_free(p->t);
     p->t = NULL;
     if (rc == 0 && !final && !(p->t = tt_table_new(act_cols, A_COUNT)))
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
     if (final && p->rows == 0 && p->o->format == TT_FORMAT_TABLE)
         fputs(" (none)\n", p->out);
     return rc;
@@ -872,7 +867,7 @@ static int pr_begin(void *ctx, int64_t trace, const char *path)
     p->parts = 0;
     p->rows = 0;
     if (!(p->t = tt_table_new(act_cols, A_COUNT)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     return 0;
 }
 

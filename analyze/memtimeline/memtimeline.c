@@ -393,10 +393,10 @@ static int alloc_sample(struct emit *e, int64_t t_ns, int64_t al, int64_t re)
             if (a)
                 r->alloc_t_us = a;
             if (!a || !(a = realloc(r->allocated, cap * sizeof(*a))))
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             r->allocated = a;
             if (!(a = realloc(r->reserved, cap * sizeof(*a))))
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             r->reserved = a;
             e->aalloc = cap;
         }
@@ -429,7 +429,7 @@ static int emit_preexisting(struct emit *e, const struct memtl_scan *sc)
         co_add(&e->co, -1, TT_CAT_UNKNOWN, sc->pre[i].bytes);
         /* it will be destroyed at its free: track it as live */
         if (!(p = tt__live_put(&e->live, sc->pre[i].addr)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         p->bytes = sc->pre[i].bytes;
         p->cat = TT_CAT_UNKNOWN;
         p->ts = -1;
@@ -461,7 +461,7 @@ static int emit_event(struct emit *e, const struct memev *ev, int cat, int rule,
         }
         co_add(&e->co, t_ns, cat, b);
         if (!(a = tt__live_put(&e->live, addr)))
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         a->bytes = b;
         a->cat = cat;
         a->ts = t_ns / 1000;
@@ -589,7 +589,7 @@ static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *ra
     e.plot.t = malloc(sizeof(int64_t) * 3 * MAX_BUCKETS);
     e.plot.sizes = malloc(sizeof(int64_t) * NCOL * 3 * MAX_BUCKETS);
     if (!e.plot.t || !e.plot.sizes) {
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
         goto out;
     }
     rc = j->raw_input ? emit_raw_input(&e) : emit_trace(&e);
@@ -598,7 +598,7 @@ static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *ra
     if (e.co.have)
         co_emit_point(&e.co);
     if (e.co.err) {
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
         goto out;
     }
     /* torch re-stamps the PREEXISTING time -1 with t_min */
@@ -625,7 +625,7 @@ static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *ra
     res->plot_sizes = e.plot.sizes;
     e.plot.t = e.plot.sizes = NULL;
     if (!res->peak_op || !res->peak_step)
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
 out:
     free(e.live.e);
     free(e.plot.t);
@@ -700,7 +700,7 @@ static int write_json(struct out *o, const tt_memtl_result *r)
     size_t i;
     int c;
     if (!w)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     w->o = o;
     w->n = 0;
     wb_str(w, "[[");
@@ -766,7 +766,7 @@ static int write_plot(const struct job *j, const tt_memtl_result *r, int png, co
         if (!before || !sizes) {
             free(before);
             free(sizes);
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         }
         memcpy(sizes, r->plot_sizes, r->plot_n * NCOL * sizeof(*sizes));
         for (i = 0; i < r->plot_n; i++) {
@@ -823,7 +823,7 @@ static int open_out(struct out *o, char **part, const char *output, int kind)
         return 0;
     }
     if (!(*part = malloc(strlen(output) + 8)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     sprintf(*part, "%s.XXXXXX", output);
     if ((fd = tt__partial_create(*part, &o->part_slot)) < 0) {
         free(*part);
@@ -991,7 +991,7 @@ static int db_pick(tt_db *db, const tt_memtl_options *opts, int64_t *trace, char
     if (i < n) {
         *trace = t[i].id;
         if (!(*label = strdup(t[i].path ? t[i].path : "")))
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
     } else {
         rc = tt__db_none(db, opts->trace_id || opts->rank >= 0, WHAT);
     }

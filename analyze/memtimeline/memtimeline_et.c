@@ -124,7 +124,7 @@ static int et_load_memids(struct etx *x)
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         if (TT_ALLOC_GROW(x->memids, x->nmemids + 1, x->amemids) < 0) {
             sqlite3_finalize(st);
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         }
         x->memids[x->nmemids++] = sqlite3_column_int64(st, 0);
     }
@@ -186,7 +186,7 @@ static int et_load_nodes(struct etx *x)
     return r == SQLITE_DONE ? 0 : tt_db_error(x->db, "cannot read the Execution Trace");
 nomem:
     sqlite3_finalize(st);
-    return tt_error_set(TT_ENOMEM, "out of memory");
+    return tt__oom();
 }
 
 /* one tensor argument of a node: note the storage it shows */
@@ -251,7 +251,7 @@ static int et_load_storages(struct etx *x)
     sqlite3_bind_int64(st, 1, x->et);
     while ((r = sqlite3_step(st)) == SQLITE_ROW)
         if (et_tensor(x, &smap, st) < 0) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
             break;
         }
     if (rc == 0 && r != SQLITE_DONE)
@@ -266,7 +266,7 @@ static int et_load_storages(struct etx *x)
     x->ns = k;
     TT_QSORT(x->sto, x->ns, sizeof(*x->sto), by_creator);
     if (!(x->skip = malloc((x->ns + 1) * sizeof(*x->skip))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (i = 0; i <= x->ns; i++)
         x->skip[i] = i;
     return 0;
@@ -383,7 +383,7 @@ static int et_match(struct etx *x, const struct ctxstore *cs, struct i64map *et)
                                : rule == ETR_AUTOGRAD ? TT_CAT_AUTOGRAD_DETAIL
                                                       : TT_CAT_ACTIVATION,
                                rule)) < 0) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
             goto out;
         }
     }

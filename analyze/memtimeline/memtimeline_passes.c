@@ -57,7 +57,7 @@ int tt__memtl_walk_push(struct memwalk *w, int64_t id, int64_t end, unsigned f, 
     while (w->n && w->stack[w->n - 1].end < end)
         w->n--;
     if (TT_ALLOC_GROW(w->stack, w->n + 1, w->alloc) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     n = w->n++;
     w->stack[n].id = id;
     w->stack[n].end = end;
@@ -221,7 +221,7 @@ static void store_cat(struct evspill *sp, const struct live *a, int cat)
 static int add_pre(struct memtl_scan *sc, int64_t addr, int64_t bytes)
 {
     if (TT_ALLOC_GROW(sc->pre, sc->npre + 1, sc->apre) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     sc->pre[sc->npre].addr = addr;
     sc->pre[sc->npre].bytes = bytes;
     sc->npre++;
@@ -270,7 +270,7 @@ int tt__memtl_category_pass(struct evspill *sp, int nocat, struct memtl_scan *sc
             if (a)
                 store_cat(sp, a, nocat ? TT_CAT_UNKNOWN : categorize(a, -1, 0, sc->has_steps));
             if (!(a = tt__live_put(&m, addr))) {
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
                 goto out;
             }
             a->bytes = bytes;
@@ -332,7 +332,7 @@ int tt__memtl_spill_event(struct memev *ev, const struct ctxstore *cs, const str
 int tt__memtl_spill_done(struct evspill *sp)
 {
     if (!(sp->cat = malloc(sp->n + 1)) || !(sp->rule = calloc(sp->n + 1, 1)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     memset(sp->cat, TT_CAT_UNKNOWN, sp->n + 1);
     return 0;
 }
@@ -381,7 +381,7 @@ int tt__memtl_addr(struct addr_synth *s, int has, int64_t own, int64_t bytes, in
         }
         if (TT_ALLOC_GROW(s->stk, s->nstk + 1, s->astk) < 0 ||
             tt__i64map_put(&s->by_size, bytes, s->nstk) < 0)
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         k = s->nstk++;
         memset(&s->stk[k], 0, sizeof(s->stk[k]));
     }
@@ -391,7 +391,7 @@ int tt__memtl_addr(struct addr_synth *s, int has, int64_t own, int64_t bytes, in
         return 0;
     }
     if (TT_ALLOC_GROW(sk->a, sk->n + 1, sk->cap) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     *addr = sk->a[sk->n++] = s->next--;
     return 0;
 }

@@ -82,11 +82,6 @@ static const tt__cell *row_cell(const tt__cell *cells, int ncols, int row, int c
     return &cells[(size_t)row * (size_t)ncols + (size_t)col];
 }
 
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
 /* ---- strings ---- */
 
 const char *tt__memtl_str(const struct memtl_streamed *o, int64_t id)
@@ -112,9 +107,9 @@ static int on_string(struct mstream *st, const tt__cell *id, const tt__cell *s, 
     if (id->type != TT_CELL_INT || s->type != TT_CELL_TEXT)
         return 0;
     if (tt_buf_add(&o->text, text + s->i, s->len) < 0 || tt_buf_addch(&o->text, '\0') < 0)
-        return oom();
+        return tt__oom();
     f = tt__memtl_flags_of(o->text.buf + at, 0);
-    return tt__i64map_put(&o->strs, id->i, at << 4 | f) < 0 ? oom() : 0;
+    return tt__i64map_put(&o->strs, id->i, at << 4 | f) < 0 ? tt__oom() : 0;
 }
 
 /* ---- threads ---- */
@@ -163,7 +158,7 @@ static int key_set(struct tkey *k, const tt__cell *c, const char *text)
     k->type = c->type;
     k->i = c->type == TT_CELL_INT ? c->i : 0;
     if (c->type == TT_CELL_TEXT && !(k->s = strndup(text + c->i, c->len)))
-        return oom();
+        return tt__oom();
     return 0;
 }
 
@@ -180,7 +175,7 @@ static struct sthread *thread_of(struct mstream *st, const tt__cell *pid, const 
             return &st->th[i];
     if (TT_ALLOC_GROW(st->th, st->nth + 1, st->ath) < 0 ||
         tt__i64map_put(&st->thmap, (int64_t)h, st->nth) < 0) {
-        oom();
+        tt__oom();
         return NULL;
     }
     t = &st->th[st->nth++];
@@ -242,7 +237,7 @@ static int device_of(struct memtl_streamed *o, int dtype, int64_t did, size_t *k
         if (o->dev[*k].dtype == dtype && o->dev[*k].did == did)
             return 0;
     if (TT_ALLOC_GROW(o->dev, o->ndev + 1, o->adev) < 0)
-        return oom();
+        return tt__oom();
     memset(&o->dev[o->ndev], 0, sizeof(o->dev[0]));
     o->dev[o->ndev].dtype = dtype;
     o->dev[o->ndev].did = did;
@@ -323,7 +318,7 @@ static int on_memory(struct mstream *st, const tt__cell *c, int ncols, int r, co
     if (!(t = thread_of(st, pid, tid, text)))
         return TT_ENOMEM;
     if (TT_ALLOC_GROW(t->mem, t->nmem + 1, t->amem) < 0)
-        return oom();
+        return tt__oom();
     m = &t->mem[t->nmem++];
     m->id = id;
     m->ts = cell_int(ts, text);
@@ -341,7 +336,7 @@ static int on_raw(struct mstream *st, const tt__cell *c, int ncols, int r, const
     const tt__cell *cat = row_cell(c, ncols, r, TT_C_MT_CATEGORY);
     struct memtl_rawrow *w;
     if (TT_ALLOC_GROW(o->raw, o->nraw + 1, o->araw) < 0)
-        return oom();
+        return tt__oom();
     w = &o->raw[o->nraw++];
     w->ts = cell_int(ts, text);
     w->action = cell_int(row_cell(c, ncols, r, TT_C_MT_ACTION), text);
@@ -475,7 +470,7 @@ static int scan_walk(struct mstream *st, const struct srec *s, void *ctx)
     if (!t->disordered)
         return walk_op(st, t, s);
     if (TT_ALLOC_GROW(so->v, so->n + 1, so->cap) < 0)
-        return oom();
+        return tt__oom();
     so->v[so->n++] = *s;
     return 0;
 }
@@ -495,7 +490,7 @@ static int stream_finish(struct mstream *st)
         cs->lo = 1;
         cs->n = (size_t)st->nmemrows;
         if (!(cs->v = calloc(cs->n, sizeof(*cs->v))))
-            return oom();
+            return tt__oom();
     }
     for (i = 0; i < st->nth; i++)
         if (st->th[i].mem_unsorted) {
@@ -793,7 +788,7 @@ static int sort_all(const struct memtl_streamed *pre, size_t dev, struct spcur *
     size_t n = 0, i;
     int rc;
     if (!v)
-        return oom();
+        return tt__oom();
     tt__log(TT_LOG_DEBUG, "memtimeline", "the device's [memory] events sorted by time");
     cur->n = cur->pos = cur->at = 0;
     cur->end = pre->nrec;
@@ -819,7 +814,7 @@ int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const 
     if (!(sp->f = tt__tmpfile()))
         return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
     if (!(cur = malloc(sizeof(*cur) * (size_t)(nruns > 0 ? nruns : 1))))
-        return oom();
+        return tt__oom();
     rc = nruns < 0 ? sort_all(pre, dev, cur, cs, et, sp) : merge_runs(pre, dev, cur, cs, et, sp);
     free(cur);
     return rc < 0 ? rc : tt__memtl_spill_done(sp);

@@ -26,7 +26,7 @@
 
 TT_BEGIN_DECL
 
-/* ---- statistics (analyze/diff/diff_stats.c) ---- */
+/* ---- statistics (compare/diff/diff_stats.c) ---- */
 
 /* one-sided exact or approximate Mann-Whitney U: the probability, under no
  * difference, of a U at least as large as the observed one for "y tends to
@@ -53,16 +53,6 @@ TT_EXTERN(int) tt_bh_adjust(const double *p, size_t n, double *q);
 TT_EXTERN(double) tt_welch_p_greater(const double *x, size_t nx, const double *y, size_t ny);
 /* P(T > t) for Student's t with df degrees of freedom (df > 0) */
 TT_EXTERN(double) tt_student_t_sf(double t, double df);
-
-/* ---- kernel keys ---- */
-
-/* The family of a GPU kernel name, into out (cap bytes): return type and
- * parameter list dropped, template arguments and anonymous namespaces
- * stripped, architecture prefixes (ampere_, volta_, sm80_, ...) folded to
- * ARCH_, tile / layout tokens (128x64, _nn, _align8, sliced1x4) to TILE,
- * Triton's numeric suffix dropped; NCCL kernels become
- * nccl:<collective>:<dtype> from either naming scheme. */
-TT_EXTERN(void) tt_kernel_family(const char *name, char *out, size_t cap);
 
 /* ---- the diff ---- */
 

@@ -219,6 +219,17 @@ TT_EXTERN(int) tt_read_trace_mem(const char *name, const void *data, size_t len,
                                  const tt_trace_sink *sink,
                                  const tt_read_options *opts, tt_read_stats *stats);
 
+/* ---- what a kernel's name means ---- */
+
+/* The family of a GPU kernel name, into out (cap bytes): return type and
+ * parameter list dropped, template arguments and anonymous namespaces
+ * stripped, architecture prefixes (ampere_, volta_, sm80_, ...) folded to
+ * ARCH_, tile / layout tokens (128x64, _nn, _align8, sliced1x4) to TILE,
+ * Triton's numeric suffix dropped; NCCL kernels become
+ * nccl:<collective>:<dtype> from either naming scheme
+ * (formats/kernel_family.c). diff keys kernels by it; breakdown groups by it. */
+TT_EXTERN(void) tt_kernel_family(const char *name, char *out, size_t cap);
+
 TT_END_DECL
 
 #endif

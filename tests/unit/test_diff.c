@@ -15,8 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/diff/diff_state.h" /* --rename's rules (internal) */
+#include "compare/diff/diff_state.h" /* --rename's rules (internal) */
 #include "tracetool/diff.h"
+#include "tracetool/formats.h" /* tt_kernel_family */
 
 #define NEAR(a, b) cr_expect(fabs((a) - (b)) < 1e-12 * (fabs(b) > 1 ? fabs(b) : 1), "%.15g vs %.15g", (a), (b))
 

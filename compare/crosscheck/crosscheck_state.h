@@ -1,5 +1,5 @@
 /*
- * analyze/crosscheck/crosscheck_state.h - what the files of `tracetool crosscheck`
+ * compare/crosscheck/crosscheck_state.h - what the files of `tracetool crosscheck`
  * share: the per-pair working structures (ET ops, matches, the join result)
  * and the helpers of crosscheck_join.c, crosscheck_order.c,
  * crosscheck_report.c and crosscheck.c. Not installed.

@@ -1,5 +1,5 @@
 /*
- * analyze/diff/diff_report.c - the reports of `tracetool diff`: text and
+ * compare/diff/diff_report.c - the reports of `tracetool diff`: text and
  * Markdown for people (a verdict line, the environment, the gated metrics,
  * the top contributors, added / removed / count-changed rows, notes), JSON
  * (versioned, with units, polarity and the samples), JUnit XML (one
@@ -7,7 +7,7 @@
  * the one table writer (tracetool/table.h).
  */
 #include "common/compat.h"
-#include "analyze/diff/diff_state.h"
+#include "compare/diff/diff_state.h"
 #include "common/buf.h"
 #include "tracetool/table.h"
 
@@ -61,7 +61,7 @@ static int metrics_table(const tt_diff_result *r, int fmt, FILE *out)
     int rc = 0;
     char n[48];
     if (!t)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (i = 0; i < r->nmetrics && rc == 0; i++) {
         const tt_diff_metric *m = &r->metrics[i];
         if ((rc = tt_table_add_row(t)) < 0)
@@ -123,7 +123,7 @@ static int rows_table(const tt_diff_result *r, int status, int limit, int fmt, F
     int rc = 0;
     *left = 0;
     if (!t)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (i = 0; i < r->nrows && rc == 0; i++) {
         const tt_diff_row *w = &r->rows[i];
         if (status >= 0 && w->status != status)
@@ -388,7 +388,7 @@ static int write_csv(const tt_diff_result *r, FILE *out)
     size_t i;
     int rc;
     if (!t)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     rc = tt_table_add_row(t);
     if (rc == 0) {
         tt_table_set_text(t, CC_KIND, "result");
@@ -666,10 +666,10 @@ int tt_diff_write_file(const tt_diff_result *r, const tt_diff_options *o, tt_out
     FILE *m = open_memstream(&buf, &len);
     int rc;
     if (!m)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     rc = tt_diff_write(r, o, format, m);
     if (fclose(m) != 0 && rc == 0)
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
     if (rc == 0)
         rc = tt__write_file_atomic(path, buf, len);
     free(buf);

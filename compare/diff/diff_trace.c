@@ -1,5 +1,5 @@
 /*
- * analyze/diff/diff_trace.c - one trace of `tracetool diff` as a side of one
+ * compare/diff/diff_trace.c - one trace of `tracetool diff` as a side of one
  * sample per step, computed from the ingest's rows (tt__rowsink): a trace
  * file's (tt__ingest_rows) or a stored trace's (tt__db_rows) alike.
  *
@@ -17,14 +17,15 @@
  * time and the device end; the peak Total Allocated / Reserved.
  */
 #include "common/compat.h"
-#include "analyze/diff/diff_state.h"
-#include "analyze/steps/steps.h"
+#include "compare/diff/diff_state.h"
+#include "store/steps.h"
 #include "common/arena.h"
 #include "common/i64map.h"
 #include "common/tmath.h"
 #include "formats/json.h"
 #include "store/ingest_rows.h"
 #include "tracetool/analyze.h"
+#include "tracetool/formats.h"
 
 #include <math.h>
 #include <string.h>
@@ -77,11 +78,6 @@ struct tt__diff_rows {
     int sl_unsorted, rt_unsorted;
 };
 
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
-
 static int64_t cint(const tt__cell *c)
 {
     return c->type == TT_CELL_INT ? c->i : 0; /* as sqlite3_column_int64 of NULL */
@@ -132,26 +128,26 @@ static int add_string(struct tt__diff_rows *r, int64_t id, const char *s, size_t
     size_t had = r->astr;
     unsigned char *f;
     if (TT_ALLOC_GROW(r->str, r->nstr + 1, r->astr) < 0)
-        return oom();
+        return tt__oom();
     if (r->astr != had) {
         if (!(f = realloc(r->sflags, r->astr)))
-            return oom();
+            return tt__oom();
         r->sflags = f;
     }
     if (!(copy = strndup(s, len)))
-        return oom();
+        return tt__oom();
     if (!r->sparse && id != (int64_t)r->nstr + 1) {
         size_t i;
         r->sparse = 1; /* from now on by the map: the ids so far were 1..n */
         for (i = 0; i < r->nstr; i++)
             if (tt__i64map_put(&r->sidx, (int64_t)i + 1, i + 1) < 0) {
                 free(copy);
-                return oom();
+                return tt__oom();
             }
     }
     if (r->sparse && tt__i64map_put(&r->sidx, id, r->nstr + 1) < 0) {
         free(copy);
-        return oom();
+        return tt__oom();
     }
     r->sflags[r->nstr] = (unsigned char)((!strcmp(copy, "cpu_op") || !strcmp(copy, "Operator") ||
                                           !strcmp(copy, "user_annotation")) ? S_OPCAT
@@ -168,7 +164,7 @@ static int add_slice(struct tt__diff_rows *r, const tt__cell *row)
     if (!op && !(str_flags(r, cint(&row[TT_C_SL_NAME])) & S_STEP))
         return 0;
     if (TT_ALLOC_GROW(r->sl, r->nsl + 1, r->asl) < 0)
-        return oom();
+        return tt__oom();
     s = &r->sl[r->nsl];
     s->id = cint(&row[TT_C_SL_ID]);
     if (r->nsl && s->id < r->sl[r->nsl - 1].id)
@@ -189,7 +185,7 @@ static int add_runtime(struct tt__diff_rows *r, const tt__cell *row)
 {
     struct drt *c;
     if (TT_ALLOC_GROW(r->rt, r->nrt + 1, r->art) < 0)
-        return oom();
+        return tt__oom();
     c = &r->rt[r->nrt];
     c->id = cint(&row[TT_C_RT_ID]);
     if (r->nrt && c->id < r->rt[r->nrt - 1].id)
@@ -211,7 +207,7 @@ static int add_gpu(struct tt__diff_rows *r, const tt__cell *row, const char *tex
     if (!kind || cnull(&row[TT_C_GPU_TS]))
         return 0;
     if (TT_ALLOC_GROW(r->g, r->ng + 1, r->ag) < 0)
-        return oom();
+        return tt__oom();
     g = &r->g[r->ng++];
     g->kind = (unsigned char)kind;
     g->name = cint(&row[TT_C_GPU_NAME]);
@@ -231,7 +227,7 @@ static int add_memory(struct tt__diff_rows *r, const tt__cell *row)
     if (cnull(&row[TT_C_MEM_TS]) || cnull(&row[TT_C_MEM_TOTAL_ALLOCATED]))
         return 0;
     if (TT_ALLOC_GROW(r->mem, r->nmem + 1, r->amem) < 0)
-        return oom();
+        return tt__oom();
     m = &r->mem[r->nmem++];
     m->ts = row[TT_C_MEM_TS].i;
     m->alloc = cint(&row[TT_C_MEM_TOTAL_ALLOCATED]);
@@ -353,7 +349,7 @@ static long key_of(struct trace_job *j, const char *kind, const char *k)
     }
     idx = tt__diff_key(j->t, kind, k);
     free(r);
-    return idx < 0 ? oom() : idx;
+    return idx < 0 ? tt__oom() : idx;
 }
 
 /* the step whose CPU span holds ts, or (size_t)-1 */
@@ -407,7 +403,7 @@ static int step_spans(struct trace_job *j)
         return 0;
     if (!(c = malloc(n * sizeof(*c))) || !(j->st = malloc(n * sizeof(*j->st)))) {
         free(c);
-        return oom();
+        return tt__oom();
     }
     for (i = 0, n = 0; i < r->nsl; i++)
         if (r->sl[i].has_ts && r->sl[i].has_dur && (str_flags(r, r->sl[i].name) & S_STEP))
@@ -437,13 +433,13 @@ static int load_steps(struct trace_job *j, const struct tt__diff_env *env)
     for (k = 0; k < j->nst; k++) {
         double d = span_ns(j->st[k].end, j->st[k].ts);
         if (tt__diff_add_sample(j->t, j->st[k].num) < 0)
-            return oom();
+            return tt__oom();
         j->t->m[M_CPU_STEP][k] = d >= 0 ? d : NAN; /* a negative dur is no time */
     }
     if (j->nst || !env->have_span)
         return 0;
     if (!(j->st = malloc(sizeof(*j->st))) || tt__diff_add_sample(j->t, -1) < 0)
-        return oom();
+        return tt__oom();
     j->st[0].num = -1;
     j->st[0].ts = env->start_ns;
     j->st[0].end = tt_sat_add(env->end_ns, 1); /* [ts, end]: the last event inside */
@@ -475,7 +471,7 @@ static long op_shape_key(struct trace_job *j, int64_t name, int64_t dims)
     if (!*d)
         d = "[]";
     if (!(k = malloc(strlen(t) + strlen(d) + 2)))
-        return oom();
+        return tt__oom();
     sprintf(k, "%s %s", t, d);
     r = key_of(j, "op", k);
     free(k);
@@ -495,7 +491,7 @@ static long op_key(struct trace_job *j, int64_t name)
     if ((k = key_of(j, "op", torch_key(t))) < 0)
         return k;
     if (tt__i64map_put(&j->names, name, (size_t)k + 1) < 0)
-        return oom();
+        return tt__oom();
     return k;
 }
 
@@ -542,7 +538,7 @@ static int load_runtime(struct trace_job *j)
         } else if ((k = key_of(j, "runtime", name)) < 0) {
             return (int)k;
         } else if (tt__i64map_put(&j->gnames, c->name * 4, (size_t)k + 1) < 0) {
-            return oom();
+            return tt__oom();
         }
         j->t->keys[k].count[i] += 1;
         j->t->keys[k].ns[i] += (double)c->dur;
@@ -641,7 +637,7 @@ static int step_device_times(struct trace_job *j, struct gact *g, size_t ng)
     if (!last || !have) {
         free(last);
         free(have);
-        return oom();
+        return tt__oom();
     }
     if (ng)
         TT_QSORT(g, ng, sizeof(*g), cmp_gact);
@@ -708,11 +704,11 @@ static long gpu_key(struct trace_job *j, const struct dgpu *a, const struct dsli
     if (cache && tt__i64map_get(&j->gnames, ck, &v))
         return (long)v - 1;
     if (!(fam = gpu_name_key(j, a, op, str_of(j->r, a->name))))
-        return oom();
+        return tt__oom();
     k = key_of(j, gpu_kinds[a->kind], fam);
     free(fam);
     if (k >= 0 && cache && tt__i64map_put(&j->gnames, ck, (size_t)k + 1) < 0)
-        return oom();
+        return tt__oom();
     return k;
 }
 
@@ -725,7 +721,7 @@ static int load_gpu(struct trace_job *j)
     size_t ng = 0, n;
     int rc = 0;
     if (r->ng && !(g = malloc(r->ng * sizeof(*g))))
-        return oom();
+        return tt__oom();
     for (n = 0; n < r->ng && rc == 0; n++) {
         const struct dgpu *a = &r->g[n];
         const struct drt *call = a->has_rt ? runtime_by_id(r, a->rt) : NULL;
@@ -841,7 +837,7 @@ int tt__diff_rows_summary(struct tt__diff_rows *r, const struct tt__diff_env *en
     j.o = r->o;
     j.ren = r->ren;
     if (!(j.t = calloc(1, sizeof(*j.t))))
-        return oom();
+        return tt__oom();
     j.t->world = env->world;
     gpu_name(env->metadata, j.t->gpu, sizeof(j.t->gpu));
     snprintf(j.t->label, sizeof(j.t->label), "%s", base ? base + 1 : env->path);

@@ -1,11 +1,11 @@
 /*
- * analyze/diff/diff_side.c - a side of `tracetool diff` as a table: per-sample
+ * compare/diff/diff_side.c - a side of `tracetool diff` as a table: per-sample
  * step numbers and metrics, and per key (kind + name) a value per sample,
  * looked up by a hash of the key. diff_summary.c fills it from traces,
  * diff_save.c from a saved summary.
  */
 #include "common/compat.h"
-#include "analyze/diff/diff_state.h"
+#include "compare/diff/diff_state.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * analyze/diff/diff_stats.c - the statistics of `tracetool diff`: medians, the
+ * compare/diff/diff_stats.c - the statistics of `tracetool diff`: medians, the
  * interquartile ratio, the Hodges-Lehmann shift, the one-sided
  * Mann-Whitney U test (exact distribution by the usual recurrence when
  * there are no ties and at most 50 samples, else the normal approximation
@@ -224,7 +224,7 @@ int tt_bh_adjust(const double *p, size_t n, double *q)
     if (!n)
         return 0;
     if (!(s = malloc(n * sizeof(*s))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (k = 0; k < n; k++) {
         s[k].p = isnan(p[k]) ? 1.0 : p[k];
         s[k].i = k;

@@ -1,11 +1,11 @@
 /*
- * analyze/crosscheck/crosscheck_order.c - the per-thread order join of `tracetool
+ * compare/crosscheck/crosscheck_order.c - the per-thread order join of `tracetool
  * crosscheck`: PyTorch 2.0/2.1 give each thread its own External-id counter,
  * so the ops of one ET thread in rf_id order are aligned with a window of
  * one Kineto thread's ops in External-id order. Windows are found from rare
  * "anchor" ops and aligned greedily with a bounded look-ahead.
  */
-#include "analyze/crosscheck/crosscheck_state.h"
+#include "compare/crosscheck/crosscheck_state.h"
 
 /* ---------------------------------------------------------------- per-thread order */
 

@@ -1,5 +1,5 @@
 /*
- * analyze/report/table.c - the result-table writer (tracetool/table.h): typed
+ * report/table.c - the result-table writer (tracetool/table.h): typed
  * columns and rows of cells, written as aligned text, CSV, JSON or Markdown.
  */
 #include "common/compat.h"

@@ -1,5 +1,5 @@
 /*
- * analyze/export/export_out.h - the output of `tracetool export`: a buffer handed
+ * export/export_out.h - the output of `tracetool export`: a buffer handed
  * to a file (written to <path>.tmp and renamed when complete) or to gzip,
  * compressed on a second thread while the next buffer fills; JSON pieces
  * appended without tt_buf's checks on the common path. Internal.

@@ -1,5 +1,5 @@
 /*
- * analyze/diff/diff_state.h - what the files of `tracetool diff` share: a side's
+ * compare/diff/diff_state.h - what the files of `tracetool diff` share: a side's
  * per-step samples (diff_summary.c builds them, diff.c compares two,
  * diff_report.c writes the result).
  */

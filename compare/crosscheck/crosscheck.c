@@ -1,5 +1,5 @@
 /*
- * analyze/crosscheck/crosscheck.c - `tracetool crosscheck`: join the op nodes of a
+ * compare/crosscheck/crosscheck.c - `tracetool crosscheck`: join the op nodes of a
  * PyTorch Execution Trace (ET) to the cpu_op / user_annotation slices of the
  * Kineto trace taken beside it, report what does not agree, and store the
  * join in table et_links (docs/CROSSCHECK.md).
@@ -23,7 +23,7 @@
  * Memory: the ET nodes and the Kineto cpu_op / user_annotation slices of
  * the traces checked (a database's traces are loaded as the pairs need them).
  */
-#include "analyze/crosscheck/crosscheck_state.h"
+#include "compare/crosscheck/crosscheck_state.h"
 #include "store/ingest_rows.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
 /*
- * analyze/export/export_out.c - the output of `tracetool export` (export_out.h).
+ * export/export_out.c - the output of `tracetool export` (export_out.h).
  */
 #include "common/compat.h"
-#include "analyze/export/export_out.h"
+#include "export/export_out.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,7 +123,7 @@ static int open_fd(struct xout *o)
         return fd;
     }
     if (!(o->tmp = malloc(strlen(o->path) + 5)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     sprintf(o->tmp, "%s.tmp", o->path);
     if (tt__path_kind(o->tmp) == TT_PATH_OTHER)
         fd = tt_error_set_at(TT_EIO, o->tmp, -1, "exists and is not a regular file");
@@ -179,7 +179,7 @@ int xo_open(struct xout *o, const char *path, int gz)
     tt_buf_init(&o->b);
     tt_buf_init(&o->full);
     o->path = path;
-    rc = tt_buf_grow(&o->b, 2 * FLUSH_AT) < 0 ? tt_error_set(TT_ENOMEM, "out of memory")
+    rc = tt_buf_grow(&o->b, 2 * FLUSH_AT) < 0 ? tt__oom()
                                               : open_stream(o, path, gz);
     if (rc < 0) {
         free(o->tmp);

@@ -1,5 +1,5 @@
 /*
- * analyze/export/export_state.h - what `tracetool export` keeps between the
+ * export/export_state.h - what `tracetool export` keeps between the
  * rows it is handed (export_rows.c) and the Chrome trace it writes
  * (export_write.c); the inputs and the public entry points are export.c.
  * Internal.
@@ -19,7 +19,7 @@
 #include "common/strtab.h"
 #include "store/ingest_rows.h"
 #include "tracetool/export.h"
-#include "analyze/export/export_out.h"
+#include "export/export_out.h"
 
 #include <stdint.h>
 #include <stdio.h>

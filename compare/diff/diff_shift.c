@@ -1,5 +1,5 @@
 /*
- * analyze/diff/diff_shift.c - how much a key's time changed beyond its runs' own
+ * compare/diff/diff_shift.c - how much a key's time changed beyond its runs' own
  * speed: the signal that gates a row of `tracetool diff` (docs/DIFF.md).
  *
  * Runs of the same code on a loaded machine differ in speed by tens of
@@ -17,7 +17,7 @@
  * BASE's, in logarithms (0.4 is a factor of 1.49).
  */
 #include "common/compat.h"
-#include "analyze/diff/diff_state.h"
+#include "compare/diff/diff_state.h"
 
 #include <math.h>
 #include <string.h>

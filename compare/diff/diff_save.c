@@ -1,5 +1,5 @@
 /*
- * analyze/diff/diff_save.c - a side of `tracetool diff` as a small JSON file
+ * compare/diff/diff_save.c - a side of `tracetool diff` as a small JSON file
  * (--save-summary), and read back as an input: CI keeps kilobytes of
  * per-step samples as its baseline instead of gigabytes of traces.
  *
@@ -14,7 +14,7 @@
  * the schema comes first only for the reader's convenience.
  */
 #include "common/compat.h"
-#include "analyze/diff/diff_state.h"
+#include "compare/diff/diff_state.h"
 #include "common/arena.h"
 #include "common/buf.h"
 #include "formats/json.h"
@@ -82,7 +82,7 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
     char t[64];
     int rc;
     if (!ord)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     for (i = 0; i < s->nkeys; i++)
         ord[i] = i;
     TT_QSORT_R(ord, s->nkeys, sizeof(*ord), cmp_key_idx, s->keys);
@@ -138,7 +138,7 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
         tt_buf_addch(&b, '}');
     }
     tt_buf_add(&b, "\n]}\n", 4);
-    rc = b.oom ? tt_error_set(TT_ENOMEM, "out of memory") : tt__write_file_atomic(path, b.buf, b.len);
+    rc = b.oom ? tt__oom() : tt__write_file_atomic(path, b.buf, b.len);
     tt_buf_release(&b);
     free(ord);
     return rc;
@@ -269,7 +269,7 @@ static int read_str(struct rd *r, char **out)
         return rc;
     free(*out);
     if (!(*out = malloc(len + 1)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     memcpy(*out, s, len);
     (*out)[len] = '\0';
     return 0;
@@ -333,7 +333,7 @@ static int read_key(struct rd *r, struct tt_diff_side *s, double *v[3])
     if (rc == 0 && (!kind || !key))
         rc = bad(r, "a key without its kind or name");
     if (rc == 0 && (idx = tt__diff_key(s, kind, key)) < 0)
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
     for (a = 0; rc == 0 && a < 3; a++) {
         double *dst = a == 0 ? s->keys[idx].count : a == 1 ? s->keys[idx].ns : s->keys[idx].dev;
         for (i = 0; have[a] && i < s->n; i++) /* absent samples are zeros */
@@ -354,7 +354,7 @@ static int read_keys(struct rd *r, struct tt_diff_side *s)
     for (a = 0; a < 3; a++)
         v[a] = malloc((s->n ? s->n : 1) * sizeof(double));
     if (!v[0] || !v[1] || !v[2])
-        rc = tt_error_set(TT_ENOMEM, "out of memory");
+        rc = tt__oom();
     else if ((rc = tt_jp_array_begin(&r->jp)) == 0)
         while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_key(r, s, v)) == 0)
             ;
@@ -399,7 +399,7 @@ static int read_head(struct rd *r, struct tt_diff_side *s)
             else if ((rc = tt_jp_array_begin(&r->jp)) == 0)
                 while ((rc = tt_jp_array_next(&r->jp)) == 1 && (rc = read_int(r, &v)) == 0)
                     if (tt__diff_add_sample(s, v) < 0)
-                        rc = tt_error_set(TT_ENOMEM, "out of memory");
+                        rc = tt__oom();
         } else {
             rc = tt_jp_skip(&r->jp);
         }
@@ -553,7 +553,7 @@ int tt__diff_summary_read(const char *path, struct tt_diff_side **out)
         return rc;
     if (!(s = calloc(1, sizeof(*s)))) {
         free(data);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     s->world = -1;
     memset(&r, 0, sizeof(r));

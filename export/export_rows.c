@@ -1,5 +1,5 @@
 /*
- * analyze/export/export_rows.c - `tracetool export` as a consumer of the
+ * export/export_rows.c - `tracetool export` as a consumer of the
  * ingest's rows (store/ingest_rows.h), from a file or a database alike:
  * each event row becomes a record of the sort (export_state.h says how),
  * the metadata rows give the thread names, the ProfilerStep#N slices the
@@ -9,7 +9,7 @@
 #include "common/tmath.h"
 #include "formats/json.h"
 #include "formats/kineto.h"
-#include "analyze/export/export_state.h"
+#include "export/export_state.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,11 +19,6 @@
 #define SORT_MEM ((size_t)8 << 20)
 /* the largest string id kept in the direct table (ids are dense) */
 #define STR_ID_MAX (((int64_t)1) << 31)
-
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
-}
 
 static int spool_err(void)
 {
@@ -65,10 +60,10 @@ static int str_add(struct ex *x, int64_t id, const char *s, size_t len)
         while (n <= id)
             n *= 2;
         if (!(no = realloc(x->str_off, (size_t)n * sizeof(*no))))
-            return oom();
+            return tt__oom();
         x->str_off = no;
         if (!(ns = realloc(x->str_step, (size_t)n)))
-            return oom();
+            return tt__oom();
         x->str_step = ns;
         memset(no + x->str_n, 0, (size_t)(n - x->str_n) * sizeof(*no));
         memset(ns + x->str_n, 0, (size_t)(n - x->str_n));
@@ -78,7 +73,7 @@ static int str_add(struct ex *x, int64_t id, const char *s, size_t len)
     tt_buf_add(&x->str_pool, s, len);
     tt_buf_addch(&x->str_pool, '\0');
     if (x->str_pool.oom)
-        return oom();
+        return tt__oom();
     x->str_off[id] = off + 1;
     /* LIKE 'ProfilerStep#%' and atoll, as `averages --steps` */
     if (x->o->steps_set && len >= 13 && !strncasecmp(s, "ProfilerStep#", 13)) {
@@ -205,7 +200,7 @@ static int spill(struct ex *x)
     }
     run.len = x->spool_end - run.off;
     if (TT_ALLOC_GROW(t->runs, t->nruns + 1, t->aruns) < 0)
-        return oom();
+        return tt__oom();
     t->runs[t->nruns++] = run;
 done:
     x->nkeys = 0;
@@ -221,7 +216,7 @@ static int rec_done(struct ex *x, size_t off, int table, int64_t ts, int64_t seq
 {
     struct xkey *k;
     if (x->recs.oom || TT_ALLOC_GROW(x->keys, x->nkeys + 1, x->akeys) < 0)
-        return oom();
+        return tt__oom();
     k = &x->keys[x->nkeys++];
     k->ts = ts;
     k->seq = seq;
@@ -521,7 +516,7 @@ static int event_row(struct ex *x, int table, const tt__cell *r, const char *tex
 static int add_window(struct xtrace *t, int64_t a, int64_t b)
 {
     if (TT_ALLOC_GROW(t->win, 2 * t->nwin + 2, t->awin) < 0)
-        return oom();
+        return tt__oom();
     t->win[2 * t->nwin] = a;
     t->win[2 * t->nwin + 1] = b;
     t->nwin++;
@@ -574,7 +569,7 @@ static int name_set(struct ex *x, const char *kind, const struct idv *p, const s
     if (t)
         tt__xp_key_add(k, t);
     if (k->oom)
-        return oom();
+        return tt__oom();
     h = tt_strhash(k->buf, k->len);
     i = tr->nmap.nslots ? tt_strtab_find(&tr->nmap, k->buf, k->len, h, &slot) : 0;
     if (i > 0) {
@@ -582,17 +577,17 @@ static int name_set(struct ex *x, const char *kind, const struct idv *p, const s
         if (!text_gt(v, vl, old, strlen(old)))
             return 0;
         if (!(d = strndup(v, vl)))
-            return oom();
+            return tt__oom();
         free(old);
         tr->names[i - 1] = d;
         return 0;
     }
     if (TT_ALLOC_GROW(tr->names, tr->nnames + 1, tr->anames) < 0 ||
         !(tr->names[tr->nnames] = strndup(v, vl)))
-        return oom();
+        return tt__oom();
     tr->nnames++;
     if (tt_strtab_add(&tr->nmap, k->buf, k->len, h, (int64_t)tr->nnames) < 0)
-        return oom();
+        return tt__oom();
     return 0;
 }
 
@@ -780,7 +775,7 @@ static int runtime_bits(struct ex *x, struct xtrace *t)
         }
         if (i == 0) {
             if (hi - lo >= ((int64_t)1 << 36) || !(t->rtbits = calloc((size_t)((hi - lo) / 4 + 1), 1)))
-                return oom();
+                return tt__oom();
             t->rt_lo = lo;
             t->rt_n = hi - lo + 1;
         }
@@ -816,9 +811,9 @@ static int trace_meta(struct xtrace *t, const char *meta)
         if (tt_jp_minify(&jp, &b) < 0)
             break;
         if (b.oom || key.oom || tt_kineto_meta_key(&m, key.buf, b.buf, b.len) < 0)
-            rc = oom();
+            rc = tt__oom();
         else if (dst && !*dst && !(*dst = strndup(b.buf, b.len)))
-            rc = oom();
+            rc = tt__oom();
     }
     t->base = m.have_base ? m.base_time_ns : 0;
     t->have_meta_pid = m.have_pid;

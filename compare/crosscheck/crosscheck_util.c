@@ -1,9 +1,9 @@
 /*
- * analyze/crosscheck/crosscheck_util.c - what the crosscheck joins share: pid/tid
+ * compare/crosscheck/crosscheck_util.c - what the crosscheck joins share: pid/tid
  * values, counts in sorted arrays, the samples of Kineto-only ops and
  * duplicate ids, and the index of Kineto threads.
  */
-#include "analyze/crosscheck/crosscheck_state.h"
+#include "compare/crosscheck/crosscheck_state.h"
 
 /* first index i with a[i] >= v */
 size_t xc_lower_i64(const int64_t *a, size_t n, int64_t v)
@@ -125,7 +125,7 @@ int xc_kt_index(struct result *r, const tt_xc_id *pid, const tt_xc_id *tid)
 
 int xc_oom(void)
 {
-    return tt_error_set(TT_ENOMEM, "out of memory");
+    return tt__oom();
 }
 
 void xc_widen(int *has, int64_t *lo, int64_t *hi, int64_t a, int64_t b)

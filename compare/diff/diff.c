@@ -1,11 +1,11 @@
 /*
- * analyze/diff/diff.c - the decision of `tracetool diff`: two sides' per-step
+ * compare/diff/diff.c - the decision of `tracetool diff`: two sides' per-step
  * samples (diff_summary.c) into gated metrics with verdicts, the per-key
  * rows (added, removed, count changes, the contributors to the step time
  * change) and an exit code. docs/DIFF.md says the rules.
  */
 #include "common/compat.h"
-#include "analyze/diff/diff_state.h"
+#include "compare/diff/diff_state.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -293,7 +293,7 @@ static int add_metric(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
     if (!vb || !vn) {
         free(vb);
         free(vn);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     if (!kb || !kn) { /* not in these traces */
         free(vb);
@@ -364,7 +364,7 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
     double *p, *q;
     int64_t *ranks = malloc((b->n ? b->n : 1) * sizeof(*ranks));
     if (!ranks)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     /* the distinct BASE ranks, in order */
     memcpy(ranks, b->rank, b->n * sizeof(*ranks));
     if (b->n)
@@ -390,7 +390,7 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
             free((double *)m->b);
             free((double *)m->n);
             free(ranks);
-            return tt_error_set(TT_ENOMEM, "out of memory");
+            return tt__oom();
         }
         r->nmetrics++;
         if (!m->nb || !m->nn) {
@@ -409,7 +409,7 @@ static int per_rank(tt_diff_result *r, const tt_diff_side *b, const tt_diff_side
     if (!p || !q) {
         free(p);
         free(q);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     for (i = 0; i < cnt; i++)
         p[i] = r->metrics[first + i].p;
@@ -744,13 +744,13 @@ static int build_rows(tt_diff_result *r, const tt_diff_side *b, const tt_diff_si
     tt__runs_free(sd.rb);
     tt__runs_free(sd.rn);
     if (rc < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     p = malloc((r->nrows ? r->nrows : 1) * sizeof(*p));
     q = malloc((r->nrows ? r->nrows : 1) * sizeof(*q));
     if (!p || !q) {
         free(p);
         free(q);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     for (i = 0; i < r->nrows; i++)
         p[i] = r->rows[i].p;
@@ -892,7 +892,7 @@ int tt_diff_compare(const tt_diff_side *b, const tt_diff_side *n, const tt_diff_
     env_line(r->env[1], sizeof(r->env[1]), n);
     mismatch(r, b, n);
     if (!(r->metrics = calloc(M_COUNT + (o->rank_each ? b->n : 0), sizeof(*r->metrics))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     /* the device clock needs a step before each sample: single-step traces
      * fall back to ProfilerStep durations */
     device = b->has_gpu && n->has_gpu && o->step_clock == 0 && !isnan(vmax(b->m[M_DEV_STEP], b->n)) &&

@@ -1,8 +1,8 @@
 /*
- * analyze/steps/steps.c - the ProfilerStep#N span that holds a time
+ * store/steps.c - the ProfilerStep#N span that holds a time
  * (steps.h).
  */
-#include "analyze/steps/steps.h"
+#include "store/steps.h"
 
 long tt__step_at(const struct tt__step *st, size_t n, int64_t ts)
 {

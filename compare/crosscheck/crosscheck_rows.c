@@ -1,5 +1,5 @@
 /*
- * analyze/crosscheck/crosscheck_rows.c - the traces of `tracetool crosscheck`
+ * compare/crosscheck/crosscheck_rows.c - the traces of `tracetool crosscheck`
  * read from the record stream (store/ingest_rows.h): a trace file through
  * tt__ingest_rows, a database's trace through tt__db_rows, the same
  * consumer for both. What is kept: an ET's op nodes, a Kineto trace's
@@ -11,7 +11,7 @@
  * would have (a file's ids follow the previous files' largest), so that the
  * report names the same slices whether it read the files or a database.
  */
-#include "analyze/crosscheck/crosscheck_state.h"
+#include "compare/crosscheck/crosscheck_state.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"
 

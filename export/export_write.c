@@ -1,12 +1,12 @@
 /*
- * analyze/export/export_write.c - the Chrome trace of `tracetool export`
+ * export/export_write.c - the Chrome trace of `tracetool export`
  * from the sorted records (export_state.h): the header, every process,
  * then each trace's runs merged in (ts, table, id) order, each thread named
  * before its first event.
  */
 #include "common/compat.h"
 #include "common/tmath.h"
-#include "analyze/export/export_state.h"
+#include "export/export_state.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -137,7 +137,7 @@ static void put_meta(struct ex *x, const char *what, int64_t pid, int64_t tid, i
 static int map_add(tt_strtab *t, const tt_buf *k, int64_t id)
 {
     if (k->oom || tt_strtab_add(t, k->buf, k->len, tt_strhash(k->buf, k->len), id) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     return 0;
 }
 
@@ -162,7 +162,7 @@ static int thread_of(struct ex *x, const struct idv *p, const struct idv *t, int
         return rc;
     sort = thread_label(x, tr, p, t);
     if (x->name.oom)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     put_meta(x, "thread_name", tr->out_pid, *tid, ts, "name", x->name.buf, 0);
     put_meta(x, "thread_sort_index", tr->out_pid, *tid, ts, "sort_index", NULL, sort);
     x->res->threads++;
@@ -426,7 +426,7 @@ static int src_next(struct ex *x, struct src *s)
         if (left >= RUN_HDR && RUN_HDR + (size_t)len > s->cap) {
             uint8_t *nb = realloc(s->buf, RUN_HDR + (size_t)len);
             if (!nb)
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             s->buf = nb;
             s->cap = RUN_HDR + (size_t)len;
         }
@@ -488,7 +488,7 @@ static int write_trace(struct ex *x, struct xtrace *t)
     if (!s || !h) {
         free(s);
         free(h);
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     }
     if (per < 4096)
         per = 4096;
@@ -502,7 +502,7 @@ static int write_trace(struct ex *x, struct xtrace *t)
             s[i].pos = t->runs[i].off;
             s[i].end = t->runs[i].off + t->runs[i].len;
             if (!(s[i].buf = malloc(per)))
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
             s[i].cap = per;
         }
         if (rc == 0 && (rc = src_next(x, &s[i])) == 0 && s[i].rec)

@@ -1,5 +1,5 @@
 /*
- * analyze/crosscheck/crosscheck_join.c - the join of `tracetool crosscheck` for one
+ * compare/crosscheck/crosscheck_join.c - the join of `tracetool crosscheck` for one
  * (ET, Kineto) pair: loading the ET op nodes, PyTorch's rf_id rule, the join
  * on a key (Record function id, or External id at a constant offset), the
  * per-thread tallies and the verdict (docs/CROSSCHECK.md).
@@ -11,7 +11,7 @@
  * (struct tinfo, crosscheck_rows.c), in the order the SQL of earlier
  * versions read them.
  */
-#include "analyze/crosscheck/crosscheck_state.h"
+#include "compare/crosscheck/crosscheck_state.h"
 #include "common/tmath.h"
 
 /* ---------------------------------------------------------------- helpers */

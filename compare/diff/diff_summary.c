@@ -1,5 +1,5 @@
 /*
- * analyze/diff/diff_summary.c - one side of `tracetool diff`: its inputs (trace
+ * compare/diff/diff_summary.c - one side of `tracetool diff`: its inputs (trace
  * files, directories of per-rank traces, databases) as per-step samples.
  *
  * Per trace, every ProfilerStep#N: its CPU duration; the device end of the
@@ -27,7 +27,7 @@
  * traces, whose primary step time falls back to the CPU's).
  */
 #include "common/compat.h"
-#include "analyze/diff/diff_state.h"
+#include "compare/diff/diff_state.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"
 #include "tracetool/analyze.h"
@@ -121,7 +121,7 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
                 continue;
             if (TT_ALLOC_GROW(c, n + 1, cap) < 0) {
                 free(c);
-                return tt_error_set(TT_ENOMEM, "out of memory");
+                return tt__oom();
             }
             c[n].step = tr[a].t->step[i];
             c[n].a = a;
@@ -145,14 +145,14 @@ static int merge_run(struct tt_diff_side *s, struct tref *tr, size_t ntr, size_t
             double v = primary(tr[c[i].a].t, c[i].i, by_dev);
             if (o->rank_each) {
                 if (take(s, tr[c[i].a].t, c[i].i, tr[c[i].a].rank) < 0)
-                    rc = tt_error_set(TT_ENOMEM, "out of memory");
+                    rc = tt__oom();
             } else if (!isnan(v) && (isnan(bv) || v > bv)) {
                 bv = v;
                 best = i;
             }
         }
         if (!o->rank_each && rc == 0 && take(s, tr[c[best].a].t, c[best].i, tr[c[best].a].rank) < 0)
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
         g = e;
     }
     free(c);
@@ -187,7 +187,7 @@ static int add_trace(struct input *in, struct tt__diff_rows *r, const struct tt_
     struct tref *t;
     int rc;
     if (TT_ALLOC_GROW(*in->tr, *in->ntr + 1, *in->atr) < 0)
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     t = &(*in->tr)[*in->ntr];
     memset(t, 0, sizeof(*t));
     if ((rc = tt__diff_rows_summary(r, env, &t->t)) < 0) {
@@ -231,7 +231,7 @@ static int db_input(struct input *in, tt_db *db)
         if (!is_kineto(tv[i].format))
             continue;
         if (!(r = tt__diff_rows_new(in->o, in->ren))) {
-            rc = tt_error_set(TT_ENOMEM, "out of memory");
+            rc = tt__oom();
             break;
         }
         tt__diff_rows_sink(r, &sink);
@@ -285,7 +285,7 @@ static int file_input(struct input *in, const char *path)
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
         return through_db(in, path, "not a regular file (read once)");
     if (!(r = tt__diff_rows_new(in->o, in->ren)))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     tt__diff_rows_sink(r, &sink);
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, DIFF_SKIP, &res);
     if (rc == 0 && res.needs_db) {
@@ -397,7 +397,7 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     if (!o)
         o = &def;
     if (!(s = calloc(1, sizeof(*s))))
-        return tt_error_set(TT_ENOMEM, "out of memory");
+        return tt__oom();
     s->world = -1;
     memset(&ren, 0, sizeof(ren));
     if (o->rename && (rc = tt__renames_load(o->rename, &ren)) < 0) {
@@ -413,7 +413,7 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
                 snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", sum->label);
                 if (TT_ALLOC_GROW(summ, nsumm + 1, asumm) < 0) {
                     tt_diff_side_free(sum);
-                    rc = tt_error_set(TT_ENOMEM, "out of memory");
+                    rc = tt__oom();
                 } else {
                     summ[nsumm++] = sum;
                 }
@@ -464,7 +464,7 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
             size_t ru = (size_t)summ[k]->run[i];
             s->cur_run = (int32_t)(s->nruns + (ru < summ[k]->nruns ? ru : 0));
             if (in_window(o, is_new, summ[k]->step[i]) && take(s, summ[k], i, summ[k]->rank[i]) < 0)
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
+                rc = tt__oom();
         }
         s->ntraces += summ[k]->ntraces;
         s->nruns += summ[k]->nruns;

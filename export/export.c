@@ -1,5 +1,5 @@
 /*
- * analyze/export/export.c - `tracetool export`: the chosen traces and steps of
+ * export/export.c - `tracetool export`: the chosen traces and steps of
  * trace files, directories of them or a database as one Chrome trace
  * (tracetool/export.h says what is written).
  *
@@ -13,7 +13,7 @@
 #include "common/compat.h"
 #include "common/log.h"
 #include "store/db_internal.h"
-#include "analyze/export/export_state.h"
+#include "export/export_state.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,11 +29,6 @@ const char *tt_export_kind_name(int kind)
         "counters", "instants", "metadata",
     };
     return kind >= 0 && kind < TT_EXPORT_NKINDS ? names[kind] : "?";
-}
-
-static int oom(void)
-{
-    return tt_error_set(TT_ENOMEM, "out of memory");
 }
 
 static int is_chrome(tt_trace_format f)
@@ -82,7 +77,7 @@ static int trace_done(struct ex *x, struct xtrace *t)
     }
     if (TT_ALLOC_GROW(x->all, x->nall + 1, x->aall) < 0) {
         tt__xp_trace_free(x, t);
-        return oom();
+        return tt__oom();
     }
     x->all[x->nall++] = t;
     return 0;
@@ -113,14 +108,14 @@ static int stream_db_trace(struct ex *x, tt_db *db, struct xtrace *t, int64_t st
 }
 
 /* the same content is read once (the store's content hash); 1: seen before */
-static int seen(struct ex *x, const char *hash)
+static int content_seen(struct ex *x, const char *hash)
 {
     size_t i;
     for (i = 0; i < x->nhash; i++)
         if (!strcmp(x->hashes[i], hash))
             return 1;
     if (TT_ALLOC_GROW(x->hashes, x->nhash + 1, x->ahash) < 0)
-        return oom();
+        return tt__oom();
     snprintf(x->hashes[x->nhash++], sizeof(x->hashes[0]), "%s", hash);
     return 0;
 }
@@ -148,7 +143,7 @@ static int read_via_db(struct ex *x, const char *path, int in_dir, const char *w
         rc = 0;
         goto out;
     }
-    if (rc < 0 || (rc = seen(x, ires.stats.hash)) != 0)
+    if (rc < 0 || (rc = content_seen(x, ires.stats.hash)) != 0)
         goto out;
     if ((rc = tt__db_traces(db, &v, &n)) < 0)
         goto out;
@@ -156,7 +151,7 @@ static int read_via_db(struct ex *x, const char *path, int in_dir, const char *w
         if (v[i].id == ires.trace_id)
             start = v[i].start_ns;
     if (!(t = trace_new(path))) {
-        rc = oom();
+        rc = tt__oom();
         goto out;
     }
     t->id = x->next_id++;
@@ -190,7 +185,7 @@ static int read_file(struct ex *x, const char *path, int in_dir)
     if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
         return read_via_db(x, path, in_dir, "not a regular file (read once)");
     if (!(t = trace_new(path)))
-        return oom();
+        return tt__oom();
     if ((rc = tt__xp_trace_begin(x, t)) < 0) {
         tt__xp_trace_free(x, t);
         return rc;
@@ -210,7 +205,7 @@ static int read_file(struct ex *x, const char *path, int in_dir)
         tt_error_clear();
         return 0;
     }
-    if (rc == 0 && (rc = seen(x, res.stats.hash)) != 0) {
+    if (rc == 0 && (rc = content_seen(x, res.stats.hash)) != 0) {
         tt__xp_trace_free(x, t);
         free(res.metadata);
         return rc < 0 ? rc : 0;
@@ -336,7 +331,7 @@ int tt_export_db(tt_db *db, const tt_export_options *o, const char *out_path,
             !rank_chosen(x.o, v[i].have_rank, v[i].rank))
             continue;
         if (!(t = trace_new(v[i].path))) {
-            rc = oom();
+            rc = tt__oom();
             break;
         }
         t->id = v[i].id;

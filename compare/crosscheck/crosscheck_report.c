@@ -1,11 +1,11 @@
 /*
- * analyze/crosscheck/crosscheck_report.c - the result of `tracetool crosscheck` and its
+ * compare/crosscheck/crosscheck_report.c - the result of `tracetool crosscheck` and its
  * report: a checked pair's working structures are turned into the public
  * tt_xc_pair (counts, per-thread rows, samples with their names), then the
  * text or json report is printed from the result alone, its lists through
  * the table writer (tracetool/table.h).
  */
-#include "analyze/crosscheck/crosscheck_state.h"
+#include "compare/crosscheck/crosscheck_state.h"
 #include "tracetool/table.h"
 
 /* ---------------------------------------------------------------- result */

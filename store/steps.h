@@ -1,11 +1,11 @@
 /*
- * analyze/steps/steps.h - a trace's ProfilerStep#N spans, as the analyses
+ * store/steps.h - a trace's ProfilerStep#N spans, as the analyses
  * that work per step (diff, breakdown) gather them from the record stream:
  * by start, disjoint (a step nested in another, two profilers, or
  * overlapping it is left out). Internal.
  */
-#ifndef TT_ANALYZE_STEPS_H
-#define TT_ANALYZE_STEPS_H
+#ifndef TT_STORE_STEPS_H
+#define TT_STORE_STEPS_H
 
 #include <stddef.h>
 #include <stdint.h>
