@@ -40,6 +40,21 @@ int cmd_diff(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
+/* progress.c: the progress line on a terminal (standard error) */
+struct cli_progress {
+    const char *name; /* the file */
+    double t0, last;  /* its start, the last line's time */
+    int shown;        /* a line is on the screen */
+};
+double progress_now(void);
+/* at_once: the first progress_show draws (else after 0.2 s) */
+void progress_start(struct cli_progress *p, const char *name, int at_once);
+void progress_show(struct cli_progress *p, int64_t pos, int64_t size, int64_t bytes,
+                   int64_t events);
+void progress_clear(struct cli_progress *p);
+/* every file a command reads shows its progress when stderr is a terminal */
+void progress_install(void);
+
 /* util.c */
 struct cli_cmd;
 /* Print the library's last error as "tracetool: FILE: byte N: message";

@@ -46,16 +46,10 @@ static const struct cli_cmd cmd = {
     1, -1, "need a database (and inputs)",
 };
 
-struct progress {
-    const char *name;
-    double t0, last;
-    int shown;
-};
-
 /* the phases after the read: one line, rewritten in place */
 static void on_phase(void *payload, const char *what)
 {
-    struct progress *p = payload;
+    struct cli_progress *p = payload;
     if (!*what)
         return;
     p->shown = 1;
@@ -63,30 +57,10 @@ static void on_phase(void *payload, const char *what)
     fflush(stderr);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void on_progress(void *payload, int64_t pos, int64_t size, int64_t bytes,
                         int64_t events)
 {
-    struct progress *p = payload;
-    double t = now_s(), el = t - p->t0;
-    if (t - p->last < 0.2)
-        return;
-    p->last = t;
-    p->shown = 1;
-    if (size > 0)
-        fprintf(stderr, "\r%s: %5.1f%%  %.1f MB  %" PRId64 " events  %.0f MB/s   ", p->name,
-                100.0 * (double)pos / (double)size, bytes / 1e6, events,
-                el > 0 ? bytes / 1e6 / el : 0.0);
-    else
-        fprintf(stderr, "\r%s: %.1f MB  %" PRId64 " events  %.0f MB/s   ", p->name,
-                bytes / 1e6, events, el > 0 ? bytes / 1e6 / el : 0.0);
-    fflush(stderr);
+    progress_show(payload, pos, size, bytes, events);
 }
 
 struct ctx {
@@ -106,8 +80,9 @@ static void ingest_one(struct ctx *c, const char *path, int in_dir)
 {
     tt_ingest_options o = TT_INGEST_OPTIONS_INIT;
     tt_ingest_result r;
-    struct progress p = { path, now_s(), now_s(), 0 };
+    struct cli_progress p;
     int rc;
+    progress_start(&p, path, 0);
     o.flags = c->flags;
     if (!c->quiet && isatty(2)) {
         o.progress = on_progress;
@@ -115,8 +90,7 @@ static void ingest_one(struct ctx *c, const char *path, int in_dir)
         o.progress_payload = &p;
     }
     rc = tt_ingest_file(c->db, path, &o, &r);
-    if (p.shown)
-        fputs("\r\033[K", stderr);
+    progress_clear(&p);
     if (rc == TT_EUNSUPPORTED && in_dir) {
         char line[2048];
         tt_error_format(tt_error_last(), line, sizeof(line));

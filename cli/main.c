@@ -139,6 +139,9 @@ int main(int argc, char **argv)
      * temporary file goes (a signal ignored at start, nohup, stays so) */
     tt_remove_partial_outputs_on_signals();
     log_from_env();
+    /* ingest shows its own, per file and phase; record runs a program */
+    if (strcmp(argv[1], "ingest") && strcmp(argv[1], "record"))
+        progress_install();
     for (i = 0; i < NCMDS; i++) {
         if (!strcmp(argv[1], cmds[i].name))
             return finish_stdout(cmds[i].fn(argc - 1, argv + 1));

@@ -365,15 +365,56 @@ out:
     return rc;
 }
 
+/* tt_set_file_progress: set by the caller before any read starts */
+static tt_file_progress_fn file_progress;
+static void *file_progress_payload;
+
+void tt_set_file_progress(tt_file_progress_fn fn, void *payload)
+{
+    file_progress = fn;
+    file_progress_payload = payload;
+}
+
+struct file_progress_ctx {
+    tt_file_progress_fn fn;
+    void *payload;
+    const char *path;
+};
+
+static void on_file_progress(void *payload, int64_t file_pos, int64_t file_size, int64_t bytes,
+                             int64_t events)
+{
+    struct file_progress_ctx *c = payload;
+    c->fn(c->payload, c->path, file_pos, file_size, bytes, events, 0);
+}
+
+static int read_trace(const char *path, const tt_trace_sink *sink, const tt_read_options *opts,
+                      tt_read_stats *stats)
+{
+    if (opts && (opts->flags & TT_READ_THREADED))
+        return read_threaded(path, sink, opts, stats);
+    return tt__read_trace_direct(path, sink, opts, stats);
+}
+
 int tt_read_trace(const char *path, const tt_trace_sink *sink,
                   const tt_read_options *opts, tt_read_stats *stats)
 {
     tt_read_stats local;
+    tt_read_options with = TT_READ_OPTIONS_INIT;
+    struct file_progress_ctx c = { file_progress, file_progress_payload, path };
+    int rc;
     if (!stats)
         stats = &local;
     tt__init_stats(stats);
     tt_error_clear();
-    if (opts && (opts->flags & TT_READ_THREADED))
-        return read_threaded(path, sink, opts, stats);
-    return tt__read_trace_direct(path, sink, opts, stats);
+    if (!c.fn || (opts && opts->progress))
+        return read_trace(path, sink, opts, stats);
+    if (opts)
+        with = *opts;
+    with.progress = on_file_progress;
+    with.progress_payload = &c;
+    c.fn(c.payload, path, 0, -1, 0, 0, 0); /* the read starts */
+    rc = read_trace(path, sink, &with, stats);
+    c.fn(c.payload, path, -1, -1, -1, stats->events, 1);
+    return rc;
 }

@@ -207,6 +207,21 @@ typedef struct tt_read_options {
     { .version = TT_READ_OPTIONS_VERSION }
 
 /*
+ * The progress of every trace file the library reads without a progress
+ * callback of its own (the analyses reading files: averages, kernels,
+ * breakdown, diff, export, ...; tt_ingest_file takes its own in
+ * tt_ingest_options): called with the file's path as its read starts
+ * (events 0), about every 64k events, and once more with done = 1 when the
+ * read ends (however it ends).
+ * The caller prints it; the library never does. Install it before any read
+ * starts (it is read, not locked, as each file opens); NULL removes it.
+ */
+typedef void (*tt_file_progress_fn)(void *payload, const char *path, int64_t file_pos,
+                                    int64_t file_size, int64_t bytes, int64_t events,
+                                    int done);
+TT_EXTERN(void) tt_set_file_progress(tt_file_progress_fn fn, void *payload);
+
+/*
  * Read `path` ("-" for standard input) into `sink`. Returns 0 or a negative
  * tt_error_code with tt_error_last() naming the file, the byte offset and the
  * problem. TT_ETRUNCATED means every complete event before the cut was
