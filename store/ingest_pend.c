@@ -9,8 +9,10 @@
  * the others of its correlation, until the call arrives. What is stored
  * without a link is linked after the load by a merge join (ingest_link.c);
  * that can only find a call of the same correlation, so the ingest keeps
- * track of whether one exists: a Bloom filter of every call's correlation
- * (no false negatives) and the set of correlations stored unlinked. A
+ * track of whether one exists: the exact set of every call's correlation
+ * (a bitmap per 64k ids, struct ig_callset; it was a Bloom filter, whose
+ * false positives sent a 470 MB trace through a temporary database) and
+ * the set of correlations stored unlinked. A
  * consumer of the rows alone (tt__ingest_rows) then needs the database only
  * when such a late link exists (gpu_late), not whenever an activity has no
  * call at all (common: kernels of calls made before the trace began).
@@ -22,7 +24,6 @@
 #include "formats/reader_internal.h"
 
 #define RT_CACHE 4096           /* recent runtime calls, direct-mapped */
-#define BLOOM_WORDS (1u << 19) /* 4 MiB, touched as used */
 #define UNLINKED_MAX (1u << 20) /* correlations kept; beyond: gpu_late */
 
 struct rt_recent {
@@ -39,33 +40,77 @@ static size_t pend_hash(int64_t corr)
 
 /* ---- what the merge join after the load could still link ---- */
 
-/* A blocked Bloom filter: the three bits of a correlation in one word (one
- * cache miss per call, not three) */
-static int bloom_test_set(struct ingest *g, int64_t corr, int set)
+#define CALLSET_SHIFT 16                         /* ids per chunk: 65536 */
+#define CALLSET_WORDS (1u << (CALLSET_SHIFT - 6)) /* 8 KiB a chunk */
+#define CALLSET_MAX 4096                         /* chunks: 32 MiB */
+
+/* the bitmap of corr's chunk, made when make (NULL: untracked, or none) */
+static uint64_t *callset_chunk(struct ig_callset *cs, int64_t corr, int make, int *rc)
 {
-    uint64_t h = tt_mix64((uint64_t)corr);
-    uint64_t *w = &g->rt_bloom[(h >> 18) & (BLOOM_WORDS - 1)];
-    uint64_t m = 1ULL << (h & 63) | 1ULL << ((h >> 6) & 63) | 1ULL << ((h >> 12) & 63);
-    int all = (*w & m) == m;
-    if (set)
-        *w |= m;
-    return all;
+    int64_t key = (int64_t)((uint64_t)corr >> CALLSET_SHIFT);
+    size_t at;
+    uint64_t *b;
+    *rc = 0;
+    if (cs->last && cs->last_key == key)
+        return cs->last;
+    if (tt__i64map_get(&cs->idx, key, &at)) {
+        b = cs->chunk[at - 1];
+    } else {
+        if (!make || cs->full)
+            return NULL;
+        if (cs->n == CALLSET_MAX) {
+            cs->full = 1;
+            return NULL;
+        }
+        if (TT_ALLOC_GROW(cs->chunk, cs->n + 1, cs->a) < 0 ||
+            !(b = calloc(CALLSET_WORDS, sizeof(uint64_t)))) {
+            *rc = tt__oom();
+            return NULL;
+        }
+        cs->chunk[cs->n++] = b;
+        if (tt__i64map_put(&cs->idx, key, cs->n) < 0) {
+            *rc = tt__oom();
+            return NULL;
+        }
+    }
+    cs->last_key = key;
+    cs->last = b;
+    return b;
 }
 
-static int bloom_init(struct ingest *g)
+/*
+ * Whether a runtime call of correlation corr came before: 1 yes (or, for an
+ * id past CALLSET_MAX chunks, maybe), 0 no. set: this call is one.
+ */
+static int calls_test_set(struct ingest *g, int64_t corr, int set, int *rc)
 {
-    if (!g->rt_bloom && !(g->rt_bloom = calloc(BLOOM_WORDS, sizeof(uint64_t))))
-        return tt__oom();
-    return 0;
+    struct ig_callset *cs = &g->calls;
+    uint64_t *b = callset_chunk(cs, corr, set, rc);
+    uint64_t bit = (uint64_t)corr & ((1u << CALLSET_SHIFT) - 1), m = 1ULL << (bit & 63);
+    int was;
+    if (!b)
+        return cs->full; /* untracked: maybe when full, else none came */
+    was = (b[bit >> 6] & m) != 0;
+    if (set)
+        b[bit >> 6] |= m;
+    return was;
+}
+
+static void callset_release(struct ig_callset *cs)
+{
+    size_t i;
+    for (i = 0; i < cs->n; i++)
+        free(cs->chunk[i]);
+    free(cs->chunk);
+    tt__i64map_free(&cs->idx);
+    memset(cs, 0, sizeof(*cs));
 }
 
 /* A GPU activity of correlation corr stored without its runtime call */
 static int corr_unlinked(struct ingest *g, int64_t corr)
 {
     int rc;
-    if ((rc = bloom_init(g)) < 0)
-        return rc;
-    if (bloom_test_set(g, corr, 0) || g->unlinked.n >= UNLINKED_MAX) {
+    if (calls_test_set(g, corr, 0, &rc) || g->unlinked.n >= UNLINKED_MAX) {
         g->gpu_late++; /* a call of this correlation may have come before */
         return 0;
     }
@@ -84,7 +129,7 @@ static int pend_init(struct ingest *g)
         if (!g->pend || !g->pend_slot || !g->rt_cache)
             return tt__oom();
     }
-    return bloom_init(g);
+    return 0;
 }
 
 /* take ring entry r out of its correlation's chain and of the hash */
@@ -223,8 +268,6 @@ int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
 void ig_pend_prefetch(const struct ingest *g, int64_t corr)
 {
     uint64_t h = tt_mix64((uint64_t)corr);
-    if (g->rt_bloom)
-        __builtin_prefetch(&g->rt_bloom[(h >> 18) & (BLOOM_WORDS - 1)], 1);
     if (g->rt_cache)
         __builtin_prefetch(&g->rt_cache[h & (RT_CACHE - 1)], 1);
 }
@@ -238,7 +281,9 @@ int ig_pend_runtime(struct ingest *g, int64_t corr, int64_t rid, int64_t op_id)
     int seen;
     if ((rc = pend_init(g)) < 0)
         return rc;
-    seen = bloom_test_set(g, corr, 1);
+    seen = calls_test_set(g, corr, 1, &rc);
+    if (rc < 0)
+        return rc;
     if (g->unlinked.n && tt__i64map_get(&g->unlinked, corr, &dummy))
         g->gpu_late++; /* an activity of this call was stored unlinked */
     c = &g->rt_cache[tt_mix64((uint64_t)corr) & (RT_CACHE - 1)];
@@ -276,11 +321,10 @@ void ig_pend_release(struct ingest *g)
     free(g->pend);
     free(g->pend_slot);
     free(g->rt_cache);
-    free(g->rt_bloom);
+    callset_release(&g->calls);
     tt__i64map_free(&g->unlinked);
     g->pend = NULL;
     g->pend_slot = NULL;
     g->rt_cache = NULL;
-    g->rt_bloom = NULL;
     g->npend = 0;
 }

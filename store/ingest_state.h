@@ -181,6 +181,21 @@ _Static_assert((int)R_SLICE == (int)TT_ROWS_SLICE && (int)R_RT == (int)TT_ROWS_R
                    (int)R_STR == (int)TT_ROWS_STR,
                "ingest_rows.h tables follow enum row_id");
 
+/*
+ * The correlations of every runtime call so far, exactly: one bitmap per
+ * chunk of 65536 ids (CUPTI numbers its calls densely, so a 20M-call trace
+ * is a few hundred chunks, 8 KiB each), CALLSET_MAX chunks at most; past
+ * that, an id of an untracked chunk answers "maybe" (ingest_pend.c).
+ */
+struct ig_callset {
+    struct i64map idx;  /* chunk number -> index + 1 into chunk */
+    uint64_t **chunk;
+    size_t n, a;
+    int64_t last_key;   /* the chunk of the last lookup (most are the same) */
+    uint64_t *last;     /* NULL: none yet */
+    int full;
+};
+
 struct ingest {
     tt_db *db;
     const tt_ingest_options *opts;
@@ -225,7 +240,7 @@ struct ingest {
     size_t npend, pend_head;    /* ring of PEND_MAX */
     int64_t *pend_slot;         /* hash: correlation -> ring index + 1 of the newest */
     struct rt_recent *rt_cache; /* recent runtime calls by correlation */
-    uint64_t *rt_bloom;         /* correlations of every runtime call (Bloom) */
+    struct ig_callset calls;    /* correlations of every runtime call (ingest_pend.c) */
     struct i64map unlinked;     /* correlations of GPU rows stored unlinked */
     int64_t unlinked_gpu;       /* GPU rows stored without their runtime link */
     int64_t gpu_late;           /* of which the merge join after the load may link */
@@ -327,7 +342,7 @@ int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur, int64_t *dept
 int ig_retie(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t dur,
              int64_t *depth, int64_t *parent);
 int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t end);
-/* start loading the Bloom word and the recent-call slot of a call's
+/* start loading the recent-call slot of a call's
  * correlation, so ig_pend_runtime finds them in cache */
 void ig_pend_prefetch(const struct ingest *g, int64_t corr);
 int ig_pend_runtime(struct ingest *g, int64_t corr, int64_t rid, int64_t op_id);

@@ -1619,3 +1619,59 @@ Test(ingest, every_count_of_slices_held_back_at_the_end_is_written)
         tt_buf_release(&b);
     }
 }
+
+Test(ingest, kernels_without_a_call_never_look_like_late_links)
+{
+    /*
+     * 300k runtime calls of even correlations, and 50k kernels of odd ones
+     * (their calls came before the trace began): none can be linked, so the
+     * rows need no database. The Bloom filter the set of calls was before
+     * answered "maybe" for about 7 of them at this size (so a 470 MB
+     * trace went through a temporary database); the set is exact now.
+     */
+    tt_buf b = TT_BUF_INIT;
+    int i;
+    tt_buf_addstr(&b, "{\"traceEvents\":[");
+    for (i = 0; i < 300000; i++) {
+        tt_buf_addf(&b, "%s" X_RT, i ? "," : "", "cudaLaunchKernel", 10 * i, 2 * i);
+        if (i % 6 == 0) {
+            tt_buf_addch(&b, ',');
+            tt_buf_addf(&b, X_K, 10 * i + 5, 2 * i + 1);
+        }
+    }
+    tt_buf_addstr(&b, "]}\n");
+    cr_assert_not(rows_need_db("unlinked_odd.json", &b));
+    tt_buf_release(&b);
+}
+
+Test(ingest, correlations_past_the_tracked_chunks_answer_maybe)
+{
+    /* calls 64k ids apart fill the 4096 chunks the set tracks (one more is
+     * untracked): a kernel without a call in a tracked chunk is known to
+     * have none; one in an untracked chunk may have had its call, so the
+     * rows need the database's merge join, which links it */
+    tt_buf b = TT_BUF_INIT;
+    int i;
+    tt_buf_addstr(&b, "{\"traceEvents\":[");
+    for (i = 0; i < 4097; i++)
+        tt_buf_addf(&b, "%s" X_RT, i ? "," : "", "cudaLaunchKernel", 10 * i, i * 65536);
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_K, 50000, 100 * 65536 + 1);
+    {
+        tt_buf t = TT_BUF_INIT;
+        tt_buf_add(&t, b.buf, b.len);
+        tt_buf_addstr(&t, "]}\n");
+        cr_assert_not(rows_need_db("tracked.json", &t));
+        tt_buf_release(&t);
+    }
+    /* the call of the untracked chunk's kernel came first, far before */
+    tt_buf_addch(&b, ',');
+    tt_buf_addf(&b, X_K, 50001, 4096 * 65536);
+    tt_buf_addstr(&b, "]}\n");
+    cr_assert(rows_need_db("untracked.json", &b));
+    cr_assert_eq(ingest(write_file("untracked.json", b.buf, b.len), 0, NULL), 0, "%s",
+                 tt_error_last()->message);
+    cr_assert_eq(q_int("SELECT count(*) FROM gpu_ops g JOIN runtime r ON r.id = g.runtime_id"
+                       " WHERE g.correlation = 4096 * 65536"), 1);
+    tt_buf_release(&b);
+}
