@@ -46,7 +46,8 @@ struct cli_progress {
     double t0, last;  /* its start, the last line's time */
     int shown;        /* a line is on the screen */
 };
-double progress_now(void);
+/* seconds on the monotonic clock (progress lines, record's run time) */
+double cli_now(void);
 /* at_once: the first progress_show draws (else after 0.2 s) */
 void progress_start(struct cli_progress *p, const char *name, int at_once);
 void progress_show(struct cli_progress *p, int64_t pos, int64_t size, int64_t bytes,

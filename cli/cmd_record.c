@@ -681,13 +681,6 @@ static void said_close(const char *path, struct said *s)
     unlink(path);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* why no trace was written: what is known of it */
 static const char *no_trace_why(const struct rec *r, int status, int said, double ran_s,
                                 char *buf, size_t cap)
@@ -790,9 +783,9 @@ int cmd_record(int argc, char **argv)
         return EXIT_IO;
     }
     said_open(said_path, sizeof(said_path));
-    t0 = now_s();
+    t0 = cli_now();
     rc = run(argv + prog, &status);
-    t0 = now_s() - t0;
+    t0 = cli_now() - t0;
     said_close(said_path, &said);
     if (rc != 0) {
         names_free(&before);

@@ -16,7 +16,7 @@
 #include "cmd.h"
 #include "tracetool/formats.h"
 
-double progress_now(void)
+double cli_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -26,7 +26,7 @@ double progress_now(void)
 void progress_start(struct cli_progress *p, const char *name, int at_once)
 {
     p->name = name;
-    p->t0 = progress_now();
+    p->t0 = cli_now();
     p->last = at_once ? 0 : p->t0; /* 0: the first call shows */
     p->shown = 0;
 }
@@ -34,7 +34,7 @@ void progress_start(struct cli_progress *p, const char *name, int at_once)
 void progress_show(struct cli_progress *p, int64_t pos, int64_t size, int64_t bytes,
                    int64_t events)
 {
-    double t = progress_now(), el = t - p->t0;
+    double t = cli_now(), el = t - p->t0;
     if (t - p->last < 0.2)
         return;
     p->last = t;
