@@ -18,6 +18,7 @@
 #include "analyze/input/each.h"
 #include "store/db_internal.h"
 #include "store/ingest_rows.h"
+#include "formats/spool.h"
 
 #include <string.h>
 #include <strings.h>
@@ -485,10 +486,10 @@ static int avg_src_trace(const struct avg_src *src, const tt_avg_options *o, int
 
 /*
  * A file that needs what only a database gives (the SQL passes after a
- * load), or that cannot be read twice (standard input, a pipe: a second
- * reading may be needed): its one trace through a temporary database.
+ * load): its one trace through a temporary database. path: where to read
+ * it (a copy of standard input); label: what the user named.
  */
-static int avg_via_db(const char *path, const tt_avg_options *o, int64_t id,
+static int avg_via_db(const char *path, const char *label, const tt_avg_options *o, int64_t id,
                       tt__rows_result *res, tt_avg_trace **out)
 {
     tt_db *db;
@@ -498,7 +499,7 @@ static int avg_via_db(const char *path, const tt_avg_options *o, int64_t id,
     if ((rc = tt__open_ingested_temp(&db, path)) < 0)
         return rc;
     src.db = db;
-    rc = avg_src_trace(&src, o, id, path, res, out);
+    rc = avg_src_trace(&src, o, id, label, res, out);
     tt_db_free(db);
     return rc;
 }
@@ -515,21 +516,24 @@ static int visit_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__ro
     const struct avg_visit *v = ctx;
     struct avg_src src = { path, db, db ? id : 0 };
     tt_avg_trace *tr = NULL;
-    struct stat sb;
+    tt__spool sp = { -1, "" };
     int rc;
-    memset(res, 0, sizeof(*res));
+    memset(res, 0, sizeof(res[0]));
     *r = NULL;
-    if (!db && (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
-        fallback_note("not a regular file (read once)");
-        rc = avg_via_db(path, v->o, id, res, &tr);
-    } else if ((rc = avg_src_trace(&src, v->o, id, path, res, &tr)) == 1) {
+    /* standard input or a pipe: from a copy, which a second reading may need */
+    if (!db && (rc = tt__spool_input(&sp, path, &src.path)) < 0)
+        return rc;
+    if ((rc = avg_src_trace(&src, v->o, id, path, res, &tr)) == 1) {
         free(res->metadata);
         res->metadata = NULL;
         /* not a Chrome/Kineto trace: left out, as the walk says */
-        rc = is_chrome(res->format) ? avg_via_db(path, v->o, id, res, &tr) : 0;
+        rc = is_chrome(res->format) ? avg_via_db(src.path, path, v->o, id, res, &tr) : 0;
     } else if (rc == 0 && !db) {
         tt__log(TT_LOG_DEBUG, "averages", "read without a database");
     }
+    if (rc < 0 && src.path != path)
+        tt_error_set_source(path); /* the input, not its copy */
+    tt__spool_release(&sp);
     free(res->metadata);
     res->metadata = NULL;
     *r = tr;

@@ -28,6 +28,7 @@
 #include "formats/json.h"
 #include "store/db_internal.h" /* the fallback's temporary database */
 #include "store/ingest_rows.h"
+#include "formats/spool.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -641,46 +642,52 @@ int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
     return rc;
 }
 
-int tt__memtl_read_file(const char *path, struct memtl_streamed *out)
+/* one file (path: where to read it; label: what the user named) */
+static int read_file(const char *path, const char *label, struct memtl_streamed *out)
 {
     struct mstream st;
     tt__rowsink sink = { 0 };
     tt__rows_result res;
-    struct stat sb;
     tt_db *db;
     int rc;
     memset(&res, 0, sizeof(res));
-    /* a file that cannot be read twice (standard input, a pipe) goes where
-     * a second reading is not needed */
-    if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
-        if ((rc = stream_open(&st, out, &sink)) == 0)
-            rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, MEMTL_SKIP | TT_ROWS_NO_STOP, &res);
-        /*
-         * Of what needs the SQL passes, only a 'B' slice closed after its
-         * row was handed over (its dur) matters to the walk; such a row has
-         * no dur, as a 'B' never closed has.
-         */
-        if (rc != 0 || !res.needs_db || !st.open_b) {
-            rc = stream_close(&st, &res, rc);
-            free(res.metadata);
-            if (rc == 0)
-                tt__log(TT_LOG_DEBUG, "memtimeline", "read from the file's rows");
-            return rc;
-        }
-        tt__log(TT_LOG_DEBUG, "memtimeline", "through a temporary database: %s",
-                res.why_db ? res.why_db : "the rows need it");
-        stream_close(&st, &res, TT_ECANCELED);
+    if ((rc = stream_open(&st, out, &sink)) == 0)
+        rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, MEMTL_SKIP | TT_ROWS_NO_STOP, &res);
+    /*
+     * Of what needs the SQL passes, only a 'B' slice closed after its row
+     * was handed over (its dur) matters to the walk; such a row has no dur,
+     * as a 'B' never closed has.
+     */
+    if (rc != 0 || !res.needs_db || !st.open_b) {
+        rc = stream_close(&st, &res, rc);
         free(res.metadata);
-        tt_error_clear();
-    } else {
-        tt__log(TT_LOG_DEBUG, "memtimeline", "through a temporary database: not a regular file");
+        if (rc == 0)
+            tt__log(TT_LOG_DEBUG, "memtimeline", "read from the file's rows");
+        return rc;
     }
+    tt__log(TT_LOG_DEBUG, "memtimeline", "through a temporary database: %s",
+            res.why_db ? res.why_db : "the rows need it");
+    stream_close(&st, &res, TT_ECANCELED);
+    free(res.metadata);
+    tt_error_clear();
     if ((rc = tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS, MEMTL_SKIP)) < 0) {
-        tt_error_set_source(path);
+        tt_error_set_source(label);
         return rc;
     }
     rc = tt__memtl_read_db(db, 1, out);
     tt_db_free(db);
+    return rc;
+}
+
+int tt__memtl_read_file(const char *path, struct memtl_streamed *out)
+{
+    tt__spool sp;
+    const char *rd;
+    /* standard input or a pipe: from a copy, which a second reading may need */
+    int rc = tt__spool_input(&sp, path, &rd);
+    if (rc == 0 && (rc = read_file(rd, path, out)) < 0 && rd != path)
+        tt_error_set_source(path); /* the input, not its copy */
+    tt__spool_release(&sp);
     return rc;
 }
 

@@ -104,6 +104,25 @@ def check_no_database(tmp):
         C.check(not opened, label + ": no temporary database")
 
 
+def check_stdin(tmp):
+    """standard input (a pipe: it can be read only once) is copied to a
+    spill file when an analysis may need to read it again, never ingested
+    into a temporary database; the output is the file's"""
+    f = sorted(os.path.join(DLRM, x) for x in os.listdir(DLRM))[0]
+    out = os.path.join(tmp, "stdin.html")
+    for args, src, same in ((["averages", "--format", "json", "-"], f,
+                             ["averages", "--format", "json", f]),
+                            (["memtimeline", "-", out], MEM, None)):
+        rc, stdout, opened = te.traced_temp_db(args, tmp, stdin=src)
+        label = " ".join(args[:-1] if args[0] == "memtimeline" else args) + " < a pipe"
+        C.eq(rc, 0, label + ": exit 0")
+        C.check(not opened, label + ": no temporary database")
+        if same:  # the path aside ("-")
+            rows = lambda b: [t["rows"] for t in json.loads(b)["traces"]] if b else None
+            C.check(rc == 0 and rows(stdout) == rows(te.run_tool(same).stdout),
+                    label + ": the file's rows")
+
+
 def check_memtimeline_dir(tmp):
     d = os.path.join(tmp, "mem")
     os.mkdir(d)
@@ -126,6 +145,7 @@ def main():
         C.section("memtimeline of a directory", check_memtimeline_dir, tmp)
         if shutil.which("strace"):
             C.section("no temporary database", check_no_database, tmp)
+            C.section("standard input", check_stdin, tmp)
         else:
             C.skip("strace", "not installed (scripts/install-deps.sh installs it)")
     return C.finish()

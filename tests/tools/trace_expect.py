@@ -345,12 +345,17 @@ def strace_env():
     return env
 
 
-def traced_temp_db(args, tmp):
+def traced_temp_db(args, tmp, stdin=None):
     """Run tracetool ARGS under `strace -f -e trace=openat`: (exit code,
-    stdout, whether a temporary database was opened). strace must exist."""
+    stdout, whether a temporary database was opened). strace must exist.
+    stdin: a path whose bytes go to standard input through a pipe."""
     log = os.path.join(tmp, "strace.txt")
+    inp = None
+    if stdin is not None:
+        with open(stdin, "rb") as f:
+            inp = f.read()
     cp = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", log,
-                         tracetool_path()] + args, stdout=subprocess.PIPE,
+                         tracetool_path()] + args, stdout=subprocess.PIPE, input=inp,
                         stderr=subprocess.PIPE, timeout=600, env=strace_env())
     with open(log) as f:
         opened = any(TEMP_DB_OPEN.search(line) for line in f)
