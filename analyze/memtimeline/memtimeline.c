@@ -20,6 +20,8 @@
 #include "common/buf.h"
 #include "common/log.h"
 #include "analyze/memtimeline/memtimeline_state.h"
+#include "compare/crosscheck/links.h"
+#include "formats/spool.h"
 #include "store/db_internal.h" /* tt__db_none, the temporary database of --et */
 #include "store/ingest_rows.h"
 #include "store/records.h"
@@ -300,6 +302,9 @@ struct job {
     char device[32];
     int64_t base_ns;
     const struct memtl_streamed *pre; /* the trace's rows, pass 1 done */
+    /* memtimeline FILE --et ET from the files: the ET file and its links */
+    const char *et_path;
+    const struct tt__xc_links *links;
 };
 
 struct emit {
@@ -519,8 +524,11 @@ static int emit_trace(struct emit *e)
         }
     if (pdev == (size_t)-1) /* select_job saw to it */
         return tt_error_set(TT_EINVALID, "no [memory] events for device %s", j->device);
-    if ((rc = tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories, &p->cs,
-                                &et)) < 0)
+    rc = j->links ? tt__memtl_et_pass_file(j->et_path, j->links, p, pdev, j->dtype, j->did,
+                                           j->o->no_categories, &et)
+                  : tt__memtl_et_pass(j->db, j->trace, j->dtype, j->did, j->o->no_categories,
+                                      &p->cs, &et);
+    if (rc < 0)
         goto out;
     memtl_timing(&t0, "et");
     if ((rc = tt__memtl_load_streamed(p, pdev, &p->cs, &et, &sp)) < 0)
@@ -1034,33 +1042,97 @@ int tt_memtimeline_db(tt_db *db, const tt_memtl_options *opts, const char *outpu
     return on_db(db, opts ? opts : &def, output, NULL);
 }
 
-/* `memtimeline FILE --et ET`: both into a temporary database, the ET joined
- * to the trace's ops as `tracetool ingest` does (table et_links) */
-static int file_with_et(const char *path, const tt_memtl_options *opts, const char *output)
+/* --et given something that is not an ET (or a trace that is not Kineto) */
+static int et_not_et(const tt_memtl_options *opts)
+{
+    return tt_error_set_at(TT_EINVALID, opts->et_path, -1, "not a PyTorch Execution Trace");
+}
+
+static int et_no_match(const tt_memtl_options *opts)
+{
+    return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
+                           "this Execution Trace does not match the trace's CPU ops"
+                           " (see 'tracetool crosscheck')");
+}
+
+/* `memtimeline FILE --et ET` through a temporary database (both ingested,
+ * the ET joined to the trace's ops as `tracetool ingest` does: table
+ * et_links), for a file whose rows need the SQL passes */
+static int file_with_et_db(const char *path, const char *label, const tt_memtl_options *opts,
+                           const char *output)
 {
     tt_xc_options xo = TT_XC_OPTIONS_INIT;
     tt_xc_summary sum;
     tt_db *db;
     int rc;
-    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
+    if ((rc = tt__open_ingested_temp(&db, path)) < 0) {
+        tt_error_set_source(label);
         return rc;
+    }
     if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
         tt_db_free(db);
         return rc;
     }
     rc = tt_crosscheck_db(db, &xo, NULL, &sum);
-    if (rc == TT_ENOTFOUND) {
-        tt_db_free(db);
-        return tt_error_set_at(TT_EINVALID, opts->et_path, -1, "not a PyTorch Execution Trace");
-    }
-    if (rc < 0 || sum.links <= 0) {
-        tt_db_free(db);
-        return tt_error_set_at(TT_EINVALID, opts->et_path, -1,
-                               "this Execution Trace does not match the trace's CPU ops"
-                               " (see 'tracetool crosscheck')");
-    }
-    rc = tt_memtimeline_db(db, opts, output);
+    if (rc == TT_ENOTFOUND)
+        rc = et_not_et(opts);
+    else if (rc < 0 || sum.links <= 0)
+        rc = et_no_match(opts);
+    if (rc == 0)
+        rc = tt_memtimeline_db(db, opts, output);
     tt_db_free(db);
+    return rc;
+}
+
+/* `memtimeline FILE --et ET` (path: where to read FILE, label: its name):
+ * the trace's rows read once more with each slice's parent, the ET joined
+ * to its ops in memory (crosscheck's join of the two files), no database */
+static int file_with_et(const char *path, const char *label, const tt_memtl_options *opts,
+                        const char *output)
+{
+    struct tt__xc_links links;
+    struct memtl_streamed pre;
+    struct job j;
+    int rc = tt__xc_links_files(path, opts->et_path, &links);
+    if (rc == TT_ENOTFOUND) /* no ET, or no Kineto trace, among the two */
+        return et_not_et(opts);
+    if (rc < 0) {
+        if (!strcmp(tt_error_last()->source, path))
+            tt_error_set_source(label);
+        return rc;
+    }
+    if (!links.n) {
+        tt__xc_links_free(&links);
+        return et_no_match(opts);
+    }
+    if ((rc = tt__memtl_read_file_parents(path, &pre)) == 1)
+        rc = file_with_et_db(path, label, opts, output);
+    else if (rc == 0) {
+        if ((opts->trace_id && opts->trace_id != 1) ||
+            (opts->rank >= 0 && !(pre.have_rank && pre.rank == opts->rank)))
+            rc = tt_error_set_at(TT_ENOTFOUND, label, -1, "no %s matches --trace/--rank", WHAT);
+        else if ((rc = job_of(&j, NULL, 0, opts, &pre, label)) == 0) {
+            j.et_path = opts->et_path;
+            j.links = &links;
+            rc = run_job(&j, output);
+        }
+        tt__memtl_streamed_free(&pre);
+    } else if (!strcmp(tt_error_last()->source, path)) {
+        tt_error_set_source(label);
+    }
+    tt__xc_links_free(&links);
+    return rc;
+}
+
+/* FILE --et ET: standard input or a pipe from a copy (read more than once) */
+static int file_with_et_input(const char *path, const tt_memtl_options *opts, const char *output)
+{
+    tt__spool sp;
+    const char *rd;
+    int rc = tt__spool_input(&sp, path, &rd);
+    if (rc == 0)
+        rc = file_with_et(rd, path, opts, output);
+    tt__spool_release(&sp);
     return rc;
 }
 
@@ -1112,7 +1184,7 @@ int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const ch
     if (!opts)
         opts = &def;
     if (opts->et_path)
-        return file_with_et(path, opts, output);
+        return file_with_et_input(path, opts, output);
     if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         /* a directory of per-rank traces: its files in the walk's order */
         if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)

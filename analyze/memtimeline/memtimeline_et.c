@@ -2,14 +2,21 @@
  * analyze/memtimeline/memtimeline_et.c - the memory timeline's pass 1b: tensor
  * identities from a linked Execution Trace name what a block is for.
  *
- * The links are those `tracetool ingest DB ET` or `crosscheck` stored in a
- * database (table et_links): this pass reads them, the ET's nodes and the
- * device's allocations there with SQL (a file with --et is read into a
- * temporary database with its ET for it).
+ * From a database, the links are those `tracetool ingest DB ET` or
+ * `crosscheck` stored (table et_links): this pass reads them, the ET's
+ * nodes and the device's allocations there with SQL. From the files
+ * (memtimeline FILE --et ET), the same model is filled from the rows: the
+ * ET file's nodes and their tensor arguments (the JSON walked as SQLite's
+ * json_tree walks it), crosscheck's links kept in memory
+ * (compare/crosscheck/links.h), each slice's parent from the trace's rows.
  */
 #include "common/compat.h"
 #include "analyze/memtimeline/memtimeline_state.h"
+#include "compare/crosscheck/links.h"
+#include "formats/json.h"
+#include "common/arena.h"
 #include "store/db_internal.h"
+#include "store/ingest_rows.h"
 #include "tracetool/render.h"
 
 /* ?1 trace, ?2 device type, ?3 device id: the device filter */
@@ -146,6 +153,35 @@ static int64_t et_event_of(const struct etx *x, int64_t id)
     return lo < x->nmemids && x->memids[lo] == id ? (int64_t)lo + 1 : 0;
 }
 
+/* EN_* of a node by its name */
+static unsigned et_name_flags(const char *name)
+{
+    unsigned f = 0;
+    if (tt__memtl_str_has(name, "autograd::engine::evaluate_function") ||
+        tt__memtl_str_has(name, "Backward"))
+        f |= EN_BW;
+    if (name && (!strncmp(name, "Optimizer.step", 14) || !strncmp(name, "Optimizer.zero_grad", 19)))
+        f |= EN_OPT;
+    if (tt__memtl_str_has(name, "AccumulateGrad"))
+        f |= EN_AG | EN_BW;
+    return f;
+}
+
+/* x->nodes[x->nn] (node_id, parent, own set) counted in: its flags with its
+ * parent's (an earlier node), indexed by node_id */
+static int et_node_added(struct etx *x)
+{
+    struct etnode *e = &x->nodes[x->nn];
+    size_t p;
+    e->flags = e->own;
+    if (e->parent != e->node_id && tt__i64map_get(&x->nmap, e->parent, &p))
+        e->flags |= x->nodes[p].flags;
+    if (tt__i64map_put(&x->nmap, e->node_id, x->nn) < 0)
+        return TT_ENOMEM;
+    x->nn++;
+    return 0;
+}
+
 /* the ET's nodes in id order (a parent's id is below its children's) */
 static int et_load_nodes(struct etx *x)
 {
@@ -159,28 +195,15 @@ static int et_load_nodes(struct etx *x)
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 3);
         struct etnode *e;
-        size_t p;
         if (TT_ALLOC_GROW(x->nodes, x->nn + 1, x->an) < 0)
             goto nomem;
         e = &x->nodes[x->nn];
         e->node_id = sqlite3_column_int64(st, 1);
         e->parent = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
-        e->own = 0;
-        if (tt__memtl_str_has(name, "autograd::engine::evaluate_function") ||
-            tt__memtl_str_has(name, "Backward"))
-            e->own |= EN_BW;
-        if (name && (!strncmp(name, "Optimizer.step", 14) ||
-                     !strncmp(name, "Optimizer.zero_grad", 19)))
-            e->own |= EN_OPT;
-        if (tt__memtl_str_has(name, "AccumulateGrad"))
-            e->own |= EN_AG | EN_BW;
-        e->flags = e->own;
-        if (e->parent != e->node_id && tt__i64map_get(&x->nmap, e->parent, &p))
-            e->flags |= x->nodes[p].flags;
-        if (tt__i64map_put(&x->nmap, e->node_id, x->nn) < 0 ||
-            tt__i64map_put(&x->rowmap, sqlite3_column_int64(st, 0), x->nn) < 0)
+        e->own = et_name_flags(name);
+        if (et_node_added(x) < 0 ||
+            tt__i64map_put(&x->rowmap, sqlite3_column_int64(st, 0), x->nn - 1) < 0)
             goto nomem;
-        x->nn++;
     }
     sqlite3_finalize(st);
     return r == SQLITE_DONE ? 0 : tt_db_error(x->db, "cannot read the Execution Trace");
@@ -189,39 +212,61 @@ nomem:
     return tt__oom();
 }
 
+/* one tensor argument of a node, as the ET gives it */
+struct ettensor {
+    int64_t node, sid, need, dev_id;
+    int out, top, dev_type;
+    size_t seq; /* its place in the ET file (the order among equals) */
+};
+
 /* one tensor argument of a node: note the storage it shows */
-static int et_tensor(struct etx *x, struct i64map *smap, sqlite3_stmt *st)
+static int et_tensor(struct etx *x, struct i64map *smap, const struct ettensor *t)
 {
-    int64_t node = sqlite3_column_int64(st, 0), sid = sqlite3_column_int64(st, 3);
-    int out = sqlite3_column_int(st, 1), top = sqlite3_column_int(st, 2);
     size_t ni, si, pi;
     const struct etnode *e;
     struct etstore *s;
-    if (!tt__i64map_get(&x->nmap, node, &ni))
+    if (!tt__i64map_get(&x->nmap, t->node, &ni))
         return 0;
     e = &x->nodes[ni];
-    if (!tt__i64map_get(smap, sid, &si)) {
+    if (!tt__i64map_get(smap, t->sid, &si)) {
         if (TT_ALLOC_GROW(x->sto, x->ns + 1, x->as) < 0)
             return TT_ENOMEM;
         si = x->ns++;
         s = &x->sto[si];
         memset(s, 0, sizeof(*s));
-        s->creator = node;
-        s->created = (unsigned char)out;
-        s->need = sqlite3_column_int64(st, 4);
-        et_dev((const char *)sqlite3_column_text(st, 5), &s->dev_type, &s->dev_id);
-        if (tt__i64map_put(smap, sid, si) < 0)
+        s->creator = t->node;
+        s->created = (unsigned char)t->out;
+        s->need = t->need;
+        s->dev_type = t->dev_type;
+        s->dev_id = t->dev_id;
+        if (tt__i64map_put(smap, t->sid, si) < 0)
             return TT_ENOMEM;
     }
     s = &x->sto[si];
-    if (!out && (e->own & EN_AG))
+    if (!t->out && (e->own & EN_AG))
         s->grad = 1;
     /* torch: the first input of AccumulateGrad's child (detach / add_) */
-    if (!out && top && e->parent >= 0 && tt__i64map_get(&x->nmap, e->parent, &pi) &&
+    if (!t->out && t->top && e->parent >= 0 && tt__i64map_get(&x->nmap, e->parent, &pi) &&
         (x->nodes[pi].own & EN_AG))
         s->grad = 1;
-    if (!out && (e->flags & EN_BW) && node != s->creator)
+    if (!t->out && (e->flags & EN_BW) && t->node != s->creator)
         s->bw_read = 1;
+    return 0;
+}
+
+/* the storages created (sized), sorted by creator, and the skip list */
+static int et_storages_done(struct etx *x)
+{
+    size_t i, k = 0;
+    for (i = 0; i < x->ns; i++)
+        if (x->sto[i].created && x->sto[i].need > 0)
+            x->sto[k++] = x->sto[i];
+    x->ns = k;
+    TT_QSORT(x->sto, x->ns, sizeof(*x->sto), by_creator);
+    if (!(x->skip = malloc((x->ns + 1) * sizeof(*x->skip))))
+        return tt__oom();
+    for (i = 0; i <= x->ns; i++)
+        x->skip[i] = i;
     return 0;
 }
 
@@ -231,7 +276,6 @@ static int et_load_storages(struct etx *x)
 {
     sqlite3_stmt *st = NULL;
     struct i64map smap = { 0 };
-    size_t i, k = 0;
     int r, rc = 0;
     if (tt_db_prepare(x->db, &st,
 #define ET_TENSOR(col) \
@@ -249,27 +293,25 @@ static int et_load_storages(struct etx *x)
 #undef ET_TENSOR
         return TT_EDB;
     sqlite3_bind_int64(st, 1, x->et);
-    while ((r = sqlite3_step(st)) == SQLITE_ROW)
-        if (et_tensor(x, &smap, st) < 0) {
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        struct ettensor t;
+        t.dev_type = 0;
+        t.node = sqlite3_column_int64(st, 0);
+        t.out = sqlite3_column_int(st, 1);
+        t.top = sqlite3_column_int(st, 2);
+        t.sid = sqlite3_column_int64(st, 3);
+        t.need = sqlite3_column_int64(st, 4);
+        et_dev((const char *)sqlite3_column_text(st, 5), &t.dev_type, &t.dev_id);
+        if (et_tensor(x, &smap, &t) < 0) {
             rc = tt__oom();
             break;
         }
+    }
     if (rc == 0 && r != SQLITE_DONE)
         rc = tt_db_error(x->db, "cannot read the Execution Trace");
     sqlite3_finalize(st);
     tt__i64map_free(&smap);
-    if (rc < 0)
-        return rc;
-    for (i = 0; i < x->ns; i++)
-        if (x->sto[i].created && x->sto[i].need > 0)
-            x->sto[k++] = x->sto[i];
-    x->ns = k;
-    TT_QSORT(x->sto, x->ns, sizeof(*x->sto), by_creator);
-    if (!(x->skip = malloc((x->ns + 1) * sizeof(*x->skip))))
-        return tt__oom();
-    for (i = 0; i <= x->ns; i++)
-        x->skip[i] = i;
-    return 0;
+    return rc < 0 ? rc : et_storages_done(x);
 }
 
 /* the first storage at or after i not used yet (path halving over skip[]) */
@@ -349,6 +391,15 @@ static int et_rule_of(const struct etx *x, const struct etstore *hit)
     return ETR_NONE;
 }
 
+/* a rule's entry in the map of verdicts */
+static size_t et_verdict(int rule)
+{
+    return ETV(rule == ETR_GRADIENT     ? TT_CAT_GRADIENT
+               : rule == ETR_AUTOGRAD ? TT_CAT_AUTOGRAD_DETAIL
+                                      : TT_CAT_ACTIVATION,
+               rule);
+}
+
 /* each allocation of the device inside a linked op -> et */
 static int et_match(struct etx *x, const struct ctxstore *cs, struct i64map *et)
 {
@@ -378,11 +429,7 @@ static int et_match(struct etx *x, const struct ctxstore *cs, struct i64map *et)
         rule = hit ? et_rule_of(x, hit) : ETR_NONE;
         if (rule == ETR_NONE)
             continue;
-        if (tt__i64map_put(et, ev,
-                           ETV(rule == ETR_GRADIENT     ? TT_CAT_GRADIENT
-                               : rule == ETR_AUTOGRAD ? TT_CAT_AUTOGRAD_DETAIL
-                                                      : TT_CAT_ACTIVATION,
-                               rule)) < 0) {
+        if (tt__i64map_put(et, ev, et_verdict(rule)) < 0) {
             rc = tt__oom();
             goto out;
         }
@@ -424,5 +471,321 @@ int tt__memtl_et_pass(tt_db *db, int64_t trace, int dtype, int64_t did, int noca
     free(x.sto);
     free(x.skip);
     free(x.memids);
+    return rc;
+}
+
+/* ---- the same pass from the files (memtimeline FILE --et ET) ---- */
+
+/* a scalar of a tensor argument as SQL's ->> gives it */
+enum { JV_NULL, JV_INT, JV_REAL, JV_TEXT };
+
+struct jv {
+    int kind;
+    int64_t i;
+    double d;
+    char text[48]; /* JV_TEXT: the start of the string */
+};
+
+/* what the ET file's rows give: the nodes (x->nodes, in file order until
+ * etf_nodes_done) and the tensor arguments of each */
+struct etread {
+    struct etx *x;
+    struct i64map strf; /* string id -> EN_* of that name (names with any) */
+    struct ettensor *t;
+    size_t nt, at;
+    tt_arena a;
+};
+
+/* the value at jp as a scalar of a tensor argument (a container: JV_NULL,
+ * not read) */
+static int etf_scalar(tt_jp *jp, enum tt_jtype ty, struct jv *v, tt_arena *a)
+{
+    tt_jnum n;
+    const char *s;
+    size_t len;
+    char num[64];
+    memset(v, 0, sizeof(*v));
+    if (ty == TT_JT_NUMBER) {
+        if (tt_jp_number(jp, &n) < 0)
+            return -1;
+        snprintf(num, sizeof(num), "%.*s", (int)(n.len < 63 ? n.len : 63), n.text);
+        v->kind = n.is_int && n.fits ? JV_INT : JV_REAL;
+        v->i = n.i;
+        v->d = strtod(num, NULL);
+        return 0;
+    }
+    if (ty == TT_JT_STRING) {
+        if (tt_jp_string(jp, a, &s, &len) < 0)
+            return -1;
+        v->kind = JV_TEXT;
+        snprintf(v->text, sizeof(v->text), "%.*s", (int)(len < 47 ? len : 47), s);
+        v->d = strtod(v->text, NULL); /* SQL's arithmetic on a text */
+        return 0;
+    }
+    if (ty == TT_JT_TRUE || ty == TT_JT_FALSE) {
+        v->kind = JV_INT; /* ->> gives 1 or 0 (json_type: true / false) */
+        v->i = ty == TT_JT_TRUE;
+        v->d = (double)v->i;
+    }
+    return tt_jp_skip(jp);
+}
+
+/* (offset + numel) * itemsize as SQL computes it, read as an integer */
+static int64_t etf_need(const struct jv *o, const struct jv *n, const struct jv *s)
+{
+    int64_t sum, prod;
+    double d;
+    if (o->kind == JV_NULL || n->kind == JV_NULL || s->kind == JV_NULL)
+        return 0;
+    if (o->kind == JV_INT && n->kind == JV_INT && s->kind == JV_INT &&
+        !__builtin_add_overflow(o->i, n->i, &sum) && !__builtin_mul_overflow(sum, s->i, &prod))
+        return prod;
+    d = ((o->kind == JV_INT ? (double)o->i : o->d) + (n->kind == JV_INT ? (double)n->i : n->d)) *
+        (s->kind == JV_INT ? (double)s->i : s->d);
+    if (!(d == d))
+        return 0;
+    return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+}
+
+static int etf_value(struct etread *r, tt_jp *jp, int depth, int64_t node, int io, int top);
+
+/* an array: its tensor arguments (json_tree's walk: every array below the
+ * top of six values [int, int, ., ., ., text]); top: it is the first
+ * element of a top-level array */
+static int etf_array(struct etread *r, tt_jp *jp, int depth, int64_t node, int io, int top)
+{
+    struct jv v[6];
+    size_t idx = 0;
+    int k;
+    if (tt_jp_array_begin(jp) < 0)
+        return -1;
+    while ((k = tt_jp_array_next(jp)) == 1) {
+        enum tt_jtype ty = tt_jp_peek(jp);
+        if (ty == TT_JT_ARRAY || ty == TT_JT_OBJECT) {
+            if (idx < 6)
+                memset(&v[idx], 0, sizeof(v[idx]));
+            if (etf_value(r, jp, depth + 1, node, io, depth == 0 && idx == 0) < 0)
+                return -1;
+        } else if (idx < 6 ? etf_scalar(jp, ty, &v[idx], &r->a) < 0 : tt_jp_skip(jp) < 0) {
+            return -1;
+        }
+        idx++;
+    }
+    if (k < 0)
+        return -1;
+    if (depth > 0 && idx == 6 && v[0].kind == JV_INT && v[1].kind == JV_INT &&
+        v[5].kind == JV_TEXT) {
+        struct ettensor *t;
+        if (TT_ALLOC_GROW(r->t, r->nt + 1, r->at) < 0)
+            return TT_ENOMEM;
+        t = &r->t[r->nt];
+        t->seq = r->nt++;
+        t->node = node;
+        t->out = io;
+        t->top = io == 0 && top;
+        t->sid = v[1].i;
+        t->need = etf_need(&v[2], &v[3], &v[4]);
+        t->dev_type = 0;
+        et_dev(v[5].text, &t->dev_type, &t->dev_id);
+    }
+    return 0;
+}
+
+static int etf_value(struct etread *r, tt_jp *jp, int depth, int64_t node, int io, int top)
+{
+    const char *key;
+    size_t klen;
+    int k;
+    enum tt_jtype ty = tt_jp_peek(jp);
+    if (ty == TT_JT_ARRAY)
+        return etf_array(r, jp, depth, node, io, top);
+    if (ty != TT_JT_OBJECT)
+        return tt_jp_skip(jp);
+    if (tt_jp_object_begin(jp) < 0)
+        return -1;
+    while ((k = tt_jp_object_next(jp, &r->a, &key, &klen)) == 1)
+        if (etf_value(r, jp, depth + 1, node, io, 0) < 0)
+            return -1;
+    return k;
+}
+
+/* one inputs / outputs cell: its tensor arguments, none when it is not
+ * valid JSON (as json_valid leaves it out) */
+static int etf_cell(struct etread *r, const tt__cell *c, const char *text, int64_t node, int io)
+{
+    size_t mark = r->nt;
+    tt_jp jp;
+    int rc;
+    if (c->type != TT_CELL_TEXT)
+        return 0;
+    tt_jp_init(&jp, "", text + c->i, 0, text + c->i, c->len);
+    rc = etf_value(r, &jp, 0, node, io, 0);
+    if (rc == 0)
+        rc = tt_jp_finish(&jp);
+    tt_arena_reset(&r->a);
+    if (rc == TT_ENOMEM)
+        return rc;
+    if (rc < 0) {
+        r->nt = mark;
+        tt_error_clear();
+    }
+    return 0;
+}
+
+static int etf_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                    const char *text)
+{
+    struct etread *r = ctx;
+    struct etx *x = r->x;
+    int i;
+    for (i = 0; i < nrows; i++) {
+        const tt__cell *c = &cells[(size_t)i * (size_t)ncols];
+        struct etnode *e;
+        size_t f = 0;
+        if (table == TT_ROWS_STR) {
+            char name[256];
+            unsigned fl;
+            snprintf(name, sizeof(name), "%.*s", (int)(c[TT_C_STR_S].len < 255 ? c[TT_C_STR_S].len : 255),
+                     text + c[TT_C_STR_S].i);
+            if ((fl = et_name_flags(name)) && tt__i64map_put(&r->strf, c[TT_C_STR_ID].i, fl) < 0)
+                return tt__oom();
+            continue;
+        }
+        if (table != TT_ROWS_ET || c[TT_C_ET_NODE_ID].type != TT_CELL_INT)
+            continue;
+        if (TT_ALLOC_GROW(x->nodes, x->nn + 1, x->an) < 0)
+            return tt__oom();
+        e = &x->nodes[x->nn++];
+        e->node_id = c[TT_C_ET_NODE_ID].i;
+        e->parent = c[TT_C_ET_PARENT].type == TT_CELL_INT ? c[TT_C_ET_PARENT].i : -1;
+        if (c[TT_C_ET_NAME].type == TT_CELL_INT)
+            tt__i64map_get(&r->strf, c[TT_C_ET_NAME].i, &f);
+        e->own = (unsigned)f;
+        if (etf_cell(r, &c[TT_C_ET_INPUTS], text, e->node_id, 0) < 0 ||
+            etf_cell(r, &c[TT_C_ET_OUTPUTS], text, e->node_id, 1) < 0)
+            return tt__oom();
+    }
+    return 0;
+}
+
+static int by_node_id(const void *a, const void *b)
+{
+    const struct etnode *x = a, *y = b;
+    return x->node_id < y->node_id ? -1 : x->node_id > y->node_id;
+}
+
+/* tensors by (node, inputs before outputs), the file's order kept */
+static int by_node_io(const void *a, const void *b)
+{
+    const struct ettensor *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    if (x->out != y->out)
+        return x->out - y->out;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* the ET file's nodes and created storages into x */
+static int etf_read(struct etx *x, const char *et_path)
+{
+    static const uint64_t cols[TT_ROWS_COUNT] = {
+        [TT_ROWS_ET] = TT_COL(TT_C_ET_NODE_ID) | TT_COL(TT_C_ET_NAME) | TT_COL(TT_C_ET_PARENT) |
+                       TT_COL(TT_C_ET_INPUTS) | TT_COL(TT_C_ET_OUTPUTS),
+    };
+    struct etread r;
+    tt__rowsink sink = { 0 };
+    tt__rows_result res;
+    struct i64map smap = { 0 };
+    size_t n, i;
+    unsigned skip = TT_ROWS_NO_STOP;
+    int rc, tb;
+    for (tb = 0; tb < TT_ROWS_COUNT; tb++)
+        if (tb != TT_ROWS_ET && tb != TT_ROWS_STR)
+            skip |= 1u << tb;
+    memset(&r, 0, sizeof(r));
+    memset(&res, 0, sizeof(res));
+    r.x = x;
+    sink.ctx = &r;
+    sink.rows = etf_rows;
+    sink.cols = cols;
+    rc = tt__ingest_rows(et_path, &sink, 0, skip, &res);
+    free(res.metadata);
+    tt__i64map_free(&r.strf);
+    tt_arena_release(&r.a);
+    /* the nodes in id order, each with its parent's flags, as the SQL reads them */
+    n = x->nn;
+    x->nn = 0;
+    if (rc == 0)
+        TT_QSORT(x->nodes, n, sizeof(*x->nodes), by_node_id);
+    for (i = 0; rc == 0 && i < n; i++) {
+        struct etnode e = x->nodes[i];
+        x->nodes[x->nn] = e;
+        if (et_node_added(x) < 0)
+            rc = tt__oom();
+    }
+    if (rc == 0)
+        TT_QSORT(r.t, r.nt, sizeof(*r.t), by_node_io);
+    for (i = 0; rc == 0 && i < r.nt; i++)
+        if (et_tensor(x, &smap, &r.t[i]) < 0)
+            rc = tt__oom();
+    tt__i64map_free(&smap);
+    free(r.t);
+    return rc < 0 ? rc : et_storages_done(x);
+}
+
+/* the ET node of the innermost linked op around op, or -1 */
+static int64_t etf_node_of(const struct etx *x, const struct tt__xc_links *l,
+                           const struct memtl_streamed *pre, int64_t op)
+{
+    int depth;
+    for (depth = 0; op > 0 && depth < 64; depth++) {
+        int64_t node;
+        size_t ni;
+        if (tt__xc_links_find(l, op, &node) && tt__i64map_get(&x->nmap, node, &ni))
+            return x->nodes[ni].node_id;
+        op = (uint64_t)op <= pre->nparent ? pre->parent[op - 1] : 0;
+    }
+    return -1;
+}
+
+int tt__memtl_et_pass_file(const char *et_path, const struct tt__xc_links *links,
+                           const struct memtl_streamed *pre, size_t pdev, int dtype, int64_t did,
+                           int nocat, struct i64map *et)
+{
+    struct etx x;
+    struct i64map none = { 0 };
+    struct evspill sp;
+    struct memev ev;
+    int rc, r = 0;
+    if (nocat || !links->n)
+        return 0;
+    memset(&x, 0, sizeof(x));
+    memset(&sp, 0, sizeof(sp));
+    x.dtype = dtype;
+    x.did = did;
+    /* the device's allocations in time order, as the SQL reads them */
+    if ((rc = etf_read(&x, et_path)) == 0 &&
+        (rc = tt__memtl_load_streamed(pre, pdev, &pre->cs, &none, &sp)) == 0 &&
+        (rc = tt__evspill_rewind(&sp)) == 0) {
+        while (rc == 0 && (r = tt__evspill_next(&sp, &ev)) == 1) {
+            const struct memctx *c = tt__memtl_ctx(&pre->cs, ev.id);
+            struct etstore *hit;
+            int rule;
+            if (ev.bytes <= 0 || !c->has)
+                continue;
+            hit = et_storage(&x, etf_node_of(&x, links, pre, c->op_id), ev.bytes);
+            rule = hit ? et_rule_of(&x, hit) : ETR_NONE;
+            if (rule != ETR_NONE && tt__i64map_put(et, ev.id, et_verdict(rule)) < 0)
+                rc = tt__oom();
+        }
+        if (rc == 0 && r < 0)
+            rc = r;
+    }
+    tt__evspill_free(&sp);
+    tt__i64map_free(&x.nmap);
+    tt__i64map_free(&x.rowmap);
+    free(x.nodes);
+    free(x.sto);
+    free(x.skip);
     return rc;
 }

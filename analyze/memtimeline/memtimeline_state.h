@@ -177,6 +177,14 @@ void tt__memtl_store_context(struct ctxstore *cs, struct memtl_scan *sc, int64_t
 struct tt_db;
 int tt__memtl_et_pass(struct tt_db *db, int64_t trace, int dtype, int64_t did, int nocat,
                       const struct ctxstore *cs, struct i64map *et);
+/* the same verdicts with no database: the ET read from its file, the links
+ * of compare/crosscheck/links.h, the slices' parents and the device's
+ * events from the trace's rows read into pre (tt__memtl_read_file_parents) */
+struct memtl_streamed;
+struct tt__xc_links;
+int tt__memtl_et_pass_file(const char *et_path, const struct tt__xc_links *links,
+                           const struct memtl_streamed *pre, size_t pdev, int dtype, int64_t did,
+                           int nocat, struct i64map *et);
 
 /* 2: each allocation's category and rule (sp->cat, sp->rule); the
  * PREEXISTING blocks, the peak event and its context */
@@ -222,6 +230,11 @@ struct memtl_streamed {
     int have_raw_max;
     struct i64map strs; /* string id -> offset into text << 4 | PH_* of it */
     tt_buf text;
+    /* memtimeline FILE --et: every slice's parent_id, parent[id - 1] (0:
+     * none), for the walk from an op up to the innermost one the ET links */
+    int want_parents;
+    int64_t *parent;
+    size_t nparent;
     /* the trace */
     tt_trace_format format;
     int have_rank;
@@ -234,6 +247,10 @@ struct memtl_streamed {
  * not needed after a failure) */
 int tt__memtl_read_file(const char *path, struct memtl_streamed *out);
 int tt__memtl_read_db(struct tt_db *db, int64_t trace, struct memtl_streamed *out);
+/* as tt__memtl_read_file, each slice's parent kept too (out->parent); 1
+ * (nothing kept) when the file's rows need the SQL passes, whose parents
+ * the stream does not have: the caller then reads it through a database */
+int tt__memtl_read_file_parents(const char *path, struct memtl_streamed *out);
 void tt__memtl_streamed_free(struct memtl_streamed *o);
 /* string id's text, NULL if none */
 const char *tt__memtl_str(const struct memtl_streamed *o, int64_t id);

@@ -229,6 +229,29 @@ static int on_slice(struct mstream *st, const tt__cell *c, int ncols, int r, con
     return st->nbuf == sizeof(st->buf) / sizeof(st->buf[0]) ? flush_ops(st) : 0;
 }
 
+/* a slice's parent (memtimeline FILE --et) */
+static int on_parent(struct memtl_streamed *o, const tt__cell *c, int ncols, int r,
+                     const char *text)
+{
+    int64_t id = cell_int(row_cell(c, ncols, r, TT_C_SL_ID), text);
+    const tt__cell *par = row_cell(c, ncols, r, TT_C_SL_PARENT_ID);
+    size_t cap = o->nparent;
+    if (id <= 0 || id > INT32_MAX)
+        return 0; /* never from the stream's numbering */
+    if ((size_t)id > cap) {
+        int64_t *v;
+        while (cap < (size_t)id)
+            cap = cap ? 2 * cap : 4096;
+        if (!(v = realloc(o->parent, cap * sizeof(*v))))
+            return tt__oom();
+        memset(v + o->nparent, 0, (cap - o->nparent) * sizeof(*v));
+        o->parent = v;
+        o->nparent = cap;
+    }
+    o->parent[id - 1] = par->type == TT_CELL_NULL ? 0 : cell_int(par, text);
+    return 0;
+}
+
 /* ---- [memory] events ---- */
 
 /* the index of device (type, id) in out->dev, added when new */
@@ -363,8 +386,9 @@ static int sink_rows(void *ctx, int table, int nrows, int ncols, const tt__cell 
         if (table == TT_ROWS_STR)
             rc = on_string(st, row_cell(cells, ncols, r, TT_C_STR_ID),
                            row_cell(cells, ncols, r, TT_C_STR_S), text);
-        else if (table == TT_ROWS_SLICE)
-            rc = on_slice(st, cells, ncols, r, text);
+        else if (table == TT_ROWS_SLICE && (rc = on_slice(st, cells, ncols, r, text)) == 0 &&
+                 st->out->want_parents)
+            rc = on_parent(st->out, cells, ncols, r, text);
         else if (table == TT_ROWS_MEMORY)
             rc = on_memory(st, cells, ncols, r, text);
         else if (table == TT_ROWS_MEMTL)
@@ -541,6 +565,7 @@ void tt__memtl_streamed_free(struct memtl_streamed *o)
     free(o->cs.v);
     free(o->dev);
     free(o->raw);
+    free(o->parent);
     tt__i64map_free(&o->strs);
     tt_buf_release(&o->text);
     free(o->label);
@@ -582,7 +607,8 @@ static int64_t base_time(const char *metadata)
 static const uint64_t memtl_cols[TT_ROWS_COUNT] = {
     [TT_ROWS_SLICE] = TT_COL(TT_C_SL_ID) | TT_COL(TT_C_SL_PH) | TT_COL(TT_C_SL_NAME) |
                       TT_COL(TT_C_SL_PID) | TT_COL(TT_C_SL_TID) | TT_COL(TT_C_SL_TS) |
-                      TT_COL(TT_C_SL_DUR) | TT_COL(TT_C_SL_SEQ_NR) | TT_COL(TT_C_SL_FWD_TID),
+                      TT_COL(TT_C_SL_DUR) | TT_COL(TT_C_SL_SEQ_NR) | TT_COL(TT_C_SL_FWD_TID) |
+                      TT_COL(TT_C_SL_PARENT_ID),
     [TT_ROWS_MEMORY] = TT_COL(TT_C_MEM_ADDR) | TT_COL(TT_C_MEM_BYTES) |
                        TT_COL(TT_C_MEM_DEVICE_ID) | TT_COL(TT_C_MEM_DEVICE_TYPE) |
                        TT_COL(TT_C_MEM_PID) | TT_COL(TT_C_MEM_TID) |
@@ -642,8 +668,9 @@ int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
     return rc;
 }
 
-/* one file (path: where to read it; label: what the user named) */
-static int read_file(const char *path, const char *label, struct memtl_streamed *out)
+/* one file (path: where to read it; label: what the user named); parents:
+ * keep each slice's parent, or return 1 when the rows need the SQL passes */
+static int read_file(const char *path, const char *label, struct memtl_streamed *out, int parents)
 {
     struct mstream st;
     tt__rowsink sink = { 0 };
@@ -651,8 +678,18 @@ static int read_file(const char *path, const char *label, struct memtl_streamed 
     tt_db *db;
     int rc;
     memset(&res, 0, sizeof(res));
-    if ((rc = stream_open(&st, out, &sink)) == 0)
+    if ((rc = stream_open(&st, out, &sink)) == 0) {
+        out->want_parents = parents;
         rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, MEMTL_SKIP | TT_ROWS_NO_STOP, &res);
+    }
+    if (parents && rc == 0 && (res.needs_db || res.disordered_threads)) {
+        tt__log(TT_LOG_DEBUG, "memtimeline", "--et through a temporary database: %s",
+                res.needs_db && res.why_db ? res.why_db : "threads out of order");
+        stream_close(&st, &res, TT_ECANCELED);
+        free(res.metadata);
+        tt_error_clear();
+        return 1;
+    }
     /*
      * Of what needs the SQL passes, only a 'B' slice closed after its row
      * was handed over (its dur) matters to the walk; such a row has no dur,
@@ -679,16 +716,26 @@ static int read_file(const char *path, const char *label, struct memtl_streamed 
     return rc;
 }
 
-int tt__memtl_read_file(const char *path, struct memtl_streamed *out)
+static int read_spooled(const char *path, struct memtl_streamed *out, int parents)
 {
     tt__spool sp;
     const char *rd;
     /* standard input or a pipe: from a copy, which a second reading may need */
     int rc = tt__spool_input(&sp, path, &rd);
-    if (rc == 0 && (rc = read_file(rd, path, out)) < 0 && rd != path)
+    if (rc == 0 && (rc = read_file(rd, path, out, parents)) < 0 && rd != path)
         tt_error_set_source(path); /* the input, not its copy */
     tt__spool_release(&sp);
     return rc;
+}
+
+int tt__memtl_read_file(const char *path, struct memtl_streamed *out)
+{
+    return read_spooled(path, out, 0);
+}
+
+int tt__memtl_read_file_parents(const char *path, struct memtl_streamed *out)
+{
+    return read_spooled(path, out, 1);
 }
 
 /* ---- the later passes' records from the spill ---- */

@@ -24,6 +24,7 @@
  * the traces checked (a database's traces are loaded as the pairs need them).
  */
 #include "compare/crosscheck/crosscheck_state.h"
+#include "compare/crosscheck/links.h"
 #include "store/ingest_rows.h"
 
 #include <errno.h>
@@ -123,6 +124,24 @@ fail:
     free(rows);
     sqlite3_exec(x->db->sql, "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+/* the matched ops of pair p, kept in x->collect (files: no database) */
+static int collect_links(struct xc *x, const struct pair *p)
+{
+    struct tt__xc_links *l = x->collect;
+    size_t i;
+    l->pairs++;
+    for (i = 0; i < p->n; i++) {
+        const struct match *m = &p->r->m[i];
+        if (m->state != M_OK)
+            continue;
+        if (TT_ALLOC_GROW(l->v, l->n + 1, l->alloc) < 0)
+            return xc_oom();
+        l->v[l->n].slice_id = m->slice;
+        l->v[l->n++].node_id = p->ops[i].node_id;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- pairing */
@@ -366,7 +385,9 @@ static int run_one(struct xc *x, const struct tinfo *t, size_t nt, size_t i, siz
             res->summary.consistent++;
         else
             res->summary.inconsistent++;
-        if (!x->o->store || (rc = store_links(x, &best, &res->summary.links)) == 0)
+        if (x->collect)
+            rc = collect_links(x, &best);
+        if (rc == 0 && (!x->o->store || (rc = store_links(x, &best, &res->summary.links)) == 0))
             rc = xc_export_pair(x, &best, slot);
     }
     pair_release(&best);
@@ -581,4 +602,75 @@ int tt_crosscheck_files(const char *const *inputs, size_t n, const tt_xc_options
     tt_xcheck_result_free(res);
     xc_free(&x);
     return rc;
+}
+
+/* ---------------------------------------------------------------- links */
+
+static int by_slice(const void *a, const void *b)
+{
+    const struct tt__xc_link *x = a, *y = b;
+    if (x->slice_id != y->slice_id)
+        return x->slice_id < y->slice_id ? -1 : 1;
+    return x->node_id < y->node_id ? -1 : x->node_id > y->node_id;
+}
+
+int tt__xc_links_files(const char *trace, const char *et_path, struct tt__xc_links *out)
+{
+    struct xc x;
+    tt_xc_options o = TT_XC_OPTIONS_INIT;
+    tt_xcheck_result *res = NULL;
+    size_t alloc = 0, i, net = 0, nk = 0;
+    int64_t base = 0;
+    int rc, nfiles = 0;
+    memset(out, 0, sizeof(*out));
+    if (access(trace, F_OK) != 0 || access(et_path, F_OK) != 0) { /* as an ingest says it */
+        const char *p = access(trace, F_OK) != 0 ? trace : et_path;
+        return tt_error_set_at(TT_EIO, p, -1, "cannot open: %s", strerror(errno));
+    }
+    o.store = 0;
+    xc_init(&x, &o);
+    x.collect = out;
+    tt_error_clear();
+    if ((rc = xc_cats(&x)) == 0 && (rc = load_one(&x, trace, &nfiles, &alloc, &base)) == 0)
+        rc = load_one(&x, et_path, &nfiles, &alloc, &base);
+    for (i = 0; rc == 0 && i < x.nt; i++) {
+        net += x.t[i].is_et;
+        nk += x.t[i].is_kineto;
+    }
+    if (rc == 0 && (!net || !nk))
+        rc = tt_error_set_at(TT_ENOTFOUND, !net ? et_path : trace, -1, "no %s",
+                             !net ? "Execution Trace" : "Kineto trace");
+    if (rc == 0)
+        rc = finish_run(&x, trace, &res);
+    tt_xcheck_result_free(res);
+    xc_free(&x);
+    if (rc < 0) {
+        tt__xc_links_free(out);
+        return rc;
+    }
+    TT_QSORT(out->v, out->n, sizeof(*out->v), by_slice);
+    return 0;
+}
+
+void tt__xc_links_free(struct tt__xc_links *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+int tt__xc_links_find(const struct tt__xc_links *l, int64_t slice_id, int64_t *node_id)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->v[mid].slice_id < slice_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < l->n && l->v[lo].slice_id == slice_id) {
+        *node_id = l->v[lo].node_id;
+        return 1;
+    }
+    return 0;
 }

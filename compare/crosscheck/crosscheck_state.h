@@ -162,6 +162,7 @@ struct pair {
 
 struct xc {
     tt_db *db;      /* a database input (traces loaded from it when needed, links stored) */
+    struct tt__xc_links *collect; /* files: the links kept here (compare/crosscheck/links.h) */
     const tt_xc_options *o;
     size_t limit;
     struct xstrs str;

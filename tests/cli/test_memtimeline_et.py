@@ -10,7 +10,7 @@ the ET every block must get its role; without it, the documented heuristics'
 answers (three of them differ). Errors: a file that is not an ET, an ET of
 another program, --et with a database; none may leave an output behind.
 """
-import gzip, json, os, subprocess, sys, tempfile
+import gzip, json, os, random, shutil, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
@@ -34,6 +34,55 @@ def created(path):
     with gzip.open(path) as f:
         rows = json.load(f)
     return {r[0]: r[3] for r in rows if r[1] == CREATE}
+
+
+def variant(et, out):
+    """the same ET written otherwise: nodes out of id order, tensors after
+    the first nested in lists and objects, decoys that are no tensor (five
+    values, a real id, a number for the device); SQLite's json_tree finds
+    the same tensors, so every block keeps its role"""
+    d = json.load(open(et))
+    for n in d["nodes"]:
+        for k in ("inputs", "outputs"):
+            v = n.get(k) or []
+            if len(v) >= 2:
+                v = [v[0], [v[1], {"more": v[2:]}]]
+            n[k] = v + [[1, 2, 3, 4, 5], [1.5, 99, 0, 1, 4, "cuda:0"], [7, 98, 0, 1, 4, 0]]
+    random.Random(7).shuffle(d["nodes"])
+    with open(out, "w") as f:
+        json.dump(d, f)
+
+
+def check_files_like_db(d, trace, et, roles, want_et):
+    """FILE --et ET reads the files (no temporary database) and gives what
+    a database of both gives, byte for byte, also for an ET written
+    otherwise and for a trace on standard input"""
+    et2 = os.path.join(d, "et2.json")
+    variant(et, et2)
+    for name, e in (("the ET", et), ("the ET written otherwise", et2)):
+        db = os.path.join(d, "pair.db")
+        if os.path.exists(db):
+            os.remove(db)
+        rc, _, err = run("ingest", "-q", db, trace, e)
+        check(rc == 0, f"{name}: ingest ({err.strip()})")
+        a, b = os.path.join(d, "f.raw.json.gz"), os.path.join(d, "d.raw.json.gz")
+        got = roles(f"{name}: FILE --et", a, trace, "--et", e)
+        check(got == want_et, f"{name}: FILE --et: every block gets its role ({got})")
+        roles(f"{name}: DB", b, db)
+        check(os.path.exists(a) and os.path.exists(b) and
+              gzip.open(a).read() == gzip.open(b).read(),
+              f"{name}: FILE --et and the database give the same timeline")
+    if shutil.which("strace"):
+        out = os.path.join(d, "s.raw.json.gz")
+        rc, _, opened = te.traced_temp_db(["memtimeline", trace, "--et", et2, out], d)
+        check(rc == 0 and not opened, f"FILE --et: no temporary database (rc {rc})")
+        rc, _, opened = te.traced_temp_db(["memtimeline", "-", "--et", et2, out], d, stdin=trace)
+        check(rc == 0 and not opened, f"- --et (a pipe): no temporary database (rc {rc})")
+        check(rc == 0 and {t: c for t, c in created(out).items()} ==
+              {t: c for t, c in created(os.path.join(d, "f.raw.json.gz")).items()},
+              "- --et (a pipe): the file's timeline")
+    else:
+        C.skip("strace", "not installed (scripts/install-deps.sh installs it)")
 
 
 def main():
@@ -85,6 +134,8 @@ def main():
             page = open(html, encoding="utf-8").read()
             check("GRADIENT (ET)" in page and "ACTIVATION (ET)" in page,
                   "the HTML peak table names the ET rules")
+
+        check_files_like_db(d, trace, et, roles, want_et)
 
         # errors, and nothing half-written left behind
         for name, et_arg, code, words in (
