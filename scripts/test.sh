@@ -14,12 +14,14 @@
 #   scripts/test.sh [--all] [PHASE...]
 #       PHASE: release asan fuzz tsan (default: all; the others are listed as
 #       skipped).
-#       Without --all (the quick run, about 10 minutes on a 2-core machine
+#       Without --all (the quick run, under 10 minutes on a 2-core machine
 #       alone): the tests labelled `slow` (the heavy checks over every shared
 #       trace and the scaling tests, tests/CMakeLists.txt) are left out of both
-#       ctest phases, the fuzz phase runs 20 mutants instead of 80 and TSan skips
-#       cli/test_memtimeline; the summary lists what was left out as skipped. --all (CI, .ci/run) runs
-#       every test in every phase.
+#       ctest phases; each other test runs once (the CLI tests labelled
+#       asan_covered in the asan+ubsan phase only, when it is selected); the
+#       fuzz phase runs 20 mutants instead of 80 and TSan skips
+#       cli/test_memtimeline. The summary lists what was left out as skipped.
+#       --all (CI, .ci/run) runs every test in every phase.
 #
 # Two copies in one checkout would share its build directories: the second
 # waits for the first (a lock on .test.lock). Copies in different clones run
@@ -112,11 +114,25 @@ slow_left_out() {
 # 1. dependencies (a failure here is reported; the builds say what is missing)
 step "dependencies" scripts/install-deps.sh
 
-# 2. release build, all tests
+# 2. release build, all tests (the quick run: each test once, so the CLI
+# tests whose every check also runs under ASan+UBSan run there only; see
+# the asan_covered label in tests/CMakeLists.txt)
+release_ctest() {
+  if [ "$all_tests" -eq 1 ] || ! wanted asan; then run_ctest build; return; fi
+  (cd build && ctest --output-on-failure -j"$jobs" -LE 'slow|asan_covered')
+}
+asan_only_left_out() {
+  local n
+  { [ "$all_tests" -eq 1 ] || ! wanted asan; } && return 0
+  n=$(cd build && ctest -N -LE slow -L asan_covered 2>/dev/null | sed -n 's/^Total Tests: //p')
+  skip "release: ${n:-the} CLI tests labelled asan_covered" \
+    "quick run: they run in the asan+ubsan step only; scripts/test.sh --all runs them here too"
+}
 if wanted release; then
   if step "release: build" build build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
-    step "release: ctest" run_ctest build
+    step "release: ctest" release_ctest
     slow_left_out build release
+    asan_only_left_out
   else
     skip "release: ctest" "its build failed"
   fi
