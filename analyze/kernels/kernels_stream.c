@@ -343,8 +343,7 @@ static int next_links(struct kstream *ks, const tt__cell *row, const struct link
     *out = NULL;
     if (!ks->links)
         return 0;
-    l = &ks->ln[ks->hln];
-    if (ks->hln == ks->nln || l->op != cell_or_0(&row[TT_C_GPU_OP_ID]) ||
+    if (ks->hln == ks->nln || (l = &ks->ln[ks->hln])->op != cell_or_0(&row[TT_C_GPU_OP_ID]) ||
         l->rt != cell_or_0(&row[TT_C_GPU_RUNTIME_ID]))
         return tt_error_set(TT_ERROR, "kernels: a GPU activity came without its links");
     ks->hln++;

@@ -236,6 +236,7 @@ Test(kernels_stream, by_op_memory_bounded)
     for (db = 0; db < 2; db++) {
         p1 = loop_peak(LOOP_N, &o, db);
         p4 = loop_peak(4 * LOOP_N, &o, db);
+        cr_log_info("%s: peak %zu at N, %zu at 4N", db ? "db" : "file", p1, p4);
         /* a batch of rows' links at most: not one per kernel or per op */
         cr_expect(p4 <= 1024, "%s: peak %zu at 4N", db ? "db" : "file", p4);
         cr_expect(p4 <= p1 + 16, "%s: peak %zu at N, %zu at 4N", db ? "db" : "file", p1, p4);
@@ -254,6 +255,7 @@ Test(kernels_stream, steps_memory_bounded)
     for (db = 0; db < 2; db++) {
         p1 = loop_peak(LOOP_N, &o, db);
         p4 = loop_peak(4 * LOOP_N, &o, db);
+        cr_log_info("%s: peak %zu at N, %zu at 4N", db ? "db" : "file", p1, p4);
         /* the values waiting for the steps spill: fewer than the kernels */
         cr_expect(p4 < LOOP_N, "%s: peak %zu at 4N", db ? "db" : "file", p4);
         cr_expect(p4 <= p1 + 16, "%s: peak %zu at N, %zu at 4N", db ? "db" : "file", p1, p4);
