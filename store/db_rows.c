@@ -130,9 +130,26 @@ static int take_row(struct batch *bt, sqlite3_stmt *st, int off)
     " AND g.kind IN ('kernel', 'memcpy', 'memset') AND g.dur IS NOT NULL"                   \
     " AND s.ts IS NOT NULL ORDER BY g.rowid"
 
-/* after a batch of GPU rows: sink->kernel for those linked to a CPU op */
-static int kernels_of(tt_db *db, sqlite3_stmt *st, int64_t trace_id, int64_t lo, int64_t hi,
-                      const tt__rowsink *sink)
+/*
+ * The links of a batch of GPU rows (sink->gpu_links), one row each, as the
+ * batch reads them: the op's name and the runtime call's start, looked up
+ * by id (the rowids of slices and runtime).
+ */
+#define LINKS_SQL                                                                          \
+    "SELECT g.op_id, s.name, g.runtime_id, r.ts FROM gpu_ops AS g"                          \
+    " LEFT JOIN slices AS s ON s.id = g.op_id LEFT JOIN runtime AS r ON r.id = g.runtime_id" \
+    " WHERE g.rowid BETWEEN ?2 AND ?3 AND +g.trace_id = ?1 ORDER BY g.rowid"
+
+static int64_t col_or(sqlite3_stmt *st, int col, int64_t none)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? none : sqlite3_column_int64(st, col);
+}
+
+/* for a batch of GPU rows (rowids lo..hi), each row of st (KERNELS_SQL or
+ * LINKS_SQL): sink->kernel for those linked to a CPU op (after the batch),
+ * or sink->gpu_links for each of them (links; before it) */
+static int batch_calls(tt_db *db, sqlite3_stmt *st, int64_t trace_id, int64_t lo, int64_t hi,
+                       const tt__rowsink *sink, int links)
 {
     int r, rc = 0;
     sqlite3_reset(st);
@@ -140,28 +157,38 @@ static int kernels_of(tt_db *db, sqlite3_stmt *st, int64_t trace_id, int64_t lo,
     sqlite3_bind_int64(st, 2, lo);
     sqlite3_bind_int64(st, 3, hi);
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
-        rc = sink->kernel(sink->ctx, sqlite3_column_int64(st, 0), ts, dur < 0 ? ts : ts + dur,
-                          sqlite3_column_int64(st, 3));
+        if (links) {
+            int64_t rt = col_or(st, 2, 0);
+            rc = sink->gpu_links(sink->ctx, col_or(st, 0, 0), col_or(st, 1, 0), rt,
+                                 rt ? col_or(st, 3, TT_ROWS_NO_TS) : TT_ROWS_NO_TS);
+        } else {
+            int64_t ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
+            rc = sink->kernel(sink->ctx, sqlite3_column_int64(st, 0), ts,
+                              dur < 0 ? ts : ts + dur, sqlite3_column_int64(st, 3));
+        }
         if (rc > 0)
             rc = TT_ECANCELED;
     }
     if (rc == 0 && r != SQLITE_DONE)
-        rc = tt_db_error(db, "cannot read the GPU activities' ops");
+        rc = tt_db_error(db, links ? "cannot read the GPU activities' links"
+                                   : "cannot read the GPU activities' ops");
     return rc;
 }
 
-/* hand the batch over; GPU batches also give their kernels (through kst) */
-static int flush(tt_db *db, sqlite3_stmt *kst, int64_t trace_id, int t, struct batch *bt,
-                 int64_t lo, int64_t hi, const tt__rowsink *sink)
+/* hand the batch over; GPU batches also give their links before (through
+ * lst) and their kernels after (through kst) */
+static int flush(tt_db *db, sqlite3_stmt *kst, sqlite3_stmt *lst, int64_t trace_id, int t,
+                 struct batch *bt, int64_t lo, int64_t hi, const tt__rowsink *sink)
 {
     int rc;
     if (!bt->nrows)
         return 0;
+    if (lst && (rc = batch_calls(db, lst, trace_id, lo, hi, sink, 1)) < 0)
+        return rc;
     rc = sink->rows(sink->ctx, t, bt->nrows, bt->ncols, bt->cells, bt->text.buf ? bt->text.buf : "");
     if (rc)
         return rc < 0 ? rc : TT_ECANCELED;
-    if (kst && (rc = kernels_of(db, kst, trace_id, lo, hi, sink)) < 0)
+    if (kst && (rc = batch_calls(db, kst, trace_id, lo, hi, sink, 0)) < 0)
         return rc;
     bt->nrows = 0;
     bt->text.len = 0;
@@ -208,7 +235,7 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
                       int no_args, int single)
 {
     struct batch bt;
-    sqlite3_stmt *st = NULL, *kst = NULL;
+    sqlite3_stmt *st = NULL, *kst = NULL, *lst = NULL;
     char *sql;
     int r, rc = 0;
     int64_t lo = 0, hi = 0;
@@ -234,7 +261,8 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
         sql = q;
     }
     if (tt_db_prepare(db, &st, sql) < 0 ||
-        (t == TT_ROWS_GPU && sink->kernel && tt_db_prepare(db, &kst, KERNELS_SQL) < 0)) {
+        (t == TT_ROWS_GPU && sink->kernel && tt_db_prepare(db, &kst, KERNELS_SQL) < 0) ||
+        (t == TT_ROWS_GPU && sink->gpu_links && tt_db_prepare(db, &lst, LINKS_SQL) < 0)) {
         rc = TT_EDB;
         goto out;
     }
@@ -254,15 +282,16 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
         }
         rc = take_row(&bt, st, t == TT_ROWS_GPU);
         if (rc == 0 && bt.nrows == BATCH_ROWS)
-            rc = flush(db, kst, trace_id, t, &bt, lo, hi, sink);
+            rc = flush(db, kst, lst, trace_id, t, &bt, lo, hi, sink);
     }
     if (rc == 0 && r != SQLITE_DONE)
         rc = tt_db_error(db, "cannot read the stored rows");
     if (rc == 0)
-        rc = flush(db, kst, trace_id, t, &bt, lo, hi, sink);
+        rc = flush(db, kst, lst, trace_id, t, &bt, lo, hi, sink);
 out:
     sqlite3_finalize(st);
     sqlite3_finalize(kst);
+    sqlite3_finalize(lst);
     free(sql);
     free(bt.cells);
     tt_buf_release(&bt.text);

@@ -74,7 +74,7 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
              */
             if (!ev->has_dur || (t->rt_started && ev->ts_ns <= t->max_rt_end)) {
                 t->rt_dirty = g->any_rt_dirty = 1;
-            } else if ((rc = ig_spool_add(g, t, id, ev->ts_ns, end)) != 0) {
+            } else if ((rc = ig_spool_add(g, t, id, ev->ts_ns, end, name)) != 0) {
                 if (rc < 0)
                     return rc;
                 t->rt_dirty = g->any_rt_dirty = 1;
@@ -228,6 +228,7 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
         g->res->linked_runtime++;
     if (!HAVE(TT_A_CORRELATION))
         return 0;
+    g->link_rt_ts = ev->has_ts ? ev->ts_ns : TT_ROWS_NO_TS; /* for its activities */
     return ig_pend_runtime(g, ev->correlation, rid, op_id);
 }
 

@@ -128,6 +128,7 @@ static int nest_push(struct thread *t, int64_t id, int64_t ts, int64_t end, int6
     t->stack[t->n].id = id;
     t->stack[t->n].ts = ts;
     t->stack[t->n].end = end;
+    t->stack[t->n].name = 0;
     t->n++;
     return 0;
 }
@@ -297,7 +298,7 @@ static int spool_room(struct ingest *g, struct opspool *sp)
  * too, and the walk pushes only ops that start at or before a call.
  */
 int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts,
-                     int64_t end)
+                 int64_t end, int64_t name)
 {
     struct opspool *sp = &t->ops;
     struct frame f;
@@ -306,6 +307,7 @@ int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts,
     f.id = id;
     f.ts = ts;
     f.end = end;
+    f.name = name;
     if ((rc = spool_room(g, sp)) < 0)
         return rc;
     n_in = (size_t)(sp->nrec - (int64_t)sp->nblk * OPS_BLK);
@@ -612,6 +614,7 @@ int ig_link_runtime(struct ingest *g, const struct thread *th)
             stack[n].id = op_id;
             stack[n].ts = op_ts;
             stack[n].end = op_end;
+            stack[n].name = 0;
             n++;
             ops_row = sqlite3_step(ops) == SQLITE_ROW;
             if (ops_row) {

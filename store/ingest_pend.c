@@ -27,7 +27,7 @@
 #define UNLINKED_MAX (1u << 20) /* correlations kept; beyond: gpu_late */
 
 struct rt_recent {
-    int64_t corr, rid, op_id;
+    int64_t corr, rid, op_id, rt_ts; /* rt_ts: the call's start */
     struct frame op;
     int used;
 };
@@ -231,6 +231,7 @@ int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
             &g->rt_cache[tt_mix64((uint64_t)ev->correlation) & (RT_CACHE - 1)];
         if (c->used && c->corr == ev->correlation) {
             g->link_op = c->op;
+            g->link_rt_ts = c->rt_ts;
             g->res->linked_gpu++;
             return ig_insert_gpu(g, ev, cat, name, c->rid, c->op_id, 0);
         }
@@ -291,6 +292,7 @@ int ig_pend_runtime(struct ingest *g, int64_t corr, int64_t rid, int64_t op_id)
     c->rid = rid;
     c->op_id = op_id;
     c->op = g->link_op;
+    c->rt_ts = g->link_rt_ts;
     /*
      * A correlation that (maybe) had a call before: which call an activity
      * after both belongs to is the merge join's to say (the latest one

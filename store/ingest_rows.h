@@ -51,7 +51,20 @@ typedef struct tt__rowsink {
      * others NULL (SQLite then does not decode them); a file may fill them.
      */
     const uint64_t *cols;
+    /*
+     * Optional: what a GPU row's links point at, once for every GPU row, in
+     * row order, before the batch that holds it is handed to rows() (a
+     * file: as the row is built; a database: before each batch): op_id (0:
+     * none) and the name of that CPU op (its string id, already handed
+     * over; 0: none), the runtime call rt_id (0: none) and its start
+     * (TT_ROWS_NO_TS: none). A consumer thus needs no map of the slices or
+     * the runtime calls to group by op or to place a launch.
+     */
+    int (*gpu_links)(void *ctx, int64_t op_id, int64_t op_name, int64_t rt_id, int64_t rt_ts);
 } tt__rowsink;
+
+/* tt__rowsink.gpu_links: no start */
+#define TT_ROWS_NO_TS INT64_MIN
 
 /* a bit of tt__rowsink.cols */
 #define TT_COL(C) (UINT64_C(1) << (C))
@@ -97,7 +110,8 @@ int tt__ingest_rows(const char *path, const tt__rowsink *sink, unsigned read_fla
  * the order of the TT_ROWS_* enum, each in id order: first every string of
  * the database (TT_ROWS_STR; ids as stored, ascending, not necessarily
  * consecutive), then slices, runtime calls, GPU activities (after each
- * batch of them, sink->kernel for those linked to a CPU op, as the file
+ * batch of them, sink->kernel for those linked to a CPU op, and before
+ * it sink->gpu_links for each of its rows, as the file
  * stream calls it), memory events, flows, instants, metadata events, ET
  * nodes and memory-timeline rows. skip: 1 << TT_ROWS_* of tables not
  * wanted (TT_ROWS_STR cannot be skipped). res (may be NULL) gets the

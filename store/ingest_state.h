@@ -25,6 +25,7 @@
 
 struct frame {
     int64_t id, ts, end;
+    int64_t name; /* a cpu_op's name (string id; 0 elsewhere) */
 };
 
 /*
@@ -34,7 +35,7 @@ struct frame {
  * starts before (a parent after its children: old profilers, and Kineto on
  * a tie) takes its place there; the older half of a full window goes to a
  * temporary file shared by all threads, a block at a time. Memory per
- * thread is at most OPS_WIN records (384 KB), and a window grows past
+ * thread is at most OPS_WIN records (512 KB), and a window grows past
  * OPS_BLK only while all of them together stay under OPS_MEM.
  */
 #define OPS_BLK 1024            /* records per block */
@@ -208,6 +209,7 @@ struct ingest {
     unsigned skip;              /* 1 << R_* the rowsink ignores */
     const tt__rowtap *tap;      /* rows also (or only) to this (ingest_rows.h) */
     struct frame link_op;       /* the op the last runtime call was linked to */
+    int64_t link_rt_ts;         /* that call's start (TT_ROWS_NO_TS: none) */
     int64_t end_b_updates;      /* JOB_END_B jobs: slices closed after their row left */
     int64_t next_runtime_id;
     tt_strtab strs;
@@ -341,7 +343,8 @@ int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur, int64_t *dept
  * still held back patched. 1 when that cannot be done (ig_nest instead) */
 int ig_retie(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t dur,
              int64_t *depth, int64_t *parent);
-int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t end);
+int ig_spool_add(struct ingest *g, struct thread *t, int64_t id, int64_t ts, int64_t end,
+                 int64_t name);
 /* start loading the recent-call slot of a call's
  * correlation, so ig_pend_runtime finds them in cache */
 void ig_pend_prefetch(const struct ingest *g, int64_t corr);

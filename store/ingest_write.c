@@ -466,6 +466,13 @@ int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t nam
         if (rc)
             return rc < 0 ? rc : TT_ECANCELED;
     }
+    if (g->rowsink && g->rowsink->gpu_links) {
+        int rc = g->rowsink->gpu_links(g->rowsink->ctx, op_id,
+                                       op_id && op_id == g->link_op.id ? g->link_op.name : 0,
+                                       runtime_id, runtime_id ? g->link_rt_ts : TT_ROWS_NO_TS);
+        if (rc)
+            return rc < 0 ? rc : TT_ECANCELED;
+    }
     rb_int(st, TT_C_GPU_TRACE_ID, g->trace_id);
     rb_textz(st, TT_C_GPU_KIND, tt_kineto_kind_name[xc]);
     rb_opt(st, TT_C_GPU_CAT, cat != 0, cat);

@@ -428,7 +428,7 @@ static int avg_trace(const struct avg_src *src, const tt_avg_options *o, struct 
         free(res->metadata);
         memset(&kmap, 0, sizeof(kmap));
         {
-            tt__rowsink km = { &kmap, km_rows, km_kernel, NULL };
+            tt__rowsink km = { &kmap, km_rows, km_kernel, NULL, NULL };
             rc = read_src(src, &km, TT_READ_NO_ARGS, AVG_SKIP, res);
         }
         free(res->metadata);

@@ -55,6 +55,10 @@ int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,
  * "no WHAT in this trace" (src: the file, or the database) */
 int tt__kern_nothing(const char *src, int file, const tt_kern_options *o);
 
+/* the most GPU rows' links and values waiting for the steps that the last
+ * tt__kern_trace of this thread held in memory at once (the tests) */
+size_t tt__kern_last_peak(void);
+
 /* --steps given (o->version >= 2 and steps_set) */
 int tt__kern_steps_on(const tt_kern_options *o);
 

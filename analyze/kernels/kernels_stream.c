@@ -7,12 +7,18 @@
  * runtime calls by name; the sizes of the memory operations by kind), and
  * the arithmetic every summary ends with (tt__kern_finish).
  *
- * Without --steps or --by op a value goes into its group as its row comes:
+ * A value goes into its group as its row comes. Without --steps or --by op
  * grouping needs no link, so a file is read to its end even when its rows
- * would need the SQL passes (TT_ROWS_NO_STOP). With them a value's group or
- * its launch time depends on rows that may come later (the op's slice, the
- * runtime call, the ProfilerStep#N slices; a database hands its tables one
- * after another): the values wait in an array and are summed at the end.
+ * would need the SQL passes (TT_ROWS_NO_STOP). With them the source hands
+ * over, before each GPU row, what its links point at (tt__rowsink.gpu_links:
+ * the name of the CPU op that launched it, the start of its runtime call;
+ * the in-stream linker of a file knows them, a database joins them): they
+ * wait in a queue of one batch, so no map of the slices or the runtime
+ * calls is kept. Whether a launch falls in a chosen step needs every
+ * ProfilerStep#N slice: a database hands them over before any value (its
+ * tables come one after another), but in a file they may come after the
+ * kernels, so there the values wait (struct kept) in a buffer of KEPT_MAX
+ * that spills to an unlinked temporary file, and are summed at the end.
  * The exact median and the deviation (summed around the mean, in a second
  * pass) come from each group's distinct values with their counts: memory
  * grows with distinct (group, value) pairs, not with the kernels (a
@@ -27,6 +33,7 @@
 #include "store/ingest_rows.h"
 #include "store/db_internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -44,30 +51,48 @@ struct gset {
     size_t nslot;
 };
 
-/* a value waiting for the end of the rows (--steps, --by op) */
-struct pend {
-    int64_t v, bytes;   /* bytes: TT_KERN_NULL when none */
-    int64_t ts, rt;     /* its start, its runtime call's id (TT_KERN_NULL: none) */
-    int64_t op;         /* the CPU op's slice id (TT_KERN_NULL: none) */
-    size_t g;           /* its group in set[m]; SIZE_MAX: by the op's name */
+/* the links of a GPU row not yet handed over (tt__rowsink.gpu_links) */
+struct link {
+    int64_t op, name, rt, rt_ts;
+};
+
+/* a value waiting for the ProfilerStep#N slices of a file (--steps) */
+struct kept {
+    int64_t v, bytes, lt; /* bytes: TT_KERN_NULL when none; lt: its launch */
+    size_t g;             /* its group in set[m] */
     int m;
 };
 
+#define KEPT_MAX 4096 /* values kept in memory; more go to a temporary file */
+
 struct kstream {
     const tt_kern_options *o;
-    int defer;           /* values wait in pend (--steps, --by op) */
+    int links;           /* the GPU rows' links are handed over (--steps, --by op) */
+    int steps;           /* --steps */
+    int spans_final;     /* every ProfilerStep#N slice came (a database) */
+    int windows;         /* sp holds the chosen steps' windows */
     char **strs;         /* strings in arrival order */
     size_t nstrs, astrs;
     struct i64map sid;   /* string id -> index in strs */
     struct gset set[2];  /* kernels, memory operations */
     tt_buf key;
-    struct pend *pend;
-    size_t npend, apend;
-    struct i64map rt_ts; /* runtime call id -> its start (--steps) */
-    struct i64map op_nm; /* slice id -> its name's string id (--by op) */
+    struct link *ln;     /* links of rows to come: ln[hln..nln) */
+    size_t hln, nln, aln;
+    struct kept *kp;     /* values waiting (a file, --steps) */
+    size_t nkp;
+    FILE *spill;         /* more of them, KEPT_MAX at a time */
+    size_t nspill;       /* values in spill */
+    size_t peak;         /* most links and values held in memory at once */
     struct tt__kspan *sp; /* ProfilerStep#N slices (--steps) */
     size_t nsp, asp;
 };
+
+static _Thread_local size_t last_peak;
+
+size_t tt__kern_last_peak(void)
+{
+    return last_peak;
+}
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -222,65 +247,138 @@ static int64_t cell_or_null(const tt__cell *c)
     return c->type == TT_CELL_INT ? c->i : TT_KERN_NULL;
 }
 
-/* a value now (no --steps, no --by op), or kept for the end */
-static int ks_value(struct kstream *ks, int m, struct group *g, const struct pend *p)
+static void note_peak(struct kstream *ks)
 {
-    struct pend *x;
-    if (!ks->defer)
-        return group_add(g, p->v, p->bytes);
-    if (TT_ALLOC_GROW(ks->pend, ks->npend + 1, ks->apend) < 0)
-        return tt__oom();
-    x = &ks->pend[ks->npend++];
-    *x = *p;
-    x->m = m;
-    x->g = g ? (size_t)(g - ks->set[m].g) : SIZE_MAX;
+    size_t n = ks->nkp + (ks->nln - ks->hln);
+    if (n > ks->peak)
+        ks->peak = n;
+}
+
+/* the chosen steps' windows, once every ProfilerStep#N slice is in */
+static void ks_windows(struct kstream *ks)
+{
+    if (!ks->windows) {
+        ks->nsp = tt__kern_step_windows(ks->sp, ks->nsp, ks->o);
+        ks->windows = 1;
+    }
+}
+
+/* the values kept in memory out to the temporary file */
+static int ks_spill(struct kstream *ks)
+{
+    if (!ks->spill && !(ks->spill = tt__tmpfile()))
+        return TT_EIO; /* said which directory, and why */
+    if (fwrite(ks->kp, sizeof(*ks->kp), ks->nkp, ks->spill) != ks->nkp)
+        return tt_error_set(TT_EIO, "cannot write a temporary file: %s", strerror(errno));
+    ks->nspill += ks->nkp;
+    ks->nkp = 0;
     return 0;
 }
 
-/* a runtime call: its start (--steps); BY_RUNTIME: its duration in the
- * group of its name */
-static int ks_runtime(struct kstream *ks, const tt__cell *row)
+/* value v of group g of summary m (bytes: TT_KERN_NULL when none),
+ * launched at lt: into its group now, or (--steps, a file) kept for the end */
+static int ks_value(struct kstream *ks, int m, struct group *g, int64_t v, int64_t bytes,
+                    int64_t lt)
 {
-    const char *name = str_of(ks, &row[TT_C_RT_NAME]);
-    struct group *g;
-    struct pend p;
-    if (tt__kern_steps_on(ks->o) && row[TT_C_RT_TS].type == TT_CELL_INT &&
-        row[TT_C_RT_ID].type == TT_CELL_INT &&
-        tt__i64map_put(&ks->rt_ts, row[TT_C_RT_ID].i, (size_t)row[TT_C_RT_TS].i) < 0)
+    struct kept *k;
+    int rc;
+    if (!ks->steps)
+        return group_add(g, v, bytes);
+    if (ks->spans_final) {
+        ks_windows(ks);
+        return tt__kern_in_steps(ks->sp, ks->nsp, lt) ? group_add(g, v, bytes) : 0;
+    }
+    if (!ks->kp && !(ks->kp = malloc(KEPT_MAX * sizeof(*ks->kp))))
         return tt__oom();
-    if (ks->o->by != TT_KERN_BY_RUNTIME || row[TT_C_RT_DUR].type != TT_CELL_INT)
-        return 0;
-    if (!(g = group_of(&ks->set[0], name, strlen(name))))
-        return tt__oom();
-    memset(&p, 0, sizeof(p));
-    p.v = row[TT_C_RT_DUR].i;
-    p.bytes = p.rt = p.op = TT_KERN_NULL;
-    p.ts = cell_or_null(&row[TT_C_RT_TS]);
-    return ks_value(ks, 0, g, &p);
+    if (ks->nkp == KEPT_MAX && (rc = ks_spill(ks)) < 0)
+        return rc;
+    k = &ks->kp[ks->nkp++];
+    k->v = v;
+    k->bytes = bytes;
+    k->lt = lt;
+    k->g = (size_t)(g - ks->set[m].g);
+    k->m = m;
+    note_peak(ks);
+    return 0;
 }
 
-/* a GPU activity: its duration (BY_MEMSIZE: its size) in its group */
+/* the links of the next GPU row (tt__rowsink.gpu_links) */
+static int ks_links(void *ctx, int64_t op, int64_t name, int64_t rt, int64_t rt_ts)
+{
+    struct kstream *ks = ctx;
+    struct link *l;
+    if (TT_ALLOC_GROW(ks->ln, ks->nln + 1, ks->aln) < 0)
+        return tt__oom();
+    l = &ks->ln[ks->nln++];
+    l->op = op;
+    l->name = name;
+    l->rt = rt;
+    l->rt_ts = rt_ts;
+    note_peak(ks);
+    return 0;
+}
+
+/* BY_RUNTIME: a runtime call's duration in the group of its name */
+static int ks_runtime(struct kstream *ks, const tt__cell *row)
+{
+    const char *name;
+    struct group *g;
+    if (ks->o->by != TT_KERN_BY_RUNTIME || row[TT_C_RT_DUR].type != TT_CELL_INT)
+        return 0;
+    name = str_of(ks, &row[TT_C_RT_NAME]);
+    if (!(g = group_of(&ks->set[0], name, strlen(name))))
+        return tt__oom();
+    return ks_value(ks, 0, g, row[TT_C_RT_DUR].i, TT_KERN_NULL, cell_or_null(&row[TT_C_RT_TS]));
+}
+
+static int64_t cell_or_0(const tt__cell *c)
+{
+    return c->type == TT_CELL_INT ? c->i : 0;
+}
+
+/* the links handed over for this GPU row (NULL: none asked for) */
+static int next_links(struct kstream *ks, const tt__cell *row, const struct link **out)
+{
+    const struct link *l;
+    *out = NULL;
+    if (!ks->links)
+        return 0;
+    if (ks->hln == ks->nln || (l = &ks->ln[ks->hln])->op != cell_or_0(&row[TT_C_GPU_OP_ID]) ||
+        l->rt != cell_or_0(&row[TT_C_GPU_RUNTIME_ID]))
+        return tt_error_set(TT_ERROR, "kernels: a GPU activity came without its links");
+    ks->hln++;
+    *out = l;
+    return 0;
+}
+
+/* a GPU activity: its duration (BY_MEMSIZE: its size) in its group (BY_OP:
+ * the name of its op, "[no CPU op]" without one), launched at its runtime
+ * call's start (else its own) */
 static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
 {
-    int size = ks->o->by == TT_KERN_BY_MEMSIZE, m;
+    int size = ks->o->by == TT_KERN_BY_MEMSIZE, m, rc;
     const tt__cell *v = &row[size ? TT_C_GPU_BYTES : TT_C_GPU_DUR];
-    struct group *g = NULL;
-    struct pend p;
+    const struct link *l;
+    struct group *g;
+    if ((rc = next_links(ks, row, &l)) < 0)
+        return rc;
     if (ks->o->by == TT_KERN_BY_RUNTIME || v->type != TT_CELL_INT ||
         (m = summary_of(&row[TT_C_GPU_KIND], text)) < 0 || (size && m == 0))
         return 0;
-    if (m == 1 || ks->o->by != TT_KERN_BY_OP) {
+    if (m == 0 && ks->o->by == TT_KERN_BY_OP) {
+        const char *name = l && l->name ? str_id(ks, l->name) : NULL;
+        if (!name)
+            name = "[no CPU op]";
+        g = group_of(&ks->set[0], name, strlen(name));
+    } else {
         group_key(ks, m, row, text);
-        if (ks->key.oom || !(g = group_of(&ks->set[m], ks->key.buf, ks->key.len)))
-            return tt__oom();
+        g = ks->key.oom ? NULL : group_of(&ks->set[m], ks->key.buf, ks->key.len);
     }
-    memset(&p, 0, sizeof(p));
-    p.v = v->i;
-    p.bytes = size ? TT_KERN_NULL : cell_or_null(&row[TT_C_GPU_BYTES]);
-    p.ts = cell_or_null(&row[TT_C_GPU_TS]);
-    p.rt = cell_or_null(&row[TT_C_GPU_RUNTIME_ID]);
-    p.op = cell_or_null(&row[TT_C_GPU_OP_ID]);
-    return ks_value(ks, m, g, &p);
+    if (!g)
+        return tt__oom();
+    return ks_value(ks, m, g, v->i, size ? TT_KERN_NULL : cell_or_null(&row[TT_C_GPU_BYTES]),
+                    l && l->rt && l->rt_ts != TT_ROWS_NO_TS ? l->rt_ts
+                                                             : cell_or_null(&row[TT_C_GPU_TS]));
 }
 
 int tt__kern_is_step(const char *s)
@@ -288,18 +386,15 @@ int tt__kern_is_step(const char *s)
     return s && !strncmp(s, "ProfilerStep#", 13) && s[13] >= '0' && s[13] <= '9';
 }
 
-/* a CPU slice: the name of an op (--by op), a step's span (--steps) */
+/* a CPU slice: a step's span (--steps) */
 static int ks_slice(struct kstream *ks, const tt__cell *row)
 {
     const tt__cell *id = &row[TT_C_SL_ID], *nm = &row[TT_C_SL_NAME];
     const char *name;
     struct tt__kspan *x;
-    if (id->type != TT_CELL_INT || nm->type != TT_CELL_INT)
-        return 0;
-    if (ks->o->by == TT_KERN_BY_OP && tt__i64map_put(&ks->op_nm, id->i, (size_t)nm->i) < 0)
-        return tt__oom();
-    if (!tt__kern_steps_on(ks->o) || row[TT_C_SL_TS].type != TT_CELL_INT ||
-        row[TT_C_SL_DUR].type != TT_CELL_INT || !tt__kern_is_step(name = str_id(ks, nm->i)))
+    if (id->type != TT_CELL_INT || nm->type != TT_CELL_INT ||
+        row[TT_C_SL_TS].type != TT_CELL_INT || row[TT_C_SL_DUR].type != TT_CELL_INT ||
+        !tt__kern_is_step(name = str_id(ks, nm->i)))
         return 0;
     if (TT_ALLOC_GROW(ks->sp, ks->nsp + 1, ks->asp) < 0)
         return tt__oom();
@@ -320,17 +415,22 @@ static int ks_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
         const tt__cell *row = cells + (size_t)r * (size_t)ncols;
         if (table == TT_ROWS_STR)
             rc = ks_string(ks, row, text);
-        else if (table == TT_ROWS_SLICE && ks->defer)
+        else if (table == TT_ROWS_SLICE && ks->steps)
             rc = ks_slice(ks, row);
         else if (table == TT_ROWS_RUNTIME)
             rc = ks_runtime(ks, row);
         else if (table == TT_ROWS_GPU)
             rc = ks_gpu(ks, row, text);
     }
+    if (table == TT_ROWS_GPU && ks->hln) { /* the links used: those of rows to come stay */
+        memmove(ks->ln, ks->ln + ks->hln, (ks->nln - ks->hln) * sizeof(*ks->ln));
+        ks->nln -= ks->hln;
+        ks->hln = 0;
+    }
     return rc;
 }
 
-/* ---- the values kept for the end (--steps, --by op) ---- */
+/* ---- the steps' windows; the values a file kept for them ---- */
 
 static int cmp_span(const void *a, const void *b)
 {
@@ -374,38 +474,34 @@ int tt__kern_in_steps(const struct tt__kspan *sp, size_t n, int64_t lt)
     return lo > 0 && sp[lo - 1].end > lt;
 }
 
-/* the kept values into their groups: those launched in a chosen step, by
- * their op's name (an op without a slice: "[no CPU op]") */
+/* kept values into their groups: those launched in a chosen step */
+static int kept_add(struct kstream *ks, const struct kept *k, size_t n)
+{
+    size_t i;
+    int rc;
+    for (i = 0; i < n; i++)
+        if (tt__kern_in_steps(ks->sp, ks->nsp, k[i].lt) &&
+            (rc = group_add(&ks->set[k[i].m].g[k[i].g], k[i].v, k[i].bytes)) < 0)
+            return rc;
+    return 0;
+}
+
+/* the end of a file's rows (--steps): the values kept, in memory and spilled */
 static int ks_flush(struct kstream *ks)
 {
-    size_t i, k;
-    int steps = tt__kern_steps_on(ks->o), rc = 0;
-    if (steps)
-        ks->nsp = tt__kern_step_windows(ks->sp, ks->nsp, ks->o);
-    for (i = 0; rc == 0 && i < ks->npend; i++) {
-        const struct pend *p = &ks->pend[i];
-        struct group *g;
-        if (steps) {
-            int64_t lt = p->ts;
-            if (p->rt != TT_KERN_NULL && tt__i64map_get(&ks->rt_ts, p->rt, &k))
-                lt = (int64_t)k;
-            if (!tt__kern_in_steps(ks->sp, ks->nsp, lt))
-                continue;
-        }
-        if (p->g != SIZE_MAX) {
-            g = &ks->set[p->m].g[p->g];
-        } else {
-            const char *name = NULL;
-            if (p->op != TT_KERN_NULL && tt__i64map_get(&ks->op_nm, p->op, &k))
-                name = str_id(ks, (int64_t)k);
-            if (!name)
-                name = "[no CPU op]";
-            if (!(g = group_of(&ks->set[p->m], name, strlen(name))))
-                return tt__oom();
-        }
-        rc = group_add(g, p->v, p->bytes);
-    }
-    return rc;
+    size_t n;
+    int rc;
+    if (!ks->steps || ks->spans_final)
+        return 0;
+    ks_windows(ks);
+    if ((rc = kept_add(ks, ks->kp, ks->nkp)) < 0 || !ks->spill)
+        return rc;
+    if (fflush(ks->spill) != 0 || fseek(ks->spill, 0, SEEK_SET) != 0)
+        return tt_error_set(TT_EIO, "cannot read a temporary file: %s", strerror(errno));
+    while ((n = fread(ks->kp, sizeof(*ks->kp), KEPT_MAX, ks->spill)) > 0)
+        if ((rc = kept_add(ks, ks->kp, n)) < 0)
+            return rc;
+    return ferror(ks->spill) ? tt_error_set(TT_EIO, "cannot read a temporary file") : 0;
 }
 
 /* ---- the arithmetic of a summary (kernels_state.h), for both paths ---- */
@@ -550,9 +646,10 @@ static void ks_release(struct kstream *ks)
         free(ks->set[m].slot);
     }
     tt_buf_release(&ks->key);
-    free(ks->pend);
-    tt__i64map_free(&ks->rt_ts);
-    tt__i64map_free(&ks->op_nm);
+    free(ks->ln);
+    free(ks->kp);
+    if (ks->spill)
+        fclose(ks->spill);
     free(ks->sp);
     memset(ks, 0, sizeof(*ks));
 }
@@ -562,7 +659,8 @@ static void ks_init(struct kstream *ks, const tt_kern_options *o)
     memset(ks, 0, sizeof(*ks));
     tt_buf_init(&ks->key);
     ks->o = o;
-    ks->defer = o->by == TT_KERN_BY_OP || tt__kern_steps_on(o);
+    ks->steps = tt__kern_steps_on(o);
+    ks->links = o->by == TT_KERN_BY_OP || ks->steps;
 }
 
 /* one set of groups -> a summary in kernels.c's shape */
@@ -602,19 +700,25 @@ static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary
 
 /* the rows of a file (db NULL) or of a database's trace into ks; a file
  * whose rows lack links a summary uses (--by op, --steps) is read again
- * through a temporary database, into the same consumer */
+ * through a temporary database, into the same consumer. A database hands
+ * over the slices (the steps' spans) before any value, and the links
+ * through gpu_links: slices only for --steps, runtime calls only by
+ * runtime */
 static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path, tt_db *db,
                    int64_t trace, tt__rows_result *res)
 {
     const tt_kern_options *o = ks->o;
     tt_db *tmp;
     int rc;
-    if (db) /* the ops only for what is kept for the end (a file links through them) */
-        return tt__db_rows(db, trace, sink, KERN_SKIP | TT_ROWS_NO_ARGS |
-                                                (ks->defer ? 0 : 1u << TT_ROWS_SLICE), res);
-    rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (ks->defer ? 0 : TT_ROWS_NO_STOP),
+    unsigned dbskip = KERN_SKIP | TT_ROWS_NO_ARGS | (ks->steps ? 0 : 1u << TT_ROWS_SLICE) |
+                      (o->by == TT_KERN_BY_RUNTIME ? 0 : 1u << TT_ROWS_RUNTIME);
+    if (db) {
+        ks->spans_final = 1;
+        return tt__db_rows(db, trace, sink, dbskip, res);
+    }
+    rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (ks->links ? 0 : TT_ROWS_NO_STOP),
                          res);
-    if (rc != 0 || !ks->defer || !res->needs_db)
+    if (rc != 0 || !ks->links || !res->needs_db)
         return rc;
     tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read through a temporary database", path,
             res->why_db ? res->why_db : "links");
@@ -622,9 +726,10 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
     res->metadata = NULL; /* the caller frees it, also after a failure below */
     ks_release(ks);
     ks_init(ks, o);
+    ks->spans_final = 1;
     if ((rc = tt__open_ingested_temp(&tmp, path)) < 0)
         return rc;
-    rc = tt__db_rows(tmp, 1, sink, KERN_SKIP | TT_ROWS_NO_ARGS, res);
+    rc = tt__db_rows(tmp, 1, sink, dbskip, res);
     tt_db_free(tmp);
     return rc;
 }
@@ -656,11 +761,13 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
     sink.ctx = &ks;
     sink.rows = ks_rows;
     sink.cols = ks_cols;
+    sink.gpu_links = ks.links ? ks_links : NULL;
     rc = ks_read(&ks, &sink, path, db, trace, res);
     free(res->metadata);
     res->metadata = NULL;
-    if (rc == 0 && ks.defer)
+    if (rc == 0)
         rc = ks_flush(&ks);
+    last_peak = ks.peak;
     for (m = 0; rc == 0 && m < 2; m++) {
         out[m].trace_id = trace;
         out[m].memory = m;
