@@ -17,18 +17,33 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
 #define SPILL_FANIN 64
-#define SPILL_DEFAULT_BYTES ((size_t)8 << 20)
+#define SPILL_DEFAULT_BYTES ((size_t)4 << 20)
 #define SPILL_AHEAD 1024 /* the most records read ahead per run */
 
-static size_t limit_bytes;
+static _Atomic size_t limit_bytes;
+static _Atomic uint64_t stat_spilled;
+static _Atomic size_t stat_peak;
 
 void tt__spill_set_limit(size_t bytes)
 {
     limit_bytes = bytes;
+}
+
+void tt__spill_stats(uint64_t *spilled, size_t *max_peak)
+{
+    *spilled = stat_spilled;
+    *max_peak = stat_peak;
+}
+
+void tt__spill_stats_reset(void)
+{
+    stat_spilled = 0;
+    stat_peak = 0;
 }
 
 struct run {
@@ -64,6 +79,16 @@ struct tt__spill {
     struct merge m;    /* reading the file */
     size_t seq_run;    /* as added (cmp NULL): the run being read */
 };
+
+/* a spill's figures into the totals, as it is freed */
+static void stats_add(const tt__spill *s)
+{
+    size_t had = stat_peak;
+    if (s->fd >= 0)
+        stat_spilled++;
+    while (s->peak > had && !atomic_compare_exchange_weak(&stat_peak, &had, s->peak))
+        ;
+}
 
 static void hold(tt__spill *s, size_t more)
 {
@@ -194,6 +219,13 @@ int tt__spill_add(tt__spill *s, const void *rec)
     s->count++;
     hold(s, 1);
     return 0;
+}
+
+int tt__spill_put(tt__spill **s, size_t rec_size, tt__spill_cmp cmp, const void *rec)
+{
+    if (!*s && !(*s = tt__spill_new(rec_size, cmp)))
+        return TT_ENOMEM;
+    return tt__spill_add(*s, rec);
 }
 
 /* ---- merging ---- */
@@ -370,6 +402,8 @@ static int finish_adding(tt__spill *s)
 int tt__spill_rewind(tt__spill *s)
 {
     int rc;
+    if (!s)
+        return 0;
     if (!s->reading && (rc = finish_adding(s)) < 0)
         return rc;
     s->mem_at = 0;
@@ -384,6 +418,8 @@ int tt__spill_rewind(tt__spill *s)
 int tt__spill_next(tt__spill *s, void *rec)
 {
     int rc;
+    if (!s)
+        return 0;
     if (!s->reading)
         return tt_error_set(TT_EINVALID, "a spill read before its rewind");
     if (s->fd < 0) {
@@ -420,6 +456,7 @@ void tt__spill_free(tt__spill *s)
 {
     if (!s)
         return;
+    stats_add(s);
     merge_free(s, &s->m);
     if (s->fd >= 0)
         close(s->fd);

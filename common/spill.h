@@ -27,7 +27,10 @@ typedef int (*tt__spill_cmp)(const void *a, const void *b);
 tt__spill *tt__spill_new(size_t rec, tt__spill_cmp cmp);
 /* one record more (only before the first tt__spill_rewind); 0 or an error */
 int tt__spill_add(tt__spill *s, const void *rec);
-/* (again) to the first record: the adding is over; 0 or an error */
+/* the same into *s, made (tt__spill_new(rec_size, cmp)) on first use */
+int tt__spill_put(tt__spill **s, size_t rec_size, tt__spill_cmp cmp, const void *rec);
+/* (again) to the first record: the adding is over; 0 or an error. A NULL
+ * spill (none made: no record) reads as empty, here and in next. */
 int tt__spill_rewind(tt__spill *s);
 /* the next record into rec: 1, 0 at the end, or an error */
 int tt__spill_next(tt__spill *s, void *rec);
@@ -38,7 +41,12 @@ size_t tt__spill_peak(const tt__spill *s);
 int tt__spill_spilled(const tt__spill *s);
 void tt__spill_free(tt__spill *s);
 
-/* the memory each spill may hold, in bytes (0: the default, 8 MiB); read
+/* across every spill freed since the last reset (for tests): how many
+ * wrote to disk, and the most records one of them held in memory at once */
+void tt__spill_stats(uint64_t *spilled, size_t *max_peak);
+void tt__spill_stats_reset(void);
+
+/* the memory each spill may hold, in bytes (0: the default, 4 MiB); read
  * when a spill is made. For tests: a tiny limit makes every spill write. */
 void tt__spill_set_limit(size_t bytes);
 

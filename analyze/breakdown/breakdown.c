@@ -386,17 +386,6 @@ static int cmp_act(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* a spill to read from the start (NULL: none, read as empty) */
-static int spill_start(tt__spill *s)
-{
-    return s ? tt__spill_rewind(s) : 0;
-}
-
-static int spill_next(tt__spill *s, void *rec)
-{
-    return s ? tt__spill_next(s, rec) : 0;
-}
-
 /* one GPU activity read, its links resolved (c: its call, or NULL;
  * op_name: its op's name string id, -1 for none): *a (a->cls -1: not
  * selected), its launch counted */
@@ -457,14 +446,14 @@ static int join_calls(struct bd_read *rd, tt__spill **out)
     int rc, more;
     if (!(*out = tt__spill_new(sizeof(gc), cmp_gcall_op)))
         return TT_ENOMEM;
-    if ((rc = spill_start(rd->gpu)) < 0 || (rc = spill_start(rd->rt)) < 0)
+    if ((rc = tt__spill_rewind(rd->gpu)) < 0 || (rc = tt__spill_rewind(rd->rt)) < 0)
         return rc;
-    if ((more = spill_next(rd->rt, &c)) < 0)
+    if ((more = tt__spill_next(rd->rt, &c)) < 0)
         return more;
     memset(&gc, 0, sizeof(gc));
-    while ((rc = spill_next(rd->gpu, &gc.g)) == 1) {
+    while ((rc = tt__spill_next(rd->gpu, &gc.g)) == 1) {
         while (more == 1 && c.id < gc.g.rt)
-            if ((more = spill_next(rd->rt, &c)) < 0)
+            if ((more = tt__spill_next(rd->rt, &c)) < 0)
                 return more;
         gc.has_call = gc.g.rt && more == 1 && c.id == gc.g.rt;
         if (gc.has_call)
@@ -486,16 +475,16 @@ static int join_ops(struct bd_run *r, const struct bd_trace *t, tt__spill *in, t
     int rc, more;
     if (!(*out = tt__spill_new(sizeof(a), cmp_act)))
         return TT_ENOMEM;
-    if ((rc = tt__spill_rewind(in)) < 0 || (rc = spill_start(rd->ops)) < 0)
+    if ((rc = tt__spill_rewind(in)) < 0 || (rc = tt__spill_rewind(rd->ops)) < 0)
         return rc;
-    if ((more = spill_next(rd->ops, &o)) < 0)
+    if ((more = tt__spill_next(rd->ops, &o)) < 0)
         return more;
     memset(&a, 0, sizeof(a));
     while ((rc = tt__spill_next(in, &gc)) == 1) {
         int64_t name = -1; /* no op */
         if (gc.g.op) {
             while (more == 1 && o.id < gc.g.op)
-                if ((more = spill_next(rd->ops, &o)) < 0)
+                if ((more = tt__spill_next(rd->ops, &o)) < 0)
                     return more;
             name = more == 1 && o.id == gc.g.op ? o.name : 0; /* 0: not a cpu_op */
         }
@@ -542,11 +531,16 @@ int tt__bd_sweep(struct bd_run *r, struct bd_trace *t)
 {
     tt__spill *calls = NULL, *acts = NULL;
     int rc = 0;
-    if (r->rd.gpu && (rc = join_calls(&r->rd, &calls)) == 0 &&
-        (rc = join_ops(r, t, calls, &acts)) == 0) {
-        tt__spill_free(calls);
-        calls = NULL;
-        rc = sweep_devices(r, t, acts);
+    if (r->rd.gpu && (rc = join_calls(&r->rd, &calls)) == 0) {
+        /* what is read no more goes before the next spill fills */
+        tt__spill_free(r->rd.gpu);
+        tt__spill_free(r->rd.rt);
+        r->rd.gpu = r->rd.rt = NULL;
+        if ((rc = join_ops(r, t, calls, &acts)) == 0) {
+            tt__spill_free(calls);
+            calls = NULL;
+            rc = sweep_devices(r, t, acts);
+        }
     }
     tt__spill_free(calls);
     tt__spill_free(acts);

@@ -20,7 +20,6 @@
 #include "store/ingest_rows.h"
 #include "tracetool/store.h"
 
-#include <ctype.h>
 #include <sys/stat.h>
 
 /* ---- the consumer ---- */
@@ -74,48 +73,25 @@ static int rd_string(struct bd_read *rd, const tt__cell *row, const char *text)
     return 0;
 }
 
-static int push_ref(struct bd_ref **v, size_t *n, size_t *a, int64_t id, int64_t name,
-                    int64_t ts, int64_t dur)
-{
-    if (TT_ALLOC_GROW(*v, *n + 1, *a) < 0)
-        return tt__oom();
-    (*v)[*n].id = id;
-    (*v)[*n].name = name;
-    (*v)[*n].ts = ts;
-    (*v)[*n].dur = dur;
-    (*n)++;
-    return 0;
-}
-
-/* rec into *s (made on first use, read back in cmp's order) */
-static int spill_put(tt__spill **s, size_t size, tt__spill_cmp cmp, const void *rec)
-{
-    if (!*s && !(*s = tt__spill_new(size, cmp)))
-        return TT_ENOMEM;
-    return tt__spill_add(*s, rec);
-}
-
 /* a slice: the name of a cpu_op (for the op that launched a kernel), a
  * ProfilerStep#N span (as tt__step_spans: GLOB 'ProfilerStep#[0-9]*', with
  * ts and dur) */
 static int rd_slice(struct bd_read *rd, const tt__cell *row)
 {
     int64_t cat = int_or(&row[TT_C_SL_CAT], 0), name = int_or(&row[TT_C_SL_NAME], 0);
-    const char *nm;
+    int64_t num;
     int rc = 0;
     if (cat > 0 && (cat == rd->sid_cpu_op || cat == rd->sid_operator)) {
         struct bd_ref o;
         memset(&o, 0, sizeof(o));
         o.id = int_or(&row[TT_C_SL_ID], 0);
         o.name = name;
-        rc = spill_put(&rd->ops, sizeof(o), tt__bd_cmp_ref, &o);
+        rc = tt__spill_put(&rd->ops, sizeof(o), tt__bd_cmp_ref, &o);
     }
-    nm = tt__bd_str(rd, name);
-    if (rc == 0 && nm[0] == 'P' && !strncmp(nm, "ProfilerStep#", 13) &&
-        isdigit((unsigned char)nm[13]) && row[TT_C_SL_TS].type == TT_CELL_INT &&
-        row[TT_C_SL_DUR].type == TT_CELL_INT)
-        rc = push_ref(&rd->steps, &rd->nsteps, &rd->asteps, int_or(&row[TT_C_SL_ID], 0),
-                      strtoll(nm + 13, NULL, 10), row[TT_C_SL_TS].i, row[TT_C_SL_DUR].i);
+    if (rc == 0 && tt__step_name_num(tt__bd_str(rd, name), &num) == 0 &&
+        row[TT_C_SL_TS].type == TT_CELL_INT && row[TT_C_SL_DUR].type == TT_CELL_INT)
+        rc = tt__step_slice_add(&rd->steps, &rd->nsteps, &rd->asteps, int_or(&row[TT_C_SL_ID], 0),
+                                num, row[TT_C_SL_TS].i, row[TT_C_SL_DUR].i);
     return rc;
 }
 
@@ -130,7 +106,7 @@ static int rd_runtime(struct bd_read *rd, const tt__cell *row)
     c.ts = int_or(&row[TT_C_RT_TS], 0);
     c.dur = int_or(&row[TT_C_RT_DUR], 0);
     c.name = int_or(&row[TT_C_RT_NAME], 0);
-    return spill_put(&rd->rt, sizeof(c), tt__bd_cmp_rt, &c);
+    return tt__spill_put(&rd->rt, sizeof(c), tt__bd_cmp_rt, &c);
 }
 
 /* a kernel, memcpy or memset with ts and dur */
@@ -153,7 +129,7 @@ static int rd_gpu(struct bd_read *rd, const tt__cell *row, const char *text)
     g.name = int_or(&row[TT_C_GPU_NAME], 0);
     g.kind = kind;
     g.seq = rd->ngpu++;
-    return spill_put(&rd->gpu, sizeof(g), tt__bd_cmp_raw_rt, &g);
+    return tt__spill_put(&rd->gpu, sizeof(g), tt__bd_cmp_raw_rt, &g);
 }
 
 static int bd_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,

@@ -121,8 +121,7 @@ struct bd_act {
 };
 
 struct bd_ref {
-    int64_t id, name;        /* a cpu_op slice: its name; a step: its number */
-    int64_t ts, dur;
+    int64_t id, name;        /* a cpu_op slice: its id and name */
 };
 
 /* the trace being read: what the rows of every table leave for the end */
@@ -136,7 +135,7 @@ struct bd_read {
      * runtime id, runtime calls by id, cpu_op slices (id, name) by id */
     tt__spill *gpu, *rt, *ops;
     int64_t ngpu;
-    struct bd_ref *steps;    /* ProfilerStep#N slices */
+    struct tt__step_slice *steps; /* ProfilerStep#N slices (store/steps.h) */
     size_t nsteps, asteps;
     struct i64map fam_of;    /* name string id * 4 + kind -> family * 4 + class + 1 */
     struct i64map op_of;     /* op name string id + 1 (0: no op) -> op + 1 */
