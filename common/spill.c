@@ -175,6 +175,16 @@ static int add_run(tt__spill *s, uint64_t off, uint64_t n)
     return 0;
 }
 
+/* whether the buffer is in order already (rows mostly come by id) */
+static int buffer_sorted(const tt__spill *s)
+{
+    size_t k;
+    for (k = 1; k < s->n; k++)
+        if (s->cmp(s->buf + (k - 1) * s->rec, s->buf + k * s->rec) > 0)
+            return 0;
+    return 1;
+}
+
 /* the buffer (sorted) as a run at the end of the file */
 static int flush_buffer(tt__spill *s)
 {
@@ -187,7 +197,7 @@ static int flush_buffer(tt__spill *s)
             return TT_EIO;
         unlink(path);
     }
-    if (s->cmp)
+    if (s->cmp && !buffer_sorted(s))
         qsort(s->buf, s->n, s->rec, s->cmp);
     if ((rc = write_at(s, s->buf, s->n, s->end)) < 0 || (rc = add_run(s, s->end, s->n)) < 0)
         return rc;
@@ -384,7 +394,7 @@ static int finish_adding(tt__spill *s)
     int rc;
     s->reading = 1;
     if (s->fd < 0) {
-        if (s->cmp && s->n > 1)
+        if (s->cmp && !buffer_sorted(s))
             qsort(s->buf, s->n, s->rec, s->cmp);
         return 0;
     }
