@@ -3,13 +3,18 @@
  * device (busy, compute, communication, memory, idle and its causes), per
  * step and per stream, from the GPU activities of each trace.
  *
- * When a trace is read (breakdown_rows.c), its kernels, memcpys and memsets
- * get their runtime call and the name of the CPU op that launched them,
- * are sorted by device and start time, and are folded into running unions
- * (one per class and for the device, its step and its stream) and into the
- * totals of their kernel family and their op per unit. The trace keeps
- * its rows until every trace is read; then they are put in (rank, id)
- * order and the result is made.
+ * When a trace is read (breakdown_rows.c, which spills its kernels, memcpys
+ * and memsets, runtime calls and cpu_op slices: common/spill.h), its
+ * activities get their runtime call (a merge of the activities by runtime
+ * id with the calls by id) and the name of the CPU op that launched them
+ * (a merge by op id with the cpu_op slices), are sorted by device and start
+ * time (spilled again), and are folded into running unions (one per class
+ * and for the device, its step and its stream) and into the totals of
+ * their kernel family and their op per unit. Memory is thus bounded by the
+ * spills' limit and what the output holds (devices, steps, streams,
+ * families, ops), not by the number of rows. The trace keeps its output
+ * rows until every trace is read; then they are put in (rank, id) order
+ * and the result is made.
  */
 #include "common/compat.h"
 #include "common/tmath.h"
@@ -339,90 +344,77 @@ static int add_activity(struct bd_run *r, struct bd_dev *d, const struct bd_act 
     return 0;
 }
 
-/* the call of runtime id `id` of the trace read, or NULL (rt sorted by id) */
-static const struct bd_rt *call_of(const struct bd_read *rd, int64_t id)
-{
-    size_t lo = 0, hi = rd->nrt;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rd->rt[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < rd->nrt && rd->rt[lo].id == id ? &rd->rt[lo] : NULL;
-}
+/* ---- the links, by sorted merges of the spilled rows ---- */
 
-/* the name string id of cpu_op slice `id` of the trace read, 0 when it is
- * not one (ops sorted by id) */
-static int64_t op_name_of(const struct bd_read *rd, int64_t id)
-{
-    size_t lo = 0, hi = rd->nops;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rd->ops[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < rd->nops && rd->ops[lo].id == id ? rd->ops[lo].name : 0;
-}
-
-static int cmp_rt(const void *a, const void *b)
+int tt__bd_cmp_rt(const void *a, const void *b)
 {
     const struct bd_rt *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int cmp_ref(const void *a, const void *b)
+int tt__bd_cmp_ref(const void *a, const void *b)
 {
     const struct bd_ref *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+int tt__bd_cmp_raw_rt(const void *a, const void *b)
+{
+    const struct bd_raw *x = a, *y = b;
+    if (x->rt != y->rt)
+        return x->rt < y->rt ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* activities with their calls: by the launching op's id, then as read */
+static int cmp_gcall_op(const void *a, const void *b)
+{
+    const struct bd_gcall *x = a, *y = b;
+    if (x->g.op != y->g.op)
+        return x->g.op < y->g.op ? -1 : 1;
+    return x->g.seq < y->g.seq ? -1 : x->g.seq > y->g.seq;
+}
+
+/* resolved activities: by device, start, then as read */
 static int cmp_act(const void *a, const void *b)
 {
-    const struct bd_act *x = &((const union bd_gpu *)a)->act, *y = &((const union bd_gpu *)b)->act;
+    const struct bd_act *x = a, *y = b;
     if (x->device != y->device)
         return x->device < y->device ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* sorted by id, unless they came so */
-static void sort_by_id(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-    size_t k;
-    for (k = 1; k < n; k++)
-        if (cmp((char *)v + (k - 1) * size, (char *)v + k * size) > 0)
-            break;
-    if (k < n)
-        TT_QSORT(v, n, size, cmp);
-}
-
-/* one GPU activity read, its links resolved: *a (a->cls -1: not selected),
- * its launch counted */
+/* one GPU activity read, its links resolved (c: its call, or NULL;
+ * op_name: its op's name string id, -1 for none): *a (a->cls -1: not
+ * selected), its launch counted */
 static int resolve(struct bd_run *r, const struct bd_trace *t, const struct bd_raw *g,
-                   struct bd_act *a)
+                   const struct bd_rt *c, int64_t op_name, struct bd_act *a)
 {
-    const struct bd_rt *c = g->rt ? call_of(&r->rd, g->rt) : NULL;
     struct bd_fam *f;
     struct bd_op *op;
-    int rc;
+    size_t fam, opi;
+    int rc, cls;
     a->device = g->device;
     a->stream = g->stream;
     a->ts = g->ts;
+    a->seq = g->seq;
     a->end = tt_end_ns(g->ts, g->dur);
     a->has_rt = c && c->has_ts;
     a->rt_ts = a->has_rt ? c->ts : 0;
     a->step = tt__bd_step_at(t, a->has_rt ? a->rt_ts : a->ts);
     a->cls = -1;
-    if (!tt__bd_selected(r, t, a->step))
+    if (!tt__bd_selected(r, t, (long)a->step))
         return 0;
-    if ((rc = tt__bd_family_of(r, g->name, g->kind, &a->fam, &a->cls)) < 0 ||
-        (rc = tt__bd_op_of(r, g->op ? op_name_of(&r->rd, g->op) : -1, &a->op)) < 0)
+    if ((rc = tt__bd_family_of(r, g->name, (int)g->kind, &fam, &cls)) < 0 ||
+        (rc = tt__bd_op_of(r, op_name, &opi)) < 0)
         return rc;
-    f = &r->fam[a->fam];
-    op = &r->op[a->op];
+    a->fam = fam;
+    a->op = opi;
+    a->cls = cls;
+    f = &r->fam[fam];
+    op = &r->op[opi];
     f->count++;
     f->total = tt_sat_add(f->total, a->end - a->ts);
     op->count++;
@@ -434,59 +426,124 @@ static int resolve(struct bd_run *r, const struct bd_trace *t, const struct bd_r
         w.rt_dur = c->has_dur ? c->dur : -1;
         w.trace = t->id;
         w.ts = a->ts;
+        w.seq = g->seq;
         w.name = g->name;
         w.rt_name = c->name;
         w.device = a->device;
         w.stream = a->stream;
-        w.fam = a->fam;
-        return tt__bd_launch_add(r, &w, c->has_dur);
+        w.fam = fam;
+        return tt__bd_launch_add(r, &w, (int)c->has_dur);
     }
     return 0;
 }
 
-/* the activities of one device (acts[0..n), by start) into its rows */
-static int sweep_device(struct bd_run *r, struct bd_trace *t, struct bd_dev *d,
-                        const union bd_gpu *acts, size_t n)
+/* the activities (by runtime id) joined with the calls (by id), into
+ * *out by the launching op's id */
+static int join_calls(struct bd_read *rd, tt__spill **out)
 {
-    size_t k;
-    int rc = 0;
-    dev_reset(d, t->nst);
-    d->on = 1;
-    d->device = acts[0].act.device;
-    for (k = 0; rc == 0 && k < n; k++)
-        rc = add_activity(r, d, &acts[k].act);
-    return rc == 0 ? flush_device(r, t, d) : rc;
+    struct bd_gcall gc;
+    struct bd_rt c;
+    int rc, more;
+    if (!(*out = tt__spill_new(sizeof(gc), cmp_gcall_op)))
+        return TT_ENOMEM;
+    if ((rc = tt__spill_rewind(rd->gpu)) < 0 || (rc = tt__spill_rewind(rd->rt)) < 0)
+        return rc;
+    if ((more = tt__spill_next(rd->rt, &c)) < 0)
+        return more;
+    memset(&gc, 0, sizeof(gc));
+    while ((rc = tt__spill_next(rd->gpu, &gc.g)) == 1) {
+        while (more == 1 && c.id < gc.g.rt)
+            if ((more = tt__spill_next(rd->rt, &c)) < 0)
+                return more;
+        gc.has_call = gc.g.rt && more == 1 && c.id == gc.g.rt;
+        if (gc.has_call)
+            gc.c = c;
+        if ((rc = tt__spill_add(*out, &gc)) < 0)
+            return rc;
+    }
+    return rc;
 }
 
-int tt__bd_sweep(struct bd_run *r, struct bd_trace *t)
+/* the activities (by op id) joined with the cpu_op slices (by id),
+ * resolved, the selected ones into *out by device and start */
+static int join_ops(struct bd_run *r, const struct bd_trace *t, tt__spill *in, tt__spill **out)
 {
     struct bd_read *rd = &r->rd;
-    union bd_gpu *acts = rd->gpu;
+    struct bd_gcall gc;
+    struct bd_ref o;
+    struct bd_act a;
+    int rc, more;
+    if (!(*out = tt__spill_new(sizeof(a), cmp_act)))
+        return TT_ENOMEM;
+    if ((rc = tt__spill_rewind(in)) < 0 || (rc = tt__spill_rewind(rd->ops)) < 0)
+        return rc;
+    if ((more = tt__spill_next(rd->ops, &o)) < 0)
+        return more;
+    memset(&a, 0, sizeof(a));
+    while ((rc = tt__spill_next(in, &gc)) == 1) {
+        int64_t name = -1; /* no op */
+        if (gc.g.op) {
+            while (more == 1 && o.id < gc.g.op)
+                if ((more = tt__spill_next(rd->ops, &o)) < 0)
+                    return more;
+            name = more == 1 && o.id == gc.g.op ? o.name : 0; /* 0: not a cpu_op */
+        }
+        if ((rc = resolve(r, t, &gc.g, gc.has_call ? &gc.c : NULL, name, &a)) < 0)
+            return rc;
+        if (a.cls >= 0 && (rc = tt__spill_add(*out, &a)) < 0)
+            return rc;
+    }
+    return rc;
+}
+
+/* the activities of each device (by start) into its rows */
+static int sweep_devices(struct bd_run *r, struct bd_trace *t, tt__spill *acts)
+{
     struct bd_dev d;
-    size_t k, n = 0, from;
-    int rc = 0;
+    struct bd_act a;
+    int rc, have = 0;
     memset(&d, 0, sizeof(d));
     if (!(d.steps = calloc(t->nst ? t->nst : 1, sizeof(*d.steps))))
         return tt__oom();
-    sort_by_id(rd->rt, rd->nrt, sizeof(*rd->rt), cmp_rt);
-    sort_by_id(rd->ops, rd->nops, sizeof(*rd->ops), cmp_ref);
-    /* each activity resolved into the slot of the selected ones (n <= k) */
-    for (k = 0; rc == 0 && k < rd->ngpu; k++) {
-        struct bd_raw g = acts[k].raw;
-        if ((rc = resolve(r, t, &g, &acts[n].act)) == 0 && acts[n].act.cls >= 0)
-            n++;
-    }
-    if (rc == 0 && n)
-        TT_QSORT(acts, n, sizeof(*acts), cmp_act);
-    for (from = 0, k = 1; rc == 0 && k <= n; k++)
-        if (k == n || acts[k].act.device != acts[from].act.device) {
-            rc = sweep_device(r, t, &d, acts + from, k - from);
-            from = k;
+    if ((rc = tt__spill_rewind(acts)) == 0)
+        while ((rc = tt__spill_next(acts, &a)) == 1) {
+            if (have && a.device != d.device && (rc = flush_device(r, t, &d)) < 0)
+                break;
+            if (!have || a.device != d.device) {
+                dev_reset(&d, t->nst);
+                d.on = 1;
+                d.device = a.device;
+                have = 1;
+            }
+            if ((rc = add_activity(r, &d, &a)) < 0)
+                break;
         }
+    if (rc == 0 && have)
+        rc = flush_device(r, t, &d);
     tt__i64map_free(&d.fam);
     tt__i64map_free(&d.ops);
     free(d.streams);
     free(d.steps);
+    return rc;
+}
+
+int tt__bd_sweep(struct bd_run *r, struct bd_trace *t)
+{
+    tt__spill *calls = NULL, *acts = NULL;
+    int rc = 0;
+    if (r->rd.gpu && (rc = join_calls(&r->rd, &calls)) == 0) {
+        /* what is read no more goes before the next spill fills */
+        tt__spill_free(r->rd.gpu);
+        tt__spill_free(r->rd.rt);
+        r->rd.gpu = r->rd.rt = NULL;
+        if ((rc = join_ops(r, t, calls, &acts)) == 0) {
+            tt__spill_free(calls);
+            calls = NULL;
+            rc = sweep_devices(r, t, acts);
+        }
+    }
+    tt__spill_free(calls);
+    tt__spill_free(acts);
     return rc;
 }
 
@@ -617,9 +674,9 @@ void tt__bd_read_reset(struct bd_read *rd)
 {
     free(rd->text);
     free(rd->soff);
-    free(rd->gpu);
-    free(rd->rt);
-    free(rd->ops);
+    tt__spill_free(rd->gpu);
+    tt__spill_free(rd->rt);
+    tt__spill_free(rd->ops);
     free(rd->steps);
     tt__i64map_free(&rd->fam_of);
     tt__i64map_free(&rd->op_of);
@@ -632,10 +689,8 @@ void tt__bd_run_release(struct bd_run *r)
     for (k = 0; k < r->ntr; k++)
         trace_release(&r->tr[k]);
     free(r->tr);
-    for (k = 0; k < r->nfam; k++) {
-        free(r->fam[k].delay);
-        free(r->fam[k].rt);
-    }
+    tt__spill_free(r->delay);
+    tt__spill_free(r->rtdur);
     free(r->fam);
     names_release(&r->fnames);
     tt__i64map_free(&r->units);

@@ -4,8 +4,10 @@
  * tt_kineto_is_comm with --comm-pattern), a family's GPU time spread over ranks, steps or
  * streams, and its launch percentiles.
  *
- * Percentiles are exact: each family keeps the delays of its launches and
- * the durations of their calls (16 bytes a launch), sorted at the end. A
+ * Percentiles are exact: the (family, delay) of every launch and the
+ * (family, duration) of its call are spilled (common/spill.h, 16 bytes a
+ * launch, bounded memory), sorted and read back family by family at the
+ * end, keeping only the values at the percentiles' ranks. A
  * name is looked up once per trace (its string id), a family once per
  * distinct family text.
  */
@@ -359,21 +361,6 @@ int tt__bd_ops(struct bd_run *r, size_t nunits)
 
 /* ---- launch percentiles ---- */
 
-/* the value at percentile pc of v[0..n) (sorted): linear interpolation
- * between the two nearest ranks; NaN when n is 0 */
-static double pct_of(const int64_t *v, size_t n, int pc)
-{
-    int64_t lo, rem, x_lo, x_hi;
-    if (!n)
-        return NAN;
-    lo = ((int64_t)n - 1) * pc / 100;
-    rem = ((int64_t)n - 1) * pc % 100;
-    x_lo = x_hi = v[lo];
-    if (rem)
-        x_hi = v[lo + 1];
-    return (double)x_lo + (double)(x_hi - x_lo) * (double)rem / 100.0;
-}
-
 /* a before b in the worst list: larger delay, then trace, start, name */
 static int worse(const struct bd_wl *a, const struct bd_wl *b)
 {
@@ -383,7 +370,9 @@ static int worse(const struct bd_wl *a, const struct bd_wl *b)
         return a->trace < b->trace;
     if (a->ts != b->ts)
         return a->ts < b->ts;
-    return a->name < b->name;
+    if (a->name != b->name)
+        return a->name < b->name;
+    return a->seq < b->seq; /* as read: the first one met */
 }
 
 /* w into the worst list when it belongs there, with its names (of the
@@ -428,15 +417,39 @@ static size_t hist_bin(int64_t ns)
     return i;
 }
 
+/* a launch value spilled: its family, the value */
+struct fval {
+    int64_t fam, v;
+};
+
+static int cmp_fval(const void *a, const void *b)
+{
+    const struct fval *x = a, *y = b;
+    if (x->fam != y->fam)
+        return x->fam < y->fam ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+static int put_fval(tt__spill **s, size_t fam, int64_t v)
+{
+    struct fval x;
+    x.fam = (int64_t)fam;
+    x.v = v;
+    if (!*s && !(*s = tt__spill_new(sizeof(x), cmp_fval)))
+        return TT_ENOMEM;
+    return tt__spill_add(*s, &x);
+}
+
 int tt__bd_launch_add(struct bd_run *r, const struct bd_wl *w, int has_rt_dur)
 {
     struct bd_fam *f = &r->fam[w->fam];
-    if (TT_ALLOC_GROW(f->delay, (size_t)f->nlaunch + 1, f->adelay) < 0 ||
-        (has_rt_dur && TT_ALLOC_GROW(f->rt, (size_t)f->nrt + 1, f->art) < 0))
-        return tt__oom();
-    f->delay[f->nlaunch++] = w->delay;
+    int rc;
+    if ((rc = put_fval(&r->delay, w->fam, w->delay)) < 0 ||
+        (has_rt_dur && (rc = put_fval(&r->rtdur, w->fam, w->rt_dur)) < 0))
+        return rc;
+    f->nlaunch++;
     if (has_rt_dur)
-        f->rt[f->nrt++] = w->rt_dur;
+        f->nrt++;
     r->res->delay_hist[hist_bin(w->delay)]++;
     if (!f->has_best || worse(w, &f->best)) {
         f->best = *w;
@@ -454,28 +467,63 @@ static int64_t rank_of(const struct bd_run *r, int64_t trace)
     return -1;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* the values of one family, n of them, read (sorted) from s: what the
+ * p50, the p95 and the max need */
+struct pcts {
+    double p50, p95;
+    int64_t max;
+};
+
+/* the value at percentile pc of n sorted values whose ranks lo and lo + 1
+ * were kept (at[0], at[1]): linear interpolation, as over the whole array */
+static double pct_at(size_t n, int pc, const int64_t *at)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
+    int64_t rem = ((int64_t)n - 1) * pc % 100;
+    return (double)at[0] + (double)((rem ? at[1] : at[0]) - at[0]) * (double)rem / 100.0;
 }
 
-/* the family's percentiles into its launch row */
-static void family_launches(const struct bd_run *r, struct bd_fam *f, tt_bd_launch *l)
+static int family_pcts(tt__spill *s, size_t n, struct pcts *o)
+{
+    size_t lo50 = (n - 1) * 50 / 100, lo95 = (n - 1) * 95 / 100, k;
+    int64_t a50[2] = { 0, 0 }, a95[2] = { 0, 0 };
+    struct fval x;
+    int rc;
+    for (k = 0; k < n; k++) {
+        if ((rc = tt__spill_next(s, &x)) <= 0)
+            return rc < 0 ? rc : tt_error_set(TT_EINVALID, "launch values lost");
+        if (k == lo50 || k == lo50 + 1)
+            a50[k - lo50] = x.v;
+        if (k == lo95 || k == lo95 + 1)
+            a95[k - lo95] = x.v;
+        o->max = x.v;
+    }
+    o->p50 = pct_at(n, 50, a50);
+    o->p95 = pct_at(n, 95, a95);
+    return 0;
+}
+
+/* the family's percentiles into its launch row (its values next in the
+ * delay and call-duration spills) */
+static int family_launches(struct bd_run *r, struct bd_fam *f, tt_bd_launch *l)
 {
     size_t n = (size_t)f->nlaunch, m = (size_t)f->nrt;
-    TT_QSORT(f->delay, n, sizeof(*f->delay), cmp_i64);
-    l->delay_p50_ns = pct_of(f->delay, n, 50);
-    l->delay_p95_ns = pct_of(f->delay, n, 95);
-    l->delay_max_ns = f->delay[n - 1];
+    struct pcts p;
+    int rc;
+    if ((rc = family_pcts(r->delay, n, &p)) < 0)
+        return rc;
+    l->delay_p50_ns = p.p50;
+    l->delay_p95_ns = p.p95;
+    l->delay_max_ns = p.max;
     l->worst_trace_id = f->best.trace;
     l->worst_rank = rank_of(r, f->best.trace);
     if (!m)
-        return;
-    TT_QSORT(f->rt, m, sizeof(*f->rt), cmp_i64);
-    l->runtime_p50_ns = pct_of(f->rt, m, 50);
-    l->runtime_p95_ns = pct_of(f->rt, m, 95);
-    l->runtime_max_ns = f->rt[m - 1];
+        return 0;
+    if ((rc = family_pcts(r->rtdur, m, &p)) < 0)
+        return rc;
+    l->runtime_p50_ns = p.p50;
+    l->runtime_p95_ns = p.p95;
+    l->runtime_max_ns = p.max;
+    return 0;
 }
 
 /* the worst launches with their names */
@@ -514,8 +562,12 @@ int tt__bd_launches(struct bd_run *r)
 {
     tt_bd_result *res = r->res;
     size_t k;
+    int rc;
     if (!(res->launches = calloc(r->nfam ? r->nfam : 1, sizeof(*res->launches))))
         return tt__oom();
+    if ((r->delay && (rc = tt__spill_rewind(r->delay)) < 0) ||
+        (r->rtdur && (rc = tt__spill_rewind(r->rtdur)) < 0))
+        return rc;
     for (k = 0; k < r->nfam; k++) {
         tt_bd_launch *l = &res->launches[res->nlaunches];
         if (!r->fam[k].nlaunch)
@@ -527,7 +579,8 @@ int tt__bd_launches(struct bd_run *r)
         l->count = r->fam[k].nlaunch;
         l->runtime_count = r->fam[k].nrt;
         l->runtime_p50_ns = l->runtime_p95_ns = NAN;
-        family_launches(r, &r->fam[k], l);
+        if ((rc = family_launches(r, &r->fam[k], l)) < 0)
+            return rc;
     }
     TT_QSORT(res->launches, res->nlaunches, sizeof(*res->launches), cmp_launch);
     return name_worst(r);

@@ -4,11 +4,12 @@
  * (tt__ingest_rows: the ingest's decoding and links, no SQLite), a
  * directory (each trace file in turn) and a database (breakdown_db.c).
  *
- * Of each trace it keeps its strings, the names of its cpu_op slices, its
- * ProfilerStep#N slices, its runtime calls and its kernels, memcpys and
- * memsets; the links (GPU activity -> runtime call, -> CPU op -> name) are
- * resolved when the trace is over, so the order in which the tables come
- * does not matter. A file whose rows need the SQL passes of an ingest
+ * Of each trace it keeps its strings and its ProfilerStep#N slices in
+ * memory, and spills (common/spill.h: bounded memory, the rest in a
+ * temporary file) the names of its cpu_op slices, its runtime calls and its
+ * kernels, memcpys and memsets; the links (GPU activity -> runtime call,
+ * -> CPU op -> name) are resolved by sorted merges when the trace is over
+ * (breakdown.c), so the order in which the tables come does not matter. A file whose rows need the SQL passes of an ingest
  * (res.needs_db) goes through a temporary database and tt__db_rows, into the
  * same consumer. Which way a file went is logged (topic "breakdown",
  * TT_DEBUG_BD=1 in tracetool's environment; tests check it).
@@ -19,7 +20,6 @@
 #include "store/ingest_rows.h"
 #include "tracetool/store.h"
 
-#include <ctype.h>
 #include <sys/stat.h>
 
 /* ---- the consumer ---- */
@@ -73,78 +73,63 @@ static int rd_string(struct bd_read *rd, const tt__cell *row, const char *text)
     return 0;
 }
 
-static int push_ref(struct bd_ref **v, size_t *n, size_t *a, int64_t id, int64_t name,
-                    int64_t ts, int64_t dur)
-{
-    if (TT_ALLOC_GROW(*v, *n + 1, *a) < 0)
-        return tt__oom();
-    (*v)[*n].id = id;
-    (*v)[*n].name = name;
-    (*v)[*n].ts = ts;
-    (*v)[*n].dur = dur;
-    (*n)++;
-    return 0;
-}
-
 /* a slice: the name of a cpu_op (for the op that launched a kernel), a
  * ProfilerStep#N span (as tt__step_spans: GLOB 'ProfilerStep#[0-9]*', with
  * ts and dur) */
 static int rd_slice(struct bd_read *rd, const tt__cell *row)
 {
     int64_t cat = int_or(&row[TT_C_SL_CAT], 0), name = int_or(&row[TT_C_SL_NAME], 0);
-    const char *nm;
+    int64_t num;
     int rc = 0;
-    if (cat > 0 && (cat == rd->sid_cpu_op || cat == rd->sid_operator))
-        rc = push_ref(&rd->ops, &rd->nops, &rd->aops, int_or(&row[TT_C_SL_ID], 0), name, 0, 0);
-    nm = tt__bd_str(rd, name);
-    if (rc == 0 && nm[0] == 'P' && !strncmp(nm, "ProfilerStep#", 13) &&
-        isdigit((unsigned char)nm[13]) && row[TT_C_SL_TS].type == TT_CELL_INT &&
-        row[TT_C_SL_DUR].type == TT_CELL_INT)
-        rc = push_ref(&rd->steps, &rd->nsteps, &rd->asteps, int_or(&row[TT_C_SL_ID], 0),
-                      strtoll(nm + 13, NULL, 10), row[TT_C_SL_TS].i, row[TT_C_SL_DUR].i);
+    if (cat > 0 && (cat == rd->sid_cpu_op || cat == rd->sid_operator)) {
+        struct bd_ref o;
+        memset(&o, 0, sizeof(o));
+        o.id = int_or(&row[TT_C_SL_ID], 0);
+        o.name = name;
+        rc = tt__spill_put(&rd->ops, sizeof(o), tt__bd_cmp_ref, &o);
+    }
+    if (rc == 0 && tt__step_name_num(tt__bd_str(rd, name), &num) == 0 &&
+        row[TT_C_SL_TS].type == TT_CELL_INT && row[TT_C_SL_DUR].type == TT_CELL_INT)
+        rc = tt__step_slice_add(&rd->steps, &rd->nsteps, &rd->asteps, int_or(&row[TT_C_SL_ID], 0),
+                                num, row[TT_C_SL_TS].i, row[TT_C_SL_DUR].i);
     return rc;
 }
 
 static int rd_runtime(struct bd_read *rd, const tt__cell *row)
 {
-    struct bd_rt *c;
+    struct bd_rt c;
     if (row[TT_C_RT_ID].type != TT_CELL_INT)
         return 0;
-    if (TT_ALLOC_GROW(rd->rt, rd->nrt + 1, rd->art) < 0)
-        return tt__oom();
-    c = &rd->rt[rd->nrt++];
-    c->id = row[TT_C_RT_ID].i;
-    c->has_ts = row[TT_C_RT_TS].type == TT_CELL_INT;
-    c->has_dur = row[TT_C_RT_DUR].type == TT_CELL_INT;
-    c->ts = int_or(&row[TT_C_RT_TS], 0);
-    c->dur = int_or(&row[TT_C_RT_DUR], 0);
-    c->name = int_or(&row[TT_C_RT_NAME], 0);
-    return 0;
+    c.id = row[TT_C_RT_ID].i;
+    c.has_ts = row[TT_C_RT_TS].type == TT_CELL_INT;
+    c.has_dur = row[TT_C_RT_DUR].type == TT_CELL_INT;
+    c.ts = int_or(&row[TT_C_RT_TS], 0);
+    c.dur = int_or(&row[TT_C_RT_DUR], 0);
+    c.name = int_or(&row[TT_C_RT_NAME], 0);
+    return tt__spill_put(&rd->rt, sizeof(c), tt__bd_cmp_rt, &c);
 }
 
 /* a kernel, memcpy or memset with ts and dur */
 static int rd_gpu(struct bd_read *rd, const tt__cell *row, const char *text)
 {
     const tt__cell *k = &row[TT_C_GPU_KIND];
-    struct bd_raw *g;
+    struct bd_raw g;
     int kind = text_is(k, text, "kernel", 6)   ? BD_KIND_KERNEL
                : text_is(k, text, "memcpy", 6) ? BD_KIND_MEMCPY
                : text_is(k, text, "memset", 6) ? BD_KIND_MEMSET
                                                : 0;
     if (!kind || row[TT_C_GPU_TS].type != TT_CELL_INT || row[TT_C_GPU_DUR].type != TT_CELL_INT)
         return 0;
-    if (TT_ALLOC_GROW(rd->gpu, rd->ngpu + 1, rd->agpu) < 0)
-        return tt__oom();
-    g = &rd->gpu[rd->ngpu++].raw;
-    g->device = int_or(&row[TT_C_GPU_DEVICE], -1);
-    g->stream = int_or(&row[TT_C_GPU_STREAM], -1);
-    g->ts = row[TT_C_GPU_TS].i;
-    g->dur = row[TT_C_GPU_DUR].i;
-    g->rt = int_or(&row[TT_C_GPU_RUNTIME_ID], 0);
-    g->op = int_or(&row[TT_C_GPU_OP_ID], 0);
-    g->name = int_or(&row[TT_C_GPU_NAME], 0);
-    g->kind = kind;
-    return 0;
+    g.device = int_or(&row[TT_C_GPU_DEVICE], -1);
+    g.stream = int_or(&row[TT_C_GPU_STREAM], -1);
+    g.ts = row[TT_C_GPU_TS].i;
+    g.dur = row[TT_C_GPU_DUR].i;
+    g.rt = int_or(&row[TT_C_GPU_RUNTIME_ID], 0);
+    g.op = int_or(&row[TT_C_GPU_OP_ID], 0);
+    g.name = int_or(&row[TT_C_GPU_NAME], 0);
+    g.kind = kind;
+    g.seq = rd->ngpu++;
+    return tt__spill_put(&rd->gpu, sizeof(g), tt__bd_cmp_raw_rt, &g);
 }
 
 static int bd_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,

@@ -10,6 +10,7 @@
 #define TT_ANALYZE_BREAKDOWN_STATE_H
 
 #include "store/steps.h"
+#include "common/spill.h"
 #include "common/i64map.h"
 #include "formats/kineto.h"
 #include "store/ingest_rows.h"
@@ -60,6 +61,7 @@ struct bd_trace {
 /* one launch, for the worst list and a family's worst */
 struct bd_wl {
     int64_t delay, rt_dur, trace, ts, name, rt_name, device, stream;
+    int64_t seq;             /* its place in the trace: the earlier of equals first */
     size_t fam;
     char *name_s, *rt_s;     /* the worst list's: the activity's and the call's names */
 };
@@ -70,8 +72,6 @@ struct bd_fam {
     int cls;
     int64_t count, total;
     int64_t nlaunch, nrt;    /* launches with a call start / with a call duration */
-    int64_t *delay, *rt;     /* their delays, their calls' durations */
-    size_t adelay, art;
     int has_best;
     struct bd_wl best;       /* the family's worst launch */
 };
@@ -91,34 +91,37 @@ struct bd_names {
 };
 
 /* one GPU activity of the trace being read (kernel, memcpy or memset with
- * ts and dur), its links resolved when the trace is read */
+ * ts and dur), spilled until the trace is over (its steps known) */
 struct bd_raw {
     int64_t device, stream, ts, dur, rt, op; /* rt, op: runtime, slice ids (0: none) */
     int64_t name;            /* string id */
-    int kind;                /* BD_KIND_* */
-};
-
-/* the same activity once resolved (breakdown.c), in the same slot */
-struct bd_act {
-    int64_t device, stream, ts, end, rt_ts;
-    long step;
-    int has_rt, cls;         /* cls -1: not selected */
-    size_t fam, op;          /* its family, the op that launched it */
-};
-
-union bd_gpu {
-    struct bd_raw raw;
-    struct bd_act act;
+    int64_t seq;             /* its place in the trace (ties in the worst list) */
+    int64_t kind;            /* BD_KIND_* */
 };
 
 struct bd_rt {
     int64_t id, ts, dur, name;
-    int has_ts, has_dur;
+    int64_t has_ts, has_dur;
+};
+
+/* an activity with its runtime call (has_call 0: none) */
+struct bd_gcall {
+    struct bd_raw g;
+    struct bd_rt c;
+    int64_t has_call;
+};
+
+/* the same activity once resolved (breakdown.c), for the sweep by device
+ * and start */
+struct bd_act {
+    int64_t device, stream, ts, end, rt_ts, seq;
+    int64_t step;
+    int64_t has_rt, cls;     /* cls -1: not selected */
+    uint64_t fam, op;        /* its family, the op that launched it */
 };
 
 struct bd_ref {
-    int64_t id, name;        /* a cpu_op slice: its name; a step: its number */
-    int64_t ts, dur;
+    int64_t id, name;        /* a cpu_op slice: its id and name */
 };
 
 /* the trace being read: what the rows of every table leave for the end */
@@ -128,12 +131,12 @@ struct bd_read {
     size_t *soff;            /* string id -> offset into text + 1 (0: none) */
     size_t nsoff;
     int64_t sid_cpu_op, sid_operator;
-    union bd_gpu *gpu;       /* raw as read, each an act once resolved */
-    size_t ngpu, agpu;
-    struct bd_rt *rt;
-    size_t nrt, art;
-    struct bd_ref *ops, *steps; /* cpu_op slices; ProfilerStep#N slices */
-    size_t nops, aops, nsteps, asteps;
+    /* spilled until the trace is over (common/spill.h): GPU activities by
+     * runtime id, runtime calls by id, cpu_op slices (id, name) by id */
+    tt__spill *gpu, *rt, *ops;
+    int64_t ngpu;
+    struct tt__step_slice *steps; /* ProfilerStep#N slices (store/steps.h) */
+    size_t nsteps, asteps;
     struct i64map fam_of;    /* name string id * 4 + kind -> family * 4 + class + 1 */
     struct i64map op_of;     /* op name string id + 1 (0: no op) -> op + 1 */
 };
@@ -158,6 +161,9 @@ struct bd_run {
     long no_op;              /* the index of the "no op" op, or -1 */
     struct i64map units;     /* family << 32 | unit row -> ns */
     struct i64map op_units;  /* op << 32 | unit row -> ns */
+    /* every launch's (family, delay) and (family, call duration), spilled
+     * and sorted for the families' exact percentiles */
+    tt__spill *delay, *rtdur;
     struct bd_wl top[TT_BD_WORST]; /* the worst launches so far */
     size_t ntop;
     tt_comm_rules comm;      /* options.comm_patterns, compiled */
@@ -196,6 +202,12 @@ int tt__bd_launch_add(struct bd_run *r, const struct bd_wl *w, int has_rt_dur);
 /* launch-delay and runtime percentiles per family, the worst launches */
 int tt__bd_launches(struct bd_run *r);
 void tt__bd_run_release(struct bd_run *r);
+
+/* the spills' orders: a cpu_op slice by id, a runtime call by id, a GPU
+ * activity by runtime id (then as read) */
+int tt__bd_cmp_ref(const void *a, const void *b);
+int tt__bd_cmp_rt(const void *a, const void *b);
+int tt__bd_cmp_raw_rt(const void *a, const void *b);
 
 /* the GPU activities read of trace t (its steps set) swept into its rows */
 int tt__bd_sweep(struct bd_run *r, struct bd_trace *t);

@@ -4,13 +4,18 @@
  * file's (tt__ingest_rows) or a stored trace's (tt__db_rows) alike.
  *
  * A file interleaves the tables in file order and a database hands them
- * one after another, and a GPU activity's runtime call or CPU op (its
- * TT_C_GPU_RUNTIME_ID / TT_C_GPU_OP_ID links) may come before or after it;
- * so the rows are kept as they come (only the columns used, only the CPU
- * ops, steps, runtime calls, GPU work and memory events) and the summary is
- * made at the end, in the order a database's tables give: steps, CPU ops
- * and runtime calls by id, GPU activities as stored, memory events. Keys
- * are made in that order (a side's keys are listed in the order made).
+ * one after another, a GPU activity's runtime call or CPU op (its
+ * TT_C_GPU_RUNTIME_ID / TT_C_GPU_OP_ID links) may come before or after it,
+ * and the ProfilerStep#N spans that decide a row's step are known only at
+ * the end; so the rows wait (only the columns used, only the CPU ops,
+ * steps, runtime calls, GPU work and memory events) in spills
+ * (common/spill.h: a bounded buffer, the rest in a temporary file, read
+ * back sorted): memory holds the strings, the step spans and the keys,
+ * not the rows. The summary is made at the end, in the order a database's
+ * tables give: steps, CPU ops and runtime calls by id, GPU activities as
+ * stored (joined to their calls and ops by sorted merges first), memory
+ * events. Keys are made in that order (a side's keys are listed in the
+ * order made).
  *
  * Per step (see diff_summary.c): CPU duration; per key the calls and
  * times; the GPU activities launched in it, whose union gives the busy
@@ -20,6 +25,7 @@
 #include "compare/diff/diff_state.h"
 #include "store/steps.h"
 #include "common/arena.h"
+#include "common/spill.h"
 #include "common/i64map.h"
 #include "common/tmath.h"
 #include "formats/json.h"
@@ -48,8 +54,17 @@ struct drt {
 /* a kernel, memcpy or memset with a ts */
 struct dgpu {
     int64_t name, ts, dur, rt, op;
+    int64_t seq; /* as stored */
     unsigned char kind; /* 1 kernel, 2 memcpy, 3 memset */
     unsigned char has_rt, has_op;
+};
+
+/* a GPU activity on its way through the joins: its call's start, its op */
+struct dgj {
+    struct dgpu a;
+    struct dslice op;
+    int64_t call_ts;
+    unsigned char has_call_ts, has_op;
 };
 
 /* a [memory] event with ts and Total Allocated; cls: 0 no Device Type, 1
@@ -67,16 +82,53 @@ struct tt__diff_rows {
     size_t nstr, astr;
     int sparse; /* ids not 1, 2, 3, ... (a database's) */
     struct i64map sidx;
-    struct dslice *sl;
-    size_t nsl, asl;
-    struct drt *rt;
-    size_t nrt, art;
-    struct dgpu *g;
-    size_t ng, ag;
-    struct dmem *mem;
-    size_t nmem, amem;
-    int sl_unsorted, rt_unsorted;
+    /* spilled: slices by id, runtime calls by id, GPU activities by runtime
+     * id (then as stored), memory events as read */
+    tt__spill *sl, *rt, *g, *mem;
+    int64_t ng;
+    int mem_gpu; /* a memory event of an accelerator was read */
+    struct tt__step_slice *steps; /* the ProfilerStep#N slices */
+    size_t nsteps, asteps;
 };
+
+static int cmp_slice_id(const void *a, const void *b)
+{
+    const struct dslice *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_rt_id(const void *a, const void *b)
+{
+    const struct drt *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_seq(int64_t x, int64_t y)
+{
+    return x < y ? -1 : x > y;
+}
+
+/* GPU activities by runtime id, by op id, as stored (then as stored) */
+static int cmp_gj_rt(const void *a, const void *b)
+{
+    const struct dgj *x = a, *y = b;
+    if (x->a.rt != y->a.rt)
+        return x->a.rt < y->a.rt ? -1 : 1;
+    return cmp_seq(x->a.seq, y->a.seq);
+}
+
+static int cmp_gj_op(const void *a, const void *b)
+{
+    const struct dgj *x = a, *y = b;
+    if (x->a.op != y->a.op)
+        return x->a.op < y->a.op ? -1 : 1;
+    return cmp_seq(x->a.seq, y->a.seq);
+}
+
+static int cmp_gj_seq(const void *a, const void *b)
+{
+    return cmp_seq(((const struct dgj *)a)->a.seq, ((const struct dgj *)b)->a.seq);
+}
 
 static int64_t cint(const tt__cell *c)
 {
@@ -116,17 +168,12 @@ static unsigned str_flags(const struct tt__diff_rows *r, int64_t id)
     return i ? r->sflags[i - 1] : 0;
 }
 
-/* GLOB 'ProfilerStep#[0-9]*' */
-static int is_step_name(const char *s)
-{
-    return !strncmp(s, "ProfilerStep#", 13) && s[13] >= '0' && s[13] <= '9';
-}
-
 static int add_string(struct tt__diff_rows *r, int64_t id, const char *s, size_t len)
 {
     char *copy;
     size_t had = r->astr;
     unsigned char *f;
+    int64_t num;
     if (TT_ALLOC_GROW(r->str, r->nstr + 1, r->astr) < 0)
         return tt__oom();
     if (r->astr != had) {
@@ -151,7 +198,7 @@ static int add_string(struct tt__diff_rows *r, int64_t id, const char *s, size_t
     }
     r->sflags[r->nstr] = (unsigned char)((!strcmp(copy, "cpu_op") || !strcmp(copy, "Operator") ||
                                           !strcmp(copy, "user_annotation")) ? S_OPCAT
-                                         : is_step_name(copy)             ? S_STEP
+                                         : tt__step_name_num(copy, &num) == 0 ? S_STEP
                                                                           : 0);
     r->str[r->nstr++] = copy;
     return 0;
@@ -159,43 +206,38 @@ static int add_string(struct tt__diff_rows *r, int64_t id, const char *s, size_t
 
 static int add_slice(struct tt__diff_rows *r, const tt__cell *row)
 {
-    struct dslice *s;
+    struct dslice s;
+    int64_t num;
     int op = cnull(&row[TT_C_SL_CAT]) || (str_flags(r, cint(&row[TT_C_SL_CAT])) & S_OPCAT);
-    if (!op && !(str_flags(r, cint(&row[TT_C_SL_NAME])) & S_STEP))
+    int step = (str_flags(r, cint(&row[TT_C_SL_NAME])) & S_STEP) != 0, rc;
+    if (!op && !step)
         return 0;
-    if (TT_ALLOC_GROW(r->sl, r->nsl + 1, r->asl) < 0)
-        return tt__oom();
-    s = &r->sl[r->nsl];
-    s->id = cint(&row[TT_C_SL_ID]);
-    if (r->nsl && s->id < r->sl[r->nsl - 1].id)
-        r->sl_unsorted = 1;
-    s->ts = cint(&row[TT_C_SL_TS]);
-    s->dur = cint(&row[TT_C_SL_DUR]);
-    s->name = cint(&row[TT_C_SL_NAME]);
-    s->dims = cint(&row[TT_C_SL_DIMS]);
-    s->has_ts = !cnull(&row[TT_C_SL_TS]);
-    s->has_dur = !cnull(&row[TT_C_SL_DUR]);
-    s->has_name = !cnull(&row[TT_C_SL_NAME]);
-    s->op = (unsigned char)op;
-    r->nsl++;
-    return 0;
+    memset(&s, 0, sizeof(s));
+    s.id = cint(&row[TT_C_SL_ID]);
+    s.ts = cint(&row[TT_C_SL_TS]);
+    s.dur = cint(&row[TT_C_SL_DUR]);
+    s.name = cint(&row[TT_C_SL_NAME]);
+    s.dims = cint(&row[TT_C_SL_DIMS]);
+    s.has_ts = !cnull(&row[TT_C_SL_TS]);
+    s.has_dur = !cnull(&row[TT_C_SL_DUR]);
+    s.has_name = !cnull(&row[TT_C_SL_NAME]);
+    s.op = (unsigned char)op;
+    if (step && s.has_ts && s.has_dur && tt__step_name_num(str_of(r, s.name), &num) == 0 &&
+        (rc = tt__step_slice_add(&r->steps, &r->nsteps, &r->asteps, s.id, num, s.ts, s.dur)) < 0)
+        return rc;
+    return tt__spill_put(&r->sl, sizeof(s), cmp_slice_id, &s);
 }
 
 static int add_runtime(struct tt__diff_rows *r, const tt__cell *row)
 {
-    struct drt *c;
-    if (TT_ALLOC_GROW(r->rt, r->nrt + 1, r->art) < 0)
-        return tt__oom();
-    c = &r->rt[r->nrt];
-    c->id = cint(&row[TT_C_RT_ID]);
-    if (r->nrt && c->id < r->rt[r->nrt - 1].id)
-        r->rt_unsorted = 1;
-    c->ts = cint(&row[TT_C_RT_TS]);
-    c->dur = cint(&row[TT_C_RT_DUR]);
-    c->name = cint(&row[TT_C_RT_NAME]);
-    c->has_ts = !cnull(&row[TT_C_RT_TS]);
-    r->nrt++;
-    return 0;
+    struct drt c;
+    memset(&c, 0, sizeof(c));
+    c.id = cint(&row[TT_C_RT_ID]);
+    c.ts = cint(&row[TT_C_RT_TS]);
+    c.dur = cint(&row[TT_C_RT_DUR]);
+    c.name = cint(&row[TT_C_RT_NAME]);
+    c.has_ts = !cnull(&row[TT_C_RT_TS]);
+    return tt__spill_put(&r->rt, sizeof(c), cmp_rt_id, &c);
 }
 
 static int add_gpu(struct tt__diff_rows *r, const tt__cell *row, const char *text)
@@ -203,12 +245,11 @@ static int add_gpu(struct tt__diff_rows *r, const tt__cell *row, const char *tex
     const tt__cell *k = &row[TT_C_GPU_KIND];
     int kind = text_is(k, text, "kernel") ? 1 : text_is(k, text, "memcpy") ? 2
                : text_is(k, text, "memset") ? 3 : 0;
-    struct dgpu *g;
+    struct dgj j;
+    struct dgpu *g = &j.a;
     if (!kind || cnull(&row[TT_C_GPU_TS]))
         return 0;
-    if (TT_ALLOC_GROW(r->g, r->ng + 1, r->ag) < 0)
-        return tt__oom();
-    g = &r->g[r->ng++];
+    memset(&j, 0, sizeof(j));
     g->kind = (unsigned char)kind;
     g->name = cint(&row[TT_C_GPU_NAME]);
     g->ts = row[TT_C_GPU_TS].i;
@@ -217,24 +258,24 @@ static int add_gpu(struct tt__diff_rows *r, const tt__cell *row, const char *tex
     g->op = cint(&row[TT_C_GPU_OP_ID]);
     g->has_rt = !cnull(&row[TT_C_GPU_RUNTIME_ID]);
     g->has_op = !cnull(&row[TT_C_GPU_OP_ID]);
-    return 0;
+    g->seq = r->ng++;
+    return tt__spill_put(&r->g, sizeof(j), cmp_gj_rt, &j);
 }
 
 static int add_memory(struct tt__diff_rows *r, const tt__cell *row)
 {
-    struct dmem *m;
+    struct dmem m;
     const tt__cell *dt = &row[TT_C_MEM_DEVICE_TYPE];
     if (cnull(&row[TT_C_MEM_TS]) || cnull(&row[TT_C_MEM_TOTAL_ALLOCATED]))
         return 0;
-    if (TT_ALLOC_GROW(r->mem, r->nmem + 1, r->amem) < 0)
-        return tt__oom();
-    m = &r->mem[r->nmem++];
-    m->ts = row[TT_C_MEM_TS].i;
-    m->alloc = cint(&row[TT_C_MEM_TOTAL_ALLOCATED]);
-    m->res = cint(&row[TT_C_MEM_TOTAL_RESERVED]);
-    m->has_res = !cnull(&row[TT_C_MEM_TOTAL_RESERVED]);
-    m->cls = cnull(dt) ? 0 : cint(dt) != 0 ? 1 : 2;
-    return 0;
+    memset(&m, 0, sizeof(m));
+    m.ts = row[TT_C_MEM_TS].i;
+    m.alloc = cint(&row[TT_C_MEM_TOTAL_ALLOCATED]);
+    m.res = cint(&row[TT_C_MEM_TOTAL_RESERVED]);
+    m.has_res = !cnull(&row[TT_C_MEM_TOTAL_RESERVED]);
+    m.cls = cnull(dt) ? 0 : cint(dt) != 0 ? 1 : 2;
+    r->mem_gpu |= m.cls == 1;
+    return tt__spill_put(&r->mem, sizeof(m), NULL, &m);
 }
 
 static int on_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
@@ -307,22 +348,23 @@ void tt__diff_rows_free(struct tt__diff_rows *r)
     free(r->str);
     free(r->sflags);
     tt__i64map_free(&r->sidx);
-    free(r->sl);
-    free(r->rt);
-    free(r->g);
-    free(r->mem);
+    tt__spill_free(r->sl);
+    tt__spill_free(r->rt);
+    tt__spill_free(r->g);
+    tt__spill_free(r->mem);
+    free(r->steps);
     free(r);
 }
 
 /* ---- the summary ---- */
 
+/* a GPU activity's interval, in the step it was launched in */
 struct gact {
-    size_t step;
-    int64_t ts, end;
+    int64_t step, ts, end;
 };
 
 struct trace_job {
-    const struct tt__diff_rows *r;
+    struct tt__diff_rows *r;
     struct tt_diff_side *t; /* one sample per step of the trace, in order */
     struct tt__step *st;    /* the steps' CPU spans */
     size_t nst;
@@ -367,67 +409,12 @@ static double span_ns(int64_t end, int64_t ts)
     return (double)end - (double)ts;
 }
 
-static int cmp_slice_id(const void *a, const void *b)
-{
-    const struct dslice *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int cmp_rt_id(const void *a, const void *b)
-{
-    const struct drt *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int cmp_step(const void *a, const void *b)
-{
-    const struct dslice *x = *(const struct dslice *const *)a, *y = *(const struct dslice *const *)b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/*
- * The ProfilerStep#N slices by start (then id), disjoint: a step nested in
- * another (two profilers) or overlapping it is left out (as tt__step_spans
- * reads them from a database).
- */
-static int step_spans(struct trace_job *j)
-{
-    const struct tt__diff_rows *r = j->r;
-    const struct dslice **c = NULL;
-    size_t n = 0, i, k = 0;
-    for (i = 0; i < r->nsl; i++)
-        n += r->sl[i].has_ts && r->sl[i].has_dur && (str_flags(r, r->sl[i].name) & S_STEP);
-    if (!n)
-        return 0;
-    if (!(c = malloc(n * sizeof(*c))) || !(j->st = malloc(n * sizeof(*j->st)))) {
-        free(c);
-        return tt__oom();
-    }
-    for (i = 0, n = 0; i < r->nsl; i++)
-        if (r->sl[i].has_ts && r->sl[i].has_dur && (str_flags(r, r->sl[i].name) & S_STEP))
-            c[n++] = &r->sl[i];
-    TT_QSORT(c, n, sizeof(*c), cmp_step);
-    for (i = 0; i < n; i++) {
-        if (k && c[i]->ts < j->st[k - 1].end)
-            continue;
-        j->st[k].ts = c[i]->ts;
-        j->st[k].end = tt_sat_add(c[i]->ts, c[i]->dur);
-        j->st[k].num = strtoll(str_of(r, c[i]->name) + 13, NULL, 10);
-        k++;
-    }
-    j->nst = k;
-    free(c);
-    return 0;
-}
-
 /* the steps as samples; a trace without ProfilerStep#N is one sample
  * (step -1) over its span [start, end], when it has one */
 static int load_steps(struct trace_job *j, const struct tt__diff_env *env)
 {
     size_t k;
-    int rc = step_spans(j);
+    int rc = tt__steps_from_slices(j->r->steps, j->r->nsteps, &j->st, &j->nst);
     if (rc < 0)
         return rc;
     for (k = 0; k < j->nst; k++) {
@@ -501,77 +488,101 @@ static long slice_key(struct trace_job *j, const struct dslice *s)
     return j->o->match == TT_MATCH_SHAPE ? op_shape_key(j, s->name, s->dims) : op_key(j, s->name);
 }
 
+/* the op slices by id */
 static int load_ops(struct trace_job *j)
 {
-    size_t n;
-    for (n = 0; n < j->r->nsl; n++) {
-        const struct dslice *s = &j->r->sl[n];
+    struct dslice s;
+    int rc = tt__spill_rewind(j->r->sl);
+    while (rc == 0 && (rc = tt__spill_next(j->r->sl, &s)) == 1) {
         size_t i;
         long k;
-        if (!s->op || !s->has_ts || !s->has_dur || (i = step_at(j, s->ts)) == (size_t)-1)
+        rc = 0;
+        if (!s.op || !s.has_ts || !s.has_dur || (i = step_at(j, s.ts)) == (size_t)-1)
             continue;
-        if ((k = slice_key(j, s)) == NO_KEY)
+        if ((k = slice_key(j, &s)) == NO_KEY)
             continue;
         if (k < 0)
             return (int)k;
         j->t->keys[k].count[i] += 1;
-        j->t->keys[k].ns[i] += (double)s->dur;
+        j->t->keys[k].ns[i] += (double)s.dur;
     }
-    return 0;
+    return rc;
 }
 
-/* runtime / driver calls by name: a new synchronisation per step shows */
+/* runtime / driver calls by name (by id): a new synchronisation per step shows */
 static int load_runtime(struct trace_job *j)
 {
-    size_t n;
-    for (n = 0; n < j->r->nrt; n++) {
-        const struct drt *c = &j->r->rt[n];
+    struct drt c;
+    int rc = tt__spill_rewind(j->r->rt);
+    while (rc == 0 && (rc = tt__spill_next(j->r->rt, &c)) == 1) {
         size_t i, v;
         const char *name;
         long k;
-        if (!c->has_ts || (i = step_at(j, c->ts)) == (size_t)-1)
+        rc = 0;
+        if (!c.has_ts || (i = step_at(j, c.ts)) == (size_t)-1)
             continue;
-        if (tt__i64map_get(&j->gnames, c->name * 4, &v)) { /* runtime names: kind 0 */
+        if (tt__i64map_get(&j->gnames, c.name * 4, &v)) { /* runtime names: kind 0 */
             k = (long)v - 1;
-        } else if (!*(name = str_of(j->r, c->name))) {
+        } else if (!*(name = str_of(j->r, c.name))) {
             continue;
         } else if ((k = key_of(j, "runtime", name)) < 0) {
             return (int)k;
-        } else if (tt__i64map_put(&j->gnames, c->name * 4, (size_t)k + 1) < 0) {
+        } else if (tt__i64map_put(&j->gnames, c.name * 4, (size_t)k + 1) < 0) {
             return tt__oom();
         }
         j->t->keys[k].count[i] += 1;
-        j->t->keys[k].ns[i] += (double)c->dur;
+        j->t->keys[k].ns[i] += (double)c.dur;
     }
-    return 0;
+    return rc;
 }
 
-/* the kept slice of id, or NULL (r->sl sorted by id) */
-static const struct dslice *slice_by_id(const struct tt__diff_rows *r, int64_t id)
+/* the GPU activities (by runtime id) given their call's start, into *out
+ * by op id */
+static int join_calls(struct tt__diff_rows *r, tt__spill **out)
 {
-    size_t lo = 0, hi = r->nsl;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->sl[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
+    struct dgj g;
+    struct drt c;
+    int rc, more;
+    if (!(*out = tt__spill_new(sizeof(g), cmp_gj_op)))
+        return TT_ENOMEM;
+    if ((rc = tt__spill_rewind(r->g)) < 0 || (rc = tt__spill_rewind(r->rt)) < 0 ||
+        (more = tt__spill_next(r->rt, &c)) < 0)
+        return rc < 0 ? rc : more;
+    while ((rc = tt__spill_next(r->g, &g)) == 1) {
+        while (g.a.has_rt && more == 1 && c.id < g.a.rt)
+            if ((more = tt__spill_next(r->rt, &c)) < 0)
+                return more;
+        g.has_call_ts = g.a.has_rt && more == 1 && c.id == g.a.rt && c.has_ts;
+        g.call_ts = g.has_call_ts ? c.ts : 0;
+        if ((rc = tt__spill_add(*out, &g)) < 0)
+            return rc;
     }
-    return lo < r->nsl && r->sl[lo].id == id ? &r->sl[lo] : NULL;
+    return rc;
 }
 
-/* the runtime call of id, or NULL (r->rt sorted by id) */
-static const struct drt *runtime_by_id(const struct tt__diff_rows *r, int64_t id)
+/* the GPU activities (by op id) given their op slice, into *out as stored */
+static int join_ops(struct tt__diff_rows *r, tt__spill *in, tt__spill **out)
 {
-    size_t lo = 0, hi = r->nrt;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->rt[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
+    struct dgj g;
+    struct dslice s;
+    int rc, more;
+    if (!(*out = tt__spill_new(sizeof(g), cmp_gj_seq)))
+        return TT_ENOMEM;
+    if ((rc = tt__spill_rewind(in)) < 0 || (rc = tt__spill_rewind(r->sl)) < 0 ||
+        (more = tt__spill_next(r->sl, &s)) < 0)
+        return rc < 0 ? rc : more;
+    while ((rc = tt__spill_next(in, &g)) == 1) {
+        while (g.a.has_op && more == 1 && s.id < g.a.op)
+            if ((more = tt__spill_next(r->sl, &s)) < 0)
+                return more;
+        /* an op without a name: as a NULL o.name */
+        g.has_op = g.a.has_op && more == 1 && s.id == g.a.op && s.has_name;
+        if (g.has_op)
+            g.op = s;
+        if ((rc = tt__spill_add(*out, &g)) < 0)
+            return rc;
     }
-    return lo < r->nrt && r->rt[lo].id == id ? &r->rt[lo] : NULL;
+    return rc;
 }
 
 static int cmp_gact(const void *a, const void *b)
@@ -579,45 +590,65 @@ static int cmp_gact(const void *a, const void *b)
     const struct gact *x = a, *y = b;
     if (x->step != y->step)
         return x->step < y->step ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/* the union of the intervals of g[0..n) (sorted by start) as blocks: each
- * block to f(ctx, lo, hi) in order; the union's length (saturated) */
-static int64_t union_walk(const struct gact *g, size_t n,
-                          int (*f)(void *ctx, int64_t lo, int64_t hi), void *ctx)
+/* the union of each step's intervals (g: by step and start) as blocks:
+ * each to f(ctx, step, lo, hi) in order */
+static int union_blocks(tt__spill *g, void (*f)(void *ctx, size_t step, int64_t lo, int64_t hi),
+                        void *ctx)
 {
-    int64_t lo = g[0].ts, hi = g[0].end, sum = 0;
-    size_t i;
-    for (i = 1; i <= n; i++) {
-        if (i == n || g[i].ts > hi) {
-            sum = tt_sat_add(sum, tt_sat_sub(hi, lo));
-            if (f && f(ctx, lo, hi))
-                break;
-            if (i < n)
-                lo = g[i].ts, hi = g[i].end;
-        } else if (g[i].end > hi) {
-            hi = g[i].end;
+    struct gact x;
+    int64_t lo = 0, hi = 0, step = 0;
+    int rc, on = 0;
+    if ((rc = tt__spill_rewind(g)) < 0)
+        return rc;
+    while ((rc = tt__spill_next(g, &x)) == 1) {
+        if (on && (x.step != step || x.ts > hi)) {
+            f(ctx, (size_t)step, lo, hi);
+            on = 0;
+        }
+        if (!on) {
+            on = 1;
+            step = x.step;
+            lo = x.ts;
+            hi = x.end;
+        } else if (x.end > hi) {
+            hi = x.end;
         }
     }
-    return sum;
+    if (rc == 0 && on)
+        f(ctx, (size_t)step, lo, hi);
+    return rc;
 }
 
-/* the moment by which `need` ns of the union are done */
-struct busy_at {
-    int64_t need, done, at;
+/* per step: its union's length (saturated); then the moment by which
+ * `need` ns of it are done (at: the last end until then) */
+struct busy {
+    int64_t *tot, *done, *at;
+    unsigned char *have, *over;
 };
 
-static int busy_block(void *ctx, int64_t lo, int64_t hi)
+static void busy_sum(void *ctx, size_t s, int64_t lo, int64_t hi)
 {
-    struct busy_at *b = ctx;
-    int64_t len = tt_sat_sub(hi, lo);
-    if (len >= b->need - b->done) {
-        b->at = tt_sat_add(lo, b->need - b->done);
-        return 1;
+    struct busy *b = ctx;
+    b->tot[s] = tt_sat_add(b->tot[s], tt_sat_sub(hi, lo));
+}
+
+static void busy_block(void *ctx, size_t s, int64_t lo, int64_t hi)
+{
+    struct busy *b = ctx;
+    int64_t len = tt_sat_sub(hi, lo), need = b->tot[s] - b->tot[s] / 100;
+    if (b->over[s] || b->tot[s] <= 0)
+        return;
+    if (len >= need - b->done[s]) {
+        b->at[s] = tt_sat_add(lo, need - b->done[s]);
+        b->over[s] = 1;
+        return;
     }
-    b->done += len;
-    return 0;
+    b->done[s] += len;
 }
 
 /*
@@ -626,44 +657,22 @@ static int busy_block(void *ctx, int64_t lo, int64_t hi)
  * but the last 1%, so that one small activity that runs late, e.g. a 4 us
  * kernel launched at the end of the step and run 110 ms later, does not
  * move it; with no busy time, the last end). The device step time of step
- * k is its device end minus step k-1's.
+ * k is its device end minus step k-1's. g: the activities by step and
+ * start; b->at: each step's last end, b->have: whether it has any.
  */
-static int step_device_times(struct trace_job *j, struct gact *g, size_t ng)
+static int step_device_times(struct trace_job *j, tt__spill *g, struct busy *b)
 {
-    size_t i = 0, k;
     double *busy = j->t->m[M_BUSY], *dev = j->t->m[M_DEV_STEP];
-    int64_t *last = calloc(j->nst ? j->nst : 1, sizeof(*last));
-    unsigned char *have = calloc(j->nst ? j->nst : 1, 1);
-    if (!last || !have) {
-        free(last);
-        free(have);
-        return tt__oom();
-    }
-    if (ng)
-        TT_QSORT(g, ng, sizeof(*g), cmp_gact);
-    while (i < ng) {
-        size_t s = g[i].step, e = i;
-        int64_t mx = g[i].end, tot;
-        struct busy_at b;
-        for (; e < ng && g[e].step == s; e++)
-            if (g[e].end > mx)
-                mx = g[e].end;
-        tot = union_walk(g + i, e - i, NULL, NULL);
-        busy[s] = (double)tot;
-        b.need = tot - tot / 100;
-        b.done = 0;
-        b.at = mx;
-        if (tot > 0)
-            union_walk(g + i, e - i, busy_block, &b);
-        last[s] = b.at;
-        have[s] = 1;
-        i = e;
-    }
+    size_t k;
+    int rc;
+    if ((rc = union_blocks(g, busy_sum, b)) < 0 || (rc = union_blocks(g, busy_block, b)) < 0)
+        return rc;
+    for (k = 0; k < j->nst; k++)
+        if (b->have[k])
+            busy[k] = (double)b->tot[k];
     for (k = 1; k < j->nst; k++)
-        if (have[k] && have[k - 1] && last[k] >= last[k - 1])
-            dev[k] = span_ns(last[k], last[k - 1]); /* else none: it ended before step k-1 */
-    free(last);
-    free(have);
+        if (b->have[k] && b->have[k - 1] && b->at[k] >= b->at[k - 1])
+            dev[k] = span_ns(b->at[k], b->at[k - 1]); /* else none: it ended before step k-1 */
     return 0;
 }
 
@@ -712,78 +721,122 @@ static long gpu_key(struct trace_job *j, const struct dgpu *a, const struct dsli
     return k;
 }
 
+/* one GPU activity (as stored) counted in step i: its key, its op's key */
+static int gpu_count(struct trace_job *j, const struct dgj *g, size_t i)
+{
+    const struct dgpu *a = &g->a;
+    const struct dslice *op = g->has_op ? &g->op : NULL;
+    double *c = &j->t->m[a->kind == 1 ? M_NKERNEL : a->kind == 2 ? M_NMEMCPY : M_NMEMSET][i];
+    long k;
+    *c = (isnan(*c) ? 0 : *c) + 1;
+    if ((k = gpu_key(j, a, op)) < 0)
+        return (int)k;
+    j->t->keys[k].count[i] += 1;
+    j->t->keys[k].ns[i] += (double)a->dur;
+    j->t->keys[k].dev[i] += (double)a->dur;
+    if (op) {
+        long ok = slice_key(j, op);
+        if (ok < 0 && ok != NO_KEY)
+            return (int)ok;
+        if (ok >= 0)
+            j->t->keys[ok].dev[i] += (double)a->dur;
+    }
+    return 0;
+}
+
+static void busy_free(struct busy *b)
+{
+    free(b->tot);
+    free(b->done);
+    free(b->at);
+    free(b->have);
+    free(b->over);
+}
+
+/* the activities as stored (their calls and ops joined) counted, their
+ * intervals into *acts by step and start */
+static int count_gpu(struct trace_job *j, tt__spill *in, tt__spill **acts, struct busy *b)
+{
+    struct dgj g;
+    int rc;
+    if (!(*acts = tt__spill_new(sizeof(struct gact), cmp_gact)))
+        return TT_ENOMEM;
+    if ((rc = tt__spill_rewind(in)) < 0)
+        return rc;
+    while ((rc = tt__spill_next(in, &g)) == 1) {
+        size_t i = step_at(j, g.has_call_ts ? g.call_ts : g.a.ts);
+        struct gact x;
+        j->t->has_gpu = 1;
+        if (i == (size_t)-1)
+            continue;
+        x.step = (int64_t)i;
+        x.ts = g.a.ts;
+        x.end = tt_sat_add(g.a.ts, g.a.dur > 0 ? g.a.dur : 0);
+        if (!b->have[i] || x.end > b->at[i])
+            b->at[i] = x.end;
+        b->have[i] = 1;
+        if ((rc = tt__spill_add(*acts, &x)) < 0 || (rc = gpu_count(j, &g, i)) < 0)
+            return rc;
+    }
+    return rc;
+}
+
 /* kernels, memcpys and memsets: counted in the step of their runtime call
  * (or of their own start without one) */
 static int load_gpu(struct trace_job *j)
 {
-    const struct tt__diff_rows *r = j->r;
-    struct gact *g = NULL;
-    size_t ng = 0, n;
-    int rc = 0;
-    if (r->ng && !(g = malloc(r->ng * sizeof(*g))))
-        return tt__oom();
-    for (n = 0; n < r->ng && rc == 0; n++) {
-        const struct dgpu *a = &r->g[n];
-        const struct drt *call = a->has_rt ? runtime_by_id(r, a->rt) : NULL;
-        const struct dslice *op = a->has_op ? slice_by_id(r, a->op) : NULL;
-        size_t i = step_at(j, call && call->has_ts ? call->ts : a->ts);
-        double *c;
-        long k;
-        j->t->has_gpu = 1;
-        if (i == (size_t)-1)
-            continue;
-        if (op && !op->has_name)
-            op = NULL; /* as a NULL o.name */
-        g[ng].step = i;
-        g[ng].ts = a->ts;
-        g[ng++].end = tt_sat_add(a->ts, a->dur > 0 ? a->dur : 0);
-        c = &j->t->m[a->kind == 1 ? M_NKERNEL : a->kind == 2 ? M_NMEMCPY : M_NMEMSET][i];
-        *c = (isnan(*c) ? 0 : *c) + 1;
-        if ((k = gpu_key(j, a, op)) < 0) {
-            rc = (int)k;
-            break;
-        }
-        j->t->keys[k].count[i] += 1;
-        j->t->keys[k].ns[i] += (double)a->dur;
-        j->t->keys[k].dev[i] += (double)a->dur;
-        if (op) {
-            long ok = slice_key(j, op);
-            if (ok < 0 && ok != NO_KEY)
-                rc = (int)ok;
-            else if (ok >= 0)
-                j->t->keys[ok].dev[i] += (double)a->dur;
-        }
+    tt__spill *calls = NULL, *stored = NULL, *acts = NULL;
+    size_t n = j->nst ? j->nst : 1;
+    struct busy b;
+    int rc;
+    if (!j->r->g)
+        return 0;
+    b.tot = calloc(n, sizeof(*b.tot));
+    b.done = calloc(n, sizeof(*b.done));
+    b.at = calloc(n, sizeof(*b.at));
+    b.have = calloc(n, 1);
+    b.over = calloc(n, 1);
+    if (!b.tot || !b.done || !b.at || !b.have || !b.over)
+        rc = tt__oom();
+    else if ((rc = join_calls(j->r, &calls)) == 0 && (rc = join_ops(j->r, calls, &stored)) == 0) {
+        /* what is read no more goes before the next spill fills */
+        tt__spill_free(calls);
+        tt__spill_free(j->r->g);
+        tt__spill_free(j->r->rt);
+        tt__spill_free(j->r->sl);
+        calls = j->r->g = j->r->rt = j->r->sl = NULL;
+        if ((rc = count_gpu(j, stored, &acts, &b)) == 0)
+            rc = step_device_times(j, acts, &b);
     }
-    if (rc == 0)
-        rc = step_device_times(j, g, ng);
-    free(g);
+    tt__spill_free(calls);
+    tt__spill_free(stored);
+    tt__spill_free(acts);
+    busy_free(&b);
     return rc;
 }
 
 /* peak Total Allocated / Reserved per step: of the accelerator's allocator
  * when the trace has one, else the CPU's (events without a Device Type
  * count either way) */
-static void load_memory(struct trace_job *j)
+static int load_memory(struct trace_job *j)
 {
-    const struct tt__diff_rows *r = j->r;
-    size_t n;
-    int gpu = 0;
-    for (n = 0; n < r->nmem; n++)
-        gpu |= r->mem[n].cls == 1;
-    for (n = 0; n < r->nmem; n++) {
-        const struct dmem *m = &r->mem[n];
-        double a = (double)m->alloc, res = (double)m->res;
+    struct dmem m;
+    int rc = tt__spill_rewind(j->r->mem), gpu = j->r->mem_gpu;
+    while (rc == 0 && (rc = tt__spill_next(j->r->mem, &m)) == 1) {
+        double a = (double)m.alloc, res = (double)m.res;
         size_t i;
-        if (gpu && m->cls == 2)
+        rc = 0;
+        if (gpu && m.cls == 2)
             continue;
         j->t->has_mem = 1;
-        if ((i = step_at(j, m->ts)) == (size_t)-1)
+        if ((i = step_at(j, m.ts)) == (size_t)-1)
             continue;
         if (isnan(j->t->m[M_PEAK_ALLOC][i]) || a > j->t->m[M_PEAK_ALLOC][i])
             j->t->m[M_PEAK_ALLOC][i] = a;
-        if (m->has_res && (isnan(j->t->m[M_PEAK_RES][i]) || res > j->t->m[M_PEAK_RES][i]))
+        if (m.has_res && (isnan(j->t->m[M_PEAK_RES][i]) || res > j->t->m[M_PEAK_RES][i]))
             j->t->m[M_PEAK_RES][i] = res;
     }
+    return rc;
 }
 
 /* deviceProperties[0].name of the trace's metadata object into out ("" when
@@ -841,14 +894,9 @@ int tt__diff_rows_summary(struct tt__diff_rows *r, const struct tt__diff_env *en
     j.t->world = env->world;
     gpu_name(env->metadata, j.t->gpu, sizeof(j.t->gpu));
     snprintf(j.t->label, sizeof(j.t->label), "%s", base ? base + 1 : env->path);
-    if (r->sl_unsorted)
-        TT_QSORT(r->sl, r->nsl, sizeof(*r->sl), cmp_slice_id);
-    if (r->rt_unsorted)
-        TT_QSORT(r->rt, r->nrt, sizeof(*r->rt), cmp_rt_id);
-    r->sl_unsorted = r->rt_unsorted = 0;
     if ((rc = load_steps(&j, env)) == 0 && (rc = load_ops(&j)) == 0 &&
         (rc = load_runtime(&j)) == 0 && (rc = load_gpu(&j)) == 0)
-        load_memory(&j);
+        rc = load_memory(&j);
     free(j.st);
     tt__i64map_free(&j.names);
     tt__i64map_free(&j.gnames);
