@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "analyze/breakdown/breakdown_state.h"
 #include "store/ingest_rows.h"
+#include "formats/spool.h"
 #include "tracetool/store.h"
 
 #include <sys/stat.h>
@@ -233,16 +234,12 @@ static int via_db(struct bd_run *r, const char *path, int64_t id, const char *wh
     return rc;
 }
 
-/* one trace file (or "-"), trace `id` of the input */
-static int read_file(struct bd_run *r, const char *path, int64_t id)
+/* one trace file that can be read twice, trace `id` of the input */
+static int read_rows(struct bd_run *r, const char *path, int64_t id)
 {
     tt__rowsink sink = { 0 };
     tt__rows_result res;
-    struct stat sb;
     int rc;
-    /* the way back reads the file again: standard input and pipes cannot */
-    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return via_db(r, path, id, "not a regular file (read once)");
     tt__bd_sink(r, &sink);
     memset(&res, 0, sizeof(res));
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, TT__BD_SKIP, &res);
@@ -257,6 +254,19 @@ static int read_file(struct bd_run *r, const char *path, int64_t id)
     }
     tt__log(TT_LOG_DEBUG, "breakdown", "%s: read without a database", path);
     return tt__bd_trace_end(r, id, res.have_rank ? res.rank : -1, res.format);
+}
+
+/* one trace file (or "-": standard input and pipes from a spill copy,
+ * which the way back through a database reads again) */
+static int read_file(struct bd_run *r, const char *path, int64_t id)
+{
+    tt__spool sp;
+    const char *rd;
+    int rc = tt__spool_input(&sp, path, &rd);
+    if (rc == 0 && (rc = read_rows(r, rd, id)) < 0 && rd != path)
+        tt_error_set_source(path); /* the input, not its copy */
+    tt__spool_release(&sp);
+    return rc;
 }
 
 /* a file, or every trace file under a directory (trace ids 1, 2, ... in

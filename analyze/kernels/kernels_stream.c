@@ -31,6 +31,7 @@
 #include "common/i64map.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"
+#include "formats/spool.h"
 #include "store/db_internal.h"
 
 #include <errno.h>
@@ -715,6 +716,16 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
     if (db) {
         ks->spans_final = 1;
         return tt__db_rows(db, trace, sink, dbskip, res);
+    }
+    if (ks->links && tt__spool_needed(path)) {
+        /* standard input or a pipe: from a copy, which the way back reads again */
+        tt__spool sp;
+        const char *rd;
+        if ((rc = tt__spool_input(&sp, path, &rd)) == 0 &&
+            (rc = ks_read(ks, sink, rd, NULL, trace, res)) < 0)
+            tt_error_set_source(path);
+        tt__spool_release(&sp);
+        return rc;
     }
     rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (ks->links ? 0 : TT_ROWS_NO_STOP),
                          res);

@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "store/db_internal.h"
 #include "store/ingest_rows.h"
+#include "formats/spool.h"
 #include "analyze/kernels/kernels_state.h"
 #include "tracetool/table.h"
 
@@ -515,6 +516,15 @@ static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__
     sink.rows = a_rows;
     if (db)
         return tt__db_rows(db, id, &sink, ACT_SKIP_DB(r->steps) | TT_ROWS_NO_ARGS, res);
+    if (r->steps && tt__spool_needed(path)) {
+        /* standard input or a pipe: from a copy, which the way back reads again */
+        tt__spool sp;
+        const char *rd;
+        if ((rc = tt__spool_input(&sp, path, &rd)) == 0 && (rc = a_read(r, rd, NULL, id, res)) < 0)
+            tt_error_set_source(path);
+        tt__spool_release(&sp);
+        return rc;
+    }
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, skip | (r->steps ? 0 : TT_ROWS_NO_STOP),
                          res);
     if (rc != 0 || !r->steps || !res->needs_db)

@@ -30,6 +30,7 @@
 #include "compare/diff/diff_state.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"
+#include "formats/spool.h"
 #include "tracetool/analyze.h"
 
 #include <math.h>
@@ -249,41 +250,52 @@ static int db_input(struct input *in, tt_db *db)
 }
 
 /* a file through a temporary database: what the rows alone cannot give
- * (links only the SQL passes make), or an input read once (a pipe) */
+ * (links only the SQL passes make) */
 static int through_db(struct input *in, const char *path, const char *why)
 {
     tt_db *db = NULL;
-    struct stat sb;
     int rc;
     tt__log(TT_LOG_DEBUG, "diff", "%s: through a temporary database: %s", path, why);
-    if ((rc = tt__open_ingested_temp_tap(&db, path, 0, 0, NULL)) == TT_EUNSUPPORTED && stat(path, &sb) == 0 &&
-        !S_ISREG(sb.st_mode)) {
-        /* a pipe is read once, as a trace: a summary is never looked for in it */
-        const tt_error *e = tt_error_last();
-        char msg[sizeof(e->message)], src[sizeof(e->source)];
-        snprintf(msg, sizeof(msg), "%s", e->message);
-        snprintf(src, sizeof(src), "%s", e->source);
-        tt_error_set_at(rc, src, e->offset, "%.300s (a diff summary is read from a regular"
-                                            " file only)", msg);
-    }
-    if (rc == 0)
+    if ((rc = tt__open_ingested_temp_tap(&db, path, 0, 0, NULL)) == 0)
         rc = db_input(in, db);
     tt_db_free(db);
     return rc;
 }
 
-/* one trace file, streamed: no database unless its rows need one */
+static int file_rows(struct input *in, const char *path, const char *label);
+
+/* one trace file; standard input or a pipe from a spill copy (the way back
+ * through a database reads it again) */
 static int file_input(struct input *in, const char *path)
+{
+    tt__spool sp;
+    const char *rd;
+    struct stat sb;
+    int rc = tt__spool_input(&sp, path, &rd);
+    if (rc == 0 && (rc = file_rows(in, rd, path)) < 0 && rd != path) {
+        const tt_error *e = tt_error_last();
+        char msg[sizeof(e->message)];
+        snprintf(msg, sizeof(msg), "%s", e->message);
+        /* a pipe is read as a trace: a summary is never looked for in it */
+        if (rc == TT_EUNSUPPORTED && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+            tt_error_set_at(rc, path, e->offset, "%.300s (a diff summary is read from a"
+                                                 " regular file only)", msg);
+        else
+            tt_error_set_source(path); /* the input, not its copy */
+    }
+    tt__spool_release(&sp);
+    return rc;
+}
+
+/* one trace file that can be read twice, streamed: no database unless its
+ * rows need one; label: what the user named */
+static int file_rows(struct input *in, const char *path, const char *label)
 {
     struct tt__diff_rows *r;
     struct tt__diff_env env;
     tt__rowsink sink = { 0 };
     tt__rows_result res;
-    struct stat sb;
     int rc;
-    /* the way back reads the file again: standard input and pipes cannot */
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return through_db(in, path, "not a regular file (read once)");
     if (!(r = tt__diff_rows_new(in->o, in->ren)))
         return tt__oom();
     tt__diff_rows_sink(r, &sink);
@@ -296,8 +308,8 @@ static int file_input(struct input *in, const char *path)
     if (rc == 0 && res.format >= 0 && res.format <= TT_FMT_MEMTL_RAW)
         in->nfmt[res.format]++;
     if (rc == 0 && is_kineto(res.format)) {
-        tt__log(TT_LOG_DEBUG, "diff", "%s: read without a database", path);
-        env_of(&env, path, &res);
+        tt__log(TT_LOG_DEBUG, "diff", "%s: read without a database", label);
+        env_of(&env, label, &res);
         rc = add_trace(in, r, &env);
     }
     free(res.metadata);

@@ -112,15 +112,44 @@ def check_stdin(tmp):
     out = os.path.join(tmp, "stdin.html")
     for args, src, same in ((["averages", "--format", "json", "-"], f,
                              ["averages", "--format", "json", f]),
-                            (["memtimeline", "-", out], MEM, None)):
+                            (["memtimeline", "-", out], MEM, None),
+                            (["breakdown", "-"], f, None), (["kernels", "--by", "op", "-"], f, None),
+                            (["diff", "-", f], f, None)):
         rc, stdout, opened = te.traced_temp_db(args, tmp, stdin=src)
-        label = " ".join(args[:-1] if args[0] == "memtimeline" else args) + " < a pipe"
+        label = " ".join(args[:-1] if args[0] in ("memtimeline", "diff") else args) + " < a pipe"
         C.eq(rc, 0, label + ": exit 0")
         C.check(not opened, label + ": no temporary database")
         if same:  # the path aside ("-")
             rows = lambda b: [t["rows"] for t in json.loads(b)["traces"]] if b else None
             C.check(rc == 0 and rows(stdout) == rows(te.run_tool(same).stdout),
                     label + ": the file's rows")
+    # a trace whose rows need a second reading ('B' closed late): the way
+    # back reads the copy (it found standard input empty before)
+    be = os.path.join(tmp, "bek.json")
+    ev = [{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}]
+    for i in range(300):
+        t = 10 + 30 * i
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm" if i % 2 else "aten::add",
+                   "pid": 1, "tid": 1, "ts": t, "dur": 20})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                   "tid": 1, "ts": t + 2, "dur": 5, "args": {"correlation": i + 1}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "k%d" % (i % 3), "pid": 0, "tid": 7,
+                   "ts": t + 10, "dur": 3 + i % 4,
+                   "args": {"correlation": i + 1, "stream": 7, "device": 0}})
+    ev.append({"ph": "E", "pid": 1, "tid": 1, "ts": 100000})
+    with open(be, "w") as fh:
+        json.dump({"traceEvents": ev}, fh)
+    for args in (["kernels", "--by", "op"], ["kernels", "--steps", "0-10"], ["breakdown"],
+                 ["averages"], ["diff", "-", be]):
+        piped = args + ([] if args[0] == "diff" else ["-"])
+        plain = [be if a == "-" else a for a in piped]
+        rc, stdout, _ = te.traced_temp_db(piped, tmp, stdin=be)
+        want = te.run_tool(plain).stdout
+        label = " ".join(piped) + " < a pipe ('B' closed late)"
+        C.eq(rc, 0, label + ": exit 0")
+        # the label of the input aside ("-" against the file's path)
+        C.check(stdout.replace(be.encode(), b"-") == want.replace(be.encode(), b"-"),
+                label + ": the file's output")
 
 
 def check_memtimeline_dir(tmp):
