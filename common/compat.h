@@ -93,11 +93,13 @@ int tt__path_kind(const char *path);
  */
 const char *tt__tmpdir(void);
 /*
- * Write data to path whole or not at all: a regular file (or a new one) is
- * written beside it under a temporary name and renamed over it, so a failed
- * write leaves the previous file as it was; anything else (a device, a pipe,
- * a symbolic link) is written in place. The file gets 0666 less the umask,
- * as fopen would. 0 or TT_EIO (the error names path and why).
+ * Write data to path whole or not at all (never gzip): the output module's
+ * (report/out.h, tt_report) whole-file write, declared here for the writers
+ * of small outputs in every layer above tt_common, which does not define it.
+ * A regular file (or a new one) is written beside it and renamed over it,
+ * so a failed write leaves the previous file as it was; a device, a pipe, a
+ * symbolic link is written in place. 0 or TT_EIO (the error names path and
+ * why).
  */
 int tt__write_file_atomic(const char *path, const void *data, size_t len);
 /*

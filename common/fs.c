@@ -1,6 +1,8 @@
 /*
  * common/fs.c - file-system questions shared by the writers of output files,
- * and the temporary files of the library (compat.h).
+ * the temporary files of the library, the registry of partial outputs
+ * (removed when a signal ends the process) and the walk of a directory of
+ * traces (compat.h). Output files are written by report/out.c.
  */
 #include "common/compat.h"
 
@@ -326,55 +328,4 @@ void tt_dir_walk_free(tt_dir_walk *w)
     free_list(w->loops, w->nloops);
     free_list(w->unreadable, w->nunreadable);
     memset(w, 0, sizeof(*w));
-}
-
-int tt__write_file_atomic(const char *path, const void *data, size_t len)
-{
-    size_t n = strlen(path);
-    char *part;
-    const char *p = data;
-    int fd, e = 0, slot;
-    mode_t um;
-    if (tt__path_kind(path) == TT_PATH_OTHER) { /* a device, a pipe, a link */
-        FILE *f = fopen(path, "wb");
-        if (!f)
-            return tt_error_set_at(TT_EIO, path, -1, "cannot create: %s", strerror(errno));
-        if (fwrite(data, 1, len, f) != len)
-            e = errno ? errno : EIO;
-        if (fclose(f) != 0 && !e)
-            e = errno;
-        return e ? tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(e)) : 0;
-    }
-    if (!(part = malloc(n + 8)))
-        return tt__oom();
-    memcpy(part, path, n);
-    memcpy(part + n, ".XXXXXX", 8);
-    if ((fd = tt__partial_create(part, &slot)) < 0) {
-        e = errno;
-        free(part);
-        return tt_error_set_at(TT_EIO, path, -1, "cannot create: %s", strerror(e));
-    }
-    um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um);
-    while (len && !e) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            e = w < 0 ? errno : EIO;
-            break;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    if (close(fd) != 0 && !e)
-        e = errno;
-    if (!e && rename(part, path) != 0)
-        e = errno;
-    if (e)
-        unlink(part);
-    tt__partial_remove(slot);
-    free(part);
-    return e ? tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(e)) : 0;
 }
