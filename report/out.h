@@ -10,8 +10,8 @@
  * A device, a pipe or a symbolic link is written in place.
  *
  * gzip when asked or when the name ends in ".gz": ISA-L's igzip (level 1)
- * when the build found ISA-L, else zlib (level 1); optionally on a second
- * thread that compresses one buffer while the next one fills.
+ * when the build found ISA-L, else zlib (level 1); with zlib optionally on
+ * a second thread that compresses one buffer while the next one fills.
  *
  * The caller appends to o->b (any tt_buf function, or tt_out_write /
  * tt_out_printf) and calls tt_out_flush now and then: it hands the buffer
@@ -41,7 +41,7 @@
 #define tt_out_puts tt_cap__file_puts
 #define tt_out_printf tt_cap__file_printf
 #define tt_out_vprintf tt_cap__file_vprintf
-#define tt_out_flush tt_cap__file_flush
+#define tt_out__hand_on tt_cap__file_hand_on
 #define tt_out_close tt_cap__file_close
 #endif
 
@@ -51,7 +51,9 @@ enum {
     TT_OUT_GZ_BY_NAME = 0, /* gzip when the path ends in ".gz" */
     TT_OUT_GZIP = 1,       /* gzip whatever the name */
     TT_OUT_PLAIN = 2,      /* never gzip */
-    TT_OUT_THREADED = 4,   /* or'd in: gzip on a second thread */
+    TT_OUT_THREADED = 4,   /* or'd in: gzip on a second thread when that pays
+                            * (zlib; ISA-L's igzip is fast enough alone) */
+    TT_OUT_THREAD_ALWAYS = 8, /* or'd in: on a second thread whatever (tests) */
 };
 
 struct tt_out_z; /* the compressor (out.c) */
@@ -87,7 +89,13 @@ int tt_out_printf(tt_out *o, const char *fmt, ...) TT_PRINTF(2, 3);
 int tt_out_vprintf(tt_out *o, const char *fmt, va_list ap) TT_PRINTF(2, 0);
 /* hand the buffer on when it holds TT_OUT_FLUSH_AT bytes or more: 0, or the
  * error once a write failed (as tt_out_write) */
-int tt_out_flush(tt_out *o);
+int tt_out__hand_on(tt_out *o);
+static inline int tt_out_flush(tt_out *o)
+{
+    if (o->b.len < TT_OUT_FLUSH_AT && !o->b.oom && !o->err)
+        return 0;
+    return tt_out__hand_on(o);
+}
 /* rc == 0: write what is left and put the file in place; returns 0 or the
  * error (set: the path and why). rc != 0 (a failure or a cancel): remove
  * what was written and return rc. Frees everything either way. */
