@@ -11,7 +11,7 @@ nvtx=()
 if [ -f /usr/local/cuda/include/nvtx3/nvToolsExt.h ]; then
   nvtx=(-DHAVE_NVTX3 -I/usr/local/cuda/include -ldl)
 fi
-gcc -std=c11 -O2 -g -I. -Iinclude -Icapture/include capture/src/*.c common/i64map.c common/buf.c \
-  bench/capture_overhead.c "${nvtx[@]}" -lz -lpthread -o "$out/capture_overhead"
+gcc -std=c11 -O2 -g -DTT_CAPTURE_BUILD -I. -Iinclude -Icapture/include capture/src/*.c \
+  common/i64map.c common/buf.c report/out.c bench/capture_overhead.c "${nvtx[@]}" -lz -lpthread -o "$out/capture_overhead"
 echo "$(date -u +%F) $(nproc) cores, $(uname -m)"
 "$out/capture_overhead"

@@ -77,14 +77,6 @@ int tt__oom(void);
 int tt__grow_from(void **ptr, size_t nr, size_t *alloc, size_t elem, size_t first);
 
 /*
- * What is at path, without following a symbolic link: a regular file, nothing,
- * or anything else (a device, a pipe, a link, a directory, an error). Output
- * writers replace or remove only regular files.
- */
-enum { TT_PATH_REGULAR, TT_PATH_MISSING, TT_PATH_OTHER };
-int tt__path_kind(const char *path);
-
-/*
  * Temporary files go to $TMPDIR (when it names a directory), else /tmp.
  * tt__mkstemp creates "<dir>/tracetool-<what>-XXXXXX" with mode 0600 and
  * returns its fd (the name in buf), or sets the error (which directory, why)
@@ -93,11 +85,13 @@ int tt__path_kind(const char *path);
  */
 const char *tt__tmpdir(void);
 /*
- * Write data to path whole or not at all: a regular file (or a new one) is
- * written beside it under a temporary name and renamed over it, so a failed
- * write leaves the previous file as it was; anything else (a device, a pipe,
- * a symbolic link) is written in place. The file gets 0666 less the umask,
- * as fopen would. 0 or TT_EIO (the error names path and why).
+ * Write data to path whole or not at all (never gzip): the output module's
+ * (report/out.h, tt_report) whole-file write, declared here for the writers
+ * of small outputs in every layer above tt_common, which does not define it.
+ * A regular file (or a new one) is written beside it and renamed over it,
+ * so a failed write leaves the previous file as it was; a device, a pipe, a
+ * symbolic link is written in place. 0 or TT_EIO (the error names path and
+ * why).
  */
 int tt__write_file_atomic(const char *path, const void *data, size_t len);
 /*
@@ -109,10 +103,6 @@ int tt__write_file_atomic(const char *path, const void *data, size_t len);
  */
 int tt__partial_add(const char *path);
 void tt__partial_remove(int slot);
-/* mkstemp for an output: path ends in XXXXXX, replaced by a new name that is
- * registered (*slot) before the file is created (mode 0600), so no signal
- * can leave it behind. The fd, or -1 with errno. */
-int tt__partial_create(char *path, int *slot);
 int tt__mkstemp(char *buf, size_t cap, const char *what);
 FILE *tt__tmpfile(void);
 

@@ -1,6 +1,7 @@
 /*
- * common/fs.c - file-system questions shared by the writers of output files,
- * and the temporary files of the library (compat.h).
+ * common/fs.c - the temporary files of the library, the registry of partial
+ * outputs (removed when a signal ends the process) and the walk of a
+ * directory of traces (compat.h). Output files are written by report/out.c.
  */
 #include "common/compat.h"
 
@@ -9,18 +10,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/random.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int tt__path_kind(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? TT_PATH_MISSING : TT_PATH_OTHER;
-    return S_ISREG(st.st_mode) ? TT_PATH_REGULAR : TT_PATH_OTHER;
-}
 
 const char *tt__tmpdir(void)
 {
@@ -93,52 +84,6 @@ void tt__partial_remove(int slot)
 {
     if (slot >= 0 && slot < NPARTIAL)
         free(atomic_exchange(&partial[slot], NULL));
-}
-
-/* a few random name characters (getrandom, else the clock and a counter) */
-static void random_suffix(char *x, size_t n)
-{
-    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    static _Atomic unsigned long counter;
-    unsigned char r[16];
-    size_t i;
-    if (n > sizeof(r) || getrandom(r, n, GRND_NONBLOCK) != (ssize_t)n) {
-        struct timespec ts;
-        unsigned long v;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        v = (unsigned long)ts.tv_nsec * 2654435761u ^ (unsigned long)getpid() ^
-            atomic_fetch_add(&counter, 1) * 40503u;
-        for (i = 0; i < n && i < sizeof(r); i++, v = v * 6364136223846793005ul + 1442695040888963407ul)
-            r[i] = (unsigned char)(v >> 33);
-    }
-    for (i = 0; i < n; i++)
-        x[i] = al[r[i % sizeof(r)] % (sizeof(al) - 1)];
-}
-
-int tt__partial_create(char *path, int *slot)
-{
-    size_t n = strlen(path);
-    int tries, fd;
-    *slot = -1;
-    if (n < 6 || strcmp(path + n - 6, "XXXXXX")) {
-        errno = EINVAL;
-        return -1;
-    }
-    for (tries = 0; tries < 100; tries++) {
-        random_suffix(path + n - 6, 6);
-        /* the name is registered before the file exists: a signal at any
-         * moment finds it (unlinking a name not created yet is harmless) */
-        *slot = tt__partial_add(path);
-        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            return fd;
-        tt__partial_remove(*slot);
-        *slot = -1;
-        if (errno != EEXIST)
-            return -1;
-    }
-    errno = EEXIST;
-    return -1;
 }
 
 static void on_fatal_signal(int sig)
@@ -326,55 +271,4 @@ void tt_dir_walk_free(tt_dir_walk *w)
     free_list(w->loops, w->nloops);
     free_list(w->unreadable, w->nunreadable);
     memset(w, 0, sizeof(*w));
-}
-
-int tt__write_file_atomic(const char *path, const void *data, size_t len)
-{
-    size_t n = strlen(path);
-    char *part;
-    const char *p = data;
-    int fd, e = 0, slot;
-    mode_t um;
-    if (tt__path_kind(path) == TT_PATH_OTHER) { /* a device, a pipe, a link */
-        FILE *f = fopen(path, "wb");
-        if (!f)
-            return tt_error_set_at(TT_EIO, path, -1, "cannot create: %s", strerror(errno));
-        if (fwrite(data, 1, len, f) != len)
-            e = errno ? errno : EIO;
-        if (fclose(f) != 0 && !e)
-            e = errno;
-        return e ? tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(e)) : 0;
-    }
-    if (!(part = malloc(n + 8)))
-        return tt__oom();
-    memcpy(part, path, n);
-    memcpy(part + n, ".XXXXXX", 8);
-    if ((fd = tt__partial_create(part, &slot)) < 0) {
-        e = errno;
-        free(part);
-        return tt_error_set_at(TT_EIO, path, -1, "cannot create: %s", strerror(e));
-    }
-    um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um);
-    while (len && !e) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            e = w < 0 ? errno : EIO;
-            break;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    if (close(fd) != 0 && !e)
-        e = errno;
-    if (!e && rename(part, path) != 0)
-        e = errno;
-    if (e)
-        unlink(part);
-    tt__partial_remove(slot);
-    free(part);
-    return e ? tt_error_set_at(TT_EIO, path, -1, "write failed: %s", strerror(e)) : 0;
 }

@@ -1,48 +1,16 @@
 /*
- * export/export_out.h - the output of `tracetool export`: a buffer handed
- * to a file (written to <path>.tmp and renamed when complete) or to gzip,
- * compressed on a second thread while the next buffer fills; JSON pieces
- * appended without tt_buf's checks on the common path. Internal.
+ * export/export_out.h - the JSON pieces of `tracetool export`, appended to
+ * the output's buffer (report/out.h: the file, gzip on a second thread)
+ * without tt_buf's checks on the common path. Internal.
  */
 #ifndef TT_ANALYZE_EXPORT_OUT_H
 #define TT_ANALYZE_EXPORT_OUT_H
 
 #include "common/buf.h"
+#include "report/out.h"
 
-#include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
-#include <zlib.h>
-
-#define FLUSH_AT (1u << 18) /* bytes buffered before they are handed on */
-
-struct xout {
-    const char *path;
-    char *tmp;       /* "<path>.tmp" while written; NULL: written in place */
-    int tmp_slot;    /* tt__partial_add's slot of tmp, or -1 */
-    FILE *f;         /* plain output (owned unless stdout) */
-    gzFile gz;       /* gzip output */
-    tt_buf b;        /* bytes not yet handed to f / gz */
-    int64_t bytes;   /* bytes written (compressed size once closed) */
-    int err;         /* errno of the first failure */
-    /* gzip: a second thread compresses one buffer while the next one fills
-     * (1 GB trace: 7.0 -> 4.x s) */
-    int threaded;
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    tt_buf full;     /* the buffer the compressor has */
-    int has_full, stop, zerr;
-};
-
-/* open path for writing (gz: gzip); 0 or an error (set) */
-int xo_open(struct xout *o, const char *path, int gz);
-/* hand the buffer over when it holds FLUSH_AT bytes or more: 0 or an error */
-int xo_flush(struct xout *o);
-/* finish (rc == 0: rename into place) or remove what was written; returns
- * rc, or the first write error */
-int xo_close(struct xout *o, int rc);
 
 static inline void bput(tt_buf *b, const char *s, size_t n)
 {
@@ -54,7 +22,7 @@ static inline void bput(tt_buf *b, const char *s, size_t n)
     }
     tt_buf_add(b, s, n);
 }
-static inline void put(struct xout *o, const char *s, size_t n)
+static inline void put(tt_out *o, const char *s, size_t n)
 {
     bput(&o->b, s, n);
 }
@@ -69,6 +37,6 @@ void xb_us(tt_buf *b, int64_t ns);
 #define xo_u64(o, u) xb_u64(&(o)->b, (u))
 #define xo_i64(o, v) xb_i64(&(o)->b, (v))
 #define xo_us(o, ns) xb_us(&(o)->b, (ns))
-void xo_str(struct xout *o, const char *s);
+void xo_str(tt_out *o, const char *s);
 
 #endif

@@ -115,7 +115,7 @@ struct ex {
     int64_t rt_count;
     int err;             /* the first error of the sink (rows() returns it) */
     /* writing */
-    struct xout out;
+    tt_out out;
     int64_t base;        /* the smallest base_time_ns of the chosen traces */
     int64_t next_tid;    /* tids are unique over the whole file */
     size_t cur;          /* the trace being written (index into tr) */

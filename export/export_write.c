@@ -368,10 +368,7 @@ static int write_record(struct ex *x, int table, int64_t ts_in, const uint8_t *p
     x->res->counts[kind]++;
     if (flow)
         put_folded_flow(x, flow, &corr, ts, otid);
-    if (x->out.b.len >= FLUSH_AT && xo_flush(&x->out) < 0)
-        return tt_error_set_at(TT_EIO, x->out.path, -1, "write failed: %s",
-                               strerror(x->out.err));
-    return 0;
+    return tt_out_flush(&x->out);
 }
 
 /* ---------------------------------------------------------------- merging */
@@ -526,19 +523,12 @@ static int write_trace(struct ex *x, struct xtrace *t)
     return rc;
 }
 
-static int path_ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
 int tt__xp_write(struct ex *x, const char *out_path)
 {
     size_t i;
-    int rc;
+    int rc, how = x->o->gzip < 0 ? TT_OUT_GZ_BY_NAME : x->o->gzip ? TT_OUT_GZIP : TT_OUT_PLAIN;
     assign_pids(x);
-    if ((rc = xo_open(&x->out, out_path,
-                      x->o->gzip < 0 ? path_ends_with(out_path, ".gz") : x->o->gzip)) < 0)
+    if ((rc = tt_out_open(&x->out, out_path, how | TT_OUT_THREADED)) < 0)
         return rc;
     x->first_event = 1;
     put_header(x);
@@ -553,7 +543,7 @@ int tt__xp_write(struct ex *x, const char *out_path)
     }
     if (rc == 0)
         PUTS(&x->out, "\n]}\n");
-    rc = xo_close(&x->out, rc);
-    x->res->bytes = x->out.bytes;
+    rc = tt_out_close(&x->out, rc);
+    x->res->bytes = tt_out_bytes(&x->out);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "common/log.h"
+#include "report/out.h"
 #include "analyze/memtimeline/memtimeline_state.h"
 #include "compare/crosscheck/links.h"
 #include "formats/spool.h"
@@ -33,33 +34,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
-
-/* ---- output sink: plain file, gzip or stdout ---- */
-
-struct out {
-    FILE *f;
-    gzFile gz;
-    int err;
-    int part_slot; /* tt__partial_add's slot of the part file, or -1 */
-};
-
-static void out_write(struct out *o, const char *s, size_t n)
-{
-    if (o->err || !n)
-        return;
-    if (o->gz) {
-        if (gzwrite(o->gz, s, (unsigned)n) != (int)n)
-            o->err = 1;
-    } else if (fwrite(s, 1, n, o->f) != n) {
-        o->err = 1;
-    }
-}
-
-static void out_str(struct out *o, const char *s)
-{
-    out_write(o, s, strlen(s));
-}
 
 /* ---- downsampled series for the plot ---- */
 
@@ -312,7 +286,7 @@ struct emit {
     tt_memtl_result *res;
     struct coalesce co;
     struct series plot;
-    struct out *raw;      /* .raw.json.gz rows, streamed (NULL: none) */
+    tt_out *raw;      /* .raw.json.gz rows, streamed (NULL: none) */
     int64_t raw_rows;
     struct livemap live;
     size_t aalloc;        /* room in res->alloc_t_us / allocated / reserved */
@@ -328,7 +302,7 @@ static void raw_row(struct emit *e, int64_t t, int64_t action, int64_t n, int ca
         return;
     snprintf(b, sizeof(b), "%s[%" PRId64 ", %" PRId64 ", %" PRId64 ", %d]",
              e->raw_rows++ ? ", " : "", t, action, n, cat);
-    out_str(e->raw, b);
+    tt_out_puts(e->raw, b);
 }
 
 /* string id -> a copy of it ("" for 0 or none) */
@@ -575,7 +549,7 @@ static int emit_raw_input(struct emit *e)
 }
 
 /* the result of a job; keep: with the whole coalesced series */
-static int compute(struct job *j, tt_memtl_result *res, int keep, struct out *raw)
+static int compute(struct job *j, tt_memtl_result *res, int keep, tt_out *raw)
 {
     struct emit e;
     size_t i;
@@ -664,14 +638,14 @@ void tt_memtl_result_free(tt_memtl_result *r)
 
 /* buffered number output for the .json writer */
 struct wbuf {
-    struct out *o;
+    tt_out *o;
     size_t n;
     char b[65536];
 };
 
 static void wb_flush(struct wbuf *w)
 {
-    out_write(w->o, w->b, w->n);
+    tt_out_write(w->o, w->b, w->n);
     w->n = 0;
 }
 
@@ -702,7 +676,7 @@ static void wb_i64(struct wbuf *w, int64_t v)
 }
 
 /* torch's .json: [[times], [[sizes row], ...]] */
-static int write_json(struct out *o, const tt_memtl_result *r)
+static int write_json(tt_out *o, const tt_memtl_result *r)
 {
     struct wbuf *w = malloc(sizeof(*w));
     size_t i;
@@ -814,59 +788,6 @@ static int suffix_kind(const char *out)
 #undef ENDS
 }
 
-/* open the .json / .json.gz / .raw.json.gz output; *part: the file written
- * beside OUTPUT and renamed at the end (a failure leaves no half-written file) */
-static int open_out(struct out *o, char **part, const char *output, int kind)
-{
-    int fd;
-    if (kind == K_STDOUT) {
-        o->f = stdout;
-        return 0;
-    }
-    if (tt__path_kind(output) == TT_PATH_OTHER) {
-        /* a device, a pipe, a symbolic link: written in place */
-        if (kind == K_JSON ? !(o->f = fopen(output, "wb"))
-                                  : !(o->gz = gzopen(output, "wb6")))
-            return tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
-        return 0;
-    }
-    if (!(*part = malloc(strlen(output) + 8)))
-        return tt__oom();
-    sprintf(*part, "%s.XXXXXX", output);
-    if ((fd = tt__partial_create(*part, &o->part_slot)) < 0) {
-        free(*part);
-        *part = NULL;
-        return tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
-    }
-    fchmod(fd, 0644);
-    if (kind == K_JSON ? !(o->f = fdopen(fd, "wb")) : !(o->gz = gzdopen(fd, "wb6"))) {
-        close(fd);
-        return tt_error_set_at(TT_EIO, output, -1, "cannot write");
-    }
-    return 0;
-}
-
-static int close_out(struct out *o, char *part, const char *output, int rc)
-{
-    if (o->f && o->f != stdout && fclose(o->f) != 0 && rc == 0)
-        rc = tt_error_set_at(TT_EIO, output, -1, "write error");
-    else if (o->f == stdout)
-        fflush(stdout);
-    if (o->gz && gzclose(o->gz) != Z_OK && rc == 0)
-        rc = tt_error_set_at(TT_EIO, output, -1, "write error");
-    if (o->err && rc == 0)
-        rc = tt_error_set_at(TT_EIO, output, -1, "write error");
-    if (part) {
-        if (rc == 0 && rename(part, output) != 0)
-            rc = tt_error_set_at(TT_EIO, output, -1, "cannot write: %s", strerror(errno));
-        if (rc != 0)
-            unlink(part);
-        tt__partial_remove(o->part_slot);
-        free(part);
-    }
-    return rc;
-}
-
 /* The categories at the peak cover less than half of it: say so, since the
  * picture is then mostly one grey Unknown band. */
 static void warn_coverage(const struct job *j, const tt_memtl_result *r)
@@ -898,16 +819,16 @@ static int run_job(struct job *j, const char *output)
     int kind = suffix_kind(output);
     int want_json = kind == K_JSON || kind == K_JSONGZ || kind == K_STDOUT;
     int want_raw = kind == K_RAW;
-    struct out o = { NULL, NULL, 0, -1 };
-    char *part = NULL; /* OUTPUT.XXXXXX while it is written */
+    tt_out o; /* the .json, .json.gz or .raw.json.gz (report/out.h) */
     tt_memtl_result res;
-    int rc = 0;
+    int rc = 0, opened = 0;
     memset(&res, 0, sizeof(res));
     if (want_json || want_raw) {
-        if ((rc = open_out(&o, &part, output, kind)) < 0)
+        if ((rc = tt_out_open(&o, output, TT_OUT_GZ_BY_NAME)) < 0)
             goto out;
+        opened = 1;
         if (want_raw)
-            out_str(&o, "[");
+            tt_out_puts(&o, "[");
     }
     if ((rc = compute(j, &res, want_json, want_raw ? &o : NULL)) < 0)
         goto out;
@@ -915,11 +836,12 @@ static int run_job(struct job *j, const char *output)
     if (want_json)
         rc = write_json(&o, &res);
     else if (want_raw)
-        out_str(&o, "]");
+        tt_out_puts(&o, "]");
     else
         rc = write_plot(j, &res, kind == K_PNG, output);
 out:
-    rc = close_out(&o, part, output, rc);
+    if (opened)
+        rc = tt_out_close(&o, rc);
     tt_memtl_result_free(&res);
     return rc;
 }

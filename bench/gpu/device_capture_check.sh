@@ -21,7 +21,7 @@ gcc --version | head -1
 src="capture/src/core.c capture/src/buffer.c capture/src/schedule.c capture/src/log.c
      capture/src/metrics.c capture/src/out.c capture/src/kineto_out.c capture/src/et_out.c
      capture/src/cupti.c capture/src/cupti_conv.c capture/src/gpu_out.c
-     common/i64map.c common/buf.c capture/inject/inject.c"
+     common/i64map.c common/buf.c report/out.c capture/inject/inject.c"
 # shellcheck disable=SC2086
 gcc -std=c11 -O2 -g -shared -fPIC -DTT_CAPTURE_BUILD -DTT_HAVE_CUPTI -I. -Iinclude \
   -Icapture/include -isystem "$cuda/include" $src -lz -lpthread -ldl \

@@ -1,7 +1,8 @@
 /*
- * capture/src/out.c - a file the writers fill: written to <path>.tmp
- * (gzip when the path ends in ".gz", zlib), renamed to <path> only when
- * complete, removed on any failure, so a reader never sees half a trace.
+ * capture/src/out.c - a file the writers fill, through the output module
+ * (report/out.c, compiled into this library): written to <path>.tmp (gzip
+ * when the path ends in ".gz"), renamed to <path> only when complete,
+ * removed on any failure, so a reader never sees half a trace.
  * JSON strings: bytes that are not UTF-8 become U+FFFD, then the project's
  * RFC 8259 escaping (common/buf.c), so any name a program gives makes valid
  * JSON.
@@ -10,6 +11,7 @@
 #include "capture/src/capture_internal.h"
 #include "common/buf.h"
 #include "common/utf8.h"
+#include "report/out.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,106 +19,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 struct out {
-    char *path, *tmp;
-    FILE *f;
-    gzFile gz;
-    unsigned char buf[1 << 16];
-    size_t n;
-    int err; /* errno of the first failure */
+    tt_out o;          /* the file (report/out.h) */
     tt_buf text, json; /* a string made UTF-8, then escaped */
 };
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
 
 struct out *tt_cap__out_open(const char *path)
 {
     struct out *o = tt_cap__fault_alloc ? NULL : calloc(1, sizeof(*o));
-    int fd;
-    if (o) {
-        tt_buf_init(&o->text);
-        tt_buf_init(&o->json);
-    }
-    if (!o || !(o->path = strdup(path)) || !(o->tmp = malloc(strlen(path) + 5))) {
-        if (o)
-            free(o->path);
-        free(o);
+    if (!o) {
         tt_cap__set_error("out of memory");
         return NULL;
     }
-    sprintf(o->tmp, "%s.tmp", path);
-    if (!(o->f = fopen(o->tmp, "wb"))) {
-        tt_cap__set_error("cannot write %s: %s", o->tmp, strerror(errno));
-        free(o->path);
-        free(o->tmp);
+    if (tt_out_open(&o->o, path, TT_OUT_GZ_BY_NAME) < 0) { /* the error is set */
         free(o);
         return NULL;
     }
-    if (ends_with(path, ".gz")) {
-        fd = dup(fileno(o->f));
-        if (fd < 0 || !(o->gz = gzdopen(fd, "wb6"))) {
-            tt_cap__set_error("cannot write %s: %s", o->tmp, strerror(errno ? errno : ENOMEM));
-            fclose(o->f);
-            remove(o->tmp);
-            free(o->path);
-            free(o->tmp);
-            free(o);
-            return NULL;
-        }
-    }
+    tt_buf_init(&o->text);
+    tt_buf_init(&o->json);
     return o;
-}
-
-static int flush_buf(struct out *o)
-{
-    if (!o->n || o->err)
-        return o->err ? -1 : 0;
-    if (o->gz) {
-        if (gzwrite(o->gz, o->buf, (unsigned)o->n) != (int)o->n)
-            o->err = errno ? errno : EIO;
-    } else if (fwrite(o->buf, 1, o->n, o->f) != o->n) {
-        o->err = errno ? errno : EIO;
-    }
-    o->n = 0;
-    return o->err ? -1 : 0;
 }
 
 int tt_cap__out_write(struct out *o, const void *p, size_t n)
 {
-    const unsigned char *s = p;
-    while (n) {
-        size_t k = sizeof(o->buf) - o->n;
-        if (k > n)
-            k = n;
-        memcpy(o->buf + o->n, s, k);
-        o->n += k;
-        s += k;
-        n -= k;
-        if (o->n == sizeof(o->buf) && flush_buf(o) < 0)
-            return -1;
-    }
-    return o->err ? -1 : 0;
+    return tt_out_write(&o->o, p, n) < 0 ? -1 : 0;
 }
 
 int tt_cap__out_printf(struct out *o, const char *fmt, ...)
 {
-    char tmp[512];
     va_list ap;
-    int n;
+    int rc;
     va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    rc = tt_out_vprintf(&o->o, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof(tmp)) {
-        o->err = EINVAL;
-        return -1;
-    }
-    return tt_cap__out_write(o, tmp, (size_t)n);
+    return rc < 0 ? -1 : 0;
 }
 
 /* A JSON string: bytes that are not UTF-8 become U+FFFD, then the
@@ -139,7 +76,7 @@ int tt_cap__out_json_string(struct out *o, const char *str, size_t n)
     }
     tt_buf_add(&o->text, s + start, n - start);
     if (o->text.oom || tt_buf_add_json_string(&o->json, o->text.buf, o->text.len) < 0) {
-        o->err = ENOMEM;
+        tt_cap__set_error("out of memory");
         return -1;
     }
     return tt_cap__out_write(o, o->json.buf, o->json.len);
@@ -160,36 +97,14 @@ int tt_cap__out_dims(struct out *o, const unsigned char *dims, int32_t nd)
 
 int tt_cap__out_close(struct out *o, int ok)
 {
-    int rc = 0;
+    int rc;
     if (!o)
         return -1;
-    if (flush_buf(o) < 0)
-        ok = 0;
-    if (o->gz) {
-        int zr = gzclose(o->gz);
-        if (zr != Z_OK && !o->err)
-            o->err = EIO;
-    }
-    if (fflush(o->f) != 0 && !o->err)
-        o->err = errno ? errno : EIO;
-    if (fclose(o->f) != 0 && !o->err)
-        o->err = errno ? errno : EIO;
-    if (o->err || !ok) {
-        if (o->err)
-            tt_cap__set_error("cannot write %s: %s", o->tmp, strerror(o->err));
-        remove(o->tmp);
-        rc = -1;
-    } else if (rename(o->tmp, o->path) != 0) {
-        tt_cap__set_error("cannot rename %s to %s: %s", o->tmp, o->path, strerror(errno));
-        remove(o->tmp);
-        rc = -1;
-    }
+    rc = tt_out_close(&o->o, ok ? 0 : -1);
     tt_buf_release(&o->text);
     tt_buf_release(&o->json);
-    free(o->path);
-    free(o->tmp);
     free(o);
-    return rc;
+    return rc < 0 ? -1 : 0;
 }
 
 /* the process name Kineto gives its rows: /proc/self/comm */

@@ -19,6 +19,7 @@
 #include "common/buf.h"
 #include "formats/json.h"
 #include "formats/source.h"
+#include "report/out.h"
 
 #include <math.h>
 #include <string.h>
@@ -77,71 +78,75 @@ static int cmp_key_idx(const void *x, const void *y, void *ctx)
  */
 int tt_diff_side_save(const tt_diff_side *s, const char *path)
 {
-    tt_buf b;
+    tt_out o; /* report/out.h: written beside path, renamed when complete */
+    tt_buf *b = &o.b;
     size_t i, m, *ord = malloc((s->nkeys ? s->nkeys : 1) * sizeof(*ord));
     char t[64];
     int rc;
     if (!ord)
         return tt__oom();
+    if ((rc = tt_out_open(&o, path, TT_OUT_GZ_BY_NAME)) < 0) {
+        free(ord);
+        return rc;
+    }
     for (i = 0; i < s->nkeys; i++)
         ord[i] = i;
     TT_QSORT_R(ord, s->nkeys, sizeof(*ord), cmp_key_idx, s->keys);
-    tt_buf_init(&b);
-    tt_buf_add(&b, HEAD, strlen(HEAD));
-    add_key(&b, "label");
-    tt_buf_add_json_string(&b, s->label, strlen(s->label));
-    tt_buf_addch(&b, ',');
-    add_key(&b, "gpu");
-    tt_buf_add_json_string(&b, s->gpu, strlen(s->gpu));
+    tt_buf_add(b, HEAD, strlen(HEAD));
+    add_key(b, "label");
+    tt_buf_add_json_string(b, s->label, strlen(s->label));
+    tt_buf_addch(b, ',');
+    add_key(b, "gpu");
+    tt_buf_add_json_string(b, s->gpu, strlen(s->gpu));
     snprintf(t, sizeof(t), ",\"world\":%lld,\"has_gpu\":%d,\"has_mem\":%d,", (long long)s->world,
              s->has_gpu, s->has_mem);
-    tt_buf_add(&b, t, strlen(t));
+    tt_buf_add(b, t, strlen(t));
     snprintf(t, sizeof(t), "\"traces\":%zu,\"runs\":%zu,\n\"steps\":[", s->ntraces, s->nruns);
-    tt_buf_add(&b, t, strlen(t));
+    tt_buf_add(b, t, strlen(t));
     for (i = 0; i < s->n; i++) {
         snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->step[i]);
-        tt_buf_add(&b, t, strlen(t));
+        tt_buf_add(b, t, strlen(t));
     }
-    tt_buf_add(&b, "],\n\"ranks\":[", 12);
+    tt_buf_add(b, "],\n\"ranks\":[", 12);
     for (i = 0; i < s->n; i++) {
         snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->rank[i]);
-        tt_buf_add(&b, t, strlen(t));
+        tt_buf_add(b, t, strlen(t));
     }
-    tt_buf_add(&b, "],\n\"sample_runs\":[", 18);
+    tt_buf_add(b, "],\n\"sample_runs\":[", 18);
     for (i = 0; i < s->n; i++) {
         snprintf(t, sizeof(t), "%s%d", i ? "," : "", (int)s->run[i]);
-        tt_buf_add(&b, t, strlen(t));
+        tt_buf_add(b, t, strlen(t));
     }
-    tt_buf_add(&b, "],\n\"metrics\":{", 14);
+    tt_buf_add(b, "],\n\"metrics\":{", 14);
     for (m = 0; m < M_COUNT; m++) {
         if (m)
-            tt_buf_addch(&b, ',');
-        tt_buf_add(&b, "\n", 1);
-        add_key(&b, mname[m]);
-        add_arr(&b, s->m[m], s->n);
+            tt_buf_addch(b, ',');
+        tt_buf_add(b, "\n", 1);
+        add_key(b, mname[m]);
+        add_arr(b, s->m[m], s->n);
     }
-    tt_buf_add(&b, "},\n\"keys\":[", 11);
+    tt_buf_add(b, "},\n\"keys\":[", 11);
     for (i = 0; i < s->nkeys; i++) {
         const struct dkey *k = &s->keys[ord[i]];
-        tt_buf_add(&b, i ? ",\n{" : "\n{", i ? 3 : 2);
-        add_key(&b, "kind");
-        tt_buf_add_json_string(&b, k->kind, strlen(k->kind));
-        tt_buf_addch(&b, ',');
-        add_key(&b, "key");
-        tt_buf_add_json_string(&b, k->key, strlen(k->key));
-        tt_buf_add(&b, ",\"count\":", 9);
-        add_arr(&b, k->count, s->n);
-        tt_buf_add(&b, ",\"ns\":", 6);
-        add_arr(&b, k->ns, s->n);
-        tt_buf_add(&b, ",\"dev\":", 7);
-        add_arr(&b, k->dev, s->n);
-        tt_buf_addch(&b, '}');
+        tt_buf_add(b, i ? ",\n{" : "\n{", i ? 3 : 2);
+        add_key(b, "kind");
+        tt_buf_add_json_string(b, k->kind, strlen(k->kind));
+        tt_buf_addch(b, ',');
+        add_key(b, "key");
+        tt_buf_add_json_string(b, k->key, strlen(k->key));
+        tt_buf_add(b, ",\"count\":", 9);
+        add_arr(b, k->count, s->n);
+        tt_buf_add(b, ",\"ns\":", 6);
+        add_arr(b, k->ns, s->n);
+        tt_buf_add(b, ",\"dev\":", 7);
+        add_arr(b, k->dev, s->n);
+        tt_buf_addch(b, '}');
+        if (rc == 0)
+            rc = tt_out_flush(&o);
     }
-    tt_buf_add(&b, "\n]}\n", 4);
-    rc = b.oom ? tt__oom() : tt__write_file_atomic(path, b.buf, b.len);
-    tt_buf_release(&b);
+    tt_buf_add(b, "\n]}\n", 4);
     free(ord);
-    return rc;
+    return tt_out_close(&o, rc);
 }
 
 /* ---- reading one back ---- */
