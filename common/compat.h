@@ -85,16 +85,6 @@ int tt__grow_from(void **ptr, size_t nr, size_t *alloc, size_t elem, size_t firs
  */
 const char *tt__tmpdir(void);
 /*
- * Write data to path whole or not at all (never gzip): the output module's
- * (report/out.h, tt_report) whole-file write, declared here for the writers
- * of small outputs in every layer above tt_common, which does not define it.
- * A regular file (or a new one) is written beside it and renamed over it,
- * so a failed write leaves the previous file as it was; a device, a pipe, a
- * symbolic link is written in place. 0 or TT_EIO (the error names path and
- * why).
- */
-int tt__write_file_atomic(const char *path, const void *data, size_t len);
-/*
  * The output files being written under a temporary name: a writer adds the
  * name (copied) as soon as the file exists and removes it (by the slot
  * returned; -1 is a no-op) once it was renamed or unlinked, so that the

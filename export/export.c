@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "store/db_internal.h"
 #include "export/export_state.h"
+#include "formats/spool.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -122,8 +123,10 @@ static int content_seen(struct ex *x, const char *hash)
 
 /* ---------------------------------------------------------------- a file */
 
-/* the way through a temporary database, for what the rows alone cannot give */
-static int read_via_db(struct ex *x, const char *path, int in_dir, const char *why)
+/* the way through a temporary database, for what the rows alone cannot give
+ * (path: where to read the file; label: what the user named) */
+static int read_via_db(struct ex *x, const char *path, const char *label, int in_dir,
+                       const char *why)
 {
     tt_db *db = NULL;
     tt_ingest_result ires;
@@ -150,7 +153,7 @@ static int read_via_db(struct ex *x, const char *path, int in_dir, const char *w
     for (i = 0; i < n; i++)
         if (v[i].id == ires.trace_id)
             start = v[i].start_ns;
-    if (!(t = trace_new(path))) {
+    if (!(t = trace_new(label))) {
         rc = tt__oom();
         goto out;
     }
@@ -174,17 +177,15 @@ out:
     return rc;
 }
 
-static int read_file(struct ex *x, const char *path, int in_dir)
+/* one trace file that can be read twice (path: where to read it; label:
+ * what the user named) */
+static int read_rows(struct ex *x, const char *path, const char *label, int in_dir)
 {
-    struct stat sb;
     struct xtrace *t;
     tt__rowsink sink = { 0 };
     tt__rows_result res;
     int rc;
-    /* the way back reads the file again: standard input and pipes cannot */
-    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return read_via_db(x, path, in_dir, "not a regular file (read once)");
-    if (!(t = trace_new(path)))
+    if (!(t = trace_new(label)))
         return tt__oom();
     if ((rc = tt__xp_trace_begin(x, t)) < 0) {
         tt__xp_trace_free(x, t);
@@ -197,7 +198,7 @@ static int read_file(struct ex *x, const char *path, int in_dir)
     if (rc == 0 && res.needs_db) {
         tt__xp_trace_free(x, t);
         free(res.metadata);
-        return read_via_db(x, path, in_dir, res.why_db);
+        return read_via_db(x, path, label, in_dir, res.why_db);
     }
     if (rc == TT_EUNSUPPORTED && in_dir) {
         tt__xp_trace_free(x, t);
@@ -211,7 +212,7 @@ static int read_file(struct ex *x, const char *path, int in_dir)
         return rc < 0 ? rc : 0;
     }
     if (rc == 0) {
-        tt__log(TT_LOG_DEBUG, "export", "%s: read without a database", path);
+        tt__log(TT_LOG_DEBUG, "export", "%s: read without a database", label);
         t->id = x->next_id++;
         t->format = res.format;
         t->have_rank = res.have_rank;
@@ -221,11 +222,25 @@ static int read_file(struct ex *x, const char *path, int in_dir)
     }
     if (rc < 0) {
         if (!tt_error_last()->source[0])
-            tt_error_set_source(path);
+            tt_error_set_source(label);
         tt__xp_trace_free(x, t);
         return rc;
     }
     return trace_done(x, t);
+}
+
+/* one file; standard input or a pipe from a spill copy (the way back
+ * through a database reads it again) */
+static int read_file(struct ex *x, const char *path, int in_dir)
+{
+    tt__spool sp;
+    const char *rd;
+    int rc = tt__spool_input(&sp, path, &rd);
+    if (rc == 0 && (rc = read_rows(x, rd, path, in_dir)) < 0 && rd != path &&
+        !strcmp(tt_error_last()->source, rd))
+        tt_error_set_source(path); /* the input, not its copy */
+    tt__spool_release(&sp);
+    return rc;
 }
 
 static int read_input(struct ex *x, const char *in)

@@ -11,6 +11,7 @@
  * longest window is the full width: a slow rank's bar is longer.
  */
 #include "common/compat.h"
+#include "report/out.h"
 #include "render/render_internal.h"
 
 #include <ctype.h>

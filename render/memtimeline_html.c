@@ -10,6 +10,7 @@
  * and & as \u escapes inside the <script type="application/json"> block.
  */
 #include "common/compat.h"
+#include "report/out.h"
 #include "render/render_internal.h"
 
 #include <errno.h>

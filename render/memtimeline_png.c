@@ -9,6 +9,7 @@
  * Negative sizes are drawn as 0; the input is never modified.
  */
 #include "common/compat.h"
+#include "report/out.h"
 #include "render/render_internal.h"
 
 #include <cairo.h>

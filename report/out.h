@@ -106,7 +106,14 @@ static inline int64_t tt_out_bytes(const tt_out *o)
     return o->bytes;
 }
 
-/* tt__write_file_atomic (compat.h: data as the whole of a file, never gzip)
- * is defined in out.c, through the same steps */
+/*
+ * Write data to path whole or not at all (never gzip), through the same
+ * steps: for the writers of small outputs in every layer above tt_report. A
+ * regular file (or a new one) is written beside it and renamed over it, so
+ * a failed write leaves the previous file as it was; a device, a pipe, a
+ * symbolic link is written in place. 0 or TT_EIO (the error names path and
+ * why).
+ */
+int tt__write_file_atomic(const char *path, const void *data, size_t len);
 
 #endif

@@ -16,6 +16,7 @@
  *   - the collapsed stacks: self times summed per (stack, op name).
  */
 #include "analyze/averages/averages_state.h"
+#include "report/out.h"
 #include "common/buf.h"
 #include "common/tmath.h"
 

@@ -7,6 +7,7 @@
  * the one table writer (tracetool/table.h).
  */
 #include "common/compat.h"
+#include "report/out.h"
 #include "compare/diff/diff_state.h"
 #include "common/buf.h"
 #include "tracetool/table.h"

@@ -114,9 +114,11 @@ def check_stdin(tmp):
                              ["averages", "--format", "json", f]),
                             (["memtimeline", "-", out], MEM, None),
                             (["breakdown", "-"], f, None), (["kernels", "--by", "op", "-"], f, None),
-                            (["diff", "-", f], f, None)):
+                            (["diff", "-", f], f, None),
+                            (["export", "-", os.path.join(tmp, "stdin.json")], f, None)):
         rc, stdout, opened = te.traced_temp_db(args, tmp, stdin=src)
-        label = " ".join(args[:-1] if args[0] in ("memtimeline", "diff") else args) + " < a pipe"
+        label = " ".join(args[:-1] if args[0] in ("memtimeline", "diff", "export") else args)
+        label += " < a pipe"
         C.eq(rc, 0, label + ": exit 0")
         C.check(not opened, label + ": no temporary database")
         if same:  # the path aside ("-")
