@@ -213,15 +213,16 @@ int tt__bd_run_init(struct bd_run *r, const tt_bd_options *o, tt_bd_result *res)
 }
 
 /* one file through a temporary database (the same consumer, its rows from
- * tt__db_rows); why: for the log */
-static int via_db(struct bd_run *r, const char *path, int64_t id, const char *why)
+ * tt__db_rows); label, why: for the log */
+static int via_db(struct bd_run *r, const char *path, const char *label, int64_t id,
+                  const char *why)
 {
     tt__rowsink sink = { 0 };
     tt__db_trace *tl = NULL;
     tt_db *db;
     size_t n = 0;
     int rc;
-    tt__log(TT_LOG_DEBUG, "breakdown", "%s: through a temporary database: %s", path, why);
+    tt__log(TT_LOG_DEBUG, "breakdown", "%s: through a temporary database: %s", label, why);
     if ((rc = tt__open_ingested_temp_tap(&db, path, TT_READ_NO_ARGS, TT__BD_SKIP, NULL)) < 0)
         return rc;
     tt__bd_sink(r, &sink);
@@ -234,8 +235,9 @@ static int via_db(struct bd_run *r, const char *path, int64_t id, const char *wh
     return rc;
 }
 
-/* one trace file that can be read twice, trace `id` of the input */
-static int read_rows(struct bd_run *r, const char *path, int64_t id)
+/* one trace file that can be read twice, trace `id` of the input (label:
+ * what the user named) */
+static int read_rows(struct bd_run *r, const char *path, const char *label, int64_t id)
 {
     tt__rowsink sink = { 0 };
     tt__rows_result res;
@@ -246,13 +248,13 @@ static int read_rows(struct bd_run *r, const char *path, int64_t id)
     free(res.metadata);
     if (rc == 0 && res.needs_db) {
         tt__bd_read_reset(&r->rd);
-        return via_db(r, path, id, res.why_db ? res.why_db : "links");
+        return via_db(r, path, label, id, res.why_db ? res.why_db : "links");
     }
     if (rc < 0) {
         tt__bd_read_reset(&r->rd);
         return rc;
     }
-    tt__log(TT_LOG_DEBUG, "breakdown", "%s: read without a database", path);
+    tt__log(TT_LOG_DEBUG, "breakdown", "%s: read without a database", label);
     return tt__bd_trace_end(r, id, res.have_rank ? res.rank : -1, res.format);
 }
 
@@ -263,7 +265,7 @@ static int read_file(struct bd_run *r, const char *path, int64_t id)
     tt__spool sp;
     const char *rd;
     int rc = tt__spool_input(&sp, path, &rd);
-    if (rc == 0 && (rc = read_rows(r, rd, id)) < 0 && rd != path)
+    if (rc == 0 && (rc = read_rows(r, rd, path, id)) < 0 && rd != path)
         tt_error_set_source(path); /* the input, not its copy */
     tt__spool_release(&sp);
     return rc;
