@@ -26,15 +26,23 @@
 /* ---- errors: the library's (path, why), or the capture library's ---- */
 
 #ifdef TT_CAPTURE_BUILD
-void tt_cap__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* the capture library's copy keeps the message for its caller
+ * (tt_out_message), which sets the capture library's error */
+static _Thread_local char out_msg[600];
+
+const char *tt_out_message(void)
+{
+    return out_msg;
+}
+
 static int report(const char *path, const char *what, int e)
 {
-    tt_cap__set_error("%s %s: %s", what, path, strerror(e));
+    snprintf(out_msg, sizeof(out_msg), "%s %s: %s", what, path, strerror(e));
     return -1;
 }
 static int out_oom(void)
 {
-    tt_cap__set_error("out of memory");
+    snprintf(out_msg, sizeof(out_msg), "out of memory");
     return -1;
 }
 /* the capture library has no signal handlers that remove partial outputs */

@@ -19,8 +19,10 @@
  * write, at close, fsync or rename) are set (the path and strerror) when
  * found, and the first one is returned again by tt_out_close. Internal; the library never prints.
  *
- * The capture library compiles this file too (TT_CAPTURE_BUILD): its errors
- * then go to tt_cap__set_error and functions return -1.
+ * The capture library compiles this file too (TT_CAPTURE_BUILD): functions
+ * then return -1 and keep the message for tt_out_message(), which the
+ * capture library's writer hands to its own error (this layer knows
+ * nothing of the capture library).
  */
 #ifndef TT_REPORT_OUT_H
 #define TT_REPORT_OUT_H
@@ -37,6 +39,7 @@
 /* the capture library's copy has names of its own: a program (or a test)
  * may link both libraries statically */
 #define tt_out_open tt_cap__file_open
+#define tt_out_message tt_cap__file_message
 #define tt_out_write tt_cap__file_write
 #define tt_out_puts tt_cap__file_puts
 #define tt_out_printf tt_cap__file_printf
@@ -81,6 +84,10 @@ typedef struct tt_out {
 /* open path ("-": standard output); how: TT_OUT_GZ_BY_NAME, TT_OUT_GZIP or
  * TT_OUT_PLAIN, | TT_OUT_THREADED. 0 or an error (set; nothing created) */
 int tt_out_open(tt_out *o, const char *path, int how);
+#ifdef TT_CAPTURE_BUILD
+/* the capture library's copy: the message of this thread's last failure */
+const char *tt_out_message(void);
+#endif
 /* append n bytes (then tt_out_flush): 0, or the error once a write failed
  * (set: the path and why; tt_out_close reports it again) */
 int tt_out_write(tt_out *o, const void *p, size_t n);

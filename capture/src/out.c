@@ -25,6 +25,13 @@ struct out {
     tt_buf text, json; /* a string made UTF-8, then escaped */
 };
 
+/* a failure of the output module: its message as the capture library's error */
+static int failed(void)
+{
+    tt_cap__set_error("%s", tt_out_message());
+    return -1;
+}
+
 struct out *tt_cap__out_open(const char *path)
 {
     struct out *o = tt_cap__fault_alloc ? NULL : calloc(1, sizeof(*o));
@@ -32,7 +39,8 @@ struct out *tt_cap__out_open(const char *path)
         tt_cap__set_error("out of memory");
         return NULL;
     }
-    if (tt_out_open(&o->o, path, TT_OUT_GZ_BY_NAME) < 0) { /* the error is set */
+    if (tt_out_open(&o->o, path, TT_OUT_GZ_BY_NAME) < 0) {
+        failed();
         free(o);
         return NULL;
     }
@@ -43,7 +51,7 @@ struct out *tt_cap__out_open(const char *path)
 
 int tt_cap__out_write(struct out *o, const void *p, size_t n)
 {
-    return tt_out_write(&o->o, p, n) < 0 ? -1 : 0;
+    return tt_out_write(&o->o, p, n) < 0 ? failed() : 0;
 }
 
 int tt_cap__out_printf(struct out *o, const char *fmt, ...)
@@ -53,7 +61,7 @@ int tt_cap__out_printf(struct out *o, const char *fmt, ...)
     va_start(ap, fmt);
     rc = tt_out_vprintf(&o->o, fmt, ap);
     va_end(ap);
-    return rc < 0 ? -1 : 0;
+    return rc < 0 ? failed() : 0;
 }
 
 /* A JSON string: bytes that are not UTF-8 become U+FFFD, then the
@@ -104,7 +112,7 @@ int tt_cap__out_close(struct out *o, int ok)
     tt_buf_release(&o->text);
     tt_buf_release(&o->json);
     free(o);
-    return rc < 0 ? -1 : 0;
+    return rc < 0 && ok ? failed() : rc < 0 ? -1 : 0;
 }
 
 /* the process name Kineto gives its rows: /proc/self/comm */
