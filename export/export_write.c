@@ -528,7 +528,7 @@ int tt__xp_write(struct ex *x, const char *out_path)
     size_t i;
     int rc, how = x->o->gzip < 0 ? TT_OUT_GZ_BY_NAME : x->o->gzip ? TT_OUT_GZIP : TT_OUT_PLAIN;
     assign_pids(x);
-    if ((rc = tt_out_open(&x->out, out_path, how | TT_OUT_THREADED)) < 0)
+    if ((rc = tt_out_open(&x->out, out_path, how)) < 0)
         return rc;
     x->first_event = 1;
     put_header(x);

@@ -15,12 +15,10 @@
 #ifdef TT_HAVE_ISAL
 #include <isa-l/igzip_lib.h>
 /* igzip level 1 compresses a 470 MB export on the writing thread in less
- * time than the hand-over to a second one saves on 2 cores (measured:
- * equal or faster in each of 4 paired runs): TT_OUT_THREADED is for zlib */
-#define GZIP_IS_FAST 1
+ * time than a hand-over to a second one saves on 2 cores (measured: equal
+ * or faster in each of 4 paired runs), so there is no compressor thread */
 #else
 #include <zlib.h>
-#define GZIP_IS_FAST 0
 #endif
 
 /* ---- errors: the library's (path, why), or the capture library's ---- */
@@ -195,86 +193,9 @@ static int sink(tt_out *o, const void *p, size_t n)
     return o->z ? z_feed(o, p, n, 0) : write_all(o, p, n);
 }
 
-/* ---- TT_OUT_THREADED: a second thread compresses one buffer while the
- * next one fills ---- */
-
-static void *z_worker(void *arg)
-{
-    tt_out *o = arg;
-    pthread_mutex_lock(&o->mu);
-    while (1) {
-        int e;
-        while (!o->has_full && !o->stop)
-            pthread_cond_wait(&o->cv, &o->mu);
-        if (!o->has_full)
-            break;
-        pthread_mutex_unlock(&o->mu);
-        e = sink(o, o->full.buf, o->full.len);
-        pthread_mutex_lock(&o->mu);
-        if (e && !o->zerr)
-            o->zerr = e;
-        o->has_full = 0;
-        pthread_cond_broadcast(&o->cv);
-    }
-    pthread_mutex_unlock(&o->mu);
-    return NULL;
-}
-
-static void thread_start(tt_out *o)
-{
-    if (tt_buf_grow(&o->full, o->b.alloc) < 0)
-        return; /* compressed on this thread then */
-    pthread_mutex_init(&o->mu, NULL);
-    pthread_cond_init(&o->cv, NULL);
-    if (pthread_create(&o->th, NULL, z_worker, o) == 0) {
-        o->threaded = 1;
-        return;
-    }
-    pthread_mutex_destroy(&o->mu);
-    pthread_cond_destroy(&o->cv);
-}
-
-/* wait for the thread to finish what it has, and end it */
-static void thread_join(tt_out *o)
-{
-    if (!o->threaded)
-        return;
-    pthread_mutex_lock(&o->mu);
-    o->stop = 1;
-    pthread_cond_broadcast(&o->cv);
-    pthread_mutex_unlock(&o->mu);
-    pthread_join(o->th, NULL);
-    if (o->zerr)
-        fail(o, "cannot write", o->zerr);
-    pthread_mutex_destroy(&o->mu);
-    pthread_cond_destroy(&o->cv);
-    o->threaded = 0;
-}
-
-/* the filled buffer to the thread, the one it is done with back to fill:
- * 0 or an errno */
-static int thread_hand_over(tt_out *o)
-{
-    tt_buf t;
-    int e;
-    pthread_mutex_lock(&o->mu);
-    while (o->has_full)
-        pthread_cond_wait(&o->cv, &o->mu);
-    e = o->zerr;
-    if (!e) {
-        t = o->full;
-        o->full = o->b;
-        o->b = t;
-        o->has_full = 1;
-        pthread_cond_broadcast(&o->cv);
-    }
-    pthread_mutex_unlock(&o->mu);
-    return e;
-}
-
 /* ---- writing ---- */
 
-/* everything buffered to the file (or the thread): 0 or -1 */
+/* everything buffered to the file: 0 or -1 */
 static int hand_on(tt_out *o)
 {
     int e;
@@ -284,7 +205,7 @@ static int hand_on(tt_out *o)
         return fail(o, NULL, 0);
     if (!o->b.len)
         return 0;
-    e = o->threaded ? thread_hand_over(o) : sink(o, o->b.buf, o->b.len);
+    e = sink(o, o->b.buf, o->b.len);
     tt_buf_reset(&o->b);
     return e ? fail(o, "cannot write", e) : 0;
 }
@@ -297,7 +218,7 @@ int tt_out__hand_on(tt_out *o)
 int tt_out_write(tt_out *o, const void *p, size_t n)
 {
     int e;
-    if (n >= TT_OUT_FLUSH_AT && !o->threaded) { /* not copied */
+    if (n >= TT_OUT_FLUSH_AT) { /* not copied */
         if ((e = hand_on(o)) < 0)
             return e;
         return (e = sink(o, p, n)) ? fail(o, "cannot write", e) : 0;
@@ -425,7 +346,6 @@ static void release(tt_out *o)
     free(o->tmp);
     free(o->path);
     tt_buf_release(&o->b);
-    tt_buf_release(&o->full);
     o->tmp = o->path = NULL;
 }
 
@@ -437,7 +357,6 @@ int tt_out_open(tt_out *o, const char *path, int how)
     o->fd = -1;
     o->tmp_slot = -1;
     tt_buf_init(&o->b);
-    tt_buf_init(&o->full);
     if (!(o->path = strdup(path)) || tt_buf_grow(&o->b, TT_OUT_FLUSH_AT + TT_OUT_FLUSH_AT / 2) < 0)
         rc = out_oom();
     else
@@ -453,8 +372,6 @@ int tt_out_open(tt_out *o, const char *path, int how)
         release(o);
         return rc;
     }
-    if (gz && ((how & TT_OUT_THREAD_ALWAYS) || ((how & TT_OUT_THREADED) && !GZIP_IS_FAST)))
-        thread_start(o);
     return 0;
 }
 
@@ -468,7 +385,6 @@ static void commit(tt_out *o)
     int e;
     if (hand_on(o) < 0)
         return;
-    thread_join(o);
     if (o->z && !o->err && (e = z_feed(o, NULL, 0, 1)) != 0)
         fail(o, "cannot write", e);
     if (o->tmp && !o->err && fchmod(o->fd, new_file_mode()) != 0)
@@ -479,7 +395,6 @@ int tt_out_close(tt_out *o, int rc)
 {
     if (rc == 0)
         commit(o);
-    thread_join(o);
     if (o->own_fd && o->fd >= 0 && close(o->fd) != 0 && rc == 0)
         fail(o, "cannot write", errno);
     o->fd = -1;

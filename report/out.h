@@ -10,8 +10,8 @@
  * A device, a pipe or a symbolic link is written in place.
  *
  * gzip when asked or when the name ends in ".gz": ISA-L's igzip (level 1)
- * when the build found ISA-L, else zlib (level 1); with zlib optionally on
- * a second thread that compresses one buffer while the next one fills.
+ * when the build found ISA-L, else zlib (level 1), on the writing thread
+ * (no hand-off to a compressor thread: igzip is faster alone on 2 cores).
  *
  * The caller appends to o->b (any tt_buf function, or tt_out_write /
  * tt_out_printf) and calls tt_out_flush now and then: it hands the buffer
@@ -30,7 +30,6 @@
 #include "common/buf.h"
 #include "tracetool/common.h" /* TT_PRINTF */
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -54,9 +53,6 @@ enum {
     TT_OUT_GZ_BY_NAME = 0, /* gzip when the path ends in ".gz" */
     TT_OUT_GZIP = 1,       /* gzip whatever the name */
     TT_OUT_PLAIN = 2,      /* never gzip */
-    TT_OUT_THREADED = 4,   /* or'd in: gzip on a second thread when that pays
-                            * (zlib; ISA-L's igzip is fast enough alone) */
-    TT_OUT_THREAD_ALWAYS = 8, /* or'd in: on a second thread whatever (tests) */
 };
 
 struct tt_out_z; /* the compressor (out.c) */
@@ -73,16 +69,10 @@ typedef struct tt_out {
     const char *err_what; /* what failed: "cannot write", "cannot rename" */
     int64_t bytes;  /* bytes written to the file (compressed when gzip) */
     struct tt_out_z *z; /* gzip: the compressor; NULL: plain */
-    /* TT_OUT_THREADED: the compressor's thread and the buffer it has */
-    int threaded, has_full, stop, zerr; /* zerr: the thread's errno */
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    tt_buf full;
 } tt_out;
 
 /* open path ("-": standard output); how: TT_OUT_GZ_BY_NAME, TT_OUT_GZIP or
- * TT_OUT_PLAIN, | TT_OUT_THREADED. 0 or an error (set; nothing created) */
+ * TT_OUT_PLAIN. 0 or an error (set; nothing created) */
 int tt_out_open(tt_out *o, const char *path, int how);
 #ifdef TT_CAPTURE_BUILD
 /* the capture library's copy: the message of this thread's last failure */

@@ -123,7 +123,7 @@ static int nest_push(struct thread *t, int64_t id, int64_t ts, int64_t end, int6
         t->n--;
     *depth = (int64_t)t->n;
     *parent = t->n ? t->stack[t->n - 1].id : 0;
-    if (TT_ALLOC_GROW_FROM(t->stack, t->n + 1, t->alloc, 4) < 0)
+    if (TT_ALLOC_GROW_FROM(t->stack, t->n + 1, t->alloc, 2) < 0)
         return TT_ENOMEM;
     t->stack[t->n].id = id;
     t->stack[t->n].ts = ts;
@@ -267,7 +267,7 @@ static int spool_flush(struct ingest *g, struct opspool *sp, size_t nb)
 static int spool_room(struct ingest *g, struct opspool *sp)
 {
     size_t n_in = (size_t)(sp->nrec - (int64_t)sp->nblk * OPS_BLK);
-    size_t cap = sp->wcap ? sp->wcap * 4 : 4; /* 4^k: reaches OPS_BLK */
+    size_t cap = sp->wcap ? sp->wcap * 4 : 1; /* 4^k: reaches OPS_BLK; one-op threads are common */
     struct frame *w;
     if (n_in < sp->wcap)
         return 0;

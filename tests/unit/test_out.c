@@ -142,11 +142,6 @@ Test(out, gzip_round_trip)
     round_trip("a.json.gz", TT_OUT_GZ_BY_NAME, 1);
 }
 
-Test(out, gzip_on_a_second_thread)
-{
-    round_trip("t.json.gz", TT_OUT_GZ_BY_NAME | TT_OUT_THREAD_ALWAYS, 1);
-}
-
 Test(out, gzip_forced_or_refused_whatever_the_name)
 {
     round_trip("forced.json", TT_OUT_GZIP, 1);
@@ -220,7 +215,6 @@ Test(out, a_failed_write_leaves_the_target_and_no_temporary)
 Test(out, a_failed_gzip_write_too)
 {
     fail_midway("full.json.gz", TT_OUT_GZ_BY_NAME);
-    fail_midway("full2.json.gz", TT_OUT_GZ_BY_NAME | TT_OUT_THREAD_ALWAYS);
 }
 
 Test(out, a_cancel_leaves_the_target_and_no_temporary)
@@ -230,7 +224,7 @@ Test(out, a_cancel_leaves_the_target_and_no_temporary)
     snprintf(path, sizeof(path), "%s/cancel.json.gz", dir);
     tmp_of(tmp, sizeof(tmp), path);
     write_old(path);
-    cr_assert_eq(tt_out_open(&o, path, TT_OUT_GZ_BY_NAME | TT_OUT_THREAD_ALWAYS), 0);
+    cr_assert_eq(tt_out_open(&o, path, TT_OUT_GZ_BY_NAME), 0);
     tt_out_puts(&o, "{\"half\": ");
     cr_assert_eq(tt_out_close(&o, TT_ECANCELED), TT_ECANCELED, "the caller's code back");
     assert_old(path);
