@@ -19,8 +19,9 @@
 #       trace and the scaling tests, tests/CMakeLists.txt) are left out of both
 #       ctest phases; each other test runs once (the CLI tests labelled
 #       asan_covered in the asan+ubsan phase only, when it is selected); the
-#       fuzz phase runs 20 mutants instead of 80 and TSan skips
-#       cli/test_memtimeline. The summary lists what was left out as skipped.
+#       fuzz phase runs 20 mutants instead of 80 and the TSan phase runs the
+#       JSON parser's check only (its builds and the other runs are CI's).
+#       The summary lists what was left out as skipped.
 #       --all (CI, .ci/run) runs every test in every phase.
 #
 # Two copies in one checkout would share its build directories: the second
@@ -263,12 +264,19 @@ tsan_commands() {
 tsan_memtimeline() {
   (cd build-tsan-lib && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R 'cli/test_memtimeline$')
 }
-if wanted tsan; then
+if wanted tsan && [ "$all_tests" -eq 0 ]; then
+  # the quick run: the TSan builds (the library, the capture programs) and
+  # their runs are the heavy part of this phase (2 minutes here): CI runs them
+  for s in "build build-tsan-lib" "the library's thread hand-offs" "commands on a gzip trace" \
+           "cli/test_memtimeline" "build the capture programs" "test_capture.py"; do
+    skip "tsan: $s" "quick run; scripts/test.sh --all runs it (CI does)"
+  done
+  step "tsan: the JSON parser on 4 threads" tsan_json
+elif wanted tsan; then
   if step "tsan: build build-tsan-lib" tsan_lib_build; then
     step "tsan: the library's thread hand-offs" tsan_handoffs
     step "tsan: commands on a gzip trace" tsan_commands
-    if [ "$all_tests" -eq 1 ]; then step "tsan: cli/test_memtimeline" tsan_memtimeline
-    else skip "tsan: cli/test_memtimeline" "quick run; scripts/test.sh --all runs it (CI does)"; fi
+    step "tsan: cli/test_memtimeline" tsan_memtimeline
   else
     for s in "the library's thread hand-offs" "commands on a gzip trace" \
              "cli/test_memtimeline"; do skip "tsan: $s" "its build failed"; done
