@@ -236,11 +236,9 @@ static int read_file(struct ex *x, const char *path, int in_dir)
     tt__spool sp;
     const char *rd;
     int rc = tt__spool_input(&sp, path, &rd);
-    if (rc == 0 && (rc = read_rows(x, rd, path, in_dir)) < 0 && rd != path &&
-        !strcmp(tt_error_last()->source, rd))
-        tt_error_set_source(path); /* the input, not its copy */
-    tt__spool_release(&sp);
-    return rc;
+    if (rc == 0)
+        rc = read_rows(x, rd, path, in_dir);
+    return tt__spool_end(&sp, path, rc);
 }
 
 static int read_input(struct ex *x, const char *in)

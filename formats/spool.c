@@ -82,6 +82,15 @@ int tt__spool_input(tt__spool *sp, const char *input, const char **readable)
     return 0;
 }
 
+int tt__spool_end(tt__spool *sp, const char *input, int rc)
+{
+    const char *src = tt_error_last()->source;
+    if (rc < 0 && sp->fd >= 0 && (!src[0] || !strcmp(src, sp->path)))
+        tt_error_set_source(input); /* the input, not its copy */
+    tt__spool_release(sp);
+    return rc;
+}
+
 void tt__spool_release(tt__spool *sp)
 {
     if (sp->fd >= 0)

@@ -26,6 +26,11 @@ typedef struct tt__spool {
  */
 int tt__spool_input(tt__spool *sp, const char *input, const char **readable);
 void tt__spool_release(tt__spool *sp);
+/*
+ * After the reading of *readable: sp released and, when rc is an error
+ * that names the copy (or nothing), the error names input instead. rc back.
+ */
+int tt__spool_end(tt__spool *sp, const char *input, int rc);
 
 /* 1 when input must be copied to be read twice ("-", a pipe, a device) */
 int tt__spool_needed(const char *input);

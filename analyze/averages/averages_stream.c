@@ -531,9 +531,7 @@ static int visit_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__ro
     } else if (rc == 0 && !db) {
         tt__log(TT_LOG_DEBUG, "averages", "read without a database");
     }
-    if (rc < 0 && src.path != path)
-        tt_error_set_source(path); /* the input, not its copy */
-    tt__spool_release(&sp);
+    tt__spool_end(&sp, path, rc);
     free(res->metadata);
     res->metadata = NULL;
     *r = tr;

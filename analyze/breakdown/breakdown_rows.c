@@ -265,10 +265,9 @@ static int read_file(struct bd_run *r, const char *path, int64_t id)
     tt__spool sp;
     const char *rd;
     int rc = tt__spool_input(&sp, path, &rd);
-    if (rc == 0 && (rc = read_rows(r, rd, path, id)) < 0 && rd != path)
-        tt_error_set_source(path); /* the input, not its copy */
-    tt__spool_release(&sp);
-    return rc;
+    if (rc == 0)
+        rc = read_rows(r, rd, path, id);
+    return tt__spool_end(&sp, path, rc);
 }
 
 /* a file, or every trace file under a directory (trace ids 1, 2, ... in

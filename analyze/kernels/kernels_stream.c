@@ -721,11 +721,9 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
         /* standard input or a pipe: from a copy, which the way back reads again */
         tt__spool sp;
         const char *rd;
-        if ((rc = tt__spool_input(&sp, path, &rd)) == 0 &&
-            (rc = ks_read(ks, sink, rd, NULL, trace, res)) < 0)
-            tt_error_set_source(path);
-        tt__spool_release(&sp);
-        return rc;
+        if ((rc = tt__spool_input(&sp, path, &rd)) == 0)
+            rc = ks_read(ks, sink, rd, NULL, trace, res);
+        return tt__spool_end(&sp, path, rc);
     }
     rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (ks->links ? 0 : TT_ROWS_NO_STOP),
                          res);

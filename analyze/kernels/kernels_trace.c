@@ -520,10 +520,9 @@ static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__
         /* standard input or a pipe: from a copy, which the way back reads again */
         tt__spool sp;
         const char *rd;
-        if ((rc = tt__spool_input(&sp, path, &rd)) == 0 && (rc = a_read(r, rd, NULL, id, res)) < 0)
-            tt_error_set_source(path);
-        tt__spool_release(&sp);
-        return rc;
+        if ((rc = tt__spool_input(&sp, path, &rd)) == 0)
+            rc = a_read(r, rd, NULL, id, res);
+        return tt__spool_end(&sp, path, rc);
     }
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, skip | (r->steps ? 0 : TT_ROWS_NO_STOP),
                          res);

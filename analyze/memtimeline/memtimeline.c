@@ -980,17 +980,14 @@ static int et_no_match(const tt_memtl_options *opts)
 /* `memtimeline FILE --et ET` through a temporary database (both ingested,
  * the ET joined to the trace's ops as `tracetool ingest` does: table
  * et_links), for a file whose rows need the SQL passes */
-static int file_with_et_db(const char *path, const char *label, const tt_memtl_options *opts,
-                           const char *output)
+static int file_with_et_db(const char *path, const tt_memtl_options *opts, const char *output)
 {
     tt_xc_options xo = TT_XC_OPTIONS_INIT;
     tt_xc_summary sum;
     tt_db *db;
     int rc;
-    if ((rc = tt__open_ingested_temp(&db, path)) < 0) {
-        tt_error_set_source(label);
+    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
         return rc;
-    }
     if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
         tt_db_free(db);
         return rc;
@@ -1018,17 +1015,14 @@ static int file_with_et(const char *path, const char *label, const tt_memtl_opti
     int rc = tt__xc_links_files(path, opts->et_path, &links);
     if (rc == TT_ENOTFOUND) /* no ET, or no Kineto trace, among the two */
         return et_not_et(opts);
-    if (rc < 0) {
-        if (!strcmp(tt_error_last()->source, path))
-            tt_error_set_source(label);
+    if (rc < 0)
         return rc;
-    }
     if (!links.n) {
         tt__xc_links_free(&links);
         return et_no_match(opts);
     }
     if ((rc = tt__memtl_read_file_parents(path, &pre)) == 1)
-        rc = file_with_et_db(path, label, opts, output);
+        rc = file_with_et_db(path, opts, output);
     else if (rc == 0) {
         if ((opts->trace_id && opts->trace_id != 1) ||
             (opts->rank >= 0 && !(pre.have_rank && pre.rank == opts->rank)))
@@ -1039,8 +1033,6 @@ static int file_with_et(const char *path, const char *label, const tt_memtl_opti
             rc = run_job(&j, output);
         }
         tt__memtl_streamed_free(&pre);
-    } else if (!strcmp(tt_error_last()->source, path)) {
-        tt_error_set_source(label);
     }
     tt__xc_links_free(&links);
     return rc;
@@ -1054,8 +1046,7 @@ static int file_with_et_input(const char *path, const tt_memtl_options *opts, co
     int rc = tt__spool_input(&sp, path, &rd);
     if (rc == 0)
         rc = file_with_et(rd, path, opts, output);
-    tt__spool_release(&sp);
-    return rc;
+    return tt__spool_end(&sp, path, rc);
 }
 
 /*

@@ -722,10 +722,9 @@ static int read_spooled(const char *path, struct memtl_streamed *out, int parent
     const char *rd;
     /* standard input or a pipe: from a copy, which a second reading may need */
     int rc = tt__spool_input(&sp, path, &rd);
-    if (rc == 0 && (rc = read_file(rd, path, out, parents)) < 0 && rd != path)
-        tt_error_set_source(path); /* the input, not its copy */
-    tt__spool_release(&sp);
-    return rc;
+    if (rc == 0)
+        rc = read_file(rd, path, out, parents);
+    return tt__spool_end(&sp, path, rc);
 }
 
 int tt__memtl_read_file(const char *path, struct memtl_streamed *out)

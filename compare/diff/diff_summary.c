@@ -272,19 +272,17 @@ static int file_input(struct input *in, const char *path)
     const char *rd;
     struct stat sb;
     int rc = tt__spool_input(&sp, path, &rd);
-    if (rc == 0 && (rc = file_rows(in, rd, path)) < 0 && rd != path) {
+    if (rc == 0)
+        rc = file_rows(in, rd, path);
+    /* a pipe is read as a trace: a summary is never looked for in it */
+    if (rc == TT_EUNSUPPORTED && rd != path && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         const tt_error *e = tt_error_last();
         char msg[sizeof(e->message)];
         snprintf(msg, sizeof(msg), "%s", e->message);
-        /* a pipe is read as a trace: a summary is never looked for in it */
-        if (rc == TT_EUNSUPPORTED && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-            tt_error_set_at(rc, path, e->offset, "%.300s (a diff summary is read from a"
-                                                 " regular file only)", msg);
-        else
-            tt_error_set_source(path); /* the input, not its copy */
+        tt_error_set_at(rc, path, e->offset, "%.300s (a diff summary is read from a"
+                                             " regular file only)", msg);
     }
-    tt__spool_release(&sp);
-    return rc;
+    return tt__spool_end(&sp, path, rc);
 }
 
 /* one trace file that can be read twice, streamed: no database unless its
