@@ -1,0 +1,273 @@
+/*
+ * report/json.c - the one streaming JSON writer (report/json.h).
+ */
+#include "common/compat.h"
+#include "report/json.h"
+#include "report/out.h"
+#include "tracetool/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+
+static void init(tt_jw *w, tt_buf *b, unsigned flags)
+{
+    memset(w, 0, sizeof(*w));
+    tt_buf_init(&w->own);
+    w->b = b;
+    w->flags = flags;
+    w->brk = -1;
+}
+
+void tt_jw_init(tt_jw *w, tt_buf *b, unsigned flags)
+{
+    init(w, b, flags);
+}
+
+void tt_jw_init_file(tt_jw *w, FILE *f, unsigned flags)
+{
+    init(w, NULL, flags);
+    w->b = &w->own;
+    w->f = f;
+}
+
+void tt_jw_init_out(tt_jw *w, struct tt_out *o, unsigned flags)
+{
+    init(w, &o->b, flags);
+    w->o = o;
+}
+
+static void misuse(tt_jw *w)
+{
+    if (!w->err)
+        w->err = TT_EINVALID;
+}
+
+int tt_jw__flush(tt_jw *w, int force)
+{
+    if (w->b->oom && !w->err)
+        w->err = TT_ENOMEM;
+    if (w->f) {
+        if (!force && w->b->len < TT_JW_FLUSH_AT)
+            return w->err;
+        if (w->b->len && fwrite(w->b->buf, 1, w->b->len, w->f) != w->b->len && !w->err)
+            w->err = TT_EIO;
+        tt_buf_reset(w->b);
+    } else if (w->o) {
+        int rc = tt_out_flush(w->o);
+        if (rc && !w->err)
+            w->err = rc;
+    }
+    return w->err;
+}
+
+int tt_jw_finish(tt_jw *w)
+{
+    if (w->depth || w->key)
+        misuse(w);
+    tt_jw__flush(w, 1);
+    if (w->f && fflush(w->f) && !w->err)
+        w->err = TT_EIO;
+    if (w->f && ferror(w->f) && !w->err)
+        w->err = TT_EIO;
+#ifndef TT_CAPTURE_BUILD
+    if (w->err == TT_EIO && w->f)
+        tt_error_set(TT_EIO, "cannot write the output: %s", strerror(errno ? errno : EIO));
+    else if (w->err == TT_ENOMEM)
+        tt__oom();
+#endif
+    tt_buf_release(&w->own);
+    return w->err;
+}
+
+void tt_jw_nl(tt_jw *w, int indent)
+{
+    w->brk = indent < 0 ? 0 : indent;
+}
+
+static void add_break(tt_jw *w)
+{
+    static const char sp[] = "                                                                ";
+    int n = w->brk;
+    tt_buf_addch(w->b, '\n');
+    while (n > 0) {
+        int k = n < (int)sizeof(sp) - 1 ? n : (int)sizeof(sp) - 1;
+        tt_buf_add(w->b, sp, (size_t)k);
+        n -= k;
+    }
+    w->brk = -1;
+}
+
+/* before a value: the separator (and line break) its place needs; a value
+ * in an object must follow a key */
+static void pre(tt_jw *w)
+{
+    int d = w->depth;
+    if (w->key) { /* after "key": the value, on the same line */
+        w->key = 0;
+        w->brk = -1;
+        return;
+    }
+    if (d > 0 && w->kind[d - 1] == '{') {
+        misuse(w);
+        return;
+    }
+    if (d > 0 && w->count[d - 1])
+        tt_buf_addch(w->b, ',');
+    if (w->brk >= 0)
+        add_break(w);
+    else if (d > 0 && w->count[d - 1] && !(w->flags & TT_JW_COMPACT))
+        tt_buf_addch(w->b, ' ');
+    if (d > 0)
+        w->count[d - 1] = 1;
+}
+
+static void open_bracket(tt_jw *w, char c)
+{
+    pre(w);
+    if (w->depth >= TT_JW_MAX_DEPTH) {
+        misuse(w);
+        return;
+    }
+    tt_buf_addch(w->b, c);
+    w->kind[w->depth] = (unsigned char)c;
+    w->count[w->depth] = 0;
+    w->depth++;
+}
+
+void tt_jw_obj(tt_jw *w)
+{
+    open_bracket(w, '{');
+}
+
+void tt_jw_arr(tt_jw *w)
+{
+    open_bracket(w, '[');
+}
+
+void tt_jw_end(tt_jw *w)
+{
+    if (w->depth == 0 || w->key) {
+        misuse(w);
+        return;
+    }
+    if (w->brk >= 0)
+        add_break(w);
+    w->depth--;
+    tt_buf_addch(w->b, w->kind[w->depth] == '{' ? '}' : ']');
+    if (w->f || w->o)
+        tt_jw__flush(w, 0);
+}
+
+void tt_jw_keyn(tt_jw *w, const char *k, size_t n)
+{
+    int d = w->depth;
+    if (d == 0 || w->kind[d - 1] != '{' || w->key) {
+        misuse(w);
+        return;
+    }
+    if (w->count[d - 1])
+        tt_buf_addch(w->b, ',');
+    if (w->brk >= 0)
+        add_break(w);
+    else if (w->count[d - 1] && !(w->flags & TT_JW_COMPACT))
+        tt_buf_addch(w->b, ' ');
+    w->count[d - 1] = 1;
+    tt_buf_add_json_string(w->b, k, n);
+    if (w->flags & TT_JW_COMPACT)
+        tt_buf_addch(w->b, ':');
+    else
+        tt_buf_add(w->b, ": ", 2);
+    w->key = 1;
+}
+
+void tt_jw_key(tt_jw *w, const char *k)
+{
+    tt_jw_keyn(w, k, strlen(k));
+}
+
+void tt_jw_strn(tt_jw *w, const char *s, size_t n)
+{
+    pre(w);
+    tt_buf_add_json_string(w->b, s, n);
+}
+
+void tt_jw_str(tt_jw *w, const char *s)
+{
+    if (!s)
+        tt_jw_null(w);
+    else
+        tt_jw_strn(w, s, strlen(s));
+}
+
+void tt_jw_int(tt_jw *w, int64_t v)
+{
+    char t[24];
+    int n = snprintf(t, sizeof(t), "%" PRId64, v);
+    pre(w);
+    tt_buf_add(w->b, t, (size_t)n);
+}
+
+void tt_jw_uint(tt_jw *w, uint64_t v)
+{
+    char t[24];
+    int n = snprintf(t, sizeof(t), "%" PRIu64, v);
+    pre(w);
+    tt_buf_add(w->b, t, (size_t)n);
+}
+
+void tt_jw_num(tt_jw *w, double v, int prec)
+{
+    if (!isfinite(v)) {
+        tt_jw_null(w);
+        return;
+    }
+    pre(w);
+    if (prec < 0)
+        tt_buf_addf(w->b, "%.17g", v);
+    else
+        tt_buf_addf(w->b, "%.*f", prec, v);
+}
+
+void tt_jw_fixed(tt_jw *w, int64_t v, int digits)
+{
+    uint64_t m = 1, a;
+    int i;
+    char t[48];
+    int n;
+    if (digits < 0 || digits > 18) {
+        misuse(w);
+        return;
+    }
+    for (i = 0; i < digits; i++)
+        m *= 10;
+    a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    if (digits == 0)
+        n = snprintf(t, sizeof(t), "%s%" PRIu64, v < 0 ? "-" : "", a);
+    else
+        n = snprintf(t, sizeof(t), "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / m, digits,
+                     a % m);
+    pre(w);
+    tt_buf_add(w->b, t, (size_t)n);
+}
+
+void tt_jw_bool(tt_jw *w, int v)
+{
+    pre(w);
+    if (v)
+        tt_buf_add(w->b, "true", 4);
+    else
+        tt_buf_add(w->b, "false", 5);
+}
+
+void tt_jw_null(tt_jw *w)
+{
+    pre(w);
+    tt_buf_add(w->b, "null", 4);
+}
+
+void tt_jw_raw(tt_jw *w, const char *json, size_t n)
+{
+    pre(w);
+    tt_buf_add(w->b, json, n == (size_t)-1 ? strlen(json) : n);
+}
