@@ -4,6 +4,7 @@
  */
 #include "common/compat.h"
 #include "common/buf.h"
+#include "report/table_json.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
@@ -377,45 +378,59 @@ static void write_csv(const struct view *v, const tt_table_write_options *o, FIL
     tt_buf_release(&b);
 }
 
-static void write_json(const struct view *v, const tt_table_write_options *o, FILE *out)
+/* the rows as objects, each a value where w is (report/table_json.h) */
+int tt__table_json_rows(const tt_table *t, const tt_table_write_options *o, tt_jw *w, int indent)
 {
-    const tt_table *t = v->t;
-    int inl = (o->flags & TT_TABLE_JSON_INLINE) != 0;
-    int more = (o->flags & TT_TABLE_JSON_NO_OPEN) != 0; /* objects before this part */
-    tt_buf b = TT_BUF_INIT;
+    tt_table_write_options def = TT_TABLE_WRITE_OPTIONS_INIT;
+    struct view v;
     size_t k, r;
-    if (!more)
-        fputc('[', out);
+    if (!o)
+        o = &def;
+    v.t = t;
+    v.cols = o->cols;
+    v.n = o->cols ? o->ncols : t->ncols;
+    for (k = 0; k < v.n; k++)
+        if (view_col(&v, k) >= t->ncols)
+            return tt_error_set(TT_EINVALID, "table: no column %zu", view_col(&v, k));
     for (r = 0; r < t->nrows; r++) {
-        int any = 0;
-        if (inl)
-            fputs(r || more ? ", {" : "{", out);
-        else
-            fprintf(out, "%s\n%s{", r || more ? "," : "", o->indent ? o->indent : "");
-        for (k = 0; k < v->n; k++) {
-            const tt_table_col *c = &t->cols[view_col(v, k)];
-            const struct cell *x = &t->cells[r * t->ncols + view_col(v, k)];
-            const char *key = col_key(c);
+        if (indent >= 0)
+            tt_jw_nl(w, indent);
+        tt_jw_obj(w);
+        for (k = 0; k < v.n; k++) {
+            const tt_table_col *c = &t->cols[view_col(&v, k)];
+            const struct cell *x = &t->cells[r * t->ncols + view_col(&v, k)];
             if (x->kind == CELL_NULL && (o->flags & TT_TABLE_JSON_SKIP_NULL))
                 continue;
-            tt_buf_reset(&b);
-            tt_buf_add_json_string(&b, key, strlen(key));
-            tt_buf_addstr(&b, ": ");
+            tt_jw_key(w, col_key(c));
             if (x->kind == CELL_TEXT)
-                tt_buf_add_json_string(&b, x->s, strlen(x->s));
+                tt_jw_str(w, x->s);
             else if (x->kind == CELL_JSON)
-                tt_buf_addstr(&b, x->s);
+                tt_jw_raw(w, x->s, (size_t)-1);
             else if (x->kind == CELL_NULL)
-                tt_buf_addstr(&b, "null");
+                tt_jw_null(w);
+            else if (x->kind == CELL_INT)
+                tt_jw_int(w, x->i);
             else
-                fmt_num(&b, c, x, 0);
-            fprintf(out, "%s%s", any++ ? ", " : "", b.buf);
+                tt_jw_num(w, x->f, c->prec);
         }
-        fputc('}', out);
+        tt_jw_end(w);
+        tt_jw__flush(w, 0);
     }
-    if (!(o->flags & TT_TABLE_JSON_NO_CLOSE))
-        fputs(inl || (o->flags & TT_TABLE_JSON_TIGHT) ? "]" : "\n]", out);
-    tt_buf_release(&b);
+    return 0;
+}
+
+/* an array of objects: a row a line (indented by o->indent), or on one line */
+static int write_json(const struct view *v, const tt_table_write_options *o, FILE *out)
+{
+    int inl = (o->flags & TT_TABLE_JSON_INLINE) != 0;
+    tt_jw w;
+    tt_jw_init_file(&w, out, 0);
+    tt_jw_arr(&w);
+    tt__table_json_rows(v->t, o, &w, inl ? -1 : (o->indent ? (int)strlen(o->indent) : 0));
+    if (!inl && !(o->flags & TT_TABLE_JSON_TIGHT))
+        tt_jw_nl(&w, 0);
+    tt_jw_end(&w);
+    return tt_jw_finish(&w);
 }
 
 static void write_markdown(const struct view *v, const tt_table_write_options *o, FILE *out)
@@ -470,8 +485,10 @@ int tt_table_write(const tt_table *t, const tt_table_write_options *opts, FILE *
         write_csv(&v, opts, out);
         break;
     case TT_FORMAT_JSON:
-        write_json(&v, opts, out);
-        break;
+        rc = write_json(&v, opts, out);
+        if (rc == TT_ENOMEM)
+            return rc; /* set */
+        break; /* write errors are the caller's to check (ferror) */
     case TT_FORMAT_MARKDOWN:
         write_markdown(&v, opts, out);
         break;
