@@ -12,6 +12,7 @@
 #include "common/compat.h"
 #include "report/out.h"
 #include "render/render_internal.h"
+#include "report/json.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -376,33 +377,26 @@ static const char *const chart_js[] = {
 /* ---- escaping ---- */
 
 /* A JSON string that is also safe inside a <script> element. */
-static void add_json_str(tt_buf *b, const char *s)
+/* a trace's string for the page's data: invalid UTF-8 replaced, escaped
+ * for a <script> by the writer (TT_JW_SCRIPT) */
+static void jw_text(tt_jw *w, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
     tt_buf clean = TT_BUF_INIT;
-    const unsigned char *p;
-    if (tt__utf8_clean(&clean, s, "\xef\xbf\xbd")) {
-        b->oom = 1;
-        return;
-    }
-    tt_buf_addch(b, '"');
-    for (p = (const unsigned char *)clean.buf; *p; p++) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            tt_buf_addch(b, '\\');
-            tt_buf_addch(b, (char)c);
-        } else if (c == '<' || c == '>' || c == '&' || c == '\'' || c < 0x20) {
-            char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-            tt_buf_add(b, e, 6);
-        } else if (c == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
-            tt_buf_addstr(b, p[2] == 0xa8 ? "\\u2028" : "\\u2029"); /* JS line breaks */
-            p += 2;
-        } else {
-            tt_buf_addch(b, (char)c);
-        }
-    }
-    tt_buf_addch(b, '"');
+    if (tt__utf8_clean(&clean, s, "\xef\xbf\xbd"))
+        w->b->oom = 1;
+    else
+        tt_jw_strn(w, clean.buf, clean.len);
     tt_buf_release(&clean);
+}
+
+static void jw_ints(tt_jw *w, const char *key, const int64_t *v, size_t n)
+{
+    size_t i;
+    tt_jw_nl(w, 0);
+    tt_jw_karr(w, key);
+    for (i = 0; i < n; i++)
+        tt_jw_int(w, v[i]);
+    tt_jw_end(w);
 }
 
 static void add_base64(tt_buf *b, const unsigned char *d, size_t len)
@@ -433,61 +427,64 @@ static void add_base64(tt_buf *b, const unsigned char *d, size_t len)
 
 /* ---- the page ---- */
 
+/* the chart's data, JSON in a <script> */
 static void add_data(tt_buf *b, const tt_memtl *tl)
 {
     size_t i;
     int c, ns = tl->categories ? TT_CAT_COUNT : 1;
     const char *unit;
     double div = tt__unit_for(tt__memtl_max_bytes(tl), &unit);
-    tt_buf_addf(b, "{\"unit\":\"%s\",\"div\":%.0f,\"names\":[", unit, div);
-    for (c = 0; c < ns; c++) {
-        if (c)
-            tt_buf_addch(b, ',');
-        add_json_str(b, ns == 1 ? "Total" : tt_category_name(c));
-    }
-    tt_buf_addstr(b, "],\"colors\":[");
+    tt_jw w;
+    tt_jw_init(&w, b, TT_JW_COMPACT | TT_JW_SCRIPT);
+    tt_jw_obj(&w);
+    tt_jw_kstr(&w, "unit", unit);
+    tt_jw_knum(&w, "div", div, 0);
+    tt_jw_karr(&w, "names");
     for (c = 0; c < ns; c++)
-        tt_buf_addf(b, "%s\"%s\"", c ? "," : "",
-                    tt__category_hex(ns == 1 ? TT_CAT_UNKNOWN : c));
-    tt_buf_addstr(b, "],\n\"t\":[");
-    for (i = 0; i < tl->n; i++)
-        tt_buf_addf(b, "%s%" PRId64, i ? "," : "", tl->t_us[i]);
-    tt_buf_addstr(b, "],\n\"s\":[");
+        jw_text(&w, ns == 1 ? "Total" : tt_category_name(c));
+    tt_jw_end(&w);
+    tt_jw_karr(&w, "colors");
+    for (c = 0; c < ns; c++)
+        tt_jw_str(&w, tt__category_hex(ns == 1 ? TT_CAT_UNKNOWN : c));
+    tt_jw_end(&w);
+    jw_ints(&w, "t", tl->t_us, tl->n);
+    tt_jw_nl(&w, 0);
+    tt_jw_karr(&w, "s");
     for (i = 0; i < tl->n; i++) {
         const int64_t *row = tl->sizes + i * 9;
-        tt_buf_addstr(b, i ? ",\n[" : "[");
+        if (i)
+            tt_jw_nl(&w, 0);
+        tt_jw_arr(&w);
         if (ns == 1) {
             double tot = 0.0;
             for (c = 1; c < 9; c++)
                 tot += (double)row[c];
-            tt_buf_addf(b, "%.0f", tot);
+            tt_jw_num(&w, tot, 0);
         } else {
             for (c = 1; c < 9; c++)
-                tt_buf_addf(b, "%s%" PRId64, c > 1 ? "," : "", row[c]);
+                tt_jw_int(&w, row[c]);
         }
-        tt_buf_addch(b, ']');
+        tt_jw_end(&w);
     }
-    if (tl->before) { /* the memory live before the trace, per point */
-        tt_buf_addstr(b, "],\n\"before\":[");
-        for (i = 0; i < tl->n; i++)
-            tt_buf_addf(b, "%s%" PRId64, i ? "," : "", tl->before[i]);
-    }
-    tt_buf_addstr(b, "],\n\"at\":[");
-    for (i = 0; i < tl->n_alloc; i++)
-        tt_buf_addf(b, "%s%" PRId64, i ? "," : "", tl->alloc_t_us[i]);
-    tt_buf_addstr(b, "],\n\"alloc\":[");
-    for (i = 0; i < tl->n_alloc; i++)
-        tt_buf_addf(b, "%s%" PRId64, i ? "," : "", tl->allocated[i]);
-    tt_buf_addstr(b, "],\n\"res\":[");
-    for (i = 0; i < tl->n_alloc; i++)
-        tt_buf_addf(b, "%s%" PRId64, i ? "," : "", tl->reserved[i]);
-    tt_buf_addf(b, "],\n\"peak\":{\"t\":%" PRId64 ",\"allocated\":%" PRId64
-                   ",\"reserved\":%" PRId64 ",\"op\":",
-                tl->peak_t_us, tl->peak_allocated, tl->peak_reserved);
-    add_json_str(b, tl->peak_op);
-    tt_buf_addstr(b, ",\"step\":");
-    add_json_str(b, tl->peak_step);
-    tt_buf_addstr(b, "}}");
+    tt_jw_end(&w);
+    if (tl->before) /* the memory live before the trace, per point */
+        jw_ints(&w, "before", tl->before, tl->n);
+    jw_ints(&w, "at", tl->alloc_t_us, tl->n_alloc);
+    jw_ints(&w, "alloc", tl->allocated, tl->n_alloc);
+    jw_ints(&w, "res", tl->reserved, tl->n_alloc);
+    tt_jw_nl(&w, 0);
+    tt_jw_kobj(&w, "peak");
+    tt_jw_kint(&w, "t", tl->peak_t_us);
+    tt_jw_kint(&w, "allocated", tl->peak_allocated);
+    tt_jw_kint(&w, "reserved", tl->peak_reserved);
+    tt_jw_key(&w, "op");
+    jw_text(&w, tl->peak_op);
+    tt_jw_key(&w, "step");
+    jw_text(&w, tl->peak_step);
+    tt_jw_end(&w);
+    tt_jw_end(&w);
+    if (tt_jw_finish(&w))
+        b->oom = 1; /* out of memory: the page is not written */
 }
 
 static void add_top_table(tt_buf *b, const tt_memtl *tl)

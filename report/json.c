@@ -159,6 +159,39 @@ void tt_jw_end(tt_jw *w)
         tt_jw__flush(w, 0);
 }
 
+/* a string for an HTML <script>: JSON's escapes, and \u for the characters
+ * that could end the script or a JS string */
+static void add_script_string(tt_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    tt_buf_addch(b, '"');
+    for (; p < end; p++) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            tt_buf_addch(b, '\\');
+            tt_buf_addch(b, (char)c);
+        } else if (c == '<' || c == '>' || c == '&' || c == '\'' || c < 0x20) {
+            char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+            tt_buf_add(b, e, 6);
+        } else if (c == 0xe2 && end - p >= 3 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+            tt_buf_add(b, p[2] == 0xa8 ? "\\u2028" : "\\u2029", 6); /* JS line breaks */
+            p += 2;
+        } else {
+            tt_buf_addch(b, (char)c);
+        }
+    }
+    tt_buf_addch(b, '"');
+}
+
+static void add_string(tt_jw *w, const char *s, size_t n)
+{
+    if (w->flags & TT_JW_SCRIPT)
+        add_script_string(w->b, s, n);
+    else
+        tt_buf_add_json_string(w->b, s, n);
+}
+
 void tt_jw_keyn(tt_jw *w, const char *k, size_t n)
 {
     int d = w->depth;
@@ -173,7 +206,7 @@ void tt_jw_keyn(tt_jw *w, const char *k, size_t n)
     else if (w->count[d - 1] && !(w->flags & TT_JW_COMPACT))
         tt_buf_addch(w->b, ' ');
     w->count[d - 1] = 1;
-    tt_buf_add_json_string(w->b, k, n);
+    add_string(w, k, n);
     if (w->flags & TT_JW_COMPACT)
         tt_buf_addch(w->b, ':');
     else
@@ -189,7 +222,7 @@ void tt_jw_key(tt_jw *w, const char *k)
 void tt_jw_strn(tt_jw *w, const char *s, size_t n)
 {
     pre(w);
-    tt_buf_add_json_string(w->b, s, n);
+    add_string(w, s, n);
 }
 
 void tt_jw_str(tt_jw *w, const char *s)
@@ -200,20 +233,30 @@ void tt_jw_str(tt_jw *w, const char *s)
         tt_jw_strn(w, s, strlen(s));
 }
 
+/* the decimal digits of u, ending at end: returns where they begin */
+static char *digits(char *end, uint64_t u)
+{
+    do {
+        *--end = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return end;
+}
+
 void tt_jw_int(tt_jw *w, int64_t v)
 {
-    char t[24];
-    int n = snprintf(t, sizeof(t), "%" PRId64, v);
+    char t[24], *p = digits(t + sizeof(t), v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+    if (v < 0)
+        *--p = '-';
     pre(w);
-    tt_buf_add(w->b, t, (size_t)n);
+    tt_buf_add(w->b, p, (size_t)(t + sizeof(t) - p));
 }
 
 void tt_jw_uint(tt_jw *w, uint64_t v)
 {
-    char t[24];
-    int n = snprintf(t, sizeof(t), "%" PRIu64, v);
+    char t[24], *p = digits(t + sizeof(t), v);
     pre(w);
-    tt_buf_add(w->b, t, (size_t)n);
+    tt_buf_add(w->b, p, (size_t)(t + sizeof(t) - p));
 }
 
 void tt_jw_num(tt_jw *w, double v, int prec)
@@ -229,26 +272,27 @@ void tt_jw_num(tt_jw *w, double v, int prec)
         tt_buf_addf(w->b, "%.*f", prec, v);
 }
 
-void tt_jw_fixed(tt_jw *w, int64_t v, int digits)
+void tt_jw_fixed(tt_jw *w, int64_t v, int digits_after)
 {
-    uint64_t m = 1, a;
+    char t[48], *end = t + sizeof(t), *p;
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     int i;
-    char t[48];
-    int n;
-    if (digits < 0 || digits > 18) {
+    if (digits_after < 0 || digits_after > 18) {
         misuse(w);
         return;
     }
-    for (i = 0; i < digits; i++)
-        m *= 10;
-    a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    if (digits == 0)
-        n = snprintf(t, sizeof(t), "%s%" PRIu64, v < 0 ? "-" : "", a);
-    else
-        n = snprintf(t, sizeof(t), "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / m, digits,
-                     a % m);
+    p = end;
+    for (i = 0; i < digits_after; i++) {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    }
+    if (digits_after)
+        *--p = '.';
+    p = digits(p, a);
+    if (v < 0)
+        *--p = '-';
     pre(w);
-    tt_buf_add(w->b, t, (size_t)n);
+    tt_buf_add(w->b, p, (size_t)(end - p));
 }
 
 void tt_jw_bool(tt_jw *w, int v)

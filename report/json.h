@@ -65,6 +65,9 @@ struct tt_out;
 
 enum {
     TT_JW_COMPACT = 1u << 0, /* "," and ":" (no spaces): the export's layout */
+    TT_JW_SCRIPT = 1u << 1,  /* strings also escape < > & ' and U+2028, U+2029 as
+                                \u: the JSON may sit in an HTML <script> (the
+                                caller passes valid UTF-8) */
 };
 
 typedef struct tt_jw {
@@ -110,7 +113,7 @@ void tt_jw_uint(tt_jw *w, uint64_t v);
 void tt_jw_num(tt_jw *w, double v, int prec);
 /* v / 10^digits with exactly `digits` decimals, in integers (ns as µs:
  * tt_jw_fixed(w, 1500, 3) writes 1.500; -1 writes -0.001) */
-void tt_jw_fixed(tt_jw *w, int64_t v, int digits);
+void tt_jw_fixed(tt_jw *w, int64_t v, int digits_after);
 void tt_jw_bool(tt_jw *w, int v);
 void tt_jw_null(tt_jw *w);
 /* one value that is JSON already (a trace's args object, a number kept as

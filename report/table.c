@@ -419,17 +419,32 @@ int tt__table_json_rows(const tt_table *t, const tt_table_write_options *o, tt_j
     return 0;
 }
 
+int tt__table_json_array(const tt_table *t, const tt_table_write_options *o, tt_jw *w,
+                         const char *key, int indent)
+{
+    int rc;
+    if (key)
+        tt_jw_key(w, key);
+    tt_jw_arr(w);
+    rc = tt__table_json_rows(t, o, w, indent);
+    tt_jw_nl(w, 0);
+    tt_jw_end(w);
+    return rc;
+}
+
 /* an array of objects: a row a line (indented by o->indent), or on one line */
 static int write_json(const struct view *v, const tt_table_write_options *o, FILE *out)
 {
     int inl = (o->flags & TT_TABLE_JSON_INLINE) != 0;
     tt_jw w;
     tt_jw_init_file(&w, out, 0);
-    tt_jw_arr(&w);
-    tt__table_json_rows(v->t, o, &w, inl ? -1 : (o->indent ? (int)strlen(o->indent) : 0));
-    if (!inl && !(o->flags & TT_TABLE_JSON_TIGHT))
-        tt_jw_nl(&w, 0);
-    tt_jw_end(&w);
+    if (inl || (o->flags & TT_TABLE_JSON_TIGHT)) {
+        tt_jw_arr(&w);
+        tt__table_json_rows(v->t, o, &w, inl ? -1 : (o->indent ? (int)strlen(o->indent) : 0));
+        tt_jw_end(&w);
+    } else {
+        tt__table_json_array(v->t, o, &w, NULL, o->indent ? (int)strlen(o->indent) : 0);
+    }
     return tt_jw_finish(&w);
 }
 

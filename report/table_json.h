@@ -16,4 +16,9 @@
  * TT_EINVALID (o names a column t lacks; set) */
 int tt__table_json_rows(const tt_table *t, const tt_table_write_options *o, tt_jw *w, int indent);
 
+/* "key": [ its rows, a line each indented so, then "]" on a line of its own
+ * at indent 0 ] (key NULL: the array alone, as a value) */
+int tt__table_json_array(const tt_table *t, const tt_table_write_options *o, tt_jw *w,
+                         const char *key, int indent);
+
 #endif

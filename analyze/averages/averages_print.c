@@ -5,6 +5,7 @@
  * table of preformatted right-aligned cells with fixed widths.
  */
 #include "analyze/averages/averages_state.h"
+#include "report/table_json.h"
 #include "tracetool/table.h"
 #include "common/buf.h"
 
@@ -442,50 +443,74 @@ static int add_row(tt_table *t, const tt_avg_trace *tr, const tt_avg_row *r, int
     return 0;
 }
 
-/* CSV: one header for the whole output; JSON: one object per trace, the
- * rows under "rows"; Markdown: a heading and a table per trace with rows */
-static int print_rows(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o,
-                      int first_trace)
+/* the table of the rows a trace shows (NULL when out of memory); *printed:
+ * how many */
+static tt_table *shown_table(const tt_avg_trace *tr, const tt_avg_options *o, int64_t *printed)
 {
-    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
     tt_table *t = tt_table_new(avg_cols, A_COUNT_COLS);
     size_t i;
-    int64_t printed = 0;
     int rc = 0;
+    *printed = 0;
     if (!t)
-        return TT_ENOMEM;
+        return NULL;
     for (i = 0; i < tr->nrows && rc == 0; i++) {
-        int s = shown(o, &tr->rows[i], &printed);
+        int s = shown(o, &tr->rows[i], printed);
         if (s < 0)
             break;
         if (s)
             rc = add_row(t, tr, &tr->rows[i], o->format);
     }
-    if (rc < 0)
-        goto done;
+    if (rc < 0) {
+        tt_table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* JSON: one object per trace, its rows under "rows" */
+static int print_json_trace(tt_jw *w, const tt_avg_trace *tr, const tt_avg_options *o)
+{
+    tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
+    int64_t printed;
+    tt_table *t = shown_table(tr, o, &printed);
+    int rc;
+    if (!t)
+        return TT_ENOMEM;
+    wo.cols = json_view;
+    wo.ncols = NCOLS(json_view);
+    wo.flags = TT_TABLE_JSON_SKIP_NULL; /* input_shapes, stack: only when grouped by */
+    tt_jw_nl(w, 0);
+    tt_jw_obj(w);
+    tt_jw_kint(w, "trace_id", tr->trace_id);
+    if (printed) {
+        tt_jw_kstr(w, "path", tr->path);
+        if (tr->have_rank)
+            tt_jw_kint(w, "rank", tr->rank);
+        else
+            tt_jw_knull(w, "rank");
+    }
+    rc = tt__table_json_array(t, &wo, w, "rows", 2);
+    tt_jw_end(w);
+    tt_table_free(t);
+    return rc;
+}
+
+/* CSV: one header for the whole output; Markdown: a heading and a table per
+ * trace with rows */
+static int print_rows(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o,
+                      int first_trace)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    int64_t printed;
+    tt_table *t = shown_table(tr, o, &printed);
+    int rc = 0;
+    if (!t)
+        return TT_ENOMEM;
     if (o->format == TT_FORMAT_CSV) {
         w.format = TT_FORMAT_CSV;
         w.cols = csv_view;
         w.ncols = NCOLS(csv_view);
         w.no_header = !first_trace;
-    } else if (o->format == TT_FORMAT_JSON) {
-        w.format = TT_FORMAT_JSON;
-        w.cols = json_view;
-        w.ncols = NCOLS(json_view);
-        w.indent = "  ";
-        w.flags = TT_TABLE_JSON_SKIP_NULL; /* input_shapes, stack: only when grouped by */
-        fprintf(out, "%s{\"trace_id\": %" PRId64, first_trace ? "" : ",\n", tr->trace_id);
-        if (printed) {
-            tt_buf b = TT_BUF_INIT;
-            tt_buf_add_json_string(&b, tr->path, strlen(tr->path));
-            fprintf(out, ", \"path\": %s", b.buf);
-            tt_buf_release(&b);
-            if (tr->have_rank)
-                fprintf(out, ", \"rank\": %" PRId64, tr->rank);
-            else
-                fputs(", \"rank\": null", out);
-        }
-        fputs(", \"rows\": ", out);
     } else {
         if (!printed)
             goto done;
@@ -497,8 +522,6 @@ static int print_rows(FILE *out, const tt_avg_trace *tr, const tt_avg_options *o
         fputs("\n\n", out);
     }
     rc = tt_table_write(t, &w, out);
-    if (o->format == TT_FORMAT_JSON)
-        fputc('}', out);
 done:
     tt_table_free(t);
     return rc;
@@ -522,17 +545,34 @@ static int print_trace(FILE *out, const tt_avg_trace *tr, const tt_avg_options *
     return tr->nrows ? print_table(out, tr, o) : 0;
 }
 
+static int print_json(const tt_avg_result *res, const tt_avg_options *opts, FILE *out)
+{
+    tt_jw w;
+    size_t k;
+    int rc = 0;
+    tt_jw_init_file(&w, out, 0);
+    tt_jw_obj(&w);
+    tt_jw_karr(&w, "traces");
+    for (k = 0; k < res->ntraces && rc == 0; k++)
+        rc = print_json_trace(&w, &res->traces[k], opts);
+    tt_jw_nl(&w, 0);
+    tt_jw_end(&w);
+    tt_jw_end(&w);
+    if (tt_jw_finish(&w) == TT_ENOMEM && !rc)
+        rc = TT_ENOMEM;
+    fputc('\n', out);
+    return rc;
+}
+
 int tt_averages_print(const tt_avg_result *res, const tt_avg_options *opts, FILE *out)
 {
     size_t k;
     int rc = 0;
     if (opts->format == TT_FORMAT_JSON)
-        fputs("{\"traces\": [\n", out);
-    for (k = 0; k < res->ntraces && rc == 0; k++)
+        rc = print_json(res, opts, out);
+    for (k = 0; opts->format != TT_FORMAT_JSON && k < res->ntraces && rc == 0; k++)
         rc = print_trace(out, &res->traces[k], opts, res->header_per_trace, k == 0);
-    if (rc < 0)
+    if (rc == TT_ENOMEM)
         return tt_error_set(rc, "out of memory");
-    if (opts->format == TT_FORMAT_JSON)
-        fputs("\n]}\n", out);
-    return 0;
+    return rc; /* write errors are the caller's to check (ferror) */
 }

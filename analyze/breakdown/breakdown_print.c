@@ -9,6 +9,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "tracetool/breakdown.h"
+#include "report/table_json.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
@@ -350,6 +351,7 @@ static tt_table *worst_table(const tt_bd_result *res, int64_t row_limit)
 struct out {
     const tt_bd_options *o;
     FILE *f;
+    tt_jw jw; /* JSON: the document */
     int rc;
 };
 
@@ -358,6 +360,7 @@ static void put_table(struct out *w, tt_table *t, const char *heading, const cha
                       const size_t *tcols, size_t ntc, const size_t *dcols, size_t ndc)
 {
     tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
+    int rc;
     if (!t) {
         if (w->rc == 0)
             w->rc = tt__oom();
@@ -365,12 +368,14 @@ static void put_table(struct out *w, tt_table *t, const char *heading, const cha
     }
     switch (w->o->format) {
     case TT_FORMAT_JSON:
-        fprintf(w->f, ",\n  \"%s\": ", key);
-        wo.format = TT_FORMAT_JSON;
-        wo.indent = "    ";
         wo.cols = dcols;
         wo.ncols = ndc;
-        break;
+        tt_jw_nl(&w->jw, 2);
+        rc = tt__table_json_array(t, &wo, &w->jw, key, 4);
+        if (w->rc == 0)
+            w->rc = rc;
+        tt_table_free(t);
+        return;
     case TT_FORMAT_CSV:
         wo.format = TT_FORMAT_CSV;
         wo.cols = dcols;
@@ -388,7 +393,7 @@ static void put_table(struct out *w, tt_table *t, const char *heading, const cha
         wo.cols = tcols;
         wo.ncols = ntc;
     }
-    if (w->o->format == TT_FORMAT_JSON || tt_table_nrows(t) || w->o->format == TT_FORMAT_CSV) {
+    if (tt_table_nrows(t) || w->o->format == TT_FORMAT_CSV) {
         if (w->rc == 0)
             w->rc = tt_table_write(t, &wo, w->f);
     } else {
@@ -435,32 +440,29 @@ static void put_skew(struct out *w, const tt_bd_result *res)
     }
 }
 
-static void json_num(FILE *f, const char *key, double v, int prec)
-{
-    if (isfinite(v))
-        fprintf(f, ", \"%s\": %.*f", key, prec, v);
-    else
-        fprintf(f, ", \"%s\": null", key);
-}
-
 static void json_head(struct out *w, const tt_bd_result *res)
 {
-    const char *by[] = { "rank", "step", "stream" };
-    fprintf(w->f, "{\"by\": \"%s\", \"kernel_wait_ns\": %" PRId64, by[res->by % 3],
-            res->kernel_wait_ns);
-    if (res->steps_set)
-        fprintf(w->f, ", \"step_range\": [%" PRId64 ", %" PRId64 "]", res->step_from,
-                res->step_to);
-    else
-        fputs(", \"step_range\": null", w->f);
-    fprintf(w->f, ", \"traces\": %zu, \"no_gpu_traces\": %zu", res->traces, res->no_gpu);
-    json_num(w->f, "step_skew", res->step_skew, 4);
+    static const char *const by[] = { "rank", "step", "stream" };
+    tt_jw *j = &w->jw;
+    tt_jw_obj(j);
+    tt_jw_kstr(j, "by", by[res->by % 3]);
+    tt_jw_kint(j, "kernel_wait_ns", res->kernel_wait_ns);
+    if (res->steps_set) {
+        tt_jw_karr(j, "step_range");
+        tt_jw_int(j, res->step_from);
+        tt_jw_int(j, res->step_to);
+        tt_jw_end(j);
+    } else {
+        tt_jw_knull(j, "step_range");
+    }
+    tt_jw_kuint(j, "traces", res->traces);
+    tt_jw_kuint(j, "no_gpu_traces", res->no_gpu);
+    tt_jw_knum(j, "step_skew", res->step_skew, 4);
     if (res->slowest != (size_t)-1)
-        fprintf(w->f, ", \"slowest_trace_id\": %" PRId64, res->ranks[res->slowest].trace_id);
-    json_num(w->f, "compute_skew", res->compute_skew, 4);
+        tt_jw_kint(j, "slowest_trace_id", res->ranks[res->slowest].trace_id);
+    tt_jw_knum(j, "compute_skew", res->compute_skew, 4);
     if (res->most_compute != (size_t)-1)
-        fprintf(w->f, ", \"most_compute_trace_id\": %" PRId64,
-                res->ranks[res->most_compute].trace_id);
+        tt_jw_kint(j, "most_compute_trace_id", res->ranks[res->most_compute].trace_id);
 }
 
 static void text_head(struct out *w, const tt_bd_result *res)
@@ -503,6 +505,7 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
         return w.rc;
     }
     if (fmt == TT_FORMAT_JSON) {
+        tt_jw_init_file(&w.jw, out, 0);
         json_head(&w, res);
         PUT(&w, rows_table(res->ranks, res->nranks, o->row_limit), "", "ranks", text_rank,
             data_rank);
@@ -539,9 +542,16 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
         " (p50, p95 interpolated)", "launches", text_launch, data_launch);
     PUT(&w, worst_table(res, o->row_limit), "Worst launches (largest delay)", "worst_launches",
         text_worst, data_worst);
-    if (fmt == TT_FORMAT_JSON)
-        fputs("\n}\n", out);
-    return w.rc;
+    if (fmt == TT_FORMAT_JSON) {
+        int rc;
+        tt_jw_nl(&w.jw, 0);
+        tt_jw_end(&w.jw);
+        rc = tt_jw_finish(&w.jw);
+        fputc('\n', out);
+        if (w.rc == 0 && rc == TT_ENOMEM)
+            w.rc = tt__oom();
+    }
+    return w.rc; /* write errors are the caller's to check (ferror) */
 }
 
 /* compute, then print: the two steps of `tracetool breakdown` */

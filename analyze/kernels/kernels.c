@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "store/db_internal.h"
 #include "analyze/kernels/kernels_state.h"
+#include "report/table_json.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
@@ -173,20 +174,10 @@ static const char *title_of(const tt_kern_summary *s)
     return s->memory ? "GPU memory operation summary" : "GPU kernel summary";
 }
 
-/* The lines above a summary's table (JSON: the object up to "rows": ). */
+/* The lines above a summary's table (text, Markdown). */
 static void print_head(const tt_kern_summary *s, int format, FILE *out, int first)
 {
-    if (format == TT_FORMAT_JSON) {
-        tt_buf lb = TT_BUF_INIT;
-        int size = s->by == TT_KERN_BY_MEMSIZE;
-        tt_buf_add_json_string(&lb, s->path, strlen(s->path));
-        fprintf(out, "%s{\"trace_id\": %" PRId64 ", \"path\": %s, \"what\": \"%s\","
-                     " \"group_by\": \"%s\", \"%s\": %" PRId64 ", \"rows\": ",
-                first ? "" : ",\n", s->trace_id, lb.buf, what_name(s),
-                s->memory ? "kind" : by_name(s->by), size ? "total_bytes" : "total_ns",
-                size ? s->total_bytes : s->total_ns);
-        tt_buf_release(&lb);
-    } else if (format == TT_FORMAT_MARKDOWN) {
+    if (format == TT_FORMAT_MARKDOWN) {
         fprintf(out, "%s### %s, trace %" PRId64 ": ", first ? "" : "\n", title_of(s),
                 s->trace_id);
         tt_table_markdown_text(out, s->path);
@@ -197,6 +188,32 @@ static void print_head(const tt_kern_summary *s, int format, FILE *out, int firs
                 s->trace_id, tt_visible(&v, s->path));
         tt_buf_release(&v);
     }
+}
+
+/* JSON: a summary's object, its rows under "rows" */
+static int print_json_summary(const tt_kern_summary *s, tt_jw *w, int first)
+{
+    tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
+    const struct layout *l = layout_of(s);
+    int size = s->by == TT_KERN_BY_MEMSIZE;
+    tt_table *t = summary_table(s);
+    int rc;
+    if (!t)
+        return tt__oom();
+    if (!first)
+        tt_jw_nl(w, 0);
+    tt_jw_obj(w);
+    tt_jw_kint(w, "trace_id", s->trace_id);
+    tt_jw_kstr(w, "path", s->path);
+    tt_jw_kstr(w, "what", what_name(s));
+    tt_jw_kstr(w, "group_by", s->memory ? "kind" : by_name(s->by));
+    tt_jw_kint(w, size ? "total_bytes" : "total_ns", size ? s->total_bytes : s->total_ns);
+    wo.cols = l->json;
+    wo.ncols = l->njson;
+    rc = tt__table_json_array(t, &wo, w, "rows", 2);
+    tt_jw_end(w);
+    tt_table_free(t);
+    return rc;
 }
 
 static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FILE *out,
@@ -214,12 +231,6 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
     if (!(t = summary_table(s)))
         return tt__oom();
     switch (o->format) {
-    case TT_FORMAT_JSON:
-        w.format = TT_FORMAT_JSON;
-        w.cols = l->json;
-        w.ncols = l->njson;
-        w.indent = "  ";
-        break;
     case TT_FORMAT_CSV:
         w.format = TT_FORMAT_CSV;
         w.cols = l->csv;
@@ -234,9 +245,7 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
     }
     rc = tt_table_write(t, &w, out);
     tt_table_free(t);
-    if (o->format == TT_FORMAT_JSON)
-        fputc('}', out);
-    else if (o->format == TT_FORMAT_TABLE && s->ngroups == 0)
+    if (o->format == TT_FORMAT_TABLE && s->ngroups == 0)
         fputs(" (none)\n", out);
     return rc;
 }
@@ -378,12 +387,24 @@ static int print_result(const tt_kern_result *res, const tt_kern_options *o, FIL
 {
     size_t i;
     int rc = 0;
-    if (o->format == TT_FORMAT_JSON)
-        fputs("{\"summaries\": [", out);
+    if (o->format == TT_FORMAT_JSON) {
+        tt_jw w;
+        tt_jw_init_file(&w, out, 0);
+        tt_jw_obj(&w);
+        tt_jw_karr(&w, "summaries");
+        for (i = 0; rc == 0 && i < res->nsummaries; i++)
+            rc = print_json_summary(&res->summaries[i], &w, i == 0);
+        tt_jw_nl(&w, 0);
+        tt_jw_end(&w);
+        tt_jw_end(&w);
+        if (tt_jw_finish(&w) == TT_ENOMEM && rc == 0)
+            rc = tt__oom();
+        if (rc == 0)
+            fputc('\n', out);
+        return rc;
+    }
     for (i = 0; rc == 0 && i < res->nsummaries; i++)
         rc = print_summary(&res->summaries[i], o, out, i == 0);
-    if (o->format == TT_FORMAT_JSON && rc == 0)
-        fputs("\n]}\n", out);
     return rc;
 }
 

@@ -27,6 +27,7 @@
 #include "store/ingest_rows.h"
 #include "formats/spool.h"
 #include "analyze/kernels/kernels_state.h"
+#include "report/table_json.h"
 #include "tracetool/table.h"
 
 #include <errno.h>
@@ -758,6 +759,7 @@ static const tt_table_col act_cols[A_COUNT] = {
 struct aprint {
     const tt_kern_options *o;
     FILE *out;
+    tt_jw jw;    /* JSON: the document */
     tt_table *t;
     int traces;  /* traces begun */
     int parts;   /* parts of this trace's table written */
@@ -814,11 +816,8 @@ static int flush_part(struct aprint *p, int final)
         return 0;
     switch (p->o->format) {
     case TT_FORMAT_JSON:
-        w.format = TT_FORMAT_JSON;
         w.cols = csv_cols + 1; /* the trace is the enclosing object's */
         w.ncols = TT_ARRAY_SIZE(csv_cols) - 1;
-        w.indent = "  ";
-        w.flags = (p->parts ? TT_TABLE_JSON_NO_OPEN : 0) | (final ? 0 : TT_TABLE_JSON_NO_CLOSE);
         break;
     case TT_FORMAT_CSV:
         w.format = TT_FORMAT_CSV;
@@ -840,7 +839,15 @@ static int flush_part(struct aprint *p, int final)
         w.no_header = p->parts > 0;
         w.indent = " ";
     }
-    rc = tt_table_write(p->t, &w, p->out);
+    if (p->o->format == TT_FORMAT_JSON) {
+        rc = tt__table_json_rows(p->t, &w, &p->jw, 2);
+        if (final) {
+            tt_jw_nl(&p->jw, 0);
+            tt_jw_end(&p->jw); /* the rows */
+        }
+    } else {
+        rc = tt_table_write(p->t, &w, p->out);
+    }
     p->parts++;
     tt_table_free(p->t);
     p->t = NULL;
@@ -856,11 +863,13 @@ static int pr_begin(void *ctx, int64_t trace, const char *path)
     struct aprint *p = ctx;
     int format = p->o->format;
     if (format == TT_FORMAT_JSON) {
-        tt_buf lb = TT_BUF_INIT;
-        tt_buf_add_json_string(&lb, path, strlen(path));
-        fprintf(p->out, "%s{\"trace_id\": %" PRId64 ", \"path\": %s, \"what\": \"activities\","
-                        " \"rows\": ", p->traces ? ",\n" : "", trace, lb.buf);
-        tt_buf_release(&lb);
+        if (p->traces)
+            tt_jw_nl(&p->jw, 0);
+        tt_jw_obj(&p->jw);
+        tt_jw_kint(&p->jw, "trace_id", trace);
+        tt_jw_kstr(&p->jw, "path", path);
+        tt_jw_kstr(&p->jw, "what", "activities");
+        tt_jw_karr(&p->jw, "rows");
     } else if (format == TT_FORMAT_MARKDOWN) {
         fprintf(p->out, "%s### GPU activity trace, trace %" PRId64 ": ", p->traces ? "\n" : "",
                 trace);
@@ -895,15 +904,17 @@ static int pr_end(void *ctx)
     struct aprint *p = ctx;
     int rc = flush_part(p, 1);
     if (p->o->format == TT_FORMAT_JSON)
-        fputc('}', p->out);
+        tt_jw_end(&p->jw); /* the trace */
     return rc;
 }
 
 static void pr_start(void *ctx)
 {
     struct aprint *p = ctx;
-    if (p->o->format == TT_FORMAT_JSON)
-        fputs("{\"traces\": [", p->out);
+    if (p->o->format == TT_FORMAT_JSON) {
+        tt_jw_obj(&p->jw);
+        tt_jw_karr(&p->jw, "traces");
+    }
 }
 
 /* the activities of input (a file or a directory of them; db NULL) or of
@@ -916,6 +927,7 @@ int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_option
     memset(&p, 0, sizeof(p));
     p.o = o;
     p.out = out;
+    tt_jw_init_file(&p.jw, out, 0);
     memset(&w, 0, sizeof(w));
     w.ctx = &p;
     w.start = pr_start;
@@ -924,7 +936,15 @@ int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_option
     w.end = pr_end;
     rc = walk_all(input, db, o, &w);
     tt_table_free(p.t);
-    if (o->format == TT_FORMAT_JSON && rc == 0)
-        fputs("\n]}\n", out);
+    if (o->format == TT_FORMAT_JSON && rc == 0) {
+        tt_jw_nl(&p.jw, 0);
+        tt_jw_end(&p.jw);
+        tt_jw_end(&p.jw);
+        rc = tt_jw_finish(&p.jw);
+        if (rc == 0)
+            fputc('\n', out);
+        return rc == TT_ENOMEM ? tt__oom() : 0; /* write errors: the caller's (ferror) */
+    }
+    tt_jw_finish(&p.jw); /* what was written so far, and free */
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "common/log.h"
+#include "report/json.h"
 #include "report/out.h"
 #include "analyze/memtimeline/memtimeline_state.h"
 #include "compare/crosscheck/links.h"
@@ -286,8 +287,7 @@ struct emit {
     tt_memtl_result *res;
     struct coalesce co;
     struct series plot;
-    tt_out *raw;      /* .raw.json.gz rows, streamed (NULL: none) */
-    int64_t raw_rows;
+    tt_jw *raw;       /* .raw.json.gz rows, streamed (NULL: none) */
     struct livemap live;
     size_t aalloc;        /* room in res->alloc_t_us / allocated / reserved */
     int64_t peak_alloc, peak_t;
@@ -297,12 +297,14 @@ struct emit {
 /* a row of torch's raw export: [t_ns, action, bytes, category] */
 static void raw_row(struct emit *e, int64_t t, int64_t action, int64_t n, int cat)
 {
-    char b[128];
     if (!e->raw)
         return;
-    snprintf(b, sizeof(b), "%s[%" PRId64 ", %" PRId64 ", %" PRId64 ", %d]",
-             e->raw_rows++ ? ", " : "", t, action, n, cat);
-    tt_out_puts(e->raw, b);
+    tt_jw_arr(e->raw);
+    tt_jw_int(e->raw, t);
+    tt_jw_int(e->raw, action);
+    tt_jw_int(e->raw, n);
+    tt_jw_int(e->raw, cat);
+    tt_jw_end(e->raw);
 }
 
 /* string id -> a copy of it ("" for 0 or none) */
@@ -549,7 +551,7 @@ static int emit_raw_input(struct emit *e)
 }
 
 /* the result of a job; keep: with the whole coalesced series */
-static int compute(struct job *j, tt_memtl_result *res, int keep, tt_out *raw)
+static int compute(struct job *j, tt_memtl_result *res, int keep, tt_jw *raw)
 {
     struct emit e;
     size_t i;
@@ -636,75 +638,25 @@ void tt_memtl_result_free(tt_memtl_result *r)
 
 /* ---- the writers ---- */
 
-/* buffered number output for the .json writer */
-struct wbuf {
-    tt_out *o;
-    size_t n;
-    char b[65536];
-};
-
-static void wb_flush(struct wbuf *w)
-{
-    tt_out_write(w->o, w->b, w->n);
-    w->n = 0;
-}
-
-static void wb_str(struct wbuf *w, const char *s)
-{
-    size_t n = strlen(s);
-    if (w->n + n > sizeof(w->b))
-        wb_flush(w);
-    memcpy(w->b + w->n, s, n);
-    w->n += n;
-}
-
-static void wb_i64(struct wbuf *w, int64_t v)
-{
-    char tmp[24];
-    int k = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    if (w->n + 24 > sizeof(w->b))
-        wb_flush(w);
-    do {
-        tmp[k++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        w->b[w->n++] = '-';
-    while (k)
-        w->b[w->n++] = tmp[--k];
-}
-
 /* torch's .json: [[times], [[sizes row], ...]] */
-static int write_json(tt_out *o, const tt_memtl_result *r)
+static void write_json(tt_jw *w, const tt_memtl_result *r)
 {
-    struct wbuf *w = malloc(sizeof(*w));
     size_t i;
     int c;
-    if (!w)
-        return tt__oom();
-    w->o = o;
-    w->n = 0;
-    wb_str(w, "[[");
+    tt_jw_arr(w);
+    tt_jw_arr(w);
+    for (i = 0; i < r->n; i++)
+        tt_jw_int(w, r->t_us[i]);
+    tt_jw_end(w);
+    tt_jw_arr(w);
     for (i = 0; i < r->n; i++) {
-        if (i)
-            wb_str(w, ", ");
-        wb_i64(w, r->t_us[i]);
+        tt_jw_arr(w);
+        for (c = 0; c < NCOL; c++)
+            tt_jw_int(w, r->sizes[i * NCOL + c]);
+        tt_jw_end(w);
     }
-    wb_str(w, "], [");
-    for (i = 0; i < r->n; i++) {
-        wb_str(w, i ? ", [" : "[");
-        for (c = 0; c < NCOL; c++) {
-            if (c)
-                wb_str(w, ", ");
-            wb_i64(w, r->sizes[i * NCOL + c]);
-        }
-        wb_str(w, "]");
-    }
-    wb_str(w, "]]");
-    wb_flush(w);
-    free(w);
-    return 0;
+    tt_jw_end(w);
+    tt_jw_end(w);
 }
 
 /* the .png or .html page */
@@ -820,6 +772,7 @@ static int run_job(struct job *j, const char *output)
     int want_json = kind == K_JSON || kind == K_JSONGZ || kind == K_STDOUT;
     int want_raw = kind == K_RAW;
     tt_out o; /* the .json, .json.gz or .raw.json.gz (report/out.h) */
+    tt_jw w;  /* its JSON */
     tt_memtl_result res;
     int rc = 0, opened = 0;
     memset(&res, 0, sizeof(res));
@@ -827,21 +780,24 @@ static int run_job(struct job *j, const char *output)
         if ((rc = tt_out_open(&o, output, TT_OUT_GZ_BY_NAME)) < 0)
             goto out;
         opened = 1;
+        tt_jw_init_out(&w, &o, 0);
         if (want_raw)
-            tt_out_puts(&o, "[");
+            tt_jw_arr(&w);
     }
-    if ((rc = compute(j, &res, want_json, want_raw ? &o : NULL)) < 0)
+    if ((rc = compute(j, &res, want_json, want_raw ? &w : NULL)) < 0)
         goto out;
     warn_coverage(j, &res);
     if (want_json)
-        rc = write_json(&o, &res);
+        write_json(&w, &res);
     else if (want_raw)
-        tt_out_puts(&o, "]");
+        tt_jw_end(&w);
     else
         rc = write_plot(j, &res, kind == K_PNG, output);
 out:
-    if (opened)
-        rc = tt_out_close(&o, rc);
+    if (opened) {
+        int wrc = tt_jw_finish(&w);
+        rc = tt_out_close(&o, rc ? rc : wrc == TT_ENOMEM ? tt__oom() : wrc);
+    }
     tt_memtl_result_free(&res);
     return rc;
 }

@@ -237,3 +237,17 @@ Test(json_write, output_file)
     unlink(path);
     rmdir(dir);
 }
+
+/* TT_JW_SCRIPT: nothing in a string can end a <script> or a JS string */
+Test(json_write, script_safe)
+{
+    tt_buf b = TT_BUF_INIT;
+    tt_jw w;
+    tt_jw_init(&w, &b, TT_JW_COMPACT | TT_JW_SCRIPT);
+    tt_jw_obj(&w);
+    tt_jw_kstr(&w, "</script>", "a&b'c\n\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xa7\"\\");
+    tt_jw_end(&w);
+    expect(&w, &b, "{\"\\u003c/script\\u003e\":\"a\\u0026b\\u0027c\\u000a\\u2028\\u2029"
+                   "\xe2\x80\xa7\\\"\\\\\"}");
+    tt_buf_release(&b);
+}
