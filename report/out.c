@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,12 @@ static int report(const char *path, const char *what, int e)
     snprintf(out_msg, sizeof(out_msg), "%s %s: %s", what, path, strerror(e));
     return -1;
 }
+static int busy(const tt_out *o)
+{
+    snprintf(out_msg, sizeof(out_msg), "cannot write %s: another writer has it open (%s is locked)",
+             o->path, o->tmp);
+    return -1;
+}
 static int out_oom(void)
 {
     snprintf(out_msg, sizeof(out_msg), "out of memory");
@@ -50,6 +57,11 @@ static int out_oom(void)
 static int report(const char *path, const char *what, int e)
 {
     return tt_error_set_at(TT_EIO, path, -1, "%s: %s", what, strerror(e));
+}
+static int busy(const tt_out *o)
+{
+    return tt_error_set_at(TT_EIO, o->path, -1,
+                           "cannot write: another writer has it open (%s is locked)", o->tmp);
 }
 #define out_oom tt__oom
 #define partial_add tt__partial_add
@@ -305,6 +317,12 @@ static mode_t new_file_mode(void)
     return 0666 & ~um;
 }
 
+static int is_regular(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* the file descriptor: standard output, the path itself, or <path>.tmp */
 static int open_fd(tt_out *o)
 {
@@ -324,15 +342,25 @@ static int open_fd(tt_out *o)
         return out_oom();
     sprintf(o->tmp, "%s.tmp", o->path);
     /* a link there is refused (O_NOFOLLOW); anything else that is there
-     * (a stale temporary, a FIFO a test reads from) is written and renamed */
-    o->tmp_slot = partial_add(o->tmp); /* before it exists: see common/fs.c */
-    if ((o->fd = open(o->tmp, flags | O_NOFOLLOW, 0600)) < 0 || fchmod(o->fd, 0600) != 0) {
+     * (a stale temporary, a FIFO a test reads from) is written and renamed.
+     * The temporary is locked while written: a second writer of the same
+     * output (another process, or this one) is refused rather than
+     * truncating it under the first; emptied only once the lock is held */
+    if ((o->fd = open(o->tmp, (flags & ~O_TRUNC) | O_NOFOLLOW, 0600)) < 0)
+        return report(o->path, "cannot write", errno);
+    if (flock(o->fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        close(o->fd);
+        o->fd = -1;
+        return busy(o);
+    }
+    /* ours now: removed if a signal ends the process (one that comes before
+     * this line leaves a stale temporary, which the next writer reuses) */
+    o->tmp_slot = partial_add(o->tmp);
+    if (fchmod(o->fd, 0600) != 0 || (is_regular(o->fd) && ftruncate(o->fd, 0) != 0)) {
         int e = errno;
-        if (o->fd >= 0) {
-            close(o->fd);
-            o->fd = -1;
-            unlink(o->tmp);
-        }
+        close(o->fd);
+        o->fd = -1;
+        unlink(o->tmp);
         return report(o->path, "cannot write", e);
     }
     return 0;

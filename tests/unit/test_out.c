@@ -231,6 +231,33 @@ Test(out, a_cancel_leaves_the_target_and_no_temporary)
     cr_assert_not(exists(tmp));
 }
 
+/* a second writer of the same output is refused while the first writes
+ * (its temporary is not emptied under it); a stale temporary is reused */
+Test(out, a_second_writer_is_refused)
+{
+    char path[128], tmp[140];
+    tt_out a, b;
+    size_t n;
+    char *got;
+    snprintf(path, sizeof(path), "%s/two.json", dir);
+    tmp_of(tmp, sizeof(tmp), path);
+    write_old(tmp); /* stale, from a writer that died */
+    cr_assert_eq(tt_out_open(&a, path, TT_OUT_PLAIN), 0);
+    cr_assert_eq(tt_out_puts(&a, "first"), 0);
+    cr_assert_eq(tt_out__hand_on(&a), 0);
+    cr_assert_eq(tt_out_open(&b, path, TT_OUT_PLAIN), TT_EIO);
+    cr_assert(strstr(tt_error_last()->message, "another writer") != NULL, "%s",
+              tt_error_last()->message);
+    cr_assert_str_eq(tt_error_last()->source, path);
+    cr_assert(exists(tmp), "the first writer's temporary is left alone");
+    cr_assert_eq(tt_out_close(&a, 0), 0);
+    got = slurp(path, &n);
+    cr_assert_str_eq(got, "first", "the stale temporary was emptied, not appended to");
+    free(got);
+    cr_assert_eq(tt_out_open(&b, path, TT_OUT_PLAIN), 0, "free again once the first is done");
+    cr_assert_eq(tt_out_close(&b, 0), 0);
+}
+
 /* a directory without write permission (root writes anywhere: then a
  * "directory" that is a file) */
 Test(out, a_directory_that_cannot_be_written)
