@@ -99,7 +99,8 @@ Test(render_breakdown, page)
 Test(render_breakdown, bad_input)
 {
     tt_render_bd bd = { NULL, NULL, 2, NULL, (size_t)-1, 0, NULL, NULL, NULL, 0, NULL };
-    const char *path = "/tmp/tt_bd_html_bad.html";
+    char path[64]; /* this run's own: a second copy of the suite may run beside it */
+    snprintf(path, sizeof(path), "/tmp/tt_bd_html_bad.%ld.html", (long)getpid());
     unlink(path);
     cr_expect_eq(tt_render_breakdown_html(&bd, path), TT_EINVALID);
     cr_expect_neq(access(path, F_OK), 0, "nothing written");
