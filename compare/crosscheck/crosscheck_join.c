@@ -27,16 +27,6 @@ const char *xc_val_fmt(const tt_xc_id *v, char *buf, size_t n)
     return buf;
 }
 
-void xc_val_json(tt_buf *b, const tt_xc_id *v)
-{
-    if (v->type == TT_XC_ID_INT)
-        tt_buf_addf(b, "%" PRId64, v->i);
-    else if (v->type == TT_XC_ID_TEXT)
-        tt_buf_add_json_string(b, v->s, strlen(v->s));
-    else
-        tt_buf_addstr(b, "null");
-}
-
 /* The string of an interned id, malloc'd ("" when unknown); NULL on OOM. */
 char *xc_str_dup(struct xc *x, int64_t id)
 {

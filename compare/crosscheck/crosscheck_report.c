@@ -6,6 +6,8 @@
  * the table writer (tracetool/table.h).
  */
 #include "compare/crosscheck/crosscheck_state.h"
+#include "report/json.h"
+#include "report/table_json.h"
 #include "tracetool/table.h"
 
 /* ---------------------------------------------------------------- result */
@@ -305,44 +307,57 @@ static const tt_table_col seg_cols[S_NCOLS] = {
     { "count", "count", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
 };
 
+/* a table's rows as an array where w is (report/table_json.h): each row on
+ * a line of its own indented by `indent`, "]" right after the last; -1: on
+ * the current line. t freed; 0 or TT_ENOMEM */
+static int json_rows(tt_jw *w, tt_table *t, const tt_table_write_options *o, int indent)
+{
+    int rc = t ? 0 : xc_oom();
+    tt_jw_arr(w);
+    if (t && tt__table_json_rows(t, o, w, indent) < 0)
+        rc = xc_oom();
+    tt_jw_end(w);
+    tt_table_free(t);
+    return rc;
+}
+
 /* a thread's offset segments: text "OFF from RF (N), ..." or a JSON array */
 static int thread_offsets(tt_table *t, const tt_xc_thread *th, int text)
 {
-    char *buf = NULL;
-    size_t len = 0, k;
-    FILE *f = open_memstream(&buf, &len);
-    tt_table *st = NULL;
+    tt_buf b = TT_BUF_INIT;
+    size_t k;
     int rc = 0;
-    if (!f)
-        return xc_oom();
     if (text) {
         for (k = 0; k < th->nsegments; k++)
-            fprintf(f, "%s%" PRId64 " from %" PRId64 " (%" PRId64 ")", k ? ", " : "",
-                    th->segments[k].offset, th->segments[k].rf_from, th->segments[k].count);
+            tt_buf_addf(&b, "%s%" PRId64 " from %" PRId64 " (%" PRId64 ")", k ? ", " : "",
+                        th->segments[k].offset, th->segments[k].rf_from, th->segments[k].count);
         if ((int64_t)th->nsegments < th->segments_total)
-            fprintf(f, ", ... (%" PRId64 " segments)", th->segments_total);
+            tt_buf_addf(&b, ", ... (%" PRId64 " segments)", th->segments_total);
         if (!th->nsegments)
-            fputc('-', f);
+            tt_buf_addch(&b, '-');
     } else {
-        tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
-        st = tt_table_new(seg_cols, S_NCOLS);
+        tt_table *st = tt_table_new(seg_cols, S_NCOLS);
+        tt_jw w;
         for (k = 0; st && k < th->nsegments && rc == 0; k++) {
             rc = tt_table_add_row(st);
             tt_table_set_int(st, S_FROM, th->segments[k].rf_from);
             tt_table_set_int(st, S_OFFSET, th->segments[k].offset);
             tt_table_set_int(st, S_COUNT, th->segments[k].count);
         }
-        w.format = TT_FORMAT_JSON;
-        w.flags = TT_TABLE_JSON_INLINE;
-        if (!st || rc < 0 || tt_table_write(st, &w, f) < 0)
+        tt_jw_init(&w, &b, 0);
+        if (rc < 0) {
+            tt_table_free(st);
+            st = NULL;
+        }
+        rc = json_rows(&w, st, NULL, -1);
+        if (tt_jw_finish(&w) < 0)
             rc = TT_ENOMEM;
-        tt_table_free(st);
     }
-    if (fclose(f) != 0 || !buf)
+    if (b.oom)
         rc = TT_ENOMEM;
     if (rc == 0)
-        rc = text ? tt_table_set_text(t, T_OFFTEXT, buf) : tt_table_set_json(t, T_OFFSETS, buf);
-    free(buf);
+        rc = text ? tt_table_set_text(t, T_OFFTEXT, b.buf) : tt_table_set_json(t, T_OFFSETS, b.buf);
+    tt_buf_release(&b);
     return rc;
 }
 
@@ -373,35 +388,45 @@ static int thread_row(tt_table *t, const tt_xc_thread *th, int text)
     return thread_offsets(t, th, text);
 }
 
-/* text: the table under "  threads:"; JSON: the "threads" array */
-static int write_threads(const tt_xc_pair *p, int text, FILE *out)
+/* the per-thread rows (text: "-" for what is absent; JSON: null), with the
+ * columns in cols (the caller's, kept as long as the table) */
+static tt_table *threads_table(const tt_xc_pair *p, int text, tt_table_col cols[T_NCOLS])
 {
-    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
-    tt_table_col cols[T_NCOLS];
     tt_table *t;
     size_t i;
-    memcpy(cols, thread_cols, sizeof(cols));
+    memcpy(cols, thread_cols, sizeof(thread_cols));
     cols[T_RANGE].title = p->key == K_RF ? "rf_id range" : "External id range";
     cols[T_OFFTEXT].title = p->key == K_RF ? "offset" : "offset (External id - rf_id) from rf_id";
     t = tt_table_new(cols, T_NCOLS);
     for (i = 0; t && i < p->nthreads; i++)
         if (thread_row(t, &p->threads[i], text) < 0) {
             tt_table_free(t);
-            return xc_oom();
+            return NULL;
         }
-    if (text) {
-        w.cols = thread_text;
-        w.ncols = TT_ARRAY_SIZE(thread_text);
-        w.indent = "    ";
-        w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
-    } else {
-        w.format = TT_FORMAT_JSON;
-        w.cols = thread_json;
-        w.ncols = TT_ARRAY_SIZE(thread_json);
-        w.indent = "    ";
-        w.flags = TT_TABLE_JSON_TIGHT;
-    }
-    return write_table(t, &w, out);
+    return t;
+}
+
+/* the table under "  threads:" */
+static int write_threads(const tt_xc_pair *p, FILE *out)
+{
+    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table_col cols[T_NCOLS];
+    w.cols = thread_text;
+    w.ncols = TT_ARRAY_SIZE(thread_text);
+    w.indent = "    ";
+    w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
+    return write_table(threads_table(p, 1, cols), &w, out);
+}
+
+/* the "threads" array: a thread a line (indent 4), "]" after the last */
+static int json_threads(tt_jw *w, const tt_xc_pair *p)
+{
+    tt_table_write_options o = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table_col cols[T_NCOLS];
+    o.cols = thread_json;
+    o.ncols = TT_ARRAY_SIZE(thread_json);
+    tt_jw_key(w, "threads");
+    return json_rows(w, threads_table(p, 0, cols), &o, 4);
 }
 
 /* ---- JSON lists ---- */
@@ -509,13 +534,14 @@ static tt_table *dup_table(const tt_xc_pair *p)
     for (i = 0; t && i < p->nduplicates; i++) {
         const tt_xc_duplicate *d = &p->duplicates[i];
         const char *n1 = d->name1 ? d->name1 : "", *n2 = d->name2 ? d->name2 : "";
+        tt_jw w;
         tt_buf_reset(&names);
-        tt_buf_addstr(&names, "[");
-        tt_buf_add_json_string(&names, n1, strlen(n1));
-        tt_buf_addstr(&names, ", ");
-        tt_buf_add_json_string(&names, n2, strlen(n2));
-        tt_buf_addstr(&names, "]");
-        if (names.oom || tt_table_add_row(t) < 0 ||
+        tt_jw_init(&w, &names, 0);
+        tt_jw_arr(&w);
+        tt_jw_str(&w, n1);
+        tt_jw_str(&w, n2);
+        tt_jw_end(&w);
+        if (tt_jw_finish(&w) < 0 || tt_table_add_row(t) < 0 ||
             tt_table_set_text(t, D_SIDE, d->et_side ? "et" : "kineto") < 0 ||
             tt_table_set_json(t, D_NAMES, names.buf) < 0) {
             tt_table_free(t);
@@ -549,152 +575,166 @@ static tt_table *unpaired_table(const tt_xcheck_result *res, int kineto)
 
 /* ---------------------------------------------------------------- json */
 
-static void jstr(tt_buf *b, const char *s)
-{
-    tt_buf_add_json_string(b, s ? s : "", s ? strlen(s) : 0);
-}
+/* The JSON report is one document written by the JSON writer (report/json.h),
+ * its lists the tables above (report/table_json.h):
+ *
+ *   {"pairs": [
+ *     {"et": {...},
+ *      "kineto": {...},
+ *      ...
+ *      "threads": [
+ *       {...}],
+ *      "offenders": {"et_only": [...], ...}}
+ *    ],
+ *    "unpaired_et": [...],
+ *    ...
+ *    "consistent": true}
+ */
 
-static void jopt(tt_buf *b, int has, int64_t v)
+static void jopt(tt_jw *w, const char *k, int has, int64_t v)
 {
+    tt_jw_key(w, k);
     if (has)
-        tt_buf_addf(b, "%" PRId64, v);
+        tt_jw_int(w, v);
     else
-        tt_buf_addstr(b, "null");
+        tt_jw_null(w);
 }
 
-static void jtrace(tt_buf *b, const tt_xc_trace *t)
+/* a trace's object, opened: the caller adds its own keys and closes it */
+static void jtrace(tt_jw *w, const char *k, const tt_xc_trace *t)
 {
-    tt_buf_addf(b, "{\"trace_id\": %" PRId64 ", \"path\": ", t->id);
-    jstr(b, t->path);
-    tt_buf_addstr(b, ", \"pid\": ");
-    jopt(b, t->has_pid, t->pid);
-    tt_buf_addstr(b, ", \"rank\": ");
-    jopt(b, t->has_rank, t->rank);
+    tt_jw_kobj(w, k);
+    tt_jw_kint(w, "trace_id", t->id);
+    tt_jw_kstr(w, "path", t->path ? t->path : "");
+    jopt(w, "pid", t->has_pid, t->pid);
+    jopt(w, "rank", t->has_rank, t->rank);
 }
 
-/* b's text to out, then b emptied (0 or TT_ENOMEM when b ran out of memory) */
-static int flush(tt_buf *b, FILE *out)
+/* "key": [rows] on the current line */
+static int json_list(tt_jw *w, const char *k, tt_table *t)
 {
-    if (b->oom)
-        return xc_oom();
-    fwrite(b->buf, 1, b->len, out);
-    tt_buf_reset(b);
-    return 0;
+    tt_jw_key(w, k);
+    return json_rows(w, t, NULL, -1);
 }
 
-/* b's text, then an inline JSON list */
-static int json_list(tt_buf *b, tt_table *t, FILE *out)
+static int json_offenders(tt_jw *w, const tt_xc_pair *p)
 {
-    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
-    int rc = flush(b, out);
-    w.format = TT_FORMAT_JSON;
-    w.flags = TT_TABLE_JSON_INLINE;
-    if (rc < 0) {
-        tt_table_free(t);
-        return rc;
+    int rc;
+    tt_jw_nl(w, 3);
+    tt_jw_kobj(w, "offenders");
+    if ((rc = json_list(w, "et_only", et_only_table(p))) == 0 &&
+        (rc = json_list(w, "kineto_only", kineto_only_table(p))) == 0 &&
+        (rc = json_list(w, "name_mismatch", mismatch_table(p))) == 0)
+        rc = json_list(w, "duplicates", dup_table(p));
+    tt_jw_end(w);
+    return rc;
+}
+
+/* the traces, PyTorch's rule, the key and the window */
+static void json_pair_head(tt_jw *w, const tt_xc_pair *p)
+{
+    jtrace(w, "et", &p->et);
+    tt_jw_kint(w, "nodes", p->et_nodes);
+    tt_jw_kint(w, "roots", p->et_roots);
+    tt_jw_kint(w, "ops", p->et_ops);
+    tt_jw_end(w);
+    tt_jw_nl(w, 3);
+    jtrace(w, "kineto", &p->kineto);
+    tt_jw_kint(w, "ops", p->kineto_ops);
+    tt_jw_kint(w, "with_record_function_id", p->kineto_with_rf_id);
+    tt_jw_kint(w, "with_external_id", p->kineto_with_external_id);
+    tt_jw_end(w);
+    tt_jw_nl(w, 3);
+    tt_jw_kstr(w, "paired_by", p->paired_by);
+    tt_jw_nl(w, 3);
+    tt_jw_kobj(w, "pytorch_rule");
+    tt_jw_kbool(w, "applies", p->rule_applies);
+    tt_jw_kbool(w, "equal", p->rule_holds);
+    tt_jw_kint(w, "et_ids", p->rule_et_ids);
+    tt_jw_kint(w, "kineto_ids", p->kineto_ops);
+    tt_jw_kint(w, "et_only", p->rule_et_only);
+    tt_jw_kint(w, "kineto_only", p->rule_kineto_only);
+    tt_jw_end(w);
+    tt_jw_nl(w, 3);
+    tt_jw_kstr(w, "key", xc_key_name(p->key));
+    jopt(w, "offset", p->key != K_EXT_ORDER, p->offset);
+    tt_jw_key(w, "constant_offset_tried");
+    if (p->has_constant) {
+        tt_jw_obj(w);
+        tt_jw_kint(w, "offset", p->constant_offset);
+        tt_jw_kint(w, "matched", p->constant_matched);
+        tt_jw_end(w);
+    } else {
+        tt_jw_null(w);
     }
-    return write_table(t, &w, out);
+    tt_jw_nl(w, 3);
+    tt_jw_kobj(w, "window");
+    jopt(w, "key_lo", p->has_key, p->key_lo);
+    jopt(w, "key_hi", p->has_key, p->key_hi);
+    jopt(w, "ts_lo_ns", p->has_ts, p->ts_lo);
+    jopt(w, "ts_hi_ns", p->has_ts, p->ts_hi);
+    tt_jw_end(w);
 }
 
-static int json_offenders(const tt_xc_pair *p, tt_buf *b, FILE *out)
+static int print_json_pair(tt_jw *w, const tt_xc_pair *p)
 {
     int rc;
-    tt_buf_addstr(b, ",\n   \"offenders\": {\"et_only\": ");
-    if ((rc = json_list(b, et_only_table(p), out)) < 0)
-        return rc;
-    tt_buf_addstr(b, ", \"kineto_only\": ");
-    if ((rc = json_list(b, kineto_only_table(p), out)) < 0)
-        return rc;
-    tt_buf_addstr(b, ", \"name_mismatch\": ");
-    if ((rc = json_list(b, mismatch_table(p), out)) < 0)
-        return rc;
-    tt_buf_addstr(b, ", \"duplicates\": ");
-    if ((rc = json_list(b, dup_table(p), out)) < 0)
-        return rc;
-    tt_buf_addstr(b, "}}");
-    return 0;
-}
-
-static int print_json_pair(const tt_xc_pair *p, int first, tt_buf *b, FILE *out)
-{
-    int rc;
-    tt_buf_addf(b, "%s\n  {\"et\": ", first ? "" : ",");
-    jtrace(b, &p->et);
-    tt_buf_addf(b, ", \"nodes\": %" PRId64 ", \"roots\": %" PRId64 ", \"ops\": %" PRId64 "},\n",
-                p->et_nodes, p->et_roots, p->et_ops);
-    tt_buf_addstr(b, "   \"kineto\": ");
-    jtrace(b, &p->kineto);
-    tt_buf_addf(b, ", \"ops\": %" PRId64 ", \"with_record_function_id\": %" PRId64
-                   ", \"with_external_id\": %" PRId64 "},\n",
-                p->kineto_ops, p->kineto_with_rf_id, p->kineto_with_external_id);
-    tt_buf_addstr(b, "   \"paired_by\": ");
-    jstr(b, p->paired_by);
-    tt_buf_addf(b, ",\n   \"pytorch_rule\": {\"applies\": %s, \"equal\": %s, \"et_ids\": %" PRId64
-                   ", \"kineto_ids\": %" PRId64 ", \"et_only\": %" PRId64 ", \"kineto_only\": %" PRId64
-                   "},\n",
-                p->rule_applies ? "true" : "false", p->rule_holds ? "true" : "false",
-                p->rule_et_ids, p->kineto_ops, p->rule_et_only, p->rule_kineto_only);
-    tt_buf_addf(b, "   \"key\": \"%s\", \"offset\": ", xc_key_name(p->key));
-    jopt(b, p->key != K_EXT_ORDER, p->offset);
-    tt_buf_addstr(b, ", \"constant_offset_tried\": ");
-    if (p->has_constant)
-        tt_buf_addf(b, "{\"offset\": %" PRId64 ", \"matched\": %" PRId64 "}", p->constant_offset,
-                    p->constant_matched);
-    else
-        tt_buf_addstr(b, "null");
-    tt_buf_addstr(b, ",\n   \"window\": {\"key_lo\": ");
-    jopt(b, p->has_key, p->key_lo);
-    tt_buf_addstr(b, ", \"key_hi\": ");
-    jopt(b, p->has_key, p->key_hi);
-    tt_buf_addstr(b, ", \"ts_lo_ns\": ");
-    jopt(b, p->has_ts, p->ts_lo);
-    tt_buf_addstr(b, ", \"ts_hi_ns\": ");
-    jopt(b, p->has_ts, p->ts_hi);
-    tt_buf_addf(b, "},\n   \"et_ops\": %" PRId64 ", \"matched\": %" PRId64 ", \"et_only\": %" PRId64
-                   ", \"kineto_only\": %" PRId64 ", \"name_mismatch\": %" PRId64
-                   ", \"duplicate_et\": %" PRId64 ", \"duplicate_kineto\": %" PRId64
-                   ", \"kineto_outside_window\": %" PRId64 ", \"consistent\": %s,\n",
-                p->et_ops, p->matched, p->et_only, p->kineto_only, p->name_mismatch,
-                p->duplicate_et, p->duplicate_kineto, p->kineto_outside,
-                p->consistent ? "true" : "false");
-    tt_buf_addstr(b, "   \"threads\": ");
-    if ((rc = flush(b, out)) < 0 || (rc = write_threads(p, 0, out)) < 0)
-        return rc;
-    return json_offenders(p, b, out);
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    json_pair_head(w, p);
+    tt_jw_nl(w, 3);
+    tt_jw_kint(w, "et_ops", p->et_ops);
+    tt_jw_kint(w, "matched", p->matched);
+    tt_jw_kint(w, "et_only", p->et_only);
+    tt_jw_kint(w, "kineto_only", p->kineto_only);
+    tt_jw_kint(w, "name_mismatch", p->name_mismatch);
+    tt_jw_kint(w, "duplicate_et", p->duplicate_et);
+    tt_jw_kint(w, "duplicate_kineto", p->duplicate_kineto);
+    tt_jw_kint(w, "kineto_outside_window", p->kineto_outside);
+    tt_jw_kbool(w, "consistent", p->consistent);
+    tt_jw_nl(w, 3);
+    if ((rc = json_threads(w, p)) == 0)
+        rc = json_offenders(w, p);
+    tt_jw_end(w);
+    return rc;
 }
 
 static int print_json(const tt_xcheck_result *res, const tt_xc_options *o, FILE *out)
 {
-    tt_buf jb = TT_BUF_INIT;
     const tt_xc_summary *sum = &res->summary;
-    size_t i, k = 0;
+    tt_jw w;
+    size_t i;
     int rc = 0;
     TT_UNUSED(o);
-    tt_buf_addstr(&jb, "{\"pairs\": [");
-    for (i = 0; i < res->npairs && rc == 0; i++) {
-        if (!res->pairs[i].paired)
-            continue;
-        rc = print_json_pair(&res->pairs[i], k++ == 0, &jb, out);
-    }
-    if (rc == 0) {
-        tt_buf_addstr(&jb, "\n ],\n \"unpaired_et\": ");
-        rc = json_list(&jb, unpaired_table(res, 0), out);
-    }
-    if (rc == 0) {
-        tt_buf_addstr(&jb, ",\n \"unpaired_kineto\": ");
-        rc = json_list(&jb, unpaired_table(res, 1), out);
-    }
-    if (rc == 0) {
-        tt_buf_addf(&jb, ",\n \"summary\": {\"pairs\": %" PRId64 ", \"consistent\": %" PRId64
-                         ", \"inconsistent\": %" PRId64 ", \"unpaired_et\": %" PRId64
-                         ", \"unpaired_kineto\": %" PRId64 ", \"links_stored\": %" PRId64
-                         "},\n \"consistent\": %s}\n",
-                    sum->pairs, sum->consistent, sum->inconsistent, sum->unpaired_et,
-                    sum->unpaired_kineto, sum->links,
-                    sum->pairs && !sum->inconsistent && !sum->unpaired_et ? "true" : "false");
-        rc = flush(&jb, out);
-    }
-    tt_buf_release(&jb);
+    tt_jw_init_file(&w, out, 0);
+    tt_jw_obj(&w);
+    tt_jw_karr(&w, "pairs");
+    for (i = 0; i < res->npairs && rc == 0; i++)
+        if (res->pairs[i].paired)
+            rc = print_json_pair(&w, &res->pairs[i]);
+    tt_jw_nl(&w, 1);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 1);
+    if (rc == 0)
+        rc = json_list(&w, "unpaired_et", unpaired_table(res, 0));
+    tt_jw_nl(&w, 1);
+    if (rc == 0)
+        rc = json_list(&w, "unpaired_kineto", unpaired_table(res, 1));
+    tt_jw_nl(&w, 1);
+    tt_jw_kobj(&w, "summary");
+    tt_jw_kint(&w, "pairs", sum->pairs);
+    tt_jw_kint(&w, "consistent", sum->consistent);
+    tt_jw_kint(&w, "inconsistent", sum->inconsistent);
+    tt_jw_kint(&w, "unpaired_et", sum->unpaired_et);
+    tt_jw_kint(&w, "unpaired_kineto", sum->unpaired_kineto);
+    tt_jw_kint(&w, "links_stored", sum->links);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 1);
+    tt_jw_kbool(&w, "consistent", sum->pairs && !sum->inconsistent && !sum->unpaired_et);
+    tt_jw_end(&w);
+    tt_buf_addch(w.b, '\n'); /* after the document: no JSON, the writer has no call for it */
+    if (tt_jw_finish(&w) == TT_ENOMEM && rc == 0)
+        rc = TT_ENOMEM; /* set; write errors are the caller's to check (ferror) */
     return rc;
 }
 
@@ -942,7 +982,7 @@ static int print_text(const tt_xcheck_result *res, const tt_xc_options *o, FILE 
         text_header(out, p, i == 0);
         text_window(out, p);
         fputs("  threads:\n", out);
-        if ((rc = write_threads(p, 1, out)) < 0)
+        if ((rc = write_threads(p, out)) < 0)
             return rc;
         text_offenders(out, p);
     }

@@ -195,7 +195,6 @@ int xc_oom(void);
 int xc_val_eq(const tt_xc_id *a, const tt_xc_id *b);
 uint64_t xc_val_hash(const tt_xc_id *v, uint64_t h);
 const char *xc_val_fmt(const tt_xc_id *v, char *buf, size_t n);
-void xc_val_json(tt_buf *b, const tt_xc_id *v);
 int xc_cmp_i64(const void *a, const void *b);
 size_t xc_lower_i64(const int64_t *a, size_t n, int64_t v);
 size_t xc_count_sorted(const int64_t *a, size_t n, int64_t v);

@@ -7,6 +7,7 @@
  * the one table writer (tracetool/table.h).
  */
 #include "common/compat.h"
+#include "report/json.h"
 #include "report/out.h"
 #include "compare/diff/diff_state.h"
 #include "common/buf.h"
@@ -238,116 +239,135 @@ static int write_human(const tt_diff_result *r, const tt_diff_options *o, int md
 
 /* ---- JSON ---- */
 
-/* s as a JSON string literal: the project's one escaper (common/buf.c) */
-static void json_str(FILE *out, const char *s)
+/* v as the JSON and CSV reports write a number: an integer whole ("%.0f"),
+ * else six significant digits ("%.6g"); NULL when it is not finite */
+static const char *num_text(char *b, size_t cap, double v)
 {
-    tt_buf b;
-    tt_buf_init(&b);
-    tt_buf_add_json_string(&b, s, strlen(s));
-    fputs(b.oom ? "\"\"" : b.buf, out);
-    tt_buf_release(&b);
+    if (!isfinite(v))
+        return NULL;
+    snprintf(b, cap, v == floor(v) && fabs(v) < 9e15 ? "%.0f" : "%.6g", v);
+    return b;
 }
 
-static void json_num(FILE *out, double v)
+/* k and v: the number's text (tt_jw_num has no "%.6g"), or null */
+static void json_num(tt_jw *w, const char *k, double v)
 {
-    if (isnan(v) || isinf(v))
-        fputs("null", out);
-    else if (v == floor(v) && fabs(v) < 9e15)
-        fprintf(out, "%.0f", v);
+    char t[40];
+    const char *s = num_text(t, sizeof(t), v);
+    if (k)
+        tt_jw_key(w, k);
+    if (s)
+        tt_jw_raw(w, s, strlen(s));
     else
-        fprintf(out, "%.6g", v);
+        tt_jw_null(w);
 }
 
-static void json_samples(FILE *out, const double *v, size_t n)
+/* "base" or "new" of a metric: {"n": N, "value": V, "samples": [...]} */
+static void json_side(tt_jw *w, const char *k, size_t n, double value, const double *v)
 {
     size_t i;
-    fputc('[', out);
-    for (i = 0; i < n; i++) {
-        if (i)
-            fputs(", ", out);
-        json_num(out, v[i]);
-    }
-    fputc(']', out);
+    tt_jw_kobj(w, k);
+    tt_jw_kuint(w, "n", n);
+    json_num(w, "value", value);
+    tt_jw_karr(w, "samples");
+    for (i = 0; i < n; i++)
+        json_num(w, NULL, v[i]);
+    tt_jw_end(w);
+    tt_jw_end(w);
 }
 
-static void write_json(const tt_diff_result *r, FILE *out)
+static void json_metric(tt_jw *w, const tt_diff_metric *m)
 {
+    tt_jw_nl(w, 4);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "id", m->id);
+    tt_jw_kstr(w, "unit", m->unit);
+    tt_jw_kstr(w, "polarity", "lower_is_better");
+    tt_jw_kbool(w, "gated", m->gated);
+    json_side(w, "base", m->nb, m->base, m->b);
+    json_side(w, "new", m->nn, m->new_, m->n);
+    json_num(w, "ratio", m->ratio);
+    json_num(w, "hl_shift", m->hl);
+    json_num(w, "p", m->p);
+    tt_jw_kstr(w, "test", isnan(m->p) ? "none" : m->exact ? "mann-whitney exact"
+                                                           : "mann-whitney normal");
+    tt_jw_kstr(w, "verdict", vname[m->verdict]);
+    tt_jw_kstr(w, "note", m->note);
+    tt_jw_end(w);
+}
+
+static void json_row(tt_jw *w, const tt_diff_result *r, const tt_diff_row *x)
+{
+    tt_jw_nl(w, 4);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "kind", x->kind);
+    tt_jw_kstr(w, "key", x->key);
+    tt_jw_kstr(w, "status", status_name[x->status]);
+    json_num(w, "base_count", x->base_count);
+    json_num(w, "new_count", x->new_count);
+    json_num(w, "base_ns", x->base_ns);
+    json_num(w, "new_ns", x->new_ns);
+    json_num(w, "delta_ns", x->delta_ns);
+    json_num(w, "base_share", x->base_share);
+    json_num(w, "new_share", x->new_share);
+    json_num(w, "shift", x->shift);
+    json_num(w, "share", shown_share(r, x));
+    json_num(w, "p", x->p);
+    json_num(w, "q", x->q);
+    tt_jw_kstr(w, "verdict", vname[x->verdict]);
+    tt_jw_end(w);
+}
+
+/* a key a line; the metrics and the rows an object a line. 0 or TT_ENOMEM
+ * (write errors are the caller's to check: ferror) */
+static int write_json(const tt_diff_result *r, FILE *out)
+{
+    static const char *const cov[2] = { "op_time", "kernel_time" };
+    tt_jw w;
     size_t i;
-    fprintf(out, "{\n  \"schema\": \"tracetool.diff/1\",\n  \"verdict\": \"%s\",\n",
-            r->not_comparable ? "not comparable" : vname[r->verdict]);
-    fprintf(out, "  \"exit_code\": %d,\n  \"summary\": ", r->exit_code);
-    json_str(out, r->reason);
-    fputs(",\n  \"environment\": {\"base\": ", out);
-    json_str(out, r->env[0]);
-    fputs(", \"new\": ", out);
-    json_str(out, r->env[1]);
-    fputs(", \"mismatch\": ", out);
-    json_str(out, r->mismatch);
-    fputs("},\n  \"coverage\": {\"op_time\": {\"base\": ", out);
-    json_num(out, r->coverage[0][0]);
-    fputs(", \"new\": ", out);
-    json_num(out, r->coverage[0][1]);
-    fputs("}, \"kernel_time\": {\"base\": ", out);
-    json_num(out, r->coverage[1][0]);
-    fputs(", \"new\": ", out);
-    json_num(out, r->coverage[1][1]);
-    fputs("}},\n  \"metrics\": [", out);
-    for (i = 0; i < r->nmetrics; i++) {
-        const tt_diff_metric *m = &r->metrics[i];
-        fprintf(out, "%s\n    {\"id\": \"%s\", \"unit\": \"%s\", \"polarity\": \"lower_is_better\","
-                     " \"gated\": %s, \"base\": {\"n\": %zu, \"value\": ",
-                i ? "," : "", m->id, m->unit, m->gated ? "true" : "false", m->nb);
-        json_num(out, m->base);
-        fputs(", \"samples\": ", out);
-        json_samples(out, m->b, m->nb);
-        fprintf(out, "}, \"new\": {\"n\": %zu, \"value\": ", m->nn);
-        json_num(out, m->new_);
-        fputs(", \"samples\": ", out);
-        json_samples(out, m->n, m->nn);
-        fputs("}, \"ratio\": ", out);
-        json_num(out, m->ratio);
-        fputs(", \"hl_shift\": ", out);
-        json_num(out, m->hl);
-        fputs(", \"p\": ", out);
-        json_num(out, m->p);
-        fprintf(out, ", \"test\": \"%s\", \"verdict\": \"%s\", \"note\": ",
-                isnan(m->p) ? "none" : m->exact ? "mann-whitney exact" : "mann-whitney normal",
-                vname[m->verdict]);
-        json_str(out, m->note);
-        fputc('}', out);
+    int k, rc;
+    tt_jw_init_file(&w, out, 0);
+    tt_jw_obj(&w);
+    tt_jw_nl(&w, 2);
+    tt_jw_kstr(&w, "schema", "tracetool.diff/1");
+    tt_jw_nl(&w, 2);
+    tt_jw_kstr(&w, "verdict", r->not_comparable ? "not comparable" : vname[r->verdict]);
+    tt_jw_nl(&w, 2);
+    tt_jw_kint(&w, "exit_code", r->exit_code);
+    tt_jw_nl(&w, 2);
+    tt_jw_kstr(&w, "summary", r->reason);
+    tt_jw_nl(&w, 2);
+    tt_jw_kobj(&w, "environment");
+    tt_jw_kstr(&w, "base", r->env[0]);
+    tt_jw_kstr(&w, "new", r->env[1]);
+    tt_jw_kstr(&w, "mismatch", r->mismatch);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 2);
+    tt_jw_kobj(&w, "coverage");
+    for (k = 0; k < 2; k++) {
+        tt_jw_kobj(&w, cov[k]);
+        json_num(&w, "base", r->coverage[k][0]);
+        json_num(&w, "new", r->coverage[k][1]);
+        tt_jw_end(&w);
     }
-    fputs("\n  ],\n  \"rows\": [", out);
-    for (i = 0; i < r->nrows; i++) {
-        const tt_diff_row *w = &r->rows[i];
-        fprintf(out, "%s\n    {\"kind\": ", i ? "," : "");
-        json_str(out, w->kind);
-        fputs(", \"key\": ", out);
-        json_str(out, w->key);
-        fprintf(out, ", \"status\": \"%s\", \"base_count\": ", status_name[w->status]);
-        json_num(out, w->base_count);
-        fputs(", \"new_count\": ", out);
-        json_num(out, w->new_count);
-        fputs(", \"base_ns\": ", out);
-        json_num(out, w->base_ns);
-        fputs(", \"new_ns\": ", out);
-        json_num(out, w->new_ns);
-        fputs(", \"delta_ns\": ", out);
-        json_num(out, w->delta_ns);
-        fputs(", \"base_share\": ", out);
-        json_num(out, w->base_share);
-        fputs(", \"new_share\": ", out);
-        json_num(out, w->new_share);
-        fputs(", \"shift\": ", out);
-        json_num(out, w->shift);
-        fputs(", \"share\": ", out);
-        json_num(out, shown_share(r, w));
-        fputs(", \"p\": ", out);
-        json_num(out, w->p);
-        fputs(", \"q\": ", out);
-        json_num(out, w->q);
-        fprintf(out, ", \"verdict\": \"%s\"}", vname[w->verdict]);
-    }
-    fputs("\n  ]\n}\n", out);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 2);
+    tt_jw_karr(&w, "metrics");
+    for (i = 0; i < r->nmetrics; i++)
+        json_metric(&w, &r->metrics[i]);
+    tt_jw_nl(&w, 2);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 2);
+    tt_jw_karr(&w, "rows");
+    for (i = 0; i < r->nrows; i++)
+        json_row(&w, r, &r->rows[i]);
+    tt_jw_nl(&w, 2);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 0);
+    tt_jw_end(&w);
+    tt_buf_addch(w.b, '\n'); /* after the document: no JSON, the writer has no call for it */
+    rc = tt_jw_finish(&w);
+    return rc == TT_ENOMEM ? rc : 0;
 }
 
 /* ---- CSV ---- */
@@ -370,13 +390,8 @@ static const tt_table_col csv_cols[CC_COUNT] = {
 static void csv_num(tt_table *t, size_t col, double v)
 {
     char b[40];
-    if (!isfinite(v))
-        return;
-    if (v == floor(v) && fabs(v) < 9e15)
-        snprintf(b, sizeof(b), "%.0f", v);
-    else
-        snprintf(b, sizeof(b), "%.6g", v);
-    tt_table_set_text(t, col, b);
+    if (num_text(b, sizeof(b), v))
+        tt_table_set_text(t, col, b);
 }
 
 /* one row for the result (kind "result": its verdict, the headline as the
@@ -651,7 +666,7 @@ int tt_diff_write(const tt_diff_result *r, const tt_diff_options *o, tt_output_f
         o = &def;
     switch (format) {
     case TT_FORMAT_MARKDOWN: return write_human(r, o, 1, out);
-    case TT_FORMAT_JSON: write_json(r, out); return 0;
+    case TT_FORMAT_JSON: return write_json(r, out);
     case TT_FORMAT_JUNIT: write_junit(r, out); return 0;
     case TT_FORMAT_GITHUB: write_github(r, out); return 0;
     case TT_FORMAT_CSV: return write_csv(r, out);

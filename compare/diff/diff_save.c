@@ -19,6 +19,7 @@
 #include "common/buf.h"
 #include "formats/json.h"
 #include "formats/source.h"
+#include "report/json.h"
 #include "report/out.h"
 
 #include <math.h>
@@ -26,7 +27,6 @@
 #include <sys/stat.h>
 
 #define SCHEMA "tracetool.diff-summary/1"
-#define HEAD "{\"schema\":\"" SCHEMA "\","
 #define MAX_SUMMARY (256u << 20)
 
 static const char *const mname[M_COUNT] = {
@@ -34,33 +34,15 @@ static const char *const mname[M_COUNT] = {
     "kernels_per_step", "memcpy_per_step", "memset_per_step",
 };
 
-static void add_num(tt_buf *b, double v)
-{
-    char t[40];
-    if (isnan(v) || isinf(v))
-        tt_buf_add(b, "null", 4);
-    else {
-        snprintf(t, sizeof(t), v == floor(v) && fabs(v) < 9e15 ? "%.0f" : "%.17g", v);
-        tt_buf_add(b, t, strlen(t));
-    }
-}
-
-static void add_arr(tt_buf *b, const double *v, size_t n)
+/* the samples as an array: "%.17g" (an integer whole; read back exactly),
+ * a missing one null */
+static void add_arr(tt_jw *w, const char *k, const double *v, size_t n)
 {
     size_t i;
-    tt_buf_addch(b, '[');
-    for (i = 0; i < n; i++) {
-        if (i)
-            tt_buf_addch(b, ',');
-        add_num(b, v[i]);
-    }
-    tt_buf_addch(b, ']');
-}
-
-static void add_key(tt_buf *b, const char *k)
-{
-    tt_buf_add_json_string(b, k, strlen(k));
-    tt_buf_addch(b, ':');
+    tt_jw_karr(w, k);
+    for (i = 0; i < n; i++)
+        tt_jw_num(w, v[i], -1);
+    tt_jw_end(w);
 }
 
 /* qsort_r: key indices by kind, then key (bytes) */
@@ -79,9 +61,8 @@ static int cmp_key_idx(const void *x, const void *y, void *ctx)
 int tt_diff_side_save(const tt_diff_side *s, const char *path)
 {
     tt_out o; /* report/out.h: written beside path, renamed when complete */
-    tt_buf *b = &o.b;
+    tt_jw w;
     size_t i, m, *ord = malloc((s->nkeys ? s->nkeys : 1) * sizeof(*ord));
-    char t[64];
     int rc;
     if (!ord)
         return tt__oom();
@@ -92,59 +73,56 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
     for (i = 0; i < s->nkeys; i++)
         ord[i] = i;
     TT_QSORT_R(ord, s->nkeys, sizeof(*ord), cmp_key_idx, s->keys);
-    tt_buf_add(b, HEAD, strlen(HEAD));
-    add_key(b, "label");
-    tt_buf_add_json_string(b, s->label, strlen(s->label));
-    tt_buf_addch(b, ',');
-    add_key(b, "gpu");
-    tt_buf_add_json_string(b, s->gpu, strlen(s->gpu));
-    snprintf(t, sizeof(t), ",\"world\":%lld,\"has_gpu\":%d,\"has_mem\":%d,", (long long)s->world,
-             s->has_gpu, s->has_mem);
-    tt_buf_add(b, t, strlen(t));
-    snprintf(t, sizeof(t), "\"traces\":%zu,\"runs\":%zu,\n\"steps\":[", s->ntraces, s->nruns);
-    tt_buf_add(b, t, strlen(t));
-    for (i = 0; i < s->n; i++) {
-        snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->step[i]);
-        tt_buf_add(b, t, strlen(t));
-    }
-    tt_buf_add(b, "],\n\"ranks\":[", 12);
-    for (i = 0; i < s->n; i++) {
-        snprintf(t, sizeof(t), "%s%lld", i ? "," : "", (long long)s->rank[i]);
-        tt_buf_add(b, t, strlen(t));
-    }
-    tt_buf_add(b, "],\n\"sample_runs\":[", 18);
-    for (i = 0; i < s->n; i++) {
-        snprintf(t, sizeof(t), "%s%d", i ? "," : "", (int)s->run[i]);
-        tt_buf_add(b, t, strlen(t));
-    }
-    tt_buf_add(b, "],\n\"metrics\":{", 14);
+    tt_jw_init_out(&w, &o, TT_JW_COMPACT); /* handed on as it fills */
+    tt_jw_obj(&w);
+    tt_jw_kstr(&w, "schema", SCHEMA);
+    tt_jw_kstr(&w, "label", s->label);
+    tt_jw_kstr(&w, "gpu", s->gpu);
+    tt_jw_kint(&w, "world", s->world);
+    tt_jw_kint(&w, "has_gpu", s->has_gpu);
+    tt_jw_kint(&w, "has_mem", s->has_mem);
+    tt_jw_kuint(&w, "traces", s->ntraces);
+    tt_jw_kuint(&w, "runs", s->nruns);
+    tt_jw_nl(&w, 0);
+    tt_jw_karr(&w, "steps");
+    for (i = 0; i < s->n; i++)
+        tt_jw_int(&w, s->step[i]);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 0);
+    tt_jw_karr(&w, "ranks");
+    for (i = 0; i < s->n; i++)
+        tt_jw_int(&w, s->rank[i]);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 0);
+    tt_jw_karr(&w, "sample_runs");
+    for (i = 0; i < s->n; i++)
+        tt_jw_int(&w, s->run[i]);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 0);
+    tt_jw_kobj(&w, "metrics"); /* a metric a line */
     for (m = 0; m < M_COUNT; m++) {
-        if (m)
-            tt_buf_addch(b, ',');
-        tt_buf_add(b, "\n", 1);
-        add_key(b, mname[m]);
-        add_arr(b, s->m[m], s->n);
+        tt_jw_nl(&w, 0);
+        add_arr(&w, mname[m], s->m[m], s->n);
     }
-    tt_buf_add(b, "},\n\"keys\":[", 11);
+    tt_jw_end(&w);
+    tt_jw_nl(&w, 0);
+    tt_jw_karr(&w, "keys"); /* a key a line */
     for (i = 0; i < s->nkeys; i++) {
         const struct dkey *k = &s->keys[ord[i]];
-        tt_buf_add(b, i ? ",\n{" : "\n{", i ? 3 : 2);
-        add_key(b, "kind");
-        tt_buf_add_json_string(b, k->kind, strlen(k->kind));
-        tt_buf_addch(b, ',');
-        add_key(b, "key");
-        tt_buf_add_json_string(b, k->key, strlen(k->key));
-        tt_buf_add(b, ",\"count\":", 9);
-        add_arr(b, k->count, s->n);
-        tt_buf_add(b, ",\"ns\":", 6);
-        add_arr(b, k->ns, s->n);
-        tt_buf_add(b, ",\"dev\":", 7);
-        add_arr(b, k->dev, s->n);
-        tt_buf_addch(b, '}');
-        if (rc == 0)
-            rc = tt_out_flush(&o);
+        tt_jw_nl(&w, 0);
+        tt_jw_obj(&w);
+        tt_jw_kstr(&w, "kind", k->kind);
+        tt_jw_kstr(&w, "key", k->key);
+        add_arr(&w, "count", k->count, s->n);
+        add_arr(&w, "ns", k->ns, s->n);
+        add_arr(&w, "dev", k->dev, s->n);
+        tt_jw_end(&w);
     }
-    tt_buf_add(b, "\n]}\n", 4);
+    tt_jw_nl(&w, 0);
+    tt_jw_end(&w);
+    tt_jw_end(&w);
+    tt_buf_addch(w.b, '\n'); /* after the document: no JSON, the writer has no call for it */
+    rc = tt_jw_finish(&w);
     free(ord);
     return tt_out_close(&o, rc);
 }
