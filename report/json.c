@@ -155,6 +155,8 @@ void tt_jw_end(tt_jw *w)
         add_break(w);
     w->depth--;
     tt_buf_addch(w->b, w->kind[w->depth] == '{' ? '}' : ']');
+    if (w->depth == 0 && (w->flags & TT_JW_LINE))
+        tt_buf_addch(w->b, '\n');
     if (w->f || w->o)
         tt_jw__flush(w, 0);
 }

@@ -68,6 +68,7 @@ enum {
     TT_JW_SCRIPT = 1u << 1,  /* strings also escape < > & ' and U+2028, U+2029 as
                                 \u: the JSON may sit in an HTML <script> (the
                                 caller passes valid UTF-8) */
+    TT_JW_LINE = 1u << 2,    /* a newline after the document (its root value) */
 };
 
 typedef struct tt_jw {

@@ -550,7 +550,7 @@ static int print_json(const tt_avg_result *res, const tt_avg_options *opts, FILE
     tt_jw w;
     size_t k;
     int rc = 0;
-    tt_jw_init_file(&w, out, 0);
+    tt_jw_init_file(&w, out, TT_JW_LINE);
     tt_jw_obj(&w);
     tt_jw_karr(&w, "traces");
     for (k = 0; k < res->ntraces && rc == 0; k++)
@@ -560,7 +560,6 @@ static int print_json(const tt_avg_result *res, const tt_avg_options *opts, FILE
     tt_jw_end(&w);
     if (tt_jw_finish(&w) == TT_ENOMEM && !rc)
         rc = TT_ENOMEM;
-    fputc('\n', out);
     return rc;
 }
 

@@ -505,7 +505,7 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
         return w.rc;
     }
     if (fmt == TT_FORMAT_JSON) {
-        tt_jw_init_file(&w.jw, out, 0);
+        tt_jw_init_file(&w.jw, out, TT_JW_LINE);
         json_head(&w, res);
         PUT(&w, rows_table(res->ranks, res->nranks, o->row_limit), "", "ranks", text_rank,
             data_rank);
@@ -547,7 +547,6 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
         tt_jw_nl(&w.jw, 0);
         tt_jw_end(&w.jw);
         rc = tt_jw_finish(&w.jw);
-        fputc('\n', out);
         if (w.rc == 0 && rc == TT_ENOMEM)
             w.rc = tt__oom();
     }

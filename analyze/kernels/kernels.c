@@ -389,7 +389,7 @@ static int print_result(const tt_kern_result *res, const tt_kern_options *o, FIL
     int rc = 0;
     if (o->format == TT_FORMAT_JSON) {
         tt_jw w;
-        tt_jw_init_file(&w, out, 0);
+        tt_jw_init_file(&w, out, TT_JW_LINE);
         tt_jw_obj(&w);
         tt_jw_karr(&w, "summaries");
         for (i = 0; rc == 0 && i < res->nsummaries; i++)
@@ -399,8 +399,6 @@ static int print_result(const tt_kern_result *res, const tt_kern_options *o, FIL
         tt_jw_end(&w);
         if (tt_jw_finish(&w) == TT_ENOMEM && rc == 0)
             rc = tt__oom();
-        if (rc == 0)
-            fputc('\n', out);
         return rc;
     }
     for (i = 0; rc == 0 && i < res->nsummaries; i++)

@@ -927,7 +927,7 @@ int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_option
     memset(&p, 0, sizeof(p));
     p.o = o;
     p.out = out;
-    tt_jw_init_file(&p.jw, out, 0);
+    tt_jw_init_file(&p.jw, out, TT_JW_LINE);
     memset(&w, 0, sizeof(w));
     w.ctx = &p;
     w.start = pr_start;
@@ -941,8 +941,6 @@ int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_option
         tt_jw_end(&p.jw);
         tt_jw_end(&p.jw);
         rc = tt_jw_finish(&p.jw);
-        if (rc == 0)
-            fputc('\n', out);
         return rc == TT_ENOMEM ? tt__oom() : 0; /* write errors: the caller's (ferror) */
     }
     tt_jw_finish(&p.jw); /* what was written so far, and free */

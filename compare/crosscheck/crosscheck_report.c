@@ -706,7 +706,7 @@ static int print_json(const tt_xcheck_result *res, const tt_xc_options *o, FILE 
     size_t i;
     int rc = 0;
     TT_UNUSED(o);
-    tt_jw_init_file(&w, out, 0);
+    tt_jw_init_file(&w, out, TT_JW_LINE);
     tt_jw_obj(&w);
     tt_jw_karr(&w, "pairs");
     for (i = 0; i < res->npairs && rc == 0; i++)
@@ -732,7 +732,6 @@ static int print_json(const tt_xcheck_result *res, const tt_xc_options *o, FILE 
     tt_jw_nl(&w, 1);
     tt_jw_kbool(&w, "consistent", sum->pairs && !sum->inconsistent && !sum->unpaired_et);
     tt_jw_end(&w);
-    tt_buf_addch(w.b, '\n'); /* after the document: no JSON, the writer has no call for it */
     if (tt_jw_finish(&w) == TT_ENOMEM && rc == 0)
         rc = TT_ENOMEM; /* set; write errors are the caller's to check (ferror) */
     return rc;

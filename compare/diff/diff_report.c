@@ -326,7 +326,7 @@ static int write_json(const tt_diff_result *r, FILE *out)
     tt_jw w;
     size_t i;
     int k, rc;
-    tt_jw_init_file(&w, out, 0);
+    tt_jw_init_file(&w, out, TT_JW_LINE);
     tt_jw_obj(&w);
     tt_jw_nl(&w, 2);
     tt_jw_kstr(&w, "schema", "tracetool.diff/1");
@@ -365,7 +365,6 @@ static int write_json(const tt_diff_result *r, FILE *out)
     tt_jw_end(&w);
     tt_jw_nl(&w, 0);
     tt_jw_end(&w);
-    tt_buf_addch(w.b, '\n'); /* after the document: no JSON, the writer has no call for it */
     rc = tt_jw_finish(&w);
     return rc == TT_ENOMEM ? rc : 0;
 }

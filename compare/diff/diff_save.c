@@ -73,7 +73,7 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
     for (i = 0; i < s->nkeys; i++)
         ord[i] = i;
     TT_QSORT_R(ord, s->nkeys, sizeof(*ord), cmp_key_idx, s->keys);
-    tt_jw_init_out(&w, &o, TT_JW_COMPACT); /* handed on as it fills */
+    tt_jw_init_out(&w, &o, TT_JW_COMPACT | TT_JW_LINE); /* handed on as it fills */
     tt_jw_obj(&w);
     tt_jw_kstr(&w, "schema", SCHEMA);
     tt_jw_kstr(&w, "label", s->label);
@@ -121,7 +121,6 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
     tt_jw_nl(&w, 0);
     tt_jw_end(&w);
     tt_jw_end(&w);
-    tt_buf_addch(w.b, '\n'); /* after the document: no JSON, the writer has no call for it */
     rc = tt_jw_finish(&w);
     free(ord);
     return tt_out_close(&o, rc);

@@ -57,7 +57,7 @@ Test(json_write, compact)
 {
     tt_buf b = TT_BUF_INIT;
     tt_jw w;
-    tt_jw_init(&w, &b, TT_JW_COMPACT);
+    tt_jw_init(&w, &b, TT_JW_COMPACT | TT_JW_LINE);
     tt_jw_arr(&w);
     tt_jw_obj(&w);
     tt_jw_kstr(&w, "ph", "X");
@@ -67,7 +67,7 @@ Test(json_write, compact)
     tt_jw_nl(&w, 0);
     tt_jw_int(&w, INT64_MIN);
     tt_jw_end(&w);
-    expect(&w, &b, "[{\"ph\":\"X\",\"pid\":-7,\"u\":18446744073709551615},\n-9223372036854775808]");
+    expect(&w, &b, "[{\"ph\":\"X\",\"pid\":-7,\"u\":18446744073709551615},\n-9223372036854775808]\n");
     tt_buf_release(&b);
 }
 
