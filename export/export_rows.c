@@ -409,19 +409,15 @@ static void tail1(struct ex *x, int table, const tt__cell *r, const char *text, 
         *kind = TT_EXPORT_MEMORY;
         break;
     case T_FLOW:
-        if (cell(r, TT_C_FL_FLOW_ID)->type != TT_CELL_NULL) {
-            BPUTS(b, ",\"id\":");
+        if (cell(r, TT_C_FL_FLOW_ID)->type != TT_CELL_NULL)
             *idc = TT_C_FL_FLOW_ID;
-        }
         *kind = TT_EXPORT_FLOWS;
         break;
     default:
         put_dur(b, cell(r, TT_C_IN_DUR), 0);
         put_opt(b, cell(r, TT_C_IN_SCOPE), text, "s");
-        if (cell(r, TT_C_IN_EVENT_ID)->type != TT_CELL_NULL) {
-            BPUTS(b, ",\"id\":");
+        if (cell(r, TT_C_IN_EVENT_ID)->type != TT_CELL_NULL)
             *idc = TT_C_IN_EVENT_ID;
-        }
         *kind = ph[0] == 'C' && !ph[1] ? TT_EXPORT_COUNTERS : TT_EXPORT_INSTANTS;
     }
 }

@@ -121,8 +121,8 @@ struct ex {
     size_t cur;          /* the trace being written (index into tr) */
     tt_strtab threads;   /* pid/tid key -> output tid, per trace */
     int64_t other_seq;   /* sort order of tracks that are neither CPU nor GPU */
+    tt_jw jw;            /* the file's writer (into out) */
     tt_buf key, name, scratch;
-    int first_event;
 };
 
 /* export_rows.c: the sink of one trace's rows (x->t) */

@@ -102,35 +102,38 @@ static int64_t thread_label(struct ex *x, const struct xtrace *tr, const struct 
     return ((int64_t)2 << CLASS_SHIFT) + (x->other_seq++ & 0xffffff);
 }
 
+/* each event on a line of its own: ",\n" after the one before */
 static void begin_event(struct ex *x)
 {
-    if (x->first_event)
-        x->first_event = 0;
-    else
-        PUTS(&x->out, ",\n");
+    tt_jw_nl(&x->jw, 0);
     x->res->events++;
+}
+
+/* "ts": ns as us, exact (export_out.h) */
+static void put_ts(tt_jw *w, int64_t ts)
+{
+    tt_jw_key(w, "ts");
+    xj_us(w, ts);
 }
 
 static void put_meta(struct ex *x, const char *what, int64_t pid, int64_t tid, int64_t ts,
                      const char *key, const char *text, int64_t num)
 {
+    tt_jw *w = &x->jw;
     begin_event(x);
-    PUTS(&x->out, "{\"ph\":\"M\",\"name\":");
-    xo_str(&x->out, what);
-    PUTS(&x->out, ",\"pid\":");
-    xo_i64(&x->out, pid);
-    PUTS(&x->out, ",\"tid\":");
-    xo_i64(&x->out, tid);
-    PUTS(&x->out, ",\"ts\":");
-    xo_us(&x->out, ts);
-    PUTS(&x->out, ",\"args\":{");
-    xo_str(&x->out, key);
-    PUTS(&x->out, ":");
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", "M");
+    tt_jw_kstr(w, "name", what);
+    tt_jw_kint(w, "pid", pid);
+    tt_jw_kint(w, "tid", tid);
+    put_ts(w, ts);
+    tt_jw_kobj(w, "args");
     if (text)
-        xo_str(&x->out, text);
+        tt_jw_kstr(w, key, text);
     else
-        xo_i64(&x->out, num);
-    PUTS(&x->out, "}}");
+        tt_jw_kint(w, key, num);
+    tt_jw_end(w);
+    tt_jw_end(w);
     x->res->counts[TT_EXPORT_METADATA]++;
 }
 
@@ -217,99 +220,121 @@ static void assign_pids(struct ex *x)
     x->next_tid = maxpid + 1;
 }
 
+/* the file's object up to its "traceEvents" (opened): the format, the base
+ * time, the source's metadata and what was exported */
 static void put_header(struct ex *x)
 {
-    tt_buf *b = &x->out.b;
+    tt_jw *w = &x->jw;
     size_t i;
     int same_dev = x->ntr && x->tr[0]->devprops;
-    tt_buf_addstr(b, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",");
+    tt_jw_obj(w);
+    tt_jw_kint(w, "schemaVersion", 1);
+    tt_jw_kstr(w, "displayTimeUnit", "ms");
     if (x->base)
-        tt_buf_addf(b, "\"baseTimeNanoseconds\":%" PRId64 ",", x->base);
+        tt_jw_kint(w, "baseTimeNanoseconds", x->base);
     /* the source's devices when every trace had the same; its rank and world
      * when one trace is written (each trace's are in processes[]) */
     for (i = 1; i < x->ntr && same_dev; i++)
         same_dev = x->tr[i]->devprops && !strcmp(x->tr[i]->devprops, x->tr[0]->devprops);
     if (same_dev)
-        tt_buf_addf(b, "\"deviceProperties\":%s,", x->tr[0]->devprops);
+        tt_jw_kraw(w, "deviceProperties", x->tr[0]->devprops);
     if (x->ntr == 1 && x->tr[0]->distinfo)
-        tt_buf_addf(b, "\"distributedInfo\":%s,", x->tr[0]->distinfo);
-    tt_buf_addstr(b, "\"tracetool_export\":{\"version\":\"" TT_VERSION "\",\"steps\":");
-    if (x->o->steps_set)
-        tt_buf_addf(b, "[%" PRId64 ",%" PRId64 "]", x->o->step_from, x->o->step_to);
-    else
-        tt_buf_addstr(b, "null");
-    tt_buf_addstr(b, ",\"processes\":[");
+        tt_jw_kraw(w, "distributedInfo", x->tr[0]->distinfo);
+    tt_jw_kobj(w, "tracetool_export");
+    tt_jw_kstr(w, "version", TT_VERSION);
+    tt_jw_key(w, "steps");
+    if (x->o->steps_set) {
+        tt_jw_arr(w);
+        tt_jw_int(w, x->o->step_from);
+        tt_jw_int(w, x->o->step_to);
+        tt_jw_end(w);
+    } else {
+        tt_jw_null(w);
+    }
+    tt_jw_karr(w, "processes");
     for (i = 0; i < x->ntr; i++) {
         const struct xtrace *t = x->tr[i];
-        tt_buf_addf(b, "%s{\"pid\":%" PRId64 ",\"trace_id\":%" PRId64 ",\"rank\":",
-                    i ? "," : "", t->out_pid, t->id);
+        tt_jw_obj(w);
+        tt_jw_kint(w, "pid", t->out_pid);
+        tt_jw_kint(w, "trace_id", t->id);
+        tt_jw_key(w, "rank");
         if (t->have_rank)
-            tt_buf_addf(b, "%" PRId64, t->rank);
+            tt_jw_int(w, t->rank);
         else
-            tt_buf_addstr(b, "null");
-        tt_buf_addstr(b, ",\"file\":");
-        xo_str(&x->out, t->file);
-        tt_buf_addf(b, ",\"steps\":%" PRId64, x->o->steps_set ? (int64_t)t->nsteps : -1);
+            tt_jw_null(w);
+        tt_jw_kstr(w, "file", t->file);
+        tt_jw_kint(w, "steps", x->o->steps_set ? (int64_t)t->nsteps : -1);
         if (t->distinfo)
-            tt_buf_addf(b, ",\"distributedInfo\":%s", t->distinfo);
+            tt_jw_kraw(w, "distributedInfo", t->distinfo);
         if (t->devprops)
-            tt_buf_addf(b, ",\"deviceProperties\":%s", t->devprops);
-        tt_buf_addstr(b, "}");
+            tt_jw_kraw(w, "deviceProperties", t->devprops);
+        tt_jw_end(w);
     }
-    tt_buf_addstr(b, "]},\n\"traceEvents\":[\n");
+    tt_jw_end(w);
+    tt_jw_end(w);
+    tt_jw_nl(w, 0);
+    tt_jw_karr(w, "traceEvents");
 }
 
 /* ---------------------------------------------------------------- events */
 
 /* A flow or async id made unique over the file: id * ntraces + trace when it
- * fits (one trace: the id itself), else a hash of both within 2^53. */
-static void put_id(struct ex *x, const struct idv *v)
+ * fits (one trace: the id itself), else a hash of both within 2^53; one
+ * trace's text or null as it is. */
+static void out_id(struct ex *x, const struct idv *v, struct idv *o)
 {
     int64_t n = (int64_t)x->ntr, i = (int64_t)x->cur;
-    char t[48];
+    char t[TT_XP_NUM + 1];
     size_t len;
+    *o = *v;
     if (v->type == V_INT) {
-        if (n == 1) {
-            xo_i64(&x->out, v->i);
+        if (n == 1)
             return;
-        }
         if (v->i >= 0 && v->i <= (ID_SPACE - 1 - i) / n) {
-            xo_i64(&x->out, v->i * n + i);
+            o->i = v->i * n + i;
             return;
         }
     } else if (n == 1) {
-        if (v->type == V_TEXT)
-            tt_buf_add_json_string(&x->out.b, v->s, v->len);
-        else
-            PUTS(&x->out, "null");
         return;
     }
-    len = (size_t)snprintf(t, sizeof(t), "%" PRId64 ":", i);
+    len = tt__xp_i64_text(t, i);
+    t[len++] = ':';
     tt_buf_reset(&x->key);
     tt_buf_add(&x->key, t, len);
     if (v->type == V_INT)
-        tt_buf_addf(&x->key, "%" PRId64, v->i);
+        tt_buf_add(&x->key, t, tt__xp_i64_text(t, v->i));
     else if (v->type == V_TEXT)
         tt_buf_add(&x->key, v->s, v->len);
-    xo_u64(&x->out, tt_strhash(x->key.buf, x->key.len) % (uint64_t)ID_SPACE);
+    o->type = V_INT;
+    o->i = (int64_t)(tt_strhash(x->key.buf, x->key.len) % (uint64_t)ID_SPACE);
 }
 
 /* the ac2g flow the store folded into a runtime or GPU row (the view flows) */
 static void put_folded_flow(struct ex *x, int f, const struct idv *corr, int64_t ts, int64_t tid)
 {
+    tt_jw *w = &x->jw;
+    struct idv id;
+    out_id(x, corr, &id);
     begin_event(x);
-    PUTS(&x->out, f == 1 ? "{\"ph\":\"s\",\"id\":" : "{\"ph\":\"f\",\"id\":");
-    put_id(x, corr);
-    PUTS(&x->out, ",\"pid\":");
-    xo_i64(&x->out, x->tr[x->cur]->out_pid);
-    PUTS(&x->out, ",\"tid\":");
-    xo_i64(&x->out, tid);
-    PUTS(&x->out, ",\"ts\":");
-    xo_us(&x->out, ts);
-    PUTS(&x->out, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", f == 1 ? "s" : "f");
+    tt_jw_key(w, "id");
+    if (id.type == V_INT)
+        xj_i64(w, id.i);
+    else if (id.type == V_TEXT)
+        tt_jw_strn(w, id.s, id.len);
+    else
+        tt_jw_null(w);
+    tt_jw_key(w, "pid");
+    xj_i64(w, x->tr[x->cur]->out_pid);
+    tt_jw_key(w, "tid");
+    xj_i64(w, tid);
+    put_ts(w, ts);
+    tt_jw_kstr(w, "cat", "ac2g");
+    tt_jw_kstr(w, "name", "ac2g");
     if (f != 1)
-        PUTS(&x->out, ",\"bp\":\"e\"");
-    PUTS(&x->out, "}");
+        tt_jw_kstr(w, "bp", "e");
+    tt_jw_end(w);
     x->res->counts[TT_EXPORT_FLOWS]++;
 }
 
@@ -324,6 +349,35 @@ static int chosen(const struct xtrace *t, int table, int64_t ts, int64_t rt)
             return bits >> 1;
     }
     return tt__xp_in_windows(t, ts);
+}
+
+/* a record's event, one object: its text (written when it was read, up to
+ * "name", then after "ts" and after "id") with what the writing gives */
+static void event_text(struct ex *x, tt_buf *b, int64_t pid, int64_t tid, int64_t ts,
+                       const char *head, uint32_t hl, const char *t1, uint32_t l1,
+                       const struct idv *id, const char *t2, uint32_t l2)
+{
+    tt_buf_reset(b);
+    bput(b, head, hl);
+    BPUTS(b, ",\"pid\":");
+    xb_i64(b, pid);
+    BPUTS(b, ",\"tid\":");
+    xb_i64(b, tid);
+    BPUTS(b, ",\"ts\":");
+    xb_us(b, ts);
+    bput(b, t1, l1);
+    if (id) {
+        struct idv o;
+        out_id(x, id, &o);
+        BPUTS(b, ",\"id\":");
+        if (o.type == V_INT)
+            xb_i64(b, o.i);
+        else if (o.type == V_TEXT)
+            tt_buf_add_json_string(b, o.s, o.len);
+        else
+            BPUTS(b, "null");
+    }
+    bput(b, t2, l2);
 }
 
 static int write_record(struct ex *x, int table, int64_t ts_in, const uint8_t *p)
@@ -353,22 +407,16 @@ static int write_record(struct ex *x, int table, int64_t ts_in, const uint8_t *p
     ts = tt_sat_add(ts_in, tt_sat_sub(tr->base, x->base));
     if ((rc = thread_of(x, &pid, &tid, ts, &otid)) < 0)
         return rc;
+    event_text(x, &x->scratch, tr->out_pid, otid, ts, head, hl, t1, l1, has_id ? &id : NULL,
+               t2, l2);
+    if (x->scratch.oom)
+        return tt__oom();
     begin_event(x);
-    put(&x->out, head, hl);
-    PUTS(&x->out, ",\"pid\":");
-    xo_i64(&x->out, tr->out_pid);
-    PUTS(&x->out, ",\"tid\":");
-    xo_i64(&x->out, otid);
-    PUTS(&x->out, ",\"ts\":");
-    xo_us(&x->out, ts);
-    put(&x->out, t1, l1);
-    if (has_id)
-        put_id(x, &id);
-    put(&x->out, t2, l2);
+    tt_jw_raw(&x->jw, x->scratch.buf, x->scratch.len);
     x->res->counts[kind]++;
     if (flow)
         put_folded_flow(x, flow, &corr, ts, otid);
-    return tt_out_flush(&x->out);
+    return tt_jw__flush(&x->jw, 0);
 }
 
 /* ---------------------------------------------------------------- merging */
@@ -530,7 +578,7 @@ int tt__xp_write(struct ex *x, const char *out_path)
     assign_pids(x);
     if ((rc = tt_out_open(&x->out, out_path, how)) < 0)
         return rc;
-    x->first_event = 1;
+    tt_jw_init_out(&x->jw, &x->out, TT_JW_COMPACT);
     put_header(x);
     put_processes(x);
     for (i = 0; rc == 0 && i < x->ntr; i++) {
@@ -541,8 +589,15 @@ int tt__xp_write(struct ex *x, const char *out_path)
         tt_buf_init(&x->threads.pool);
         rc = write_trace(x, x->tr[i]);
     }
-    if (rc == 0)
-        PUTS(&x->out, "\n]}\n");
+    if (rc == 0) {
+        tt_jw_nl(&x->jw, 0);
+        tt_jw_end(&x->jw); /* traceEvents */
+        tt_jw_end(&x->jw);
+        if ((rc = tt_jw_finish(&x->jw)) == TT_EINVALID)
+            rc = tt_error_set(rc, "export: the JSON was left unfinished (a bug)");
+    }
+    if (rc == 0 && tt_buf_addch(&x->out.b, '\n') < 0) /* the file's last line ends */
+        rc = tt__oom();
     rc = tt_out_close(&x->out, rc);
     x->res->bytes = tt_out_bytes(&x->out);
     return rc;

@@ -17,6 +17,7 @@
 #include "common/arena.h"
 #include "analyze/info/info_ranks.h"
 #include "formats/json.h"
+#include "report/table_json.h"
 #include "store/db_internal.h"
 #include "store/ingest_rows.h"
 #include "tracetool/table.h"
@@ -198,18 +199,6 @@ static int cmp_ds(const void *a, const void *b)
     return x->stream < y->stream ? -1 : x->stream > y->stream;
 }
 
-static void json_str(FILE *out, const char *s)
-{
-    tt_buf b = TT_BUF_INIT;
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    tt_buf_add_json_string(&b, s, strlen(s));
-    fputs(b.buf, out);
-    tt_buf_release(&b);
-}
-
 /* the categories and streams as tables: text shows the categories (count,
  * ph, category), JSON both lists inline */
 enum { I_COUNT, I_PH, I_CAT, I_NCAT };
@@ -227,9 +216,16 @@ static const tt_table_col ds_cols[I_NDS] = {
     { "activities", "activities", TT_COL_INT, 0, 0, 0, 0, 0, 0, 0 },
 };
 
+/* the table to out, or its rows into the JSON document jw writes (a
+ * value each) when jw is given */
+static int table_out(const tt_table *t, const tt_table_write_options *w, FILE *out, tt_jw *jw)
+{
+    return jw ? tt__table_json_rows(t, w, jw, -1) : tt_table_write(t, w, out);
+}
+
 /* cat_null: the text of a category-less row (NULL: a null cell) */
 static int write_categories(const tt_info_summary *in, const tt_table_write_options *w,
-                            const char *cat_null, int64_t limit, FILE *out)
+                            const char *cat_null, int64_t limit, FILE *out, tt_jw *jw)
 {
     tt_table *t = tt_table_new(cat_cols, I_NCAT);
     size_t i, n = limit >= 0 && (size_t)limit < in->ncategories ? (size_t)limit
@@ -245,12 +241,13 @@ static int write_categories(const tt_info_summary *in, const tt_table_write_opti
             tt_table_set_int(t, I_COUNT, in->categories[i].count);
     }
     if (rc == 0)
-        rc = tt_table_write(t, w, out);
+        rc = table_out(t, w, out, jw);
     tt_table_free(t);
     return rc;
 }
 
-static int write_streams(const tt_info_summary *in, const tt_table_write_options *w, FILE *out)
+static int write_streams(const tt_info_summary *in, const tt_table_write_options *w, FILE *out,
+                         tt_jw *jw)
 {
     tt_table *t = tt_table_new(ds_cols, I_NDS);
     size_t i;
@@ -265,63 +262,76 @@ static int write_streams(const tt_info_summary *in, const tt_table_write_options
         tt_table_set_int(t, I_ACT, in->streams[i].activities);
     }
     if (rc == 0)
-        rc = tt_table_write(t, w, out);
+        rc = table_out(t, w, out, jw);
     tt_table_free(t);
     return rc;
 }
 
-static int print_json(const tt_info_summary *in, FILE *out, int first, int64_t limit)
+/* "key": v, or null without one */
+static void kint_or_null(tt_jw *w, const char *key, int have, int64_t v)
 {
-    tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_jw_key(w, key);
+    if (have)
+        tt_jw_int(w, v);
+    else
+        tt_jw_null(w);
+}
+
+/* the summary as an object of "traces", on a line of its own (its tables
+ * each on another) */
+static int print_json(const tt_info_summary *in, tt_jw *w, int64_t limit)
+{
+    tt_table_write_options o = TT_TABLE_WRITE_OPTIONS_INIT;
     int rc;
-    if (!first)
-        fputs(",\n", out);
-    fputs("  {\"trace\": ", out);
-    json_str(out, in->path);
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "trace", in->path);
     if (in->trace_id)
-        fprintf(out, ", \"id\": %" PRId64, in->trace_id);
-    fputs(", \"format\": ", out);
-    json_str(out, in->format);
-    fputs(", \"schema_version\": ", out);
-    json_str(out, in->schema_version);
-    fprintf(out, ", \"gzip\": %s, \"bytes\": %" PRId64 ", \"truncated\": %s",
-            in->gzip ? "true" : "false", in->bytes, in->truncated ? "true" : "false");
-    if (in->have_rank)
-        fprintf(out, ", \"rank\": %" PRId64, in->rank);
-    else
-        fputs(", \"rank\": null", out);
-    if (in->have_world_size)
-        fprintf(out, ", \"world_size\": %" PRId64, in->world_size);
-    else
-        fputs(", \"world_size\": null", out);
-    if (in->have_pid)
-        fprintf(out, ", \"pid\": %" PRId64, in->pid);
-    else
-        fputs(", \"pid\": null", out);
-    fprintf(out, ", \"base_time_ns\": %" PRId64, in->base_time_ns);
-    if (in->have_span)
-        fprintf(out, ", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64
-                     ", \"duration_ns\": %" PRId64,
-                in->start_ns, in->end_ns, in->end_ns - in->start_ns);
-    fprintf(out, ", \"events\": %" PRId64 ",\n   \"categories\": ", in->events);
-    w.format = TT_FORMAT_JSON;
-    w.flags = TT_TABLE_JSON_INLINE;
-    w.cols = cat_json;
-    w.ncols = TT_ARRAY_SIZE(cat_json);
-    if ((rc = write_categories(in, &w, NULL, limit, out)) < 0)
+        tt_jw_kint(w, "id", in->trace_id);
+    tt_jw_kstr(w, "format", in->format);
+    tt_jw_kstr(w, "schema_version", in->schema_version);
+    tt_jw_kbool(w, "gzip", in->gzip);
+    tt_jw_kint(w, "bytes", in->bytes);
+    tt_jw_kbool(w, "truncated", in->truncated);
+    kint_or_null(w, "rank", in->have_rank, in->rank);
+    kint_or_null(w, "world_size", in->have_world_size, in->world_size);
+    kint_or_null(w, "pid", in->have_pid, in->pid);
+    tt_jw_kint(w, "base_time_ns", in->base_time_ns);
+    if (in->have_span) {
+        tt_jw_kint(w, "start_ns", in->start_ns);
+        tt_jw_kint(w, "end_ns", in->end_ns);
+        tt_jw_kint(w, "duration_ns", in->end_ns - in->start_ns);
+    }
+    tt_jw_kint(w, "events", in->events);
+    o.cols = cat_json;
+    o.ncols = TT_ARRAY_SIZE(cat_json);
+    tt_jw_nl(w, 3);
+    tt_jw_karr(w, "categories");
+    if ((rc = write_categories(in, &o, NULL, limit, NULL, w)) < 0)
         return rc;
-    fputs(",\n   \"gpu_streams\": ", out);
-    w.cols = NULL;
-    if ((rc = write_streams(in, &w, out)) < 0)
+    tt_jw_end(w);
+    o.cols = NULL;
+    o.ncols = 0;
+    tt_jw_nl(w, 3);
+    tt_jw_karr(w, "gpu_streams");
+    if ((rc = write_streams(in, &o, NULL, w)) < 0)
         return rc;
-    fprintf(out, ",\n   \"cpu_threads\": %" PRId64 ", \"features\": {\"shapes\": %" PRId64
-                 ", \"memory_events\": %" PRId64 ", \"record_function_ids\": %" PRId64
-                 ", \"flows\": %" PRId64 ", \"gpu_kernels\": %" PRId64
-                 ", \"python_functions\": %" PRId64 ", \"et_nodes\": %" PRId64
-                 ", \"memory_timeline_rows\": %" PRId64 "}, \"repaired\": %" PRId64
-                 ", \"skipped\": %" PRId64 "}",
-            in->cpu_threads, in->shapes, in->memory_events, in->rf_ids, in->flows, in->gpu_kernels,
-            in->python_functions, in->et_nodes, in->memtl_rows, in->repaired, in->skipped);
+    tt_jw_end(w);
+    tt_jw_nl(w, 3);
+    tt_jw_kint(w, "cpu_threads", in->cpu_threads);
+    tt_jw_kobj(w, "features");
+    tt_jw_kint(w, "shapes", in->shapes);
+    tt_jw_kint(w, "memory_events", in->memory_events);
+    tt_jw_kint(w, "record_function_ids", in->rf_ids);
+    tt_jw_kint(w, "flows", in->flows);
+    tt_jw_kint(w, "gpu_kernels", in->gpu_kernels);
+    tt_jw_kint(w, "python_functions", in->python_functions);
+    tt_jw_kint(w, "et_nodes", in->et_nodes);
+    tt_jw_kint(w, "memory_timeline_rows", in->memtl_rows);
+    tt_jw_end(w);
+    tt_jw_kint(w, "repaired", in->repaired);
+    tt_jw_kint(w, "skipped", in->skipped);
+    tt_jw_end(w);
     return 0;
 }
 
@@ -410,7 +420,7 @@ static int print_text(const tt_info_summary *in, FILE *out, int64_t limit)
         return 0;
     w.indent = "  ";
     w.flags = TT_TABLE_NO_RULE | TT_TABLE_BYTE_WIDTH;
-    return write_categories(in, &w, "(none)", limit, out);
+    return write_categories(in, &w, "(none)", limit, out, NULL);
 }
 
 /* Sort categories and streams, count the devices. */
@@ -565,20 +575,23 @@ static int print_markdown(const tt_info_summary *in, FILE *out, int first, int64
         rc = tt_table_write(t, &w, out);
     if (rc == 0 && in->ncategories) {
         fputc('\n', out);
-        rc = write_categories(in, &w, "(none)", limit, out);
+        rc = write_categories(in, &w, "(none)", limit, out, NULL);
     }
     tt_table_free(row);
     tt_table_free(t);
     return rc;
 }
 
-static int emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out, int first)
+/* one trace's summary: JSON (an object of "traces") when jw writes the
+ * document (wants_json), else as the format asks */
+static int emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out, int first,
+                tt_jw *jw)
 {
     int fmt = opts->version >= 2 ? opts->format : TT_FORMAT_TABLE;
     int64_t limit = opts->version >= 2 ? opts->row_limit : -1;
     int rc;
-    if (opts->json || fmt == TT_FORMAT_JSON)
-        rc = print_json(s, out, first, limit);
+    if (jw)
+        rc = print_json(s, jw, limit);
     else if (fmt == TT_FORMAT_CSV)
         rc = print_csv(s, out, first);
     else if (fmt == TT_FORMAT_MARKDOWN)
@@ -595,6 +608,34 @@ static int emit(const tt_info_summary *s, const tt_info_options *opts, FILE *out
 static int wants_json(const tt_info_options *o)
 {
     return o->json || (o->version >= 2 && o->format == TT_FORMAT_JSON);
+}
+
+/* the JSON document's writer, w, when the options ask for JSON; else NULL */
+static tt_jw *json_begin(tt_jw *w, const tt_info_options *opts, FILE *out)
+{
+    if (!wants_json(opts))
+        return NULL;
+    tt_jw_init_file(w, out, 0);
+    return w;
+}
+
+/* the JSON document written out (its last line ended) and its writer freed:
+ * rc as it was, or the writer's error (a write error is the caller's to see,
+ * ferror, as for the other formats) */
+static int json_end(tt_jw *w, FILE *out, int rc)
+{
+    int wr;
+    if (!w)
+        return rc;
+    wr = tt_jw_finish(w);
+    if (rc < 0)
+        return rc;
+    if (wr == TT_EINVALID)
+        return tt_error_set(wr, "info: the JSON was left unfinished (a bug)");
+    if (wr == TT_ENOMEM)
+        return wr; /* set */
+    fputc('\n', out);
+    return rc;
 }
 
 /* Move a finished summary out of `in` (whose indexes are released). */
@@ -647,17 +688,20 @@ static int ranks_format(const tt_info_options *opts)
     return opts->json ? TT_FORMAT_JSON : fmt;
 }
 
-/* the rank overview of several traces: 1 written, 0 not, or an error */
-static int print_ranks_of(const tt_info_ranks *r, int fmt, FILE *out)
+/* the rank overview of several traces (JSON: the document opened, its
+ * "ranks" into jw): 1 written, 0 not, or an error */
+static int print_ranks_of(const tt_info_ranks *r, int fmt, FILE *out, tt_jw *jw)
 {
     int rc;
     if (fmt < 0 || r->n < 2)
         return 0;
-    if (fmt == TT_FORMAT_JSON)
-        fputs("{\"ranks\": ", out);
-    rc = tt__info_ranks_print(r, fmt, out);
-    if (rc == 0 && fmt != TT_FORMAT_JSON)
+    if (fmt == TT_FORMAT_JSON) {
+        tt_jw_obj(jw);
+        tt_jw_key(jw, "ranks");
+        rc = tt__info_ranks_json(r, jw);
+    } else if ((rc = tt__info_ranks_print(r, fmt, out)) == 0) {
         fputc('\n', out);
+    }
     return rc < 0 ? rc : 1;
 }
 
@@ -954,17 +998,26 @@ static int dir_trace(const char *path, int64_t id, tt_info_result *res, tt_info_
 }
 
 /* after the rank overview (rc: 1 written, 0 not, or an error): the traces'
- * summaries, "no traces" when there are none */
-static int emit_traces(const tt_info_result *res, const tt_info_options *opts, FILE *out, int rc)
+ * summaries, "no traces" when there are none; JSON (jw): the document's
+ * "traces", the document closed */
+static int emit_traces(const tt_info_result *res, const tt_info_options *opts, FILE *out, int rc,
+                       tt_jw *jw)
 {
     size_t k;
-    if (rc >= 0 && wants_json(opts))
-        fputs(rc ? ",\n\"traces\": [\n" : "{\"traces\": [\n", out);
+    if (rc >= 0 && jw) {
+        if (rc)
+            tt_jw_nl(jw, 0); /* "traces" on the line after "ranks" */
+        else
+            tt_jw_obj(jw);
+        tt_jw_karr(jw, "traces");
+    }
     for (k = 0; rc >= 0 && k < res->ntraces; k++)
-        rc = emit(&res->traces[k], opts, out, k == 0);
-    if (rc >= 0 && wants_json(opts))
-        fputs("\n]}\n", out);
-    else if (rc >= 0 && !res->ntraces && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
+        rc = emit(&res->traces[k], opts, out, k == 0, jw);
+    if (rc >= 0 && jw) {
+        tt_jw_nl(jw, 0);
+        tt_jw_end(jw);
+        tt_jw_end(jw);
+    } else if (rc >= 0 && !res->ntraces && (opts->version < 2 || opts->format == TT_FORMAT_TABLE))
         fputs("no traces\n", out);
     return rc;
 }
@@ -983,6 +1036,7 @@ static int info_dir(const char *dir, const tt_info_options *opts, FILE *out)
     tt_dir_walk w;
     tt_info_result res;
     tt_info_ranks r;
+    tt_jw jw, *j;
     char *one[1];
     char **files = one;
     size_t k, n = 1;
@@ -1002,9 +1056,10 @@ static int info_dir(const char *dir, const tt_info_options *opts, FILE *out)
             rc = dir_trace(files[k], (int64_t)k + 1, &res, &r);
     tt_dir_walk_free(&w);
     tt__info_ranks_sort(&r);
+    j = rc == 0 ? json_begin(&jw, opts, out) : NULL;
     if (rc == 0)
-        rc = print_ranks_of(&r, ranks_format(opts), out);
-    rc = emit_traces(&res, opts, out, rc);
+        rc = print_ranks_of(&r, ranks_format(opts), out, j);
+    rc = json_end(j, out, emit_traces(&res, opts, out, rc, j));
     if (rc >= 0 && opts->trace_id && !res.ntraces)
         rc = tt_error_set_at(TT_ENOTFOUND, dir, -1, "no trace with id %" PRId64, opts->trace_id);
     tt_info_ranks_free(&r);
@@ -1016,6 +1071,8 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
 {
     struct info in;
     tt_info_options def = TT_INFO_OPTIONS_INIT;
+    tt_info_result one;
+    tt_jw jw, *j;
     int rc;
     if (!opts)
         opts = &def;
@@ -1023,11 +1080,10 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
         return info_dir(path, opts, out); /* --trace on a file: as a database says it */
     if ((rc = file_summary(path, &in)) < 0)
         return rc;
-    if (wants_json(opts))
-        fputs("{\"traces\": [\n", out);
-    rc = emit(&in.s, opts, out, 1);
-    if (wants_json(opts) && rc == 0)
-        fputs("\n]}\n", out);
+    one.traces = &in.s;
+    one.ntraces = 1;
+    j = json_begin(&jw, opts, out);
+    rc = json_end(j, out, emit_traces(&one, opts, out, 0, j));
     info_release(&in);
     return rc;
 }
@@ -1365,14 +1421,16 @@ int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
     tt_info_options def = TT_INFO_OPTIONS_INIT;
     tt_info_result res;
     tt_info_ranks r;
+    tt_jw jw, *j;
     int rc, fmt;
     if (!opts)
         opts = &def;
     fmt = ranks_format(opts);
     rc = db_pass(db, opts->trace_id, &res, fmt >= 0 ? &r : NULL);
+    j = rc == 0 ? json_begin(&jw, opts, out) : NULL;
     if (rc == 0 && fmt >= 0)
-        rc = print_ranks_of(&r, fmt, out);
-    rc = emit_traces(&res, opts, out, rc);
+        rc = print_ranks_of(&r, fmt, out, j);
+    rc = json_end(j, out, emit_traces(&res, opts, out, rc, j));
     if (rc >= 0)
         rc = none_found(db, opts, res.ntraces);
     if (fmt >= 0)

@@ -12,6 +12,7 @@
 #include "analyze/info/info_ranks.h"
 #include "common/arena.h"
 #include "formats/json.h"
+#include "report/table_json.h"
 #include "tracetool/table.h"
 
 #include <inttypes.h>
@@ -183,8 +184,7 @@ static tt_table *rank_table(const tt_info_ranks *r)
     return t;
 }
 
-/* "ranks:" and the table (text, markdown), or the value of a JSON "ranks"
- * key; CSV keeps its one row per trace */
+/* "ranks:" and the table (text, markdown); CSV keeps its one row per trace */
 int tt__info_ranks_print(const tt_info_ranks *r, int format, FILE *out)
 {
     tt_table_write_options w = TT_TABLE_WRITE_OPTIONS_INIT;
@@ -192,10 +192,7 @@ int tt__info_ranks_print(const tt_info_ranks *r, int format, FILE *out)
     int rc;
     if (!t)
         return tt__oom();
-    if (format == TT_FORMAT_JSON) {
-        w.format = TT_FORMAT_JSON;
-        w.flags = TT_TABLE_JSON_SKIP_NULL | TT_TABLE_JSON_TIGHT;
-    } else if (format == TT_FORMAT_MARKDOWN) {
+    if (format == TT_FORMAT_MARKDOWN) {
         w.format = TT_FORMAT_MARKDOWN;
         fputs("### ranks\n\n", out);
     } else {
@@ -206,4 +203,20 @@ int tt__info_ranks_print(const tt_info_ranks *r, int format, FILE *out)
     rc = tt_table_write(t, &w, out);
     tt_table_free(t);
     return rc < 0 ? tt_error_set(rc, "out of memory") : 0;
+}
+
+/* the rows as an array, each on a line of its own, the unknown cells left out */
+int tt__info_ranks_json(const tt_info_ranks *r, tt_jw *w)
+{
+    tt_table_write_options o = TT_TABLE_WRITE_OPTIONS_INIT;
+    tt_table *t = rank_table(r);
+    int rc;
+    if (!t)
+        return tt__oom();
+    o.flags = TT_TABLE_JSON_SKIP_NULL;
+    tt_jw_arr(w);
+    rc = tt__table_json_rows(t, &o, w, 0);
+    tt_jw_end(w);
+    tt_table_free(t);
+    return rc;
 }

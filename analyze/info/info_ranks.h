@@ -6,10 +6,14 @@
 
 #include <stdio.h>
 
+#include "report/json.h"
 #include "tracetool/analyze.h"
 
-/* text and markdown: a titled table; JSON: the value of a "ranks" key */
+/* text and markdown: a titled table */
 int tt__info_ranks_print(const tt_info_ranks *r, int format, FILE *out);
+/* JSON: the value of a "ranks" key, into the document w writes (its rows
+ * each on a line of its own). 0 or an error (set) */
+int tt__info_ranks_json(const tt_info_ranks *r, tt_jw *w);
 
 /* one trace's row of the overview, from its summary and what the file
  * stream found besides: the device most of its GPU activities ran on (-1:
