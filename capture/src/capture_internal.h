@@ -4,7 +4,8 @@
  * hot path, with the recording state), the thread registry, failures
  * (log.c), the profile (core.c), a
  * finished window (struct tt_cap_trace) and the writers (kineto_out.c,
- * et_out.c, out.c). Internal.
+ * et_out.c, gpu_out.c, metrics.c: their JSON through report/json.c; out.c:
+ * the files). Internal.
  */
 #ifndef TT_CAPTURE_INTERNAL_H
 #define TT_CAPTURE_INTERNAL_H
@@ -228,15 +229,46 @@ void tt_cap__registry_reinit(void);
 #define TT_CAP_NULL_NAME "(null)"
 
 struct out; /* out.c: a file written to path.tmp, plain or gzip */
+struct tt_jw; /* report/json.h: the JSON writer (compiled into this library) */
 struct out *tt_cap__out_open(const char *path);
+/* bytes as they are (a document's last newline), and printf (the unit tests) */
 int tt_cap__out_write(struct out *o, const void *p, size_t n);
 int tt_cap__out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a JSON writer into o (handed on as it fills) */
+void tt_cap__out_jw(struct out *o, struct tt_jw *w);
+/* tt_jw_finish: 0, or -1 with the capture library's error set (a write
+ * failed, out of memory, or the writer was misused: a bug) */
+int tt_cap__out_jw_end(struct tt_jw *w);
+/* a JSON string, or a key, made valid UTF-8 first (each byte that is not
+ * becomes U+FFFD), as the writer's next value or key */
+void tt_cap__json_str(struct tt_jw *w, const char *s, size_t n);
+void tt_cap__json_key(struct tt_jw *w, const char *s, size_t n);
+/* that string alone into o: 0, or -1 (error set) */
 int tt_cap__out_json_string(struct out *o, const char *s, size_t n);
-int tt_cap__out_dims(struct out *o, const unsigned char *dims, int32_t nd);
+/* "[d0, d1, ...]" from nd 8-byte integers at dims */
+void tt_cap__json_dims(struct tt_jw *w, const unsigned char *dims, int32_t nd);
+/* ns as Kineto's µs with 3 decimals (negative: 0.000) */
+void tt_cap__json_us(struct tt_jw *w, int64_t rel_ns);
 /* the process's name (/proc/self/comm; else "process PID") */
 void tt_cap__process_name(char *buf, size_t n);
 /* finish: rename to path (0), or remove the .tmp (error) */
 int tt_cap__out_close(struct out *o, int ok);
+
+/* kineto_out.c: the events gpu_out.c writes too, each a value where w is
+ * (an open array), on a new line indented by 2 */
+struct tt_cap_mem_ev {
+    int64_t pid, tid, rel_ns;  /* rel_ns: from the trace's baseTimeNanoseconds */
+    int64_t reserved, allocated, bytes;
+    uint64_t addr;
+    int64_t dev_id;
+    int dev_type;
+};
+/* a "[memory]" instant; its "Ev Idx" is (*ev_idx)++ */
+void tt_cap__kineto_memory(struct tt_jw *w, const struct tt_cap_mem_ev *m, int64_t *ev_idx);
+/* a metadata row ("ph": "M") up to its args' key, whose value the caller
+ * writes, then two tt_jw_end */
+void tt_cap__kineto_meta(struct tt_jw *w, const char *name, int64_t rel_ns, int64_t pid,
+                         int64_t tid, const char *arg);
 
 int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path);
 int tt_cap__write_et(const struct tt_cap_trace *tr, const char *path);

@@ -123,20 +123,30 @@ uint64_t tt_cap__gpu_external_id(const struct gpu_store *s, uint32_t correlation
 float tt_cap__gpu_occupancy(const struct gpu_device *d, const struct gpu_ev *k);
 
 struct out;
+struct tt_jw;
 /*
- * The window's GPU events as Kineto writes them, each after a ",\n  " (the
- * first after "\n  " when *first): kernels, copies and sets on pid = device,
- * tid = stream; runtime and driver calls on the calling pid/tid; "ac2g"
- * flows from each call to the activities of its correlation; "[memory]"
- * instants for cudaMalloc/cudaFree; process rows for each device. Events
- * whose times are zero or outside [t_lo, t_hi] are counted in
- * s->bad_timestamps and not written. base: the trace's baseTimeNanoseconds
- * (times are written relative to it, in µs), mono_to_unix as in
- * struct tt_cap_trace. 0, or -1 on a write error.
+ * The window's GPU events as Kineto writes them, each a value where w is
+ * (an open array: kineto_out.c's "traceEvents") on a new line indented by
+ * 2: kernels, copies and sets on pid = device, tid = stream; runtime and
+ * driver calls on the calling pid/tid; "ac2g" flows from each call to the
+ * activities of its correlation; "[memory]" instants for
+ * cudaMalloc/cudaFree; process rows for each device. Events whose times are
+ * zero or outside [t_lo, t_hi] are counted in s->bad_timestamps and not
+ * written. base: the trace's baseTimeNanoseconds (times are written
+ * relative to it, in µs), mono_to_unix as in struct tt_cap_trace. The
+ * number of events written, or -1 when out of memory (none written).
  */
+int tt_cap__gpu_events(struct tt_jw *w, struct gpu_store *s, int64_t base, int64_t mono_to_unix,
+                       int64_t t_lo, int64_t t_hi, int64_t *ev_idx);
+/* the same into o after an array's "[" the caller wrote (the unit tests):
+ * each event after ",\n  " (the first after "\n  " when *first, cleared
+ * once one is written). 0, or -1 (out of memory, or a write error) */
 int tt_cap__gpu_write_events(struct out *o, struct gpu_store *s, int64_t base, int64_t mono_to_unix,
                              int64_t t_lo, int64_t t_hi, int64_t *ev_idx, int *first);
-/* "deviceProperties": [...] (the value only: "[]" when no device) */
+/* "deviceProperties": the value ([...] by device id, each on its own line;
+ * "[]" when no device), where w is */
+void tt_cap__gpu_devices(struct tt_jw *w, const struct gpu_store *s);
+/* that value alone into o: 0, or -1 (error set) */
 int tt_cap__gpu_write_devices(struct out *o, const struct gpu_store *s);
 
 #endif

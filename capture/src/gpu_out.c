@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
 #include "capture/src/gpu.h"
+#include "report/json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,13 +31,6 @@
 #define GPU_ROWS 16             /* Kineto's kMaxGpuID + 1: rows for GPUs 0-15 */
 #define GPU_SORT_BASE 5000000   /* kExceedMaxPid: GPU rows below the CPU's */
 #define DEVICE_TYPE_CUDA 1      /* c10::DeviceType::CUDA */
-
-static void ts_us(char *buf, int64_t rel_ns)
-{
-    if (rel_ns < 0)
-        rel_ns = 0; /* transToRelativeTime */
-    sprintf(buf, "%lld.%03lld", (long long)(rel_ns / 1000), (long long)(rel_ns % 1000));
-}
 
 /* output_json.cpp's sanitizeTid: negative ids written positive */
 static long long tid_of(uint32_t id)
@@ -91,23 +85,26 @@ static void fmt_double(char *out, size_t size, double v)
 }
 
 /* CuptiActivity.cpp's bandwidth(): bytes per ns is GB/s; "N/A" for 0 ns */
-static void bandwidth(char *out, size_t size, int64_t bytes, int64_t dur)
+static void bandwidth(tt_jw *w, int64_t bytes, int64_t dur)
 {
-    if (dur == 0)
-        snprintf(out, size, "\"N/A\"");
-    else
-        fmt_double(out, size, (double)(uint64_t)bytes * 1.0 / (double)(uint64_t)dur);
+    char t[48];
+    if (dur == 0) {
+        tt_jw_str(w, "N/A");
+        return;
+    }
+    fmt_double(t, sizeof(t), (double)(uint64_t)bytes * 1.0 / (double)(uint64_t)dur);
+    tt_jw_raw(w, t, (size_t)-1);
 }
 
 /* std::to_string(float), or "inf" as a string (blocksPerSm with no device) */
-static void float_arg(char *out, size_t size, float v)
+static void float_arg(tt_jw *w, float v)
 {
     if (isinf(v))
-        snprintf(out, size, "\"inf\"");
+        tt_jw_str(w, "inf");
     else if (isnan(v))
-        snprintf(out, size, "\"nan\""); /* Kineto writes a bare nan: not JSON */
+        tt_jw_str(w, "nan"); /* Kineto writes a bare nan: not JSON */
     else
-        snprintf(out, size, "%f", (double)v);
+        tt_jw_num(w, (double)v, 6); /* "%f" */
 }
 
 static const char *copy_kind(unsigned k)
@@ -152,105 +149,138 @@ struct callers {
 };
 
 struct wctx {
-    struct out *o;
+    tt_jw *w;
     struct gpu_store *s;
     int64_t off; /* add to a CLOCK_MONOTONIC ns for the trace's relative ns */
-    int *first;
+    int n;       /* events written */
     struct callers calls;
 };
 
-static void open_event(struct wctx *w, const char *ph_cat, const char *name)
+/* an "X" event up to its args: ph, cat, name, pid, tid, ts, dur, then "args"
+ * with "External id" of the linked CPU op first, only when there is one */
+static void open_event(struct wctx *c, const char *cat, const char *name, const struct gpu_ev *e,
+                       int64_t pid, int64_t tid)
 {
-    tt_cap__out_printf(w->o, "%s\n  {%s, \"name\": ", *w->first ? "" : ",", ph_cat);
-    *w->first = 0;
-    tt_cap__out_json_string(w->o, name, strlen(name));
-}
-
-/* "External id": the linked CPU op's, only when there is one */
-static void open_args(struct wctx *w, uint32_t correlation)
-{
-    uint64_t ext = tt_cap__gpu_external_id(w->s, correlation);
-    tt_cap__out_printf(w->o, ", \"args\": {");
+    tt_jw *w = c->w;
+    uint64_t ext = tt_cap__gpu_external_id(c->s, e->correlation);
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", "X");
+    tt_jw_kstr(w, "cat", cat);
+    tt_jw_key(w, "name");
+    tt_cap__json_str(w, name, strlen(name));
+    tt_jw_kint(w, "pid", pid);
+    tt_jw_kint(w, "tid", tid);
+    tt_jw_key(w, "ts");
+    tt_cap__json_us(w, e->start + c->off);
+    tt_jw_key(w, "dur");
+    tt_cap__json_us(w, e->end - e->start);
+    tt_jw_kobj(w, "args");
     if (ext)
-        tt_cap__out_printf(w->o, "\"External id\": %llu, ", (unsigned long long)ext);
+        tt_jw_kuint(w, "External id", ext);
+    c->n++;
 }
 
-static void flow(struct wctx *w, int start, uint32_t id, long long pid, long long tid,
-                 const char *ts)
+static void close_event(struct wctx *c)
 {
+    tt_jw_end(c->w);
+    tt_jw_end(c->w);
+}
+
+/* an "ac2g" flow's start (a call) or end (an activity) at ts */
+static void flow(struct wctx *c, int start, uint32_t id, int64_t pid, int64_t tid, int64_t ts)
+{
+    tt_jw *w = c->w;
     if (!id)
         return; /* flowId() > 0 only */
-    tt_cap__out_printf(w->o, ",\n  {\"ph\": \"%s\", \"id\": %u, \"pid\": %lld, \"tid\": %lld, "
-                             "\"ts\": %s, \"cat\": \"ac2g\", \"name\": \"ac2g\"%s}",
-                       start ? "s" : "f", (unsigned)id, pid, tid, ts, start ? "" : ", \"bp\": \"e\"");
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", start ? "s" : "f");
+    tt_jw_kuint(w, "id", id);
+    tt_jw_kint(w, "pid", pid);
+    tt_jw_kint(w, "tid", tid);
+    tt_jw_key(w, "ts");
+    tt_cap__json_us(w, ts + c->off);
+    tt_jw_kstr(w, "cat", "ac2g");
+    tt_jw_kstr(w, "name", "ac2g");
+    if (!start)
+        tt_jw_kstr(w, "bp", "e");
+    tt_jw_end(w);
+    c->n++;
 }
 
-static void write_kernel(struct wctx *w, const struct gpu_ev *e, const char *ts, const char *dur)
+static void write_kernel(struct wctx *c, const struct gpu_ev *e)
 {
-    const struct gpu_device *d = gpu_device_of(w->s, e->device);
+    tt_jw *w = c->w;
+    const struct gpu_device *d = gpu_device_of(c->s, e->device);
     float sms = d ? (float)d->num_sms : 0.0f; /* smCount: 0 without properties */
     float bps = (float)((int64_t)e->grid[0] * e->grid[1] * e->grid[2]) / sms;
     float wps = bps * (float)(e->block[0] * e->block[1] * e->block[2]) / 32;
-    char b[48], wp[48];
-    float_arg(b, sizeof(b), bps);
-    float_arg(wp, sizeof(wp), wps);
-    open_event(w, "\"ph\": \"X\", \"cat\": \"kernel\"", e->name);
-    tt_cap__out_printf(w->o, ", \"pid\": %u, \"tid\": %lld, \"ts\": %s, \"dur\": %s",
-                       (unsigned)e->device, tid_of(e->stream), ts, dur);
-    open_args(w, e->correlation);
+    int i;
+    open_event(c, "kernel", e->name, e, e->device, tid_of(e->stream));
     /* "queued": the raw timestamp; 0 (CUPTI_TIMESTAMP_UNKNOWN) unless latency
      * timestamps are enabled, which cupti.c does not do */
-    tt_cap__out_printf(w->o, "\"queued\": 0, \"device\": %u, \"context\": %u, \"stream\": %u, "
-                             "\"correlation\": %u, \"registers per thread\": %u, "
-                             "\"shared memory\": %d, \"blocks per SM\": %s, \"warps per SM\": %s, ",
-                       (unsigned)e->device, (unsigned)e->context, (unsigned)e->stream,
-                       (unsigned)e->correlation, (unsigned)e->regs,
-                       (int)(e->static_smem + e->dynamic_smem), b, wp);
-    tt_cap__out_printf(w->o, "\"grid\": [%d, %d, %d], \"block\": [%d, %d, %d], "
-                             "\"est. achieved occupancy %%\": %d}}",
-                       e->grid[0], e->grid[1], e->grid[2], e->block[0], e->block[1], e->block[2],
-                       (int)(0.5 + tt_cap__gpu_occupancy(d, e) * 100.0));
+    tt_jw_kint(w, "queued", 0);
+    tt_jw_kuint(w, "device", e->device);
+    tt_jw_kuint(w, "context", e->context);
+    tt_jw_kuint(w, "stream", e->stream);
+    tt_jw_kuint(w, "correlation", e->correlation);
+    tt_jw_kuint(w, "registers per thread", e->regs);
+    tt_jw_kint(w, "shared memory", (int)(e->static_smem + e->dynamic_smem));
+    tt_jw_key(w, "blocks per SM");
+    float_arg(w, bps);
+    tt_jw_key(w, "warps per SM");
+    float_arg(w, wps);
+    tt_jw_karr(w, "grid");
+    for (i = 0; i < 3; i++)
+        tt_jw_int(w, e->grid[i]);
+    tt_jw_end(w);
+    tt_jw_karr(w, "block");
+    for (i = 0; i < 3; i++)
+        tt_jw_int(w, e->block[i]);
+    tt_jw_end(w);
+    tt_jw_kint(w, "est. achieved occupancy %", (int)(0.5 + tt_cap__gpu_occupancy(d, e) * 100.0));
+    close_event(c);
 }
 
-static void write_copy(struct wctx *w, const struct gpu_ev *e, const char *ts, const char *dur)
+static void write_copy(struct wctx *c, const struct gpu_ev *e)
 {
-    char name[96], bw[48];
+    tt_jw *w = c->w;
+    char name[96];
     if (e->kind == GPU_MEMSET)
         snprintf(name, sizeof(name), "Memset (%s)", memory_kind(e->dst_kind));
     else
         snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", copy_kind(e->copy_kind),
                  memory_kind(e->src_kind), memory_kind(e->dst_kind));
-    bandwidth(bw, sizeof(bw), e->bytes, e->end - e->start);
-    open_event(w, e->kind == GPU_MEMSET ? "\"ph\": \"X\", \"cat\": \"gpu_memset\""
-                                        : "\"ph\": \"X\", \"cat\": \"gpu_memcpy\"", name);
-    tt_cap__out_printf(w->o, ", \"pid\": %u, \"tid\": %lld, \"ts\": %s, \"dur\": %s",
-                       (unsigned)e->device, tid_of(e->stream), ts, dur);
-    open_args(w, e->correlation);
-    if (e->peer)
-        tt_cap__out_printf(w->o, "\"fromDevice\": %u, \"inDevice\": %u, \"toDevice\": %u, "
-                                 "\"fromContext\": %u, \"inContext\": %u, \"toContext\": %u, ",
-                           (unsigned)e->src_device, (unsigned)e->device, (unsigned)e->dst_device,
-                           (unsigned)e->src_context, (unsigned)e->context,
-                           (unsigned)e->dst_context);
-    else
-        tt_cap__out_printf(w->o, "\"device\": %u, \"context\": %u, ", (unsigned)e->device,
-                           (unsigned)e->context);
-    tt_cap__out_printf(w->o, "\"stream\": %u, \"correlation\": %u, \"bytes\": %llu, "
-                             "\"memory bandwidth (GB/s)\": %s}}",
-                       (unsigned)e->stream, (unsigned)e->correlation,
-                       (unsigned long long)e->bytes, bw);
+    open_event(c, e->kind == GPU_MEMSET ? "gpu_memset" : "gpu_memcpy", name, e, e->device,
+               tid_of(e->stream));
+    if (e->peer) {
+        tt_jw_kuint(w, "fromDevice", e->src_device);
+        tt_jw_kuint(w, "inDevice", e->device);
+        tt_jw_kuint(w, "toDevice", e->dst_device);
+        tt_jw_kuint(w, "fromContext", e->src_context);
+        tt_jw_kuint(w, "inContext", e->context);
+        tt_jw_kuint(w, "toContext", e->dst_context);
+    } else {
+        tt_jw_kuint(w, "device", e->device);
+        tt_jw_kuint(w, "context", e->context);
+    }
+    tt_jw_kuint(w, "stream", e->stream);
+    tt_jw_kuint(w, "correlation", e->correlation);
+    tt_jw_kuint(w, "bytes", (uint64_t)e->bytes);
+    tt_jw_key(w, "memory bandwidth (GB/s)");
+    bandwidth(w, e->bytes, e->end - e->start);
+    close_event(c);
 }
 
-static void write_api(struct wctx *w, const struct gpu_ev *e, const char *ts, const char *dur)
+static void write_api(struct wctx *c, const struct gpu_ev *e)
 {
-    open_event(w, e->kind == GPU_RUNTIME ? "\"ph\": \"X\", \"cat\": \"cuda_runtime\""
-                                         : "\"ph\": \"X\", \"cat\": \"cuda_driver\"", e->name);
-    tt_cap__out_printf(w->o, ", \"pid\": %u, \"tid\": %lld, \"ts\": %s, \"dur\": %s",
-                       (unsigned)e->pid, tid_of(e->tid), ts, dur);
-    open_args(w, e->correlation);
-    tt_cap__out_printf(w->o, "\"cbid\": %u, \"correlation\": %u}}", (unsigned)e->cbid,
-                       (unsigned)e->correlation);
-    flow(w, flow_start(e), e->correlation, (long long)e->pid, tid_of(e->tid), ts);
+    open_event(c, e->kind == GPU_RUNTIME ? "cuda_runtime" : "cuda_driver", e->name, e, e->pid,
+               tid_of(e->tid));
+    tt_jw_kuint(c->w, "cbid", e->cbid);
+    tt_jw_kuint(c->w, "correlation", e->correlation);
+    close_event(c);
+    flow(c, flow_start(e), e->correlation, e->pid, tid_of(e->tid), e->start);
 }
 
 /* per-device running totals of the window's cudaMalloc / cudaFree */
@@ -322,22 +352,22 @@ static uint32_t caller_tid(const struct callers *c, uint32_t correlation)
 }
 
 /* kineto_out.c's "[memory]" event; totals count from the window's start */
-static void write_memory(struct wctx *w, const struct gpu_ev *e, const char *ts,
-                         struct totals *t, int64_t *ev_idx)
+static void write_memory(struct wctx *c, const struct gpu_ev *e, struct totals *t,
+                         int64_t *ev_idx)
 {
     int64_t *tot = mem_total_of(t, e->device);
+    struct tt_cap_mem_ev m;
     *tot += e->bytes;
-    tt_cap__out_printf(w->o, "%s\n  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
-                             "\"name\": \"[memory]\", \"pid\": %u, \"tid\": %lld, \"ts\": %s, ",
-                       *w->first ? "" : ",", (unsigned)e->pid,
-                       tid_of(caller_tid(&w->calls, e->correlation)), ts);
-    *w->first = 0;
-    tt_cap__out_printf(w->o, "\"args\": {\"Total Reserved\": %lld, \"Total Allocated\": %lld, "
-                             "\"Bytes\": %lld, \"Addr\": %llu, \"Device Id\": %u, "
-                             "\"Device Type\": %d, \"Ev Idx\": %lld}}",
-                       (long long)*tot, (long long)*tot, (long long)e->bytes,
-                       (unsigned long long)e->addr, (unsigned)e->device, DEVICE_TYPE_CUDA,
-                       (long long)(*ev_idx)++);
+    m.pid = e->pid;
+    m.tid = tid_of(caller_tid(&c->calls, e->correlation));
+    m.rel_ns = e->start + c->off;
+    m.reserved = m.allocated = *tot;
+    m.bytes = e->bytes;
+    m.addr = e->addr;
+    m.dev_id = e->device;
+    m.dev_type = DEVICE_TYPE_CUDA;
+    tt_cap__kineto_memory(c->w, &m, ev_idx);
+    c->n++;
 }
 
 struct order {
@@ -361,36 +391,45 @@ static int by_u64(const void *a, const void *b)
 
 /* finalizeTrace's rows: each stream's (resourceInfo_, by device then
  * stream), then GPUs 0-15 named after the process (handleDeviceInfo) */
-static void write_rows(struct wctx *w, uint64_t *streams, size_t ns, const char *ts)
+static void write_rows(struct wctx *c, uint64_t *streams, size_t ns, int64_t ts)
 {
-    char comm[64];
+    tt_jw *w = c->w;
+    char comm[64], label[32];
     size_t i;
     int g;
     qsort(streams, ns, sizeof(*streams), by_u64);
     for (i = 0; i < ns; i++) {
         uint32_t dev = (uint32_t)(streams[i] >> 32), st = (uint32_t)streams[i];
+        char name[32];
         if (i && streams[i] == streams[i - 1])
             continue;
-        tt_cap__out_printf(w->o, "%s\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": %s, "
-                                 "\"pid\": %u, \"tid\": %lld, \"args\": {\"name\": \"stream %u \"}},"
-                                 "\n  {\"name\": \"thread_sort_index\", \"ph\": \"M\", \"ts\": %s, "
-                                 "\"pid\": %u, \"tid\": %lld, \"args\": {\"sort_index\": %u}}",
-                           *w->first ? "" : ",", ts, (unsigned)dev, tid_of(st), (unsigned)st, ts,
-                           (unsigned)dev, tid_of(st), (unsigned)st);
-        *w->first = 0;
+        snprintf(name, sizeof(name), "stream %u ", (unsigned)st);
+        tt_cap__kineto_meta(w, "thread_name", ts, dev, tid_of(st), "name");
+        tt_jw_str(w, name);
+        tt_jw_end(w);
+        tt_jw_end(w);
+        tt_cap__kineto_meta(w, "thread_sort_index", ts, dev, tid_of(st), "sort_index");
+        tt_jw_uint(w, st);
+        tt_jw_end(w);
+        tt_jw_end(w);
+        c->n += 2;
     }
     tt_cap__process_name(comm, sizeof(comm));
     for (g = 0; g < GPU_ROWS; g++) {
-        tt_cap__out_printf(w->o, "%s\n  {\"name\": \"process_name\", \"ph\": \"M\", \"ts\": %s, "
-                                 "\"pid\": %d, \"tid\": 0, \"args\": {\"name\": ",
-                           *w->first ? "" : ",", ts, g);
-        *w->first = 0;
-        tt_cap__out_json_string(w->o, comm, strlen(comm));
-        tt_cap__out_printf(w->o, "}},\n  {\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": %s, "
-                                 "\"pid\": %d, \"tid\": 0, \"args\": {\"labels\": \"GPU %d\"}},"
-                                 "\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", \"ts\": %s, "
-                                 "\"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
-                           ts, g, g, ts, g, g + GPU_SORT_BASE);
+        tt_cap__kineto_meta(w, "process_name", ts, g, 0, "name");
+        tt_cap__json_str(w, comm, strlen(comm));
+        tt_jw_end(w);
+        tt_jw_end(w);
+        snprintf(label, sizeof(label), "GPU %d", g);
+        tt_cap__kineto_meta(w, "process_labels", ts, g, 0, "labels");
+        tt_jw_str(w, label);
+        tt_jw_end(w);
+        tt_jw_end(w);
+        tt_cap__kineto_meta(w, "process_sort_index", ts, g, 0, "sort_index");
+        tt_jw_int(w, g + GPU_SORT_BASE);
+        tt_jw_end(w);
+        tt_jw_end(w);
+        c->n += 3;
     }
 }
 
@@ -416,86 +455,116 @@ static struct order *select_events(struct gpu_store *s, int64_t t_lo, int64_t t_
     return v;
 }
 
-int tt_cap__gpu_write_events(struct out *o, struct gpu_store *s, int64_t base, int64_t mono_to_unix,
-                             int64_t t_lo, int64_t t_hi, int64_t *ev_idx, int *first)
+int tt_cap__gpu_events(tt_jw *w, struct gpu_store *s, int64_t base, int64_t mono_to_unix,
+                       int64_t t_lo, int64_t t_hi, int64_t *ev_idx)
 {
-    struct wctx w = { o, s, mono_to_unix - base, first, { NULL, NULL, 0 } };
+    struct wctx c = { w, s, mono_to_unix - base, 0, { NULL, NULL, 0 } };
     struct totals tot;
     struct order *v;
     uint64_t *streams = NULL;
     size_t n = 0, ns = 0, i;
-    char ts[32], dur[32];
     tot.n = 0;
-    if (!(v = select_events(s, t_lo, t_hi, &n)) || callers_build(&w.calls, s) < 0 ||
+    if (!(v = select_events(s, t_lo, t_hi, &n)) || callers_build(&c.calls, s) < 0 ||
         !(streams = tt_cap__fault_alloc ? NULL : malloc((n ? n : 1) * sizeof(*streams)))) {
-        free(w.calls.key);
-        free(w.calls.tid);
+        free(c.calls.key);
+        free(c.calls.tid);
         free(v);
         return -1;
     }
     for (i = 0; i < n; i++) {
         const struct gpu_ev *e = &s->ev[v[i].i];
-        ts_us(ts, e->start + w.off);
-        ts_us(dur, e->end - e->start);
         switch (e->kind) {
         case GPU_KERNEL:
         case GPU_MEMCPY:
         case GPU_MEMSET:
             if (e->kind == GPU_KERNEL)
-                write_kernel(&w, e, ts, dur);
+                write_kernel(&c, e);
             else
-                write_copy(&w, e, ts, dur);
-            flow(&w, 0, e->correlation, (long long)e->device, tid_of(e->stream), ts);
+                write_copy(&c, e);
+            flow(&c, 0, e->correlation, e->device, tid_of(e->stream), e->start);
             streams[ns++] = (uint64_t)e->device << 32 | e->stream; /* recordStream */
             break;
         case GPU_RUNTIME:
         case GPU_DRIVER:
-            write_api(&w, e, ts, dur);
+            write_api(&c, e);
             break;
         case GPU_MEMORY:
-            write_memory(&w, e, ts, &tot, ev_idx);
+            write_memory(&c, e, &tot, ev_idx);
             break;
         default:
             break;
         }
     }
-    ts_us(ts, t_lo + w.off); /* the rows carry the window's start */
-    write_rows(&w, streams, ns, ts);
-    free(w.calls.key);
-    free(w.calls.tid);
+    write_rows(&c, streams, ns, t_lo + c.off); /* the rows carry the window's start */
+    free(c.calls.key);
+    free(c.calls.tid);
     free(streams);
     free(v);
-    return tt_cap__out_write(o, "", 0);
+    return c.n;
 }
 
-/* createDevicePropertiesJson, by device id */
-int tt_cap__gpu_write_devices(struct out *o, const struct gpu_store *s)
+/* the events in a buffer, then handed to o without the array's brackets */
+int tt_cap__gpu_write_events(struct out *o, struct gpu_store *s, int64_t base, int64_t mono_to_unix,
+                             int64_t t_lo, int64_t t_hi, int64_t *ev_idx, int *first)
+{
+    tt_buf b = TT_BUF_INIT;
+    tt_jw w;
+    int n;
+    tt_jw_init(&w, &b, 0);
+    tt_jw_arr(&w);
+    n = tt_cap__gpu_events(&w, s, base, mono_to_unix, t_lo, t_hi, ev_idx);
+    tt_jw_end(&w);
+    if (tt_cap__out_jw_end(&w) < 0)
+        n = -1;
+    if (n > 0) { /* "[\n  {...},\n  {...}]" */
+        if (!*first)
+            tt_cap__out_write(o, ",", 1);
+        *first = 0;
+        n = tt_cap__out_write(o, b.buf + 1, b.len - 2);
+    }
+    tt_buf_release(&b);
+    return n < 0 ? -1 : 0;
+}
+
+void tt_cap__gpu_devices(tt_jw *w, const struct gpu_store *s)
 {
     uint32_t last = 0;
     size_t i, k;
-    tt_cap__out_printf(o, "[");
+    tt_jw_arr(w);
     for (k = 0; k < s->ndev; k++) {
         const struct gpu_device *d = NULL;
         for (i = 0; i < s->ndev; i++)
             if ((!k || s->dev[i].id > last) && (!d || s->dev[i].id < d->id))
                 d = &s->dev[i];
         last = d->id;
-        tt_cap__out_printf(o, "%s\n    {\"id\": %u, \"name\": ", k ? "," : "", (unsigned)d->id);
-        tt_cap__out_json_string(o, d->name, strlen(d->name));
-        tt_cap__out_printf(o, ", \"totalGlobalMem\": %llu, \"computeMajor\": %u, "
-                              "\"computeMinor\": %u, \"maxThreadsPerBlock\": %u, "
-                              "\"maxThreadsPerMultiprocessor\": %u, \"regsPerBlock\": %u, "
-                              "\"warpSize\": %u, \"sharedMemPerBlock\": %u, \"numSms\": %u",
-                           (unsigned long long)d->total_global_mem, (unsigned)d->compute_major,
-                           (unsigned)d->compute_minor, (unsigned)d->max_threads_per_block,
-                           (unsigned)d->max_threads_per_sm, (unsigned)d->regs_per_block,
-                           (unsigned)d->warp_size, (unsigned)d->smem_per_block,
-                           (unsigned)d->num_sms);
-        tt_cap__out_printf(o, ", \"regsPerMultiprocessor\": %u, \"sharedMemPerBlockOptin\": %u, "
-                              "\"sharedMemPerMultiprocessor\": %u}",
-                           (unsigned)d->regs_per_sm, (unsigned)d->smem_per_block_optin,
-                           (unsigned)d->smem_per_sm);
+        tt_jw_nl(w, 4);
+        tt_jw_obj(w);
+        tt_jw_kuint(w, "id", d->id);
+        tt_jw_key(w, "name");
+        tt_cap__json_str(w, d->name, strlen(d->name));
+        tt_jw_kuint(w, "totalGlobalMem", d->total_global_mem);
+        tt_jw_kuint(w, "computeMajor", d->compute_major);
+        tt_jw_kuint(w, "computeMinor", d->compute_minor);
+        tt_jw_kuint(w, "maxThreadsPerBlock", d->max_threads_per_block);
+        tt_jw_kuint(w, "maxThreadsPerMultiprocessor", d->max_threads_per_sm);
+        tt_jw_kuint(w, "regsPerBlock", d->regs_per_block);
+        tt_jw_kuint(w, "warpSize", d->warp_size);
+        tt_jw_kuint(w, "sharedMemPerBlock", d->smem_per_block);
+        tt_jw_kuint(w, "numSms", d->num_sms);
+        tt_jw_kuint(w, "regsPerMultiprocessor", d->regs_per_sm);
+        tt_jw_kuint(w, "sharedMemPerBlockOptin", d->smem_per_block_optin);
+        tt_jw_kuint(w, "sharedMemPerMultiprocessor", d->smem_per_sm);
+        tt_jw_end(w);
     }
-    tt_cap__out_printf(o, "%s", s->ndev ? "\n  ]" : "]");
-    return tt_cap__out_write(o, "", 0);
+    if (s->ndev)
+        tt_jw_nl(w, 2);
+    tt_jw_end(w);
+}
+
+int tt_cap__gpu_write_devices(struct out *o, const struct gpu_store *s)
+{
+    tt_jw w;
+    tt_cap__out_jw(o, &w);
+    tt_cap__gpu_devices(&w, s);
+    return tt_cap__out_jw_end(&w);
 }

@@ -13,6 +13,7 @@
 #include "capture/src/capture_internal.h"
 #include "capture/src/gpu.h"
 #include "common/i64map.h"
+#include "report/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,46 +22,167 @@
 
 #define BASE_PERIOD_NS 7889238000000000LL /* Kineto floors the base time to this */
 
-static void ts_us(char *buf, int64_t rel_ns)
+/* what the writers of a window's events share */
+struct kctx {
+    tt_jw *w;
+    const struct tt_cap_trace *tr;
+    int64_t base;   /* baseTimeNanoseconds */
+    int64_t ev_idx; /* the next "Ev Idx" */
+    int64_t pid;
+    size_t nev;     /* events written */
+};
+
+/* a CLOCK_MONOTONIC ns as the trace's µs */
+static void ts_of(struct kctx *k, int64_t mono)
 {
-    if (rel_ns < 0)
-        rel_ns = 0;
-    sprintf(buf, "%lld.%03lld", (long long)(rel_ns / 1000), (long long)(rel_ns % 1000));
+    tt_cap__json_us(k->w, mono + k->tr->mono_to_unix - k->base);
+}
+
+void tt_cap__kineto_memory(tt_jw *w, const struct tt_cap_mem_ev *m, int64_t *ev_idx)
+{
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", "i");
+    tt_jw_kstr(w, "cat", "cpu_instant_event");
+    tt_jw_kstr(w, "s", "t");
+    tt_jw_kstr(w, "name", "[memory]");
+    tt_jw_kint(w, "pid", m->pid);
+    tt_jw_kint(w, "tid", m->tid);
+    tt_jw_key(w, "ts");
+    tt_cap__json_us(w, m->rel_ns);
+    tt_jw_kobj(w, "args");
+    tt_jw_kint(w, "Total Reserved", m->reserved);
+    tt_jw_kint(w, "Total Allocated", m->allocated);
+    tt_jw_kint(w, "Bytes", m->bytes);
+    tt_jw_kuint(w, "Addr", m->addr);
+    tt_jw_kint(w, "Device Id", m->dev_id);
+    tt_jw_kint(w, "Device Type", m->dev_type);
+    tt_jw_kint(w, "Ev Idx", (*ev_idx)++);
+    tt_jw_end(w);
+    tt_jw_end(w);
+}
+
+void tt_cap__kineto_meta(tt_jw *w, const char *name, int64_t rel_ns, int64_t pid, int64_t tid,
+                         const char *arg)
+{
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "name", name);
+    tt_jw_kstr(w, "ph", "M");
+    tt_jw_key(w, "ts");
+    tt_cap__json_us(w, rel_ns);
+    tt_jw_kint(w, "pid", pid);
+    tt_jw_kint(w, "tid", tid);
+    tt_jw_kobj(w, "args");
+    tt_jw_key(w, arg);
 }
 
 /* "Input Dims" and "Input type" of a shapes record */
-static void write_shapes(struct out *o, const struct rec_shapes *s)
+static void write_shapes(tt_jw *w, const struct rec_shapes *s)
 {
     const unsigned char *p, *dims;
     const char *dtype;
     int32_t nd, dl;
     int i, pass;
     for (pass = 0; pass < 2; pass++) {
-        tt_cap__out_printf(o, pass ? ", \"Input type\": [" : ", \"Input Dims\": [");
+        tt_jw_karr(w, pass ? "Input type" : "Input Dims");
         p = (const unsigned char *)(s + 1);
         for (i = 0; i < s->n; i++) {
             p = tt_cap__shape_next(p, &nd, &dims, &dtype, &dl);
-            tt_cap__out_printf(o, i ? ", " : "");
             if (!pass)
-                tt_cap__out_dims(o, dims, nd);
+                tt_cap__json_dims(w, dims, nd);
             else
-                tt_cap__out_json_string(o, dtype, (size_t)dl);
+                tt_cap__json_str(w, dtype, (size_t)dl);
         }
-        tt_cap__out_printf(o, "]");
+        tt_jw_end(w);
     }
 }
 
-static int write_thread(struct out *o, const struct tt_cap_trace *tr, const struct trace_thread *th,
-                        int64_t base, int64_t *ev_idx, int *first)
+/* a cpu_op or user_annotation complete event */
+static void write_scope(struct kctx *k, const struct trace_thread *th, const struct rec_scope *s,
+                        const struct rec_shapes *shp)
 {
+    tt_jw *w = k->w;
+    int kind = s->loc ? s->loc->kind : TT_CAP_USER_ANNOTATION;
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", "X");
+    tt_jw_kstr(w, "cat", kind == TT_CAP_USER_ANNOTATION ? "user_annotation" : "cpu_op");
+    tt_jw_key(w, "name");
+    if (s->loc) {
+        const char *nm = s->loc->name ? s->loc->name : TT_CAP_NULL_NAME;
+        tt_cap__json_str(w, nm, strlen(nm));
+    } else {
+        char step[48];
+        snprintf(step, sizeof(step), "ProfilerStep#%lld", (long long)s->step);
+        tt_jw_str(w, step);
+    }
+    tt_jw_kint(w, "pid", k->pid);
+    tt_jw_kint(w, "tid", th->os_tid);
+    tt_jw_key(w, "ts");
+    ts_of(k, s->t0);
+    tt_jw_key(w, "dur");
+    tt_cap__json_us(w, s->t1 - s->t0);
+    tt_jw_kobj(w, "args");
+    tt_jw_kuint(w, "External id", s->rf_id);
+    tt_jw_kuint(w, "Record function id", s->rf_id);
+    tt_jw_kint(w, "Ev Idx", k->ev_idx++);
+    if (shp)
+        write_shapes(w, shp);
+    tt_jw_end(w);
+    tt_jw_end(w);
+    k->nev++;
+}
+
+/* a metric in the trace (tt_cap_metric_trace): a counter event */
+static void write_counter(struct kctx *k, const struct trace_thread *th,
+                          const struct rec_counter *c)
+{
+    tt_jw *w = k->w;
+    const char *gn = (const char *)(c + 1);
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", "C");
+    tt_jw_key(w, "name");
+    tt_cap__json_str(w, gn, c->group_len);
+    tt_jw_kint(w, "pid", k->pid);
+    tt_jw_kint(w, "tid", th->os_tid);
+    tt_jw_key(w, "ts");
+    ts_of(k, c->t);
+    tt_jw_kobj(w, "args");
+    tt_cap__json_key(w, gn + c->group_len, c->name_len);
+    tt_jw_int(w, c->value);
+    tt_jw_end(w);
+    tt_jw_end(w);
+    k->nev++;
+}
+
+/* an allocator event (tt_cap_mem_event): a "[memory]" instant */
+static void write_mem(struct kctx *k, const struct trace_thread *th, const struct rec_mem *m)
+{
+    struct tt_cap_mem_ev e;
+    e.pid = k->pid;
+    e.tid = th->os_tid;
+    e.rel_ns = m->t + k->tr->mono_to_unix - k->base;
+    e.reserved = m->total_reserved;
+    e.allocated = m->total_allocated;
+    e.bytes = m->bytes;
+    e.addr = m->addr;
+    e.dev_id = m->dev_id;
+    e.dev_type = m->dev_type;
+    tt_cap__kineto_memory(k->w, &e, &k->ev_idx);
+    k->nev++;
+}
+
+static int write_thread(struct kctx *k, const struct trace_thread *th)
+{
+    const struct tt_cap_trace *tr = k->tr;
     const struct rec_scope **v = NULL;
     const struct rec_shapes **shp = NULL;
     struct i64map shapes = { 0 };
     const struct rec_hdr *h;
     const struct chunk *c;
     size_t n = 0, i, off, si;
-    long pid = (long)getpid();
-    char ts[32], dur[32];
     if (tt_cap__scopes(th, &v, &n, tr->record_shapes ? &shapes : NULL, &shp) < 0) {
         tt_cap__set_error("out of memory writing a trace");
         free((void *)v);
@@ -69,55 +191,16 @@ static int write_thread(struct out *o, const struct tt_cap_trace *tr, const stru
         return -1;
     }
     for (i = 0; i < n; i++) {
-        const struct rec_scope *s = v[i];
-        int kind = s->loc ? s->loc->kind : TT_CAP_USER_ANNOTATION;
-        ts_us(ts, s->t0 + tr->mono_to_unix - base);
-        ts_us(dur, s->t1 - s->t0);
-        tt_cap__out_printf(o, "%s\n  {\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", *first ? "" : ",",
-                           kind == TT_CAP_USER_ANNOTATION ? "user_annotation" : "cpu_op");
-        *first = 0;
-        if (s->loc) {
-            const char *nm = s->loc->name ? s->loc->name : TT_CAP_NULL_NAME;
-            tt_cap__out_json_string(o, nm, strlen(nm));
-        } else {
-            tt_cap__out_printf(o, "\"ProfilerStep#%lld\"", (long long)s->step);
-        }
-        tt_cap__out_printf(o, ", \"pid\": %ld, \"tid\": %ld, \"ts\": %s, \"dur\": %s, \"args\": {"
-                              "\"External id\": %llu, \"Record function id\": %llu, \"Ev Idx\": %lld",
-                           pid, (long)th->os_tid, ts, dur, (unsigned long long)s->rf_id,
-                           (unsigned long long)s->rf_id, (long long)(*ev_idx)++);
-        if (shapes.n && tt__i64map_get(&shapes, (int64_t)s->rf_id, &si))
-            write_shapes(o, shp[si]);
-        tt_cap__out_printf(o, "}}");
+        const struct rec_shapes *sh = NULL;
+        if (shapes.n && tt__i64map_get(&shapes, (int64_t)v[i]->rf_id, &si))
+            sh = shp[si];
+        write_scope(k, th, v[i], sh);
     }
     for (h = tt_cap__rec_first(th, &c, &off); h; h = tt_cap__rec_next(&c, &off)) {
-        const struct rec_mem *m = (const struct rec_mem *)h;
-        if (h->type == REC_COUNTER) {
-            const struct rec_counter *k = (const struct rec_counter *)h;
-            const char *gn = (const char *)(k + 1);
-            ts_us(ts, k->t + tr->mono_to_unix - base);
-            tt_cap__out_printf(o, "%s\n  {\"ph\": \"C\", \"name\": ", *first ? "" : ",");
-            *first = 0;
-            tt_cap__out_json_string(o, gn, k->group_len);
-            tt_cap__out_printf(o, ", \"pid\": %ld, \"tid\": %ld, \"ts\": %s, \"args\": {", pid,
-                               (long)th->os_tid, ts);
-            tt_cap__out_json_string(o, gn + k->group_len, k->name_len);
-            tt_cap__out_printf(o, ": %lld}}", (long long)k->value);
-            continue;
-        }
-        if (h->type != REC_MEM)
-            continue;
-        ts_us(ts, m->t + tr->mono_to_unix - base);
-        tt_cap__out_printf(o, "%s\n  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
-                              "\"name\": \"[memory]\", \"pid\": %ld, \"tid\": %ld, \"ts\": %s, ",
-                           *first ? "" : ",", pid, (long)th->os_tid, ts);
-        *first = 0;
-        tt_cap__out_printf(o, "\"args\": {\"Total Reserved\": %lld, \"Total Allocated\": %lld, "
-                              "\"Bytes\": %lld, \"Addr\": %llu, \"Device Id\": %d, "
-                              "\"Device Type\": %d, \"Ev Idx\": %lld}}",
-                           (long long)m->total_reserved, (long long)m->total_allocated,
-                           (long long)m->bytes, (unsigned long long)m->addr, m->dev_id,
-                           m->dev_type, (long long)(*ev_idx)++);
+        if (h->type == REC_COUNTER)
+            write_counter(k, th, (const struct rec_counter *)h);
+        else if (h->type == REC_MEM)
+            write_mem(k, th, (const struct rec_mem *)h);
     }
     free((void *)v);
     free((void *)shp);
@@ -125,107 +208,191 @@ static int write_thread(struct out *o, const struct tt_cap_trace *tr, const stru
     return 0;
 }
 
-static void write_rows(struct out *o, const struct tt_cap_trace *tr, int64_t base, size_t nops)
+/* a global instant on a named row */
+static void write_instant(tt_jw *w, const char *name, const char *pid, const char *tid,
+                          int64_t rel_ns)
 {
-    char ts[32], dur[32], comm[64], tname[64];
-    long pid = (long)getpid();
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "name", name);
+    tt_jw_kstr(w, "ph", "i");
+    tt_jw_kstr(w, "s", "g");
+    tt_jw_kstr(w, "pid", pid);
+    tt_jw_kstr(w, "tid", tid);
+    tt_jw_key(w, "ts");
+    tt_cap__json_us(w, rel_ns);
+    tt_jw_end(w);
+}
+
+/* Kineto's trailer: the process and thread rows, the profiler's span and
+ * its instants */
+static void write_rows(struct kctx *k)
+{
+    const struct tt_cap_trace *tr = k->tr;
+    tt_jw *w = k->w;
+    int64_t start = tr->start_mono + tr->mono_to_unix - k->base;
+    char comm[64], tname[64];
     size_t i;
-    ts_us(ts, tr->start_mono + tr->mono_to_unix - base);
     tt_cap__process_name(comm, sizeof(comm));
-    tt_cap__out_printf(o, ",\n  {\"name\": \"process_name\", \"ph\": \"M\", \"ts\": %s, \"pid\": %ld, "
-                          "\"tid\": 0, \"args\": {\"name\": ", ts, pid);
-    tt_cap__out_json_string(o, comm, strlen(comm));
-    tt_cap__out_printf(o, "}},\n  {\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": %s, "
-                          "\"pid\": %ld, \"tid\": 0, \"args\": {\"labels\": \"CPU\"}}", ts, pid);
+    tt_cap__kineto_meta(w, "process_name", start, k->pid, 0, "name");
+    tt_cap__json_str(w, comm, strlen(comm));
+    tt_jw_end(w);
+    tt_jw_end(w);
+    tt_cap__kineto_meta(w, "process_labels", start, k->pid, 0, "labels");
+    tt_jw_str(w, "CPU");
+    tt_jw_end(w);
+    tt_jw_end(w);
     for (i = 0; i < tr->nth; i++) {
         const struct trace_thread *th = &tr->th[i];
         snprintf(tname, sizeof(tname), "thread %ld (%s)", (long)th->os_tid, th->name);
-        tt_cap__out_printf(o, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": %s, "
-                              "\"pid\": %ld, \"tid\": %ld, \"args\": {\"name\": ", ts, pid,
-                           (long)th->os_tid);
-        tt_cap__out_json_string(o, tname, strlen(tname));
-        tt_cap__out_printf(o, "}}");
+        tt_cap__kineto_meta(w, "thread_name", start, k->pid, th->os_tid, "name");
+        tt_cap__json_str(w, tname, strlen(tname));
+        tt_jw_end(w);
+        tt_jw_end(w);
     }
-    ts_us(dur, tr->end_mono - tr->start_mono);
-    tt_cap__out_printf(o, ",\n  {\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": %s, \"dur\": %s, "
-                          "\"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", "
-                          "\"name\": \"PyTorch Profiler (0)\", \"args\": {\"Op count\": %zu}}",
-                       ts, dur, nops);
-    tt_cap__out_printf(o, ",\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", \"ts\": %s, "
-                          "\"pid\": \"Spans\", \"tid\": 0, \"args\": {\"sort_index\": 536870912}}", ts);
-    tt_cap__out_printf(o, ",\n  {\"name\": \"Iteration Start: PyTorch Profiler\", \"ph\": \"i\", "
-                          "\"s\": \"g\", \"pid\": \"Traces\", \"tid\": \"Trace PyTorch Profiler\", "
-                          "\"ts\": %s}", ts);
-    ts_us(ts, tr->end_mono + tr->mono_to_unix - base);
-    tt_cap__out_printf(o, ",\n  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", "
-                          "\"pid\": \"\", \"tid\": \"\", \"ts\": %s}", ts);
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "ph", "X");
+    tt_jw_kstr(w, "cat", "Trace");
+    tt_jw_key(w, "ts");
+    tt_cap__json_us(w, start);
+    tt_jw_key(w, "dur");
+    tt_cap__json_us(w, tr->end_mono - tr->start_mono);
+    tt_jw_kstr(w, "pid", "Spans");
+    tt_jw_kstr(w, "tid", "PyTorch Profiler");
+    tt_jw_kstr(w, "name", "PyTorch Profiler (0)");
+    tt_jw_kobj(w, "args");
+    tt_jw_kuint(w, "Op count", tr->nscopes);
+    tt_jw_end(w);
+    tt_jw_end(w);
+    tt_jw_nl(w, 2);
+    tt_jw_obj(w);
+    tt_jw_kstr(w, "name", "process_sort_index");
+    tt_jw_kstr(w, "ph", "M");
+    tt_jw_key(w, "ts");
+    tt_cap__json_us(w, start);
+    tt_jw_kstr(w, "pid", "Spans");
+    tt_jw_kint(w, "tid", 0);
+    tt_jw_kobj(w, "args");
+    tt_jw_kint(w, "sort_index", 536870912);
+    tt_jw_end(w);
+    tt_jw_end(w);
+    write_instant(w, "Iteration Start: PyTorch Profiler", "Traces", "Trace PyTorch Profiler",
+                  start);
+    write_instant(w, "Record Window End", "", "", tr->end_mono + tr->mono_to_unix - k->base);
 }
 
 /* the GPU store is filled by CUPTI's thread: held while it is written */
-static int write_gpu_events(struct out *o, const struct tt_cap_trace *tr, int64_t base,
-                            int64_t *ev_idx, int *first)
+static int write_gpu_events(struct kctx *k)
 {
+    const struct tt_cap_trace *tr = k->tr;
     struct gpu_store *g = tr->gpu;
-    int rc;
+    int n;
     pthread_mutex_lock(&g->lock);
-    rc = tt_cap__gpu_write_events(o, g, base, tr->mono_to_unix, tr->start_mono, tr->end_mono,
-                                  ev_idx, first);
+    n = tt_cap__gpu_events(k->w, g, k->base, tr->mono_to_unix, tr->start_mono, tr->end_mono,
+                           &k->ev_idx);
     pthread_mutex_unlock(&g->lock);
-    return rc;
+    if (n > 0)
+        k->nev += (size_t)n;
+    return n < 0 ? -1 : 0;
 }
 
-static void write_gpu_counts(struct out *o, struct gpu_store *g)
+static void write_gpu_counts(tt_jw *w, struct gpu_store *g)
 {
     pthread_mutex_lock(&g->lock);
-    tt_cap__out_printf(o, ",\n  \"tracetool_gpu\": {\"dropped_records\": %llu, "
-                          "\"dropped_over_limit\": %llu, \"bad_timestamps\": %llu, "
-                          "\"unknown_records\": %llu}",
-                       (unsigned long long)g->dropped_records, (unsigned long long)g->dropped_store,
-                       (unsigned long long)g->bad_timestamps, (unsigned long long)g->unknown_records);
+    tt_jw_nl(w, 2);
+    tt_jw_kobj(w, "tracetool_gpu");
+    tt_jw_kuint(w, "dropped_records", g->dropped_records);
+    tt_jw_kuint(w, "dropped_over_limit", g->dropped_store);
+    tt_jw_kuint(w, "bad_timestamps", g->bad_timestamps);
+    tt_jw_kuint(w, "unknown_records", g->unknown_records);
+    tt_jw_end(w);
     pthread_mutex_unlock(&g->lock);
+}
+
+/* the keys before "traceEvents", one a line */
+static void write_header(tt_jw *w, const struct tt_cap_trace *tr, int64_t base)
+{
+    tt_jw_obj(w);
+    tt_jw_nl(w, 2);
+    tt_jw_kint(w, "schemaVersion", 1);
+    tt_jw_nl(w, 2);
+    tt_jw_key(w, "deviceProperties");
+    if (tr->gpu) {
+        pthread_mutex_lock(&tr->gpu->lock);
+        tt_cap__gpu_devices(w, tr->gpu);
+        pthread_mutex_unlock(&tr->gpu->lock);
+    } else {
+        tt_jw_arr(w);
+        tt_jw_end(w);
+    }
+    if (tr->record_shapes) {
+        tt_jw_nl(w, 2);
+        tt_jw_kint(w, "record_shapes", 1);
+    }
+    tt_jw_nl(w, 2);
+    tt_jw_kobj(w, "tracetool_capture");
+    tt_jw_kuint(w, "dropped_events", tr->dropped);
+    tt_jw_kuint(w, "ignored_starts", tr->ignored_starts);
+    tt_jw_kint(w, "max_duration_reached", tr->max_duration_hit);
+    tt_jw_end(w);
+    tt_jw_nl(w, 2);
+    tt_jw_kstr(w, "displayTimeUnit", "ms");
+    tt_jw_nl(w, 2);
+    tt_jw_kint(w, "baseTimeNanoseconds", base);
 }
 
 int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path)
 {
     struct out *o = tt_cap__out_open(path);
     int64_t start_unix = tr->start_mono + tr->mono_to_unix;
-    int64_t base = start_unix / BASE_PERIOD_NS * BASE_PERIOD_NS, ev_idx = 0;
     const char *slash = strrchr(path, '/');
+    struct kctx k;
+    tt_jw w;
     size_t i;
-    int first = 1, ok = 1;
+    int ok = 1;
     if (!o)
         return TT_CAP_EIO;
-    tt_cap__out_printf(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": ");
-    if (tr->gpu) {
-        pthread_mutex_lock(&tr->gpu->lock);
-        ok = tt_cap__gpu_write_devices(o, tr->gpu) == 0;
-        pthread_mutex_unlock(&tr->gpu->lock);
-    } else {
-        tt_cap__out_printf(o, "[]");
-    }
-    tt_cap__out_printf(o, ",\n");
-    if (tr->record_shapes)
-        tt_cap__out_printf(o, "  \"record_shapes\": 1,\n");
-    tt_cap__out_printf(o, "  \"tracetool_capture\": {\"dropped_events\": %llu, "
-                          "\"ignored_starts\": %llu, \"max_duration_reached\": %d},\n",
-                       (unsigned long long)tr->dropped, (unsigned long long)tr->ignored_starts,
-                       tr->max_duration_hit);
-    tt_cap__out_printf(o, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %lld,\n"
-                          "  \"traceEvents\": [", (long long)base);
+    memset(&k, 0, sizeof(k));
+    k.w = &w;
+    k.tr = tr;
+    k.base = start_unix / BASE_PERIOD_NS * BASE_PERIOD_NS;
+    k.pid = (int64_t)getpid();
+    tt_cap__out_jw(o, &w);
+    write_header(&w, tr, k.base);
+    tt_jw_nl(&w, 2);
+    tt_jw_karr(&w, "traceEvents");
     for (i = 0; i < tr->nth && ok; i++)
-        ok = write_thread(o, tr, &tr->th[i], base, &ev_idx, &first) == 0;
+        ok = write_thread(&k, &tr->th[i]) == 0;
     if (ok && tr->gpu)
-        ok = write_gpu_events(o, tr, base, &ev_idx, &first) == 0;
-    if (first)
-        tt_cap__out_printf(o, "\n  {\"name\": \"process_labels\", \"ph\": \"M\", \"pid\": %ld, "
-                              "\"tid\": 0, \"args\": {\"labels\": \"CPU\"}}", (long)getpid());
-    write_rows(o, tr, base, tr->nscopes);
-    tt_cap__out_printf(o, "\n  ]");
+        ok = write_gpu_events(&k) == 0;
+    if (!k.nev) { /* Kineto's process row without a time */
+        tt_jw_nl(&w, 2);
+        tt_jw_obj(&w);
+        tt_jw_kstr(&w, "name", "process_labels");
+        tt_jw_kstr(&w, "ph", "M");
+        tt_jw_kint(&w, "pid", k.pid);
+        tt_jw_kint(&w, "tid", 0);
+        tt_jw_kobj(&w, "args");
+        tt_jw_kstr(&w, "labels", "CPU");
+        tt_jw_end(&w);
+        tt_jw_end(&w);
+    }
+    write_rows(&k);
+    tt_jw_nl(&w, 2);
+    tt_jw_end(&w);
     if (tr->gpu)
-        write_gpu_counts(o, tr->gpu);
-    tt_cap__out_printf(o, ",\n  \"traceName\": ");
+        write_gpu_counts(&w, tr->gpu);
     slash = slash ? slash + 1 : path;
-    tt_cap__out_json_string(o, slash, strlen(slash));
-    tt_cap__out_printf(o, "\n}\n");
+    tt_jw_nl(&w, 2);
+    tt_jw_key(&w, "traceName");
+    tt_cap__json_str(&w, slash, strlen(slash));
+    tt_jw_nl(&w, 0);
+    tt_jw_end(&w);
+    tt_cap__out_write(o, "\n", 1);
+    if (ok)
+        ok = tt_cap__out_jw_end(&w) == 0;
+    else
+        tt_jw_finish(&w); /* the error said is the first */
     return tt_cap__out_close(o, ok) < 0 ? TT_CAP_EIO : 0;
 }

@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include "capture/src/capture_internal.h"
+#include "common/buf.h"
+#include "report/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,32 +44,27 @@ void tt_cap_metric_console(double ts, const char *group, const char *name, int64
     fflush(f);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
+/* one line: the JSON writer's text, written with one fwrite */
 void tt_cap_metric_jsonl(double ts, const char *group, const char *name, int64_t value, void *user)
 {
     FILE *f = user;
+    tt_buf b = TT_BUF_INIT;
+    tt_jw w;
     if (!f)
         return;
-    fprintf(f, "{\"timestamp\": %.6f, \"group\": ", ts);
-    json_str(f, group);
-    fputs(", \"name\": ", f);
-    json_str(f, name);
-    fprintf(f, ", \"value\": %lld}\n", (long long)value);
+    tt_jw_init(&w, &b, 0);
+    tt_jw_obj(&w);
+    tt_jw_knum(&w, "timestamp", ts, 6);
+    tt_jw_key(&w, "group");
+    tt_cap__json_str(&w, group, strlen(group));
+    tt_jw_key(&w, "name");
+    tt_cap__json_str(&w, name, strlen(name));
+    tt_jw_kint(&w, "value", value);
+    tt_jw_end(&w);
+    if (tt_jw_finish(&w) == 0 && tt_buf_addch(&b, '\n') == 0)
+        fwrite(b.buf, 1, b.len, f);
     fflush(f);
+    tt_buf_release(&b);
 }
 
 tt_cap_status tt_cap_metrics_configure(const char *group, tt_cap_metric_fn fn, void *user)

@@ -2,8 +2,10 @@
  * capture/src/out.c - a file the writers fill, through the output module
  * (report/out.c, compiled into this library): written to <path>.tmp (gzip
  * when the path ends in ".gz"), renamed to <path> only when complete,
- * removed on any failure, so a reader never sees half a trace.
- * JSON strings: bytes that are not UTF-8 become U+FFFD, then the project's
+ * removed on any failure, so a reader never sees half a trace. The JSON in
+ * it is written by the project's JSON writer (report/json.c, compiled into
+ * this library too), into the file's buffer.
+ * JSON strings: bytes that are not UTF-8 become U+FFFD, then the writer's
  * RFC 8259 escaping (common/buf.c), so any name a program gives makes valid
  * JSON.
  */
@@ -11,6 +13,7 @@
 #include "capture/src/capture_internal.h"
 #include "common/buf.h"
 #include "common/utf8.h"
+#include "report/json.h"
 #include "report/out.h"
 
 #include <errno.h>
@@ -21,8 +24,7 @@
 #include <unistd.h>
 
 struct out {
-    tt_out o;          /* the file (report/out.h) */
-    tt_buf text, json; /* a string made UTF-8, then escaped */
+    tt_out o; /* the file (report/out.h) */
 };
 
 /* a failure of the output module: its message as the capture library's error */
@@ -44,8 +46,6 @@ struct out *tt_cap__out_open(const char *path)
         free(o);
         return NULL;
     }
-    tt_buf_init(&o->text);
-    tt_buf_init(&o->json);
     return o;
 }
 
@@ -64,43 +64,99 @@ int tt_cap__out_printf(struct out *o, const char *fmt, ...)
     return rc < 0 ? failed() : 0;
 }
 
-/* A JSON string: bytes that are not UTF-8 become U+FFFD, then the
- * project's own escaping (common/buf.c, RFC 8259) */
-int tt_cap__out_json_string(struct out *o, const char *str, size_t n)
+void tt_cap__out_jw(struct out *o, tt_jw *w)
+{
+    tt_jw_init_out(w, &o->o, 0);
+}
+
+int tt_cap__out_jw_end(tt_jw *w)
+{
+    int rc = tt_jw_finish(w);
+    if (rc == 0)
+        return 0;
+    if (rc == TT_ENOMEM)
+        tt_cap__set_error("out of memory");
+    else if (rc == TT_EINVALID)
+        tt_cap__set_error("JSON written out of order (a bug in the capture library)");
+    else
+        failed(); /* the output module's: a write failed */
+    return -1;
+}
+
+/* s made valid UTF-8 (each byte that is not UTF-8 becomes U+FFFD): s itself
+ * when it is, else t's copy (*n updated) */
+static const char *valid_utf8(const char *str, size_t *n, tt_buf *t)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, start = 0;
-    tt_buf_reset(&o->text);
-    tt_buf_reset(&o->json);
-    while (i < n) {
-        size_t l = (size_t)tt_utf8_len(s + i, s + n);
+    int bad = 0;
+    while (i < *n) {
+        size_t l = (size_t)tt_utf8_len(s + i, s + *n);
         if (l) {
             i += l;
             continue;
         }
-        tt_buf_add(&o->text, s + start, i - start);
-        tt_buf_add(&o->text, "\xef\xbf\xbd", 3);
+        tt_buf_add(t, s + start, i - start);
+        tt_buf_add(t, "\xef\xbf\xbd", 3);
         start = ++i;
+        bad = 1;
     }
-    tt_buf_add(&o->text, s + start, n - start);
-    if (o->text.oom || tt_buf_add_json_string(&o->json, o->text.buf, o->text.len) < 0) {
-        tt_cap__set_error("out of memory");
-        return -1;
-    }
-    return tt_cap__out_write(o, o->json.buf, o->json.len);
+    if (!bad)
+        return str;
+    tt_buf_add(t, s + start, *n - start);
+    *n = t->len;
+    return t->buf;
 }
 
-/* "[d0, d1, ...]" from nd 8-byte integers at dims */
-int tt_cap__out_dims(struct out *o, const unsigned char *dims, int32_t nd)
+static void text(tt_jw *w, int key, const char *s, size_t n)
+{
+    tt_buf t = TT_BUF_INIT;
+    s = valid_utf8(s, &n, &t);
+    if (t.oom) {
+        w->b->oom = 1; /* the writer's buffer says so: tt_jw_finish returns TT_ENOMEM */
+        s = "";
+        n = 0;
+    }
+    if (key)
+        tt_jw_keyn(w, s, n);
+    else
+        tt_jw_strn(w, s, n);
+    tt_buf_release(&t);
+}
+
+void tt_cap__json_str(tt_jw *w, const char *s, size_t n)
+{
+    text(w, 0, s, n);
+}
+
+void tt_cap__json_key(tt_jw *w, const char *s, size_t n)
+{
+    text(w, 1, s, n);
+}
+
+int tt_cap__out_json_string(struct out *o, const char *s, size_t n)
+{
+    tt_jw w;
+    tt_cap__out_jw(o, &w);
+    tt_cap__json_str(&w, s, n);
+    return tt_cap__out_jw_end(&w);
+}
+
+void tt_cap__json_dims(tt_jw *w, const unsigned char *dims, int32_t nd)
 {
     int32_t d;
-    tt_cap__out_write(o, "[", 1);
+    tt_jw_arr(w);
     for (d = 0; d < nd; d++) {
         int64_t v;
         memcpy(&v, dims + 8 * d, 8);
-        tt_cap__out_printf(o, "%s%lld", d ? ", " : "", (long long)v);
+        tt_jw_int(w, v);
     }
-    return tt_cap__out_write(o, "]", 1);
+    tt_jw_end(w);
+}
+
+void tt_cap__json_us(tt_jw *w, int64_t rel_ns)
+{
+    tt_jw_fixed(w, rel_ns < 0 ? 0 : rel_ns, 3); /* Kineto's transToRelativeTime: never negative */
 }
 
 int tt_cap__out_close(struct out *o, int ok)
@@ -109,8 +165,6 @@ int tt_cap__out_close(struct out *o, int ok)
     if (!o)
         return -1;
     rc = tt_out_close(&o->o, ok ? 0 : -1);
-    tt_buf_release(&o->text);
-    tt_buf_release(&o->json);
     free(o);
     return rc < 0 && ok ? failed() : rc < 0 ? -1 : 0;
 }
