@@ -578,7 +578,7 @@ int tt__xp_write(struct ex *x, const char *out_path)
     assign_pids(x);
     if ((rc = tt_out_open(&x->out, out_path, how)) < 0)
         return rc;
-    tt_jw_init_out(&x->jw, &x->out, TT_JW_COMPACT);
+    tt_jw_init_out(&x->jw, &x->out, TT_JW_COMPACT | TT_JW_LINE); /* the last line ends */
     put_header(x);
     put_processes(x);
     for (i = 0; rc == 0 && i < x->ntr; i++) {
@@ -596,8 +596,6 @@ int tt__xp_write(struct ex *x, const char *out_path)
         if ((rc = tt_jw_finish(&x->jw)) == TT_EINVALID)
             rc = tt_error_set(rc, "export: the JSON was left unfinished (a bug)");
     }
-    if (rc == 0 && tt_buf_addch(&x->out.b, '\n') < 0) /* the file's last line ends */
-        rc = tt__oom();
     rc = tt_out_close(&x->out, rc);
     x->res->bytes = tt_out_bytes(&x->out);
     return rc;

@@ -186,12 +186,39 @@ static void add_script_string(tt_buf *b, const char *s, size_t n)
     tt_buf_addch(b, '"');
 }
 
-static void add_string(tt_jw *w, const char *s, size_t n)
+/* n bytes of s that need no escape in JSON (no control character, quote
+ * or backslash) */
+static int plain(const char *s, size_t n)
 {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] == '"' || p[i] == '\\')
+            return 0;
+    return 1;
+}
+
+/* s quoted, then tail (tl bytes: ": " after a key), in one copy when s
+ * needs no escape: the common case, on the export's and capture's paths */
+static void add_string(tt_jw *w, const char *s, size_t n, const char *tail, size_t tl)
+{
+    tt_buf *b = w->b;
+    if (!(w->flags & TT_JW_SCRIPT) && plain(s, n)) {
+        if (tt_buf_grow(b, n + 2 + tl) < 0)
+            return;
+        b->buf[b->len] = '"';
+        memcpy(b->buf + b->len + 1, s, n);
+        b->buf[b->len + 1 + n] = '"';
+        memcpy(b->buf + b->len + 2 + n, tail, tl);
+        b->len += n + 2 + tl;
+        b->buf[b->len] = '\0';
+        return;
+    }
     if (w->flags & TT_JW_SCRIPT)
-        add_script_string(w->b, s, n);
+        add_script_string(b, s, n);
     else
-        tt_buf_add_json_string(w->b, s, n);
+        tt_buf_add_json_string(b, s, n);
+    tt_buf_add(b, tail, tl);
 }
 
 void tt_jw_keyn(tt_jw *w, const char *k, size_t n)
@@ -208,11 +235,7 @@ void tt_jw_keyn(tt_jw *w, const char *k, size_t n)
     else if (w->count[d - 1] && !(w->flags & TT_JW_COMPACT))
         tt_buf_addch(w->b, ' ');
     w->count[d - 1] = 1;
-    add_string(w, k, n);
-    if (w->flags & TT_JW_COMPACT)
-        tt_buf_addch(w->b, ':');
-    else
-        tt_buf_add(w->b, ": ", 2);
+    add_string(w, k, n, ": ", w->flags & TT_JW_COMPACT ? 1 : 2);
     w->key = 1;
 }
 
@@ -224,7 +247,7 @@ void tt_jw_key(tt_jw *w, const char *k)
 void tt_jw_strn(tt_jw *w, const char *s, size_t n)
 {
     pre(w);
-    add_string(w, s, n);
+    add_string(w, s, n, "", 0);
 }
 
 void tt_jw_str(tt_jw *w, const char *s)

@@ -615,14 +615,14 @@ static tt_jw *json_begin(tt_jw *w, const tt_info_options *opts, FILE *out)
 {
     if (!wants_json(opts))
         return NULL;
-    tt_jw_init_file(w, out, 0);
+    tt_jw_init_file(w, out, TT_JW_LINE);
     return w;
 }
 
 /* the JSON document written out (its last line ended) and its writer freed:
  * rc as it was, or the writer's error (a write error is the caller's to see,
  * ferror, as for the other formats) */
-static int json_end(tt_jw *w, FILE *out, int rc)
+static int json_end(tt_jw *w, int rc)
 {
     int wr;
     if (!w)
@@ -634,7 +634,6 @@ static int json_end(tt_jw *w, FILE *out, int rc)
         return tt_error_set(wr, "info: the JSON was left unfinished (a bug)");
     if (wr == TT_ENOMEM)
         return wr; /* set */
-    fputc('\n', out);
     return rc;
 }
 
@@ -1059,7 +1058,7 @@ static int info_dir(const char *dir, const tt_info_options *opts, FILE *out)
     j = rc == 0 ? json_begin(&jw, opts, out) : NULL;
     if (rc == 0)
         rc = print_ranks_of(&r, ranks_format(opts), out, j);
-    rc = json_end(j, out, emit_traces(&res, opts, out, rc, j));
+    rc = json_end(j, emit_traces(&res, opts, out, rc, j));
     if (rc >= 0 && opts->trace_id && !res.ntraces)
         rc = tt_error_set_at(TT_ENOTFOUND, dir, -1, "no trace with id %" PRId64, opts->trace_id);
     tt_info_ranks_free(&r);
@@ -1083,7 +1082,7 @@ int tt_info_file(const char *path, const tt_info_options *opts, FILE *out)
     one.traces = &in.s;
     one.ntraces = 1;
     j = json_begin(&jw, opts, out);
-    rc = json_end(j, out, emit_traces(&one, opts, out, 0, j));
+    rc = json_end(j, emit_traces(&one, opts, out, 0, j));
     info_release(&in);
     return rc;
 }
@@ -1430,7 +1429,7 @@ int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
     j = rc == 0 ? json_begin(&jw, opts, out) : NULL;
     if (rc == 0 && fmt >= 0)
         rc = print_ranks_of(&r, fmt, out, j);
-    rc = json_end(j, out, emit_traces(&res, opts, out, rc, j));
+    rc = json_end(j, emit_traces(&res, opts, out, rc, j));
     if (rc >= 0)
         rc = none_found(db, opts, res.ntraces);
     if (fmt >= 0)

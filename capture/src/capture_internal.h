@@ -235,7 +235,7 @@ struct out *tt_cap__out_open(const char *path);
 int tt_cap__out_write(struct out *o, const void *p, size_t n);
 int tt_cap__out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* a JSON writer into o (handed on as it fills) */
-void tt_cap__out_jw(struct out *o, struct tt_jw *w);
+void tt_cap__out_jw(struct out *o, struct tt_jw *w, unsigned flags); /* TT_JW_* */
 /* tt_jw_finish: 0, or -1 with the capture library's error set (a write
  * failed, out of memory, or the writer was misused: a bug) */
 int tt_cap__out_jw_end(struct tt_jw *w);

@@ -192,7 +192,7 @@ int tt_cap__write_et(const struct tt_cap_trace *tr, const char *path)
         tt_jw w;
         localtime_r(&now, &tmv);
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tmv);
-        tt_cap__out_jw(o, &w);
+        tt_cap__out_jw(o, &w, TT_JW_LINE);
         tt_jw_obj(&w);
         tt_jw_kstr(&w, "schema", "1.1.1-chakra.0.0.4");
         tt_jw_kint(&w, "pid", (int64_t)getpid());
@@ -206,7 +206,6 @@ int tt_cap__write_et(const struct tt_cap_trace *tr, const char *path)
         tt_jw_end(&w);
         tt_jw_kint(&w, "finish_ts", steady_ms(tr->end_mono));
         tt_jw_end(&w);
-        tt_cap__out_write(o, "\n", 1);
         wrote = tt_cap__out_jw_end(&w) == 0;
     }
     for (i = 0; e && i < tr->nth; i++) {

@@ -564,7 +564,7 @@ void tt_cap__gpu_devices(tt_jw *w, const struct gpu_store *s)
 int tt_cap__gpu_write_devices(struct out *o, const struct gpu_store *s)
 {
     tt_jw w;
-    tt_cap__out_jw(o, &w);
+    tt_cap__out_jw(o, &w, 0);
     tt_cap__gpu_devices(&w, s);
     return tt_cap__out_jw_end(&w);
 }

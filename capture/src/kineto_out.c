@@ -358,7 +358,7 @@ int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path)
     k.tr = tr;
     k.base = start_unix / BASE_PERIOD_NS * BASE_PERIOD_NS;
     k.pid = (int64_t)getpid();
-    tt_cap__out_jw(o, &w);
+    tt_cap__out_jw(o, &w, TT_JW_LINE);
     write_header(&w, tr, k.base);
     tt_jw_nl(&w, 2);
     tt_jw_karr(&w, "traceEvents");
@@ -389,7 +389,6 @@ int tt_cap__write_kineto(const struct tt_cap_trace *tr, const char *path)
     tt_cap__json_str(&w, slash, strlen(slash));
     tt_jw_nl(&w, 0);
     tt_jw_end(&w);
-    tt_cap__out_write(o, "\n", 1);
     if (ok)
         ok = tt_cap__out_jw_end(&w) == 0;
     else

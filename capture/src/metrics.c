@@ -52,7 +52,7 @@ void tt_cap_metric_jsonl(double ts, const char *group, const char *name, int64_t
     tt_jw w;
     if (!f)
         return;
-    tt_jw_init(&w, &b, 0);
+    tt_jw_init(&w, &b, TT_JW_LINE);
     tt_jw_obj(&w);
     tt_jw_knum(&w, "timestamp", ts, 6);
     tt_jw_key(&w, "group");
@@ -61,7 +61,7 @@ void tt_cap_metric_jsonl(double ts, const char *group, const char *name, int64_t
     tt_cap__json_str(&w, name, strlen(name));
     tt_jw_kint(&w, "value", value);
     tt_jw_end(&w);
-    if (tt_jw_finish(&w) == 0 && tt_buf_addch(&b, '\n') == 0)
+    if (tt_jw_finish(&w) == 0)
         fwrite(b.buf, 1, b.len, f);
     fflush(f);
     tt_buf_release(&b);

@@ -64,9 +64,9 @@ int tt_cap__out_printf(struct out *o, const char *fmt, ...)
     return rc < 0 ? failed() : 0;
 }
 
-void tt_cap__out_jw(struct out *o, tt_jw *w)
+void tt_cap__out_jw(struct out *o, tt_jw *w, unsigned flags)
 {
-    tt_jw_init_out(w, &o->o, 0);
+    tt_jw_init_out(w, &o->o, flags);
 }
 
 int tt_cap__out_jw_end(tt_jw *w)
@@ -137,7 +137,7 @@ void tt_cap__json_key(tt_jw *w, const char *s, size_t n)
 int tt_cap__out_json_string(struct out *o, const char *s, size_t n)
 {
     tt_jw w;
-    tt_cap__out_jw(o, &w);
+    tt_cap__out_jw(o, &w, 0);
     tt_cap__json_str(&w, s, n);
     return tt_cap__out_jw_end(&w);
 }

@@ -41,11 +41,6 @@ enum {
     TT_TABLE_JSON_TIGHT = 1u << 6,  /* JSON: "]" right after the last object, not on a
                                        line of its own */
     TT_TABLE_JSON_SKIP_NULL = 1u << 7, /* JSON: leave out the keys of null cells */
-    /* JSON, for an array written in parts (a stream of rows): NO_OPEN: the
-     * objects continue an array that already has some (no "[", a ","
-     * before the first); NO_CLOSE: more follow (no closing "]") */
-    TT_TABLE_JSON_NO_OPEN = 1u << 8,
-    TT_TABLE_JSON_NO_CLOSE = 1u << 9,
 };
 
 typedef struct tt_table_col {
