@@ -47,10 +47,11 @@ static int cmd_version(int argc, char **argv)
  * stderr: TT_TIMING (phase times), TT_DEBUG_AVG (which way averages read a
  * file), TT_DEBUG_MEMTL (where memtimeline's events came from), TT_DEBUG_DIFF
  * (which way diff read each trace file), TT_DEBUG_BD (which way breakdown read
- * each trace file), TT_DEBUG_XC (which way crosscheck read each file); set to
- * anything, even empty. */
+ * each trace file), TT_DEBUG_XC (which way crosscheck read each file),
+ * TT_DEBUG_KERNELS (which way kernels read each file); set to anything, even
+ * empty. */
 struct log_topics {
-    int timing, avg, memtl, diff, bd, exp, xc;
+    int timing, avg, memtl, diff, bd, exp, xc, kern;
 };
 
 static void log_to_stderr(void *ctx, int level, const char *topic, const char *msg)
@@ -60,7 +61,7 @@ static void log_to_stderr(void *ctx, int level, const char *topic, const char *m
     if ((t->timing && !strcmp(topic, "timing")) || (t->avg && !strcmp(topic, "averages")) ||
         (t->memtl && !strcmp(topic, "memtimeline")) || (t->diff && !strcmp(topic, "diff")) ||
         (t->bd && !strcmp(topic, "breakdown")) || (t->exp && !strcmp(topic, "export")) ||
-        (t->xc && !strcmp(topic, "crosscheck")))
+        (t->xc && !strcmp(topic, "crosscheck")) || (t->kern && !strcmp(topic, "kernels")))
         fprintf(stderr, "%s\n", msg);
 }
 
@@ -74,7 +75,8 @@ static void log_from_env(void)
     t.bd = getenv("TT_DEBUG_BD") != NULL;
     t.exp = getenv("TT_DEBUG_EXPORT") != NULL; /* which way export read each file */
     t.xc = getenv("TT_DEBUG_XC") != NULL;
-    if (t.avg || t.memtl || t.diff || t.bd || t.exp || t.xc)
+    t.kern = getenv("TT_DEBUG_KERNELS") != NULL;
+    if (t.avg || t.memtl || t.diff || t.bd || t.exp || t.xc || t.kern)
         tt_set_log(log_to_stderr, &t, TT_LOG_DEBUG);
     else if (t.timing)
         tt_set_log(log_to_stderr, &t, TT_LOG_INFO);

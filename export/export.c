@@ -7,8 +7,8 @@
  * a file through tt__ingest_rows, a database's trace through tt__db_rows;
  * export_rows.c turns them into sorted records, export_write.c writes them.
  * A file whose rows lack links that only the SQL passes after a load make
- * (res.needs_db), or that cannot be read twice (standard input, a pipe),
- * goes through a temporary database and tt__db_rows, to the same consumer.
+ * (res.needs_db) is read again, twice (TT_ROWS_RELINK: no database), to the
+ * same consumer; standard input and pipes are read from a spill copy.
  */
 #include "common/compat.h"
 #include "common/log.h"
@@ -123,60 +123,6 @@ static int content_seen(struct ex *x, const char *hash)
 
 /* ---------------------------------------------------------------- a file */
 
-/* the way through a temporary database, for what the rows alone cannot give
- * (path: where to read the file; label: what the user named) */
-static int read_via_db(struct ex *x, const char *path, const char *label, int in_dir,
-                       const char *why)
-{
-    tt_db *db = NULL;
-    tt_ingest_result ires;
-    tt__db_trace *v = NULL;
-    struct xtrace *t = NULL;
-    size_t n = 0, i;
-    int64_t start = INT64_MIN;
-    int rc;
-    tt__log(TT_LOG_DEBUG, "export", "%s: through a temporary database: %s", path, why);
-    if ((rc = tt__open_temp_db(&db, "export")) < 0)
-        return rc;
-    rc = tt_ingest_file(db, path, NULL, &ires);
-    if (rc == TT_EUNSUPPORTED && in_dir) {
-        /* in a directory, a file that is no trace (a config.json) is passed over */
-        x->skipped++;
-        tt_error_clear();
-        rc = 0;
-        goto out;
-    }
-    if (rc < 0 || (rc = content_seen(x, ires.stats.hash)) != 0)
-        goto out;
-    if ((rc = tt__db_traces(db, &v, &n)) < 0)
-        goto out;
-    for (i = 0; i < n; i++)
-        if (v[i].id == ires.trace_id)
-            start = v[i].start_ns;
-    if (!(t = trace_new(label))) {
-        rc = tt__oom();
-        goto out;
-    }
-    t->id = x->next_id++;
-    /* the temporary database's own trace id, while its rows are read */
-    {
-        int64_t id = t->id;
-        t->id = ires.trace_id;
-        rc = stream_db_trace(x, db, t, start);
-        t->id = id;
-    }
-    if (rc == 0)
-        rc = trace_done(x, t);
-    else
-        tt__xp_trace_free(x, t);
-out:
-    if (rc > 0)
-        rc = 0; /* seen before: read once */
-    tt__db_traces_free(v, n);
-    tt_db_free(db);
-    return rc;
-}
-
 /* one trace file that can be read twice (path: where to read it; label:
  * what the user named) */
 static int read_rows(struct ex *x, const char *path, const char *label, int in_dir)
@@ -184,7 +130,9 @@ static int read_rows(struct ex *x, const char *path, const char *label, int in_d
     struct xtrace *t;
     tt__rowsink sink = { 0 };
     tt__rows_result res;
+    unsigned relink = 0;
     int rc;
+again:
     if (!(t = trace_new(label)))
         return tt__oom();
     if ((rc = tt__xp_trace_begin(x, t)) < 0) {
@@ -192,13 +140,16 @@ static int read_rows(struct ex *x, const char *path, const char *label, int in_d
         return rc;
     }
     tt__xp_sink(x, &sink);
-    rc = tt__ingest_rows(path, &sink, 0, SKIP, &res);
+    rc = tt__ingest_rows(path, &sink, 0, SKIP | relink, &res);
     if (rc > 0 || (rc < 0 && x->err))
         rc = x->err ? x->err : TT_ECANCELED;
     if (rc == 0 && res.needs_db) {
+        /* links only the SQL passes after a load make: read again, twice */
+        tt__log(TT_LOG_DEBUG, "export", "%s: read twice: %s", path, res.why_db);
         tt__xp_trace_free(x, t);
         free(res.metadata);
-        return read_via_db(x, path, label, in_dir, res.why_db);
+        relink = TT_ROWS_RELINK;
+        goto again;
     }
     if (rc == TT_EUNSUPPORTED && in_dir) {
         tt__xp_trace_free(x, t);

@@ -98,6 +98,9 @@ static int insert_slice(struct ingest *g, const tt_event *ev, int64_t cat,
         g->pid = ev->pid.num;
         g->have_pid = 1;
     }
+    if (g->fix_mode == FIX_COLLECT &&
+        (rc = ig_fix_slice(g, t ? (int64_t)(t - g->threads) : -1, ev, id, name, is_op)) < 0)
+        return rc;
     rb_int(st, TT_C_SL_ID, id);
     ig_rb_event_head(st, TT_C_SL_TRACE_ID, g, ph, cat, name, ev);
     rb_opt(st, TT_C_SL_DUR, ev->has_dur, ev->dur_ns);
@@ -194,7 +197,7 @@ static int end_slice(struct ingest *g, const tt_event *ev, int64_t cat, int64_t 
 static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
 {
     struct rowbuf *st = &g->rbuf[R_RT];
-    int64_t op_id = 0, rid;
+    int64_t op_id = 0, rid, thr = -1;
     int rc;
     if (HAVE(TT_A_CORRELATION))
         ig_pend_prefetch(g, ev->correlation); /* one cache miss less, later */
@@ -202,6 +205,7 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
         struct thread *t = ig_thread_of(g, &ev->pid, &ev->tid);
         if (!t)
             return tt__oom();
+        thr = (int64_t)(t - g->threads);
         op_id = ig_link_runtime_event(g, t, ev->ts_ns,
                                    ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0));
         if (op_id < 0)
@@ -220,6 +224,8 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
     rb_text(st, TT_C_RT_ARGS, ev->args, ev->args_len);
     rb_opt(st, TT_C_RT_OP_ID, op_id != 0, op_id);
     rid = g->next_runtime_id++;
+    if (g->fix_mode == FIX_COLLECT && (rc = ig_fix_runtime(g, thr, ev, rid, op_id)) < 0)
+        return rc;
     rb_int(st, TT_C_RT_ID, rid);
     rb_null(st, TT_C_RT_FLOW); /* flow: set by fold_flow when the ac2g flow follows */
     if ((rc = ig_rb_commit(g, st, "cannot store a runtime call")) < 0)
@@ -900,8 +906,10 @@ static void ingest_release(struct ingest *g)
     tt_kineto_meta_release(&g->meta);
 }
 
-int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_flags,
-                    unsigned skip, tt__rows_result *res)
+/* one reading of tt__ingest_rows; fix: TT_ROWS_RELINK's fix-ups, made
+ * (FIX_COLLECT: nothing is handed over) or applied (FIX_APPLY) */
+static int rows_read(const char *path, const tt__rowsink *rowsink, unsigned read_flags,
+                     unsigned skip, tt__rows_result *res, struct ig_fix *fix, int fix_mode)
 {
     struct ingest g;
     tt_ingest_result ires;
@@ -921,10 +929,12 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
     g.trace_id = 1;
     g.next_slice_id = 1;
     g.next_runtime_id = 1;
+    g.fix = fix;
+    g.fix_mode = fix_mode;
     tt_error_clear();
     tt_buf_init(&g.metadata);
     tt_buf_addch(&g.metadata, '{');
-    if ((rc = ig_rbufs_init(&g)) < 0)
+    if ((rc = ig_rbufs_init(&g)) < 0 || (fix_mode == FIX_APPLY && (rc = ig_fix_start(fix)) < 0))
         goto out;
     set_sink(&sink, &g);
     /*
@@ -942,8 +952,10 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
                (rc = ig_pend_flush(&g, 0)) < 0 || (rc = ig_flush_all(&g)) < 0) {
         goto out;
     }
+    if (fix_mode == FIX_COLLECT && (rc = ig_fix_compute(&g)) < 0)
+        goto out;
     res->format = g.format;
-    res->needs_db = needs_db(&g);
+    res->needs_db = fix_mode ? 0 : needs_db(&g);
     res->why_db = g.any_rt_dirty ? "runtime calls to relink (ops out of order on a thread)"
                   : g.gpu_late ? "GPU activities whose runtime call was not near them"
                   : g.end_b_updates ? "'B' slices closed after their row was handed over"
@@ -957,7 +969,7 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
     res->have_span = g.have_span;
     res->start_ns = g.start_ns;
     res->end_ns = g.end_ns;
-    for (i = 0; i < g.nthreads; i++)
+    for (i = 0; i < g.nthreads && !fix_mode; i++) /* else nested again */
         res->disordered_threads += g.threads[i].disordered != 0;
     if (!res->have_rank && tt_rank_from_name(path, &res->rank))
         res->have_rank = 1;
@@ -967,6 +979,46 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
 out:
     ingest_release(&g);
     return rc;
+}
+
+static int discard_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                        const char *text)
+{
+    (void)ctx, (void)table, (void)nrows, (void)ncols, (void)cells, (void)text;
+    return 0;
+}
+
+/*
+ * TT_ROWS_RELINK: the file read twice, with the same flags and tables (so
+ * its rows get the same ids): the first reading hands nothing over and
+ * keeps what the SQL passes after a load read, the second hands the rows
+ * over as those passes leave them (store/ingest_fix.c). No database.
+ */
+static int rows_relinked(const char *path, const tt__rowsink *rowsink, unsigned read_flags,
+                         unsigned skip, tt__rows_result *res)
+{
+    tt__rowsink none = { NULL, discard_rows, NULL, NULL, NULL };
+    struct ingest g;
+    int rc;
+    skip = (skip & ~TT_ROWS_RELINK) | TT_ROWS_NO_STOP;
+    memset(&g, 0, sizeof(g));
+    if ((rc = ig_fix_new(&g)) < 0)
+        return rc;
+    rc = rows_read(path, &none, read_flags, skip, res, g.fix, FIX_COLLECT);
+    free(res->metadata);
+    res->metadata = NULL;
+    if (rc == 0)
+        rc = rows_read(path, rowsink, read_flags, skip, res, g.fix, FIX_APPLY);
+    ig_fix_free(g.fix);
+    return rc;
+}
+
+int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_flags,
+                    unsigned skip, tt__rows_result *res)
+{
+    if (skip & TT_ROWS_RELINK)
+        return rows_relinked(path, rowsink, read_flags, skip, res);
+    return rows_read(path, rowsink, read_flags, skip, res, NULL, FIX_NONE);
 }
 
 /* tt_ingest_file with reader flags and tables left out (1 << R_*) */

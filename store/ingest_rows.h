@@ -94,6 +94,18 @@ typedef struct tt__rows_result {
 /* in skip: read to the end even when the rows need the SQL passes (a
  * consumer that uses none of the links: kernels grouped by name) */
 #define TT_ROWS_NO_STOP (1u << 30)
+/*
+ * in skip: the rows as a database gives them (needs_db never set, the
+ * nesting of every thread final: disordered_threads 0). The file is read
+ * twice (a path that can be read again: standard input is spooled first):
+ * the first reading hands nothing over and keeps, in temporary files of
+ * bounded memory, what the SQL passes after a load read; the second hands
+ * the rows over with what those passes change ('B' durations, nesting,
+ * runtime call -> op, GPU activity -> runtime call and op, annotation ->
+ * user_annotation), in its gpu_links and kernel callbacks too. For a
+ * consumer whose first reading said needs_db: it starts over with this.
+ */
+#define TT_ROWS_RELINK (1u << 28)
 
 /*
  * read_flags: TT_READ_* for the reader (TT_READ_NO_ARGS: args cells NULL).

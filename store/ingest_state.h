@@ -95,6 +95,7 @@ struct pending {
     size_t older, newer; /* ring index + 1 of the next of its correlation (0: none) */
 };
 struct rt_recent;
+struct ig_fix;
 
 /* ---- batched row writer ---- */
 
@@ -249,10 +250,17 @@ struct ingest {
     int any_rt_dirty;
     int stopped_for_db;         /* tt__ingest_rows stopped reading: needs_db */
     int64_t n_annot;            /* gpu_user_annotation rows */
+    int64_t gpu_rows;           /* GPU rows built (the id of the last) */
+    struct ig_fix *fix;         /* TT_ROWS_RELINK: the fix-ups (ingest_fix.c) */
+    int fix_mode;               /* FIX_* */
     double timing_t0;           /* the last phase time logged (ingest.c) */
 };
 
 #define HAVE(bit) ((ev->have & (bit)) != 0)
+
+/* tt__ingest_rows with TT_ROWS_RELINK: the first reading keeps what the SQL
+ * passes read, the second applies what they would change (ingest_fix.c) */
+enum { FIX_NONE, FIX_COLLECT, FIX_APPLY };
 
 /* ---- row cells (inline: every event fills a score of them) ---- */
 
@@ -360,6 +368,24 @@ int ig_link_runtime_gpu(struct ingest *g);
 int ig_link_gpu(struct ingest *g);
 int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name, int64_t runtime_id, int64_t op_id, int flow);
 int ig_rbufs_init(struct ingest *g);
+int ig_fix_new(struct ingest *g);
+void ig_fix_free(struct ig_fix *f);
+/* FIX_COLLECT: a slice, a runtime call (linked in the stream to op_id), a
+ * 'B' closed after its row left; thr: the thread's index, -1 none */
+int ig_fix_slice(struct ingest *g, int64_t thr, const tt_event *ev, int64_t id, int64_t name,
+                 int is_op);
+int ig_fix_runtime(struct ingest *g, int64_t thr, const tt_event *ev, int64_t rid,
+                   int64_t op_id);
+int ig_fix_end_b(struct ingest *g, int64_t id, int64_t dur);
+/* a GPU row: kept (FIX_COLLECT), or its links replaced (FIX_APPLY) */
+int ig_fix_gpu(struct ingest *g, int64_t gid, const tt_event *ev, int xc, int64_t *runtime_id,
+               int64_t *op_id, struct frame *op, int64_t *rt_ts);
+/* after the first reading: the fix-ups, from what it kept */
+int ig_fix_compute(struct ingest *g);
+/* before the second: back to their start */
+int ig_fix_start(struct ig_fix *f);
+/* FIX_APPLY: a batch's slices and runtime calls fixed before it is handed over */
+int ig_fix_rows(struct ingest *g, const struct job *j);
 int ig_prepare_statements(struct ingest *g);
 
 #endif

@@ -164,10 +164,14 @@ int ig_run_job(struct ingest *g, const struct job *j)
     sqlite3_stmt *st;
     int rc;
     if (g->rowsink) {
+        if (j->kind == JOB_END_B && g->fix_mode == FIX_COLLECT)
+            return ig_fix_end_b(g, j->id, j->dur);
         if (j->kind != JOB_ROWS || !j->n)
             return 0;
         if (j->text.oom)
             return tt__oom();
+        if (g->fix_mode == FIX_APPLY && (rc = ig_fix_rows(g, j)) < 0)
+            return rc;
         rc = g->rowsink->rows(g->rowsink->ctx, j->table, j->n, g->rbuf[j->table].ncols,
                               j->cells, j->text.buf);
         return rc < 0 ? rc : rc ? TT_ECANCELED : 0;
@@ -459,17 +463,22 @@ int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t nam
     int xc = tt_kineto_class(ev->cat);
     const char *ck = NULL;
     size_t ckl = 0;
-    if (g->rowsink && g->rowsink->kernel && op_id && op_id == g->link_op.id &&
+    struct frame op = g->link_op; /* what op_id is, when not 0 */
+    int64_t rt_ts = g->link_rt_ts;
+    int64_t gid = ++g->gpu_rows;
+    int rc;
+    if (g->fix_mode &&
+        (rc = ig_fix_gpu(g, gid, ev, xc, &runtime_id, &op_id, &op, &rt_ts)) < 0)
+        return rc;
+    if (g->rowsink && g->rowsink->kernel && op_id && op_id == op.id &&
         (xc == TT_XC_KERNEL || xc == TT_XC_MEMCPY || xc == TT_XC_MEMSET) && ev->has_dur) {
-        int rc = g->rowsink->kernel(g->rowsink->ctx, op_id, g->link_op.ts, g->link_op.end,
-                                    ev->dur_ns);
+        rc = g->rowsink->kernel(g->rowsink->ctx, op_id, op.ts, op.end, ev->dur_ns);
         if (rc)
             return rc < 0 ? rc : TT_ECANCELED;
     }
     if (g->rowsink && g->rowsink->gpu_links) {
-        int rc = g->rowsink->gpu_links(g->rowsink->ctx, op_id,
-                                       op_id && op_id == g->link_op.id ? g->link_op.name : 0,
-                                       runtime_id, runtime_id ? g->link_rt_ts : TT_ROWS_NO_TS);
+        rc = g->rowsink->gpu_links(g->rowsink->ctx, op_id, op_id && op_id == op.id ? op.name : 0,
+                                   runtime_id, runtime_id ? rt_ts : TT_ROWS_NO_TS);
         if (rc)
             return rc < 0 ? rc : TT_ECANCELED;
     }

@@ -296,7 +296,7 @@ static int has_profile_memory(const char *metadata)
  * prints it with TT_DEBUG_AVG=1, and tests check it) */
 static int fallback_note(const char *why)
 {
-    tt__log(TT_LOG_DEBUG, "averages", "through a temporary database: %s", why);
+    tt__log(TT_LOG_DEBUG, "averages", "read twice: %s", why);
     return 1;
 }
 
@@ -305,11 +305,13 @@ static int is_chrome(tt_trace_format f)
     return f == TT_FMT_CHROME || f == TT_FMT_CHROME_ARRAY;
 }
 
-/* where one trace's rows come from: a file, or trace_id of db */
+/* where one trace's rows come from: a file, or trace_id of db; relink:
+ * TT_ROWS_RELINK (the file's rows as a database gives them) */
 struct avg_src {
     const char *path;
     tt_db *db;
     int64_t trace_id;
+    unsigned relink;
 };
 
 static int read_src(const struct avg_src *src, const tt__rowsink *sink, unsigned flags,
@@ -318,7 +320,7 @@ static int read_src(const struct avg_src *src, const tt__rowsink *sink, unsigned
     if (src->db)
         return tt__db_rows(src->db, src->trace_id, sink,
                            skip | (flags & TT_READ_NO_ARGS ? TT_ROWS_NO_ARGS : 0), res);
-    return tt__ingest_rows(src->path, sink, flags, skip, res);
+    return tt__ingest_rows(src->path, sink, flags, skip | src->relink, res);
 }
 
 /* the tables the pass reads: slices, runtime calls, GPU activities, memory */
@@ -484,25 +486,6 @@ static int avg_src_trace(const struct avg_src *src, const tt_avg_options *o, int
     return rc;
 }
 
-/*
- * A file that needs what only a database gives (the SQL passes after a
- * load): its one trace through a temporary database. path: where to read
- * it (a copy of standard input); label: what the user named.
- */
-static int avg_via_db(const char *path, const char *label, const tt_avg_options *o, int64_t id,
-                      tt__rows_result *res, tt_avg_trace **out)
-{
-    tt_db *db;
-    struct avg_src src = { NULL, NULL, 1 };
-    int rc;
-    *out = NULL;
-    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
-        return rc;
-    src.db = db;
-    rc = avg_src_trace(&src, o, id, label, res, out);
-    tt_db_free(db);
-    return rc;
-}
 
 /* the visitor of analyze/input/each.h */
 struct avg_visit {
@@ -514,7 +497,7 @@ static int visit_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__ro
                       void **r)
 {
     const struct avg_visit *v = ctx;
-    struct avg_src src = { path, db, db ? id : 0 };
+    struct avg_src src = { path, db, db ? id : 0, 0 };
     tt_avg_trace *tr = NULL;
     tt__spool sp = { -1, "" };
     int rc;
@@ -526,8 +509,10 @@ static int visit_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__ro
     if ((rc = avg_src_trace(&src, v->o, id, path, res, &tr)) == 1) {
         free(res->metadata);
         res->metadata = NULL;
-        /* not a Chrome/Kineto trace: left out, as the walk says */
-        rc = is_chrome(res->format) ? avg_via_db(src.path, path, v->o, id, res, &tr) : 0;
+        /* not a Chrome/Kineto trace: left out, as the walk says; else read
+         * again, twice, for the links only the SQL passes make */
+        src.relink = TT_ROWS_RELINK;
+        rc = is_chrome(res->format) ? avg_src_trace(&src, v->o, id, path, res, &tr) : 0;
     } else if (rc == 0 && !db) {
         tt__log(TT_LOG_DEBUG, "averages", "read without a database");
     }

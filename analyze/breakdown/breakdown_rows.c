@@ -10,8 +10,8 @@
  * kernels, memcpys and memsets; the links (GPU activity -> runtime call,
  * -> CPU op -> name) are resolved by sorted merges when the trace is over
  * (breakdown.c), so the order in which the tables come does not matter. A file whose rows need the SQL passes of an ingest
- * (res.needs_db) goes through a temporary database and tt__db_rows, into the
- * same consumer. Which way a file went is logged (topic "breakdown",
+ * (res.needs_db) is read again, twice (TT_ROWS_RELINK: no database), into
+ * the same consumer. Which way a file went is logged (topic "breakdown",
  * TT_DEBUG_BD=1 in tracetool's environment; tests check it).
  */
 #include "common/compat.h"
@@ -212,29 +212,6 @@ int tt__bd_run_init(struct bd_run *r, const tt_bd_options *o, tt_bd_result *res)
                            : 0;
 }
 
-/* one file through a temporary database (the same consumer, its rows from
- * tt__db_rows); label, why: for the log */
-static int via_db(struct bd_run *r, const char *path, const char *label, int64_t id,
-                  const char *why)
-{
-    tt__rowsink sink = { 0 };
-    tt__db_trace *tl = NULL;
-    tt_db *db;
-    size_t n = 0;
-    int rc;
-    tt__log(TT_LOG_DEBUG, "breakdown", "%s: through a temporary database: %s", label, why);
-    if ((rc = tt__open_ingested_temp_tap(&db, path, TT_READ_NO_ARGS, TT__BD_SKIP, NULL)) < 0)
-        return rc;
-    tt__bd_sink(r, &sink);
-    if ((rc = tt__db_traces(db, &tl, &n)) == 0 && n &&
-        (rc = tt__db_rows(db, tl[0].id, &sink, TT__BD_SKIP | TT_ROWS_NO_ARGS, NULL)) == 0)
-        rc = tt__bd_trace_end(r, id, tl[0].have_rank ? tl[0].rank : -1, tl[0].format);
-    tt__bd_read_reset(&r->rd);
-    tt__db_traces_free(tl, n);
-    tt_db_free(db);
-    return rc;
-}
-
 /* one trace file that can be read twice, trace `id` of the input (label:
  * what the user named) */
 static int read_rows(struct bd_run *r, const char *path, const char *label, int64_t id)
@@ -247,14 +224,19 @@ static int read_rows(struct bd_run *r, const char *path, const char *label, int6
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, TT__BD_SKIP, &res);
     free(res.metadata);
     if (rc == 0 && res.needs_db) {
+        /* what only the SQL passes after a load link: the file read twice */
+        tt__log(TT_LOG_DEBUG, "breakdown", "%s: read twice: %s", label,
+                res.why_db ? res.why_db : "links");
         tt__bd_read_reset(&r->rd);
-        return via_db(r, path, label, id, res.why_db ? res.why_db : "links");
+        rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, TT__BD_SKIP | TT_ROWS_RELINK, &res);
+        free(res.metadata);
+    } else if (rc == 0) {
+        tt__log(TT_LOG_DEBUG, "breakdown", "%s: read without a database", label);
     }
     if (rc < 0) {
         tt__bd_read_reset(&r->rd);
         return rc;
     }
-    tt__log(TT_LOG_DEBUG, "breakdown", "%s: read without a database", label);
     return tt__bd_trace_end(r, id, res.have_rank ? res.rank : -1, res.format);
 }
 

@@ -700,8 +700,8 @@ static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary
      1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL)
 
 /* the rows of a file (db NULL) or of a database's trace into ks; a file
- * whose rows lack links a summary uses (--by op, --steps) is read again
- * through a temporary database, into the same consumer. A database hands
+ * whose rows lack links a summary uses (--by op, --steps) is read again,
+ * twice (TT_ROWS_RELINK), into the same consumer. A database hands
  * over the slices (the steps' spans) before any value, and the links
  * through gpu_links: slices only for --steps, runtime calls only by
  * runtime */
@@ -709,7 +709,6 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
                    int64_t trace, tt__rows_result *res)
 {
     const tt_kern_options *o = ks->o;
-    tt_db *tmp;
     int rc;
     unsigned dbskip = KERN_SKIP | TT_ROWS_NO_ARGS | (ks->steps ? 0 : 1u << TT_ROWS_SLICE) |
                       (o->by == TT_KERN_BY_RUNTIME ? 0 : 1u << TT_ROWS_RUNTIME);
@@ -729,18 +728,13 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
                          res);
     if (rc != 0 || !ks->links || !res->needs_db)
         return rc;
-    tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read through a temporary database", path,
+    tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read twice", path,
             res->why_db ? res->why_db : "links");
     free(res->metadata);
     res->metadata = NULL; /* the caller frees it, also after a failure below */
     ks_release(ks);
     ks_init(ks, o);
-    ks->spans_final = 1;
-    if ((rc = tt__open_ingested_temp(&tmp, path)) < 0)
-        return rc;
-    rc = tt__db_rows(tmp, 1, sink, dbskip, res);
-    tt_db_free(tmp);
-    return rc;
+    return tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | TT_ROWS_RELINK, res);
 }
 
 /* the cells ks_rows reads: a database leaves the others out */

@@ -504,12 +504,11 @@ static int launched_in_steps(const struct atrace *t, const struct act *x)
 #define ACT_SKIP_DB(steps) (ACT_SKIP | ((steps) ? 0 : 1u << TT_ROWS_SLICE | 1u << TT_ROWS_RUNTIME))
 
 /* the rows of a file (db NULL) or of trace `id` of db into r; a file whose
- * rows lack the runtime links --steps needs is read again through a
- * temporary database, into the same consumer */
+ * rows lack the runtime links --steps needs is read again, twice
+ * (TT_ROWS_RELINK), into the same consumer */
 static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__rows_result *res)
 {
     tt__rowsink sink = { 0 };
-    tt_db *tmp;
     unsigned skip = ACT_SKIP;
     int rc;
     memset(&sink, 0, sizeof(sink));
@@ -529,7 +528,7 @@ static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__
                          res);
     if (rc != 0 || !r->steps || !res->needs_db)
         return rc;
-    tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read through a temporary database", path,
+    tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read twice", path,
             res->why_db ? res->why_db : "links");
     free(res->metadata);
     res->metadata = NULL;
@@ -538,11 +537,7 @@ static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__
     if (!(r->t = calloc(1, sizeof(*r->t))))
         return tt__oom();
     r->seq = 0;
-    if ((rc = tt__open_ingested_temp(&tmp, path)) < 0)
-        return rc;
-    rc = tt__db_rows(tmp, 1, &sink, ACT_SKIP_DB(r->steps) | TT_ROWS_NO_ARGS, res);
-    tt_db_free(tmp);
-    return rc;
+    return tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, skip | TT_ROWS_RELINK, res);
 }
 
 /* "Memcpy HtoD (Pageable -> Device)": "Pageable" and "Device" */

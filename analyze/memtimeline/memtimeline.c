@@ -933,32 +933,6 @@ static int et_no_match(const tt_memtl_options *opts)
                            " (see 'tracetool crosscheck')");
 }
 
-/* `memtimeline FILE --et ET` through a temporary database (both ingested,
- * the ET joined to the trace's ops as `tracetool ingest` does: table
- * et_links), for a file whose rows need the SQL passes */
-static int file_with_et_db(const char *path, const tt_memtl_options *opts, const char *output)
-{
-    tt_xc_options xo = TT_XC_OPTIONS_INIT;
-    tt_xc_summary sum;
-    tt_db *db;
-    int rc;
-    if ((rc = tt__open_ingested_temp(&db, path)) < 0)
-        return rc;
-    if ((rc = tt_ingest_file(db, opts->et_path, NULL, NULL)) < 0) {
-        tt_db_free(db);
-        return rc;
-    }
-    rc = tt_crosscheck_db(db, &xo, NULL, &sum);
-    if (rc == TT_ENOTFOUND)
-        rc = et_not_et(opts);
-    else if (rc < 0 || sum.links <= 0)
-        rc = et_no_match(opts);
-    if (rc == 0)
-        rc = tt_memtimeline_db(db, opts, output);
-    tt_db_free(db);
-    return rc;
-}
-
 /* `memtimeline FILE --et ET` (path: where to read FILE, label: its name):
  * the trace's rows read once more with each slice's parent, the ET joined
  * to its ops in memory (crosscheck's join of the two files), no database */
@@ -977,9 +951,7 @@ static int file_with_et(const char *path, const char *label, const tt_memtl_opti
         tt__xc_links_free(&links);
         return et_no_match(opts);
     }
-    if ((rc = tt__memtl_read_file_parents(path, &pre)) == 1)
-        rc = file_with_et_db(path, opts, output);
-    else if (rc == 0) {
+    if ((rc = tt__memtl_read_file_parents(path, &pre)) == 0) {
         if ((opts->trace_id && opts->trace_id != 1) ||
             (opts->rank >= 0 && !(pre.have_rank && pre.rank == opts->rank)))
             rc = tt_error_set_at(TT_ENOTFOUND, label, -1, "no %s matches --trace/--rank", WHAT);

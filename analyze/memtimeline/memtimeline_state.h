@@ -242,14 +242,12 @@ struct memtl_streamed {
     char *label;
 };
 
-/* a trace file's rows (a database only for what the rows cannot give) or
- * one trace of a database into *out (free with tt__memtl_streamed_free,
- * not needed after a failure) */
+/* a trace file's rows (read twice, TT_ROWS_RELINK, for what one reading
+ * cannot give) or one trace of a database into *out (free with
+ * tt__memtl_streamed_free, not needed after a failure) */
 int tt__memtl_read_file(const char *path, struct memtl_streamed *out);
 int tt__memtl_read_db(struct tt_db *db, int64_t trace, struct memtl_streamed *out);
-/* as tt__memtl_read_file, each slice's parent kept too (out->parent); 1
- * (nothing kept) when the file's rows need the SQL passes, whose parents
- * the stream does not have: the caller then reads it through a database */
+/* as tt__memtl_read_file, each slice's parent kept too (out->parent) */
 int tt__memtl_read_file_parents(const char *path, struct memtl_streamed *out);
 void tt__memtl_streamed_free(struct memtl_streamed *o);
 /* string id's text, NULL if none */

@@ -668,51 +668,41 @@ int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
     return rc;
 }
 
-/* one file (path: where to read it; label: what the user named); parents:
- * keep each slice's parent, or return 1 when the rows need the SQL passes */
-static int read_file(const char *path, const char *label, struct memtl_streamed *out, int parents)
+/* one file (path: where to read it); parents: keep each slice's parent too */
+static int read_file(const char *path, struct memtl_streamed *out, int parents)
 {
     struct mstream st;
     tt__rowsink sink = { 0 };
     tt__rows_result res;
-    tt_db *db;
+    unsigned relink = 0;
     int rc;
+again:
     memset(&res, 0, sizeof(res));
     if ((rc = stream_open(&st, out, &sink)) == 0) {
         out->want_parents = parents;
-        rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, MEMTL_SKIP | TT_ROWS_NO_STOP, &res);
+        rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, MEMTL_SKIP | TT_ROWS_NO_STOP | relink,
+                             &res);
     }
-    if (parents && rc == 0 && (res.needs_db || res.disordered_threads)) {
-        tt__log(TT_LOG_DEBUG, "memtimeline", "--et through a temporary database: %s",
+    /*
+     * Of what needs the SQL passes, only a 'B' slice closed after its row
+     * was handed over (its dur) matters to the walk (such a row has no dur,
+     * as a 'B' never closed has), and to --et the parents of threads out of
+     * order: then the file is read again, twice, as those passes leave it.
+     */
+    if (rc == 0 && !relink &&
+        ((parents && (res.needs_db || res.disordered_threads)) || (res.needs_db && st.open_b))) {
+        tt__log(TT_LOG_DEBUG, "memtimeline", "read twice: %s",
                 res.needs_db && res.why_db ? res.why_db : "threads out of order");
         stream_close(&st, &res, TT_ECANCELED);
         free(res.metadata);
         tt_error_clear();
-        return 1;
+        relink = TT_ROWS_RELINK;
+        goto again;
     }
-    /*
-     * Of what needs the SQL passes, only a 'B' slice closed after its row
-     * was handed over (its dur) matters to the walk; such a row has no dur,
-     * as a 'B' never closed has.
-     */
-    if (rc != 0 || !res.needs_db || !st.open_b) {
-        rc = stream_close(&st, &res, rc);
-        free(res.metadata);
-        if (rc == 0)
-            tt__log(TT_LOG_DEBUG, "memtimeline", "read from the file's rows");
-        return rc;
-    }
-    tt__log(TT_LOG_DEBUG, "memtimeline", "through a temporary database: %s",
-            res.why_db ? res.why_db : "the rows need it");
-    stream_close(&st, &res, TT_ECANCELED);
+    rc = stream_close(&st, &res, rc);
     free(res.metadata);
-    tt_error_clear();
-    if ((rc = tt__open_ingested_temp_only(&db, path, TT_READ_NO_ARGS, MEMTL_SKIP)) < 0) {
-        tt_error_set_source(label);
-        return rc;
-    }
-    rc = tt__memtl_read_db(db, 1, out);
-    tt_db_free(db);
+    if (rc == 0 && !relink)
+        tt__log(TT_LOG_DEBUG, "memtimeline", "read from the file's rows");
     return rc;
 }
 
@@ -723,7 +713,7 @@ static int read_spooled(const char *path, struct memtl_streamed *out, int parent
     /* standard input or a pipe: from a copy, which a second reading may need */
     int rc = tt__spool_input(&sp, path, &rd);
     if (rc == 0)
-        rc = read_file(rd, path, out, parents);
+        rc = read_file(rd, out, parents);
     return tt__spool_end(&sp, path, rc);
 }
 

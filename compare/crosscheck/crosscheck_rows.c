@@ -460,9 +460,9 @@ int xc_load_db(struct xc *x, struct tinfo *t)
 }
 
 /*
- * A trace file: read from its rows, or, when they would lack what only a
- * database gives (needs_db: a 'B' slice closed after its row was handed
- * over has no dur yet), from a temporary database made of it.
+ * A trace file: read from its rows, or, when they would lack what only the
+ * SQL passes of an ingest give (needs_db: a 'B' slice closed after its row
+ * was handed over has no dur yet), read again, twice (TT_ROWS_RELINK).
  */
 int xc_load_file(struct xc *x, const char *path, struct tinfo *t, int64_t *slice_base)
 {
@@ -500,13 +500,12 @@ int xc_load_file(struct xc *x, const char *path, struct tinfo *t, int64_t *slice
         }
     }
     if (rc == 0 && res.needs_db) {
-        tt_db *db = NULL;
-        tt__log(TT_LOG_DEBUG, "crosscheck", "%s: read through a temporary database (%s)", path,
+        tt__log(TT_LOG_DEBUG, "crosscheck", "%s: read twice (%s)", path,
                 res.why_db ? res.why_db : "");
         trace_reset(t, &l);
-        if ((rc = tt__open_ingested_temp(&db, path)) == 0)
-            rc = tt__db_rows(db, 1, &sink, SKIP | TT_ROWS_NO_ARGS, NULL);
-        tt_db_free(db);
+        rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, SKIP | TT_ROWS_RELINK, &res);
+        if (rc == 0)
+            free(res.metadata);
     } else if (rc == 0) {
         tt__log(TT_LOG_DEBUG, "crosscheck", "%s: read from its rows", path);
     }

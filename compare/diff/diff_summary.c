@@ -15,10 +15,10 @@
  *
  * Each trace reaches it as the ingest's rows: a trace file (each file of a
  * directory in turn) streamed by tt__ingest_rows, without a database; a
- * database's traces through tt__db_rows. Only a file whose rows lack links
- * that the SQL passes after a load make (res.needs_db), or one that can be
- * read only once (a pipe), goes through a temporary database, and then
- * through tt__db_rows to the same consumer (TT_DEBUG_DIFF says which way).
+ * database's traces through tt__db_rows. A file whose rows lack links that
+ * the SQL passes after a load make (res.needs_db) is read again, twice
+ * (TT_ROWS_RELINK: no database), into the same consumer; one that can be
+ * read only once (a pipe) from a spill copy (TT_DEBUG_DIFF says which way).
  *
  * The traces of one side are grouped into runs by rank (a second trace of
  * the same rank is a second run); per run and step number the sample is the
@@ -249,19 +249,6 @@ static int db_input(struct input *in, tt_db *db)
     return rc;
 }
 
-/* a file through a temporary database: what the rows alone cannot give
- * (links only the SQL passes make) */
-static int through_db(struct input *in, const char *path, const char *why)
-{
-    tt_db *db = NULL;
-    int rc;
-    tt__log(TT_LOG_DEBUG, "diff", "%s: through a temporary database: %s", path, why);
-    if ((rc = tt__open_ingested_temp_tap(&db, path, 0, 0, NULL)) == 0)
-        rc = db_input(in, db);
-    tt_db_free(db);
-    return rc;
-}
-
 static int file_rows(struct input *in, const char *path, const char *label);
 
 /* one trace file; standard input or a pipe from a spill copy (the way back
@@ -293,20 +280,26 @@ static int file_rows(struct input *in, const char *path, const char *label)
     struct tt__diff_env env;
     tt__rowsink sink = { 0 };
     tt__rows_result res;
+    unsigned relink = 0;
     int rc;
+again:
     if (!(r = tt__diff_rows_new(in->o, in->ren)))
         return tt__oom();
     tt__diff_rows_sink(r, &sink);
-    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, DIFF_SKIP, &res);
+    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, DIFF_SKIP | relink, &res);
     if (rc == 0 && res.needs_db) {
+        /* links only the SQL passes after a load make: read again, twice */
+        tt__log(TT_LOG_DEBUG, "diff", "%s: read twice: %s", label, res.why_db);
         tt__diff_rows_free(r);
         free(res.metadata);
-        return through_db(in, path, res.why_db);
+        relink = TT_ROWS_RELINK;
+        goto again;
     }
     if (rc == 0 && res.format >= 0 && res.format <= TT_FMT_MEMTL_RAW)
         in->nfmt[res.format]++;
     if (rc == 0 && is_kineto(res.format)) {
-        tt__log(TT_LOG_DEBUG, "diff", "%s: read without a database", label);
+        if (!relink)
+            tt__log(TT_LOG_DEBUG, "diff", "%s: read without a database", label);
         env_of(&env, label, &res);
         rc = add_trace(in, r, &env);
     }

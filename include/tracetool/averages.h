@@ -45,7 +45,8 @@ typedef struct tt_avg_options {
 TT_EXTERN(int) tt_avg_sort_key_valid(const char *k);
 /* Key averages of the traces of an ingested database. */
 TT_EXTERN(int) tt_averages_db(tt_db *db, const tt_avg_options *opts, FILE *out);
-/* Key averages of a trace file (ingested into a temporary database first). */
+/* Key averages of a trace file (streamed; read twice when its rows need the
+ * passes of an ingest, never through a database). */
 TT_EXTERN(int) tt_averages_file(const char *path, const tt_avg_options *opts, FILE *out);
 
 /* The same computed without printing: one tt_avg_trace per trace. */

@@ -84,8 +84,8 @@ TT_EXTERN(const char *) tt_export_kind_name(int kind);
 TT_EXTERN(int) tt_export_db(tt_db *db, const tt_export_options *o, const char *out_path,
                             tt_export_result *res);
 /* The same from trace files and directories of them (*.json, *.gz), each
- * read as it streams; standard input, a pipe, or a file whose rows need the
- * links only the store's passes make goes through a temporary database. */
+ * read as it streams (standard input and pipes from a spill copy); a file
+ * whose rows need the links only the store's passes make is read twice. */
 TT_EXTERN(int) tt_export_files(const char *const *inputs, size_t n, const tt_export_options *o,
                                const char *out_path, tt_export_result *res);
 

@@ -2,14 +2,13 @@
 """tracetool breakdown reads a trace file without a database.
 
 With TT_DEBUG_BD=1, tracetool logs how breakdown read each trace file
-("breakdown: PATH: read without a database", or "... through a temporary
-database: WHY"). A trace file and every file of a directory of per-rank
+("breakdown: PATH: read without a database", or "... read twice: WHY"). A trace file and every file of a directory of per-rank
 traces must be read without one, and give what the same traces ingested
 into a database give (every table, --by step and stream, --rank).
 The directory is 8 ranks of DLRM (param/dlrm_8rank/kineto). A file
 whose rows need the SQL passes of an ingest (a 'B' slice closed after
-hundreds of rows), go through a temporary database and give the same as
-the database too; standard input is read from a spill copy (no database).
+hundreds of rows) is read twice, no database either, and gives the same
+as the database too; standard input is read from a spill copy (no database).
 Python standard library only.
 """
 import gzip
@@ -26,7 +25,7 @@ import trace_expect as te  # noqa: E402
 C = te.Checker("breakdown_stream")
 WAY = "breakdown: "
 STREAM = ": read without a database"
-VIA_DB = ": through a temporary database: "
+VIA_DB = ": read twice: "
 OPTS = [[], ["--by", "step"], ["--by", "stream"], ["--rank", "1"]]
 
 
@@ -108,7 +107,7 @@ def check_fallbacks(tmp):
     late = kernel_trace(tmp, 600, True)
     rc, _, way = run([late])
     C.check(rc == 0 and len(way) == 1 and way[0].startswith(WAY + late + VIA_DB),
-            "'B' closed late: through a temporary database", way)
+            "'B' closed late: read twice", way)
     same_as_db("'B' closed late", late, ingest(tmp, "late", [late]), OPTS[:3])
     with open(plain, "rb") as f:
         data = f.read()

@@ -85,7 +85,9 @@ def check_no_database(tmp):
     runs = [["averages", DLRM], ["averages", "--rank", "3", DLRM], ["averages", "--trace", "2", DLRM],
             ["averages", "--rank", str(r), files[3]], ["info", DLRM], ["info", "--trace", "1", files[3]],
             ["kernels", DLRM], ["kernels", "--rank", "3", DLRM], ["kernels", "--by", "op", DLRM]]
-    # the control: a file that needs the ingest's SQL passes ('B' closed late)
+    # the control: strace sees the file a command reads opened (a file that
+    # needs the ingest's SQL passes, 'B' closed late, is read twice, no
+    # database: tests/cli/test_relink.py)
     be = os.path.join(tmp, "be.json")
     ev = [{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}]
     ev += [{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 10 + 30 * i,
@@ -93,10 +95,12 @@ def check_no_database(tmp):
     ev.append({"ph": "E", "pid": 1, "tid": 1, "ts": 100000})
     with open(be, "w") as f:
         json.dump({"traceEvents": ev}, f)
-    rc, opened = opens_temp_db(["averages", be], tmp)
-    if rc != 0 or not opened:
+    rc, _, lines = te.traced_opens(["averages", be], tmp)
+    if rc != 0 or not any(be in l for l in lines):
         C.skip("strace", "cannot see the openat calls here (rc %d)" % rc)
         return
+    C.check(not any(te.TEMP_DB_OPEN.search(l) for l in lines),
+            "'B' closed late: read twice, no temporary database")
     for args in runs:
         rc, opened = opens_temp_db(args, tmp)
         label = " ".join(os.path.basename(a) for a in args)
@@ -125,8 +129,8 @@ def check_stdin(tmp):
             rows = lambda b: [t["rows"] for t in json.loads(b)["traces"]] if b else None
             C.check(rc == 0 and rows(stdout) == rows(te.run_tool(same).stdout),
                     label + ": the file's rows")
-    # a trace whose rows need a second reading ('B' closed late): the way
-    # back reads the copy (it found standard input empty before)
+    # a trace whose rows need a second reading ('B' closed late): the copy
+    # is read again, twice (it found standard input empty before)
     be = os.path.join(tmp, "bek.json")
     ev = [{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}]
     for i in range(300):
@@ -145,10 +149,11 @@ def check_stdin(tmp):
                  ["averages"], ["diff", "-", be]):
         piped = args + ([] if args[0] == "diff" else ["-"])
         plain = [be if a == "-" else a for a in piped]
-        rc, stdout, _ = te.traced_temp_db(piped, tmp, stdin=be)
+        rc, stdout, opened = te.traced_temp_db(piped, tmp, stdin=be)
         want = te.run_tool(plain).stdout
         label = " ".join(piped) + " < a pipe ('B' closed late)"
         C.eq(rc, 0, label + ": exit 0")
+        C.check(not opened, label + ": the copy read twice, no temporary database")
         # the label of the input aside ("-" against the file's path)
         C.check(stdout.replace(be.encode(), b"-") == want.replace(be.encode(), b"-"),
                 label + ": the file's output")

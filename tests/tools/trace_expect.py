@@ -349,6 +349,13 @@ def traced_temp_db(args, tmp, stdin=None):
     """Run tracetool ARGS under `strace -f -e trace=openat`: (exit code,
     stdout, whether a temporary database was opened). strace must exist.
     stdin: a path whose bytes go to standard input through a pipe."""
+    rc, out, lines = traced_opens(args, tmp, stdin)
+    return rc, out, any(TEMP_DB_OPEN.search(line) for line in lines)
+
+
+def traced_opens(args, tmp, stdin=None):
+    """as traced_temp_db: (exit code, stdout, the lines of strace's log:
+    each openat; a control sees its input file opened there)"""
     log = os.path.join(tmp, "strace.txt")
     inp = None
     if stdin is not None:
@@ -357,6 +364,6 @@ def traced_temp_db(args, tmp, stdin=None):
     cp = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", log,
                          tracetool_path()] + args, stdout=subprocess.PIPE, input=inp,
                         stderr=subprocess.PIPE, timeout=600, env=strace_env())
-    with open(log) as f:
-        opened = any(TEMP_DB_OPEN.search(line) for line in f)
-    return cp.returncode, cp.stdout, opened
+    with open(log, errors="replace") as f:
+        lines = f.read().splitlines()
+    return cp.returncode, cp.stdout, lines
