@@ -346,6 +346,10 @@ int ig_flush_all(struct ingest *g);
 struct thread *ig_thread_of(struct ingest *g, const tt_id *pid, const tt_id *tid);
 void ig_threads_release(struct ingest *g);
 int ig_nest(struct thread *t, int64_t id, int64_t ts, int64_t dur, int64_t *depth, int64_t *parent);
+/* push [ts, end] of slice id on t's stack, without the order checks of
+ * ig_nest: its depth and parent (ingest_nest.c) */
+int ig_nest_push(struct thread *t, int64_t id, int64_t ts, int64_t end, int64_t *depth,
+                 int64_t *parent);
 /* a slice starting with the slices before it on t but longer than the last
  * (written shortest first on a tie): the run re-nested in place, its rows
  * still held back patched. 1 when that cannot be done (ig_nest instead) */

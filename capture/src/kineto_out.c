@@ -38,45 +38,6 @@ static void ts_of(struct kctx *k, int64_t mono)
     tt_cap__json_us(k->w, mono + k->tr->mono_to_unix - k->base);
 }
 
-void tt_cap__kineto_memory(tt_jw *w, const struct tt_cap_mem_ev *m, int64_t *ev_idx)
-{
-    tt_jw_nl(w, 2);
-    tt_jw_obj(w);
-    tt_jw_kstr(w, "ph", "i");
-    tt_jw_kstr(w, "cat", "cpu_instant_event");
-    tt_jw_kstr(w, "s", "t");
-    tt_jw_kstr(w, "name", "[memory]");
-    tt_jw_kint(w, "pid", m->pid);
-    tt_jw_kint(w, "tid", m->tid);
-    tt_jw_key(w, "ts");
-    tt_cap__json_us(w, m->rel_ns);
-    tt_jw_kobj(w, "args");
-    tt_jw_kint(w, "Total Reserved", m->reserved);
-    tt_jw_kint(w, "Total Allocated", m->allocated);
-    tt_jw_kint(w, "Bytes", m->bytes);
-    tt_jw_kuint(w, "Addr", m->addr);
-    tt_jw_kint(w, "Device Id", m->dev_id);
-    tt_jw_kint(w, "Device Type", m->dev_type);
-    tt_jw_kint(w, "Ev Idx", (*ev_idx)++);
-    tt_jw_end(w);
-    tt_jw_end(w);
-}
-
-void tt_cap__kineto_meta(tt_jw *w, const char *name, int64_t rel_ns, int64_t pid, int64_t tid,
-                         const char *arg)
-{
-    tt_jw_nl(w, 2);
-    tt_jw_obj(w);
-    tt_jw_kstr(w, "name", name);
-    tt_jw_kstr(w, "ph", "M");
-    tt_jw_key(w, "ts");
-    tt_cap__json_us(w, rel_ns);
-    tt_jw_kint(w, "pid", pid);
-    tt_jw_kint(w, "tid", tid);
-    tt_jw_kobj(w, "args");
-    tt_jw_key(w, arg);
-}
-
 /* "Input Dims" and "Input type" of a shapes record */
 static void write_shapes(tt_jw *w, const struct rec_shapes *s)
 {
