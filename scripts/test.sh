@@ -190,7 +190,7 @@ tsan_build() {
   mkdir -p build-tsan
   local cc=(gcc -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wall -Wextra -Werror
             -DTT_CAPTURE_BUILD -I. -Iinclude -Icapture/include "${cupti[@]}" capture/src/*.c
-            common/i64map.c common/buf.c report/out.c)
+            common/i64map.c common/buf.c report/out.c report/json.c)
   "${cc[@]}" tests/capture/capture_scenarios.c -lz -lpthread -o build-tsan/capture_scenarios &&
     "${cc[@]}" capture/examples/capture_demo.c -lz -lpthread -o build-tsan/capture-demo
 }
