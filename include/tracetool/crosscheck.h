@@ -189,8 +189,8 @@ TT_EXTERN(int) tt_crosscheck_db(tt_db *db, const tt_xc_options *opts, FILE *out,
 /*
  * The same on files: each input is a trace file or a directory (read
  * recursively for *.json, *.json.gz and *.gz, like `tracetool ingest`). Every
- * input is ingested into a temporary database (removed afterwards) and told
- * apart by content, so the order of ETs and Kineto traces does not matter.
+ * input is read as a stream (no database is made) and told apart by
+ * content, so the order of ETs and Kineto traces does not matter.
  * TT_EINVALID when the inputs hold no Execution Trace or no Kineto trace.
  */
 TT_EXTERN(int) tt_crosscheck_files(const char *const *inputs, size_t n,

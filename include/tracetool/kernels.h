@@ -119,8 +119,9 @@ typedef int (*tt_kern_activity_fn)(void *ctx, const tt_kern_activity *a);
 /*
  * Each kernel, memcpy and memset (opts->what) of the selected traces (rank,
  * id order), by start then order in the file, at most row_limit per trace:
- * streamed from SQLite, memory does not grow with the trace (a file is
- * first read into a temporary database). TT_ENOTFOUND when there is none.
+ * streamed from SQLite or read from the file as it comes, memory does not
+ * grow with the trace (no database is made of a file). TT_ENOTFOUND when
+ * there is none.
  */
 TT_EXTERN(int) tt_kernels_db_activities(tt_db *db, const tt_kern_options *opts,
                                         tt_kern_activity_fn fn, void *ctx);

@@ -28,9 +28,10 @@ TT_EXTERN(int) tt_db_open(tt_db **out, const char *path, unsigned flags);
 TT_EXTERN(void) tt_db_free(tt_db *db);
 /* A database of any input: `path` itself (read-only) when it is a database;
  * a trace file, "-" (standard input) or a directory of per-rank traces read
- * into a temporary database, removed again by tt_db_free. What the commands
- * use when an input must be a database (a directory, --rank or --trace on a
- * file). TT_ENOTFOUND for a directory without traces; errors name path. */
+ * into a temporary database, removed again by tt_db_free: for a caller that
+ * wants SQL over any input (the commands read trace files as a stream and
+ * open only databases with this). TT_ENOTFOUND for a directory without
+ * traces; errors name path. */
 TT_EXTERN(int) tt_db_open_input(tt_db **out, const char *path);
 /* 1 if `path` is a regular file that starts with the SQLite file header, 0
  * otherwise; never opens anything but a regular file (a FIFO is read once). */
