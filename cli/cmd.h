@@ -89,6 +89,13 @@ int64_t opt_row_limit(const struct cli_cmd *c, const char *arg);
 /* --steps N (one step) or A-B (0 <= A <= B): parsed or a usage error */
 void opt_steps(const struct cli_cmd *c, const char *arg, int64_t *from, int64_t *to);
 
+/* --time-range A:B into f (tracetool/filter.h), or a usage error */
+struct tt_filter;
+void opt_time_range(const struct cli_cmd *c, const char *arg, struct tt_filter *f);
+/* --name / --under REGEX: set, or a usage error when it does not compile */
+void opt_filter_regex(const struct cli_cmd *c, const char *opt, const char *arg,
+                      const char **slot);
+
 /* --format: one of the command's formats (opt->arg, words of
  * "table|csv|json|markdown"; "text" is "table"): a TT_AVG_* format */
 struct cli_opt;

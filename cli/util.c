@@ -181,3 +181,22 @@ void opt_steps(const struct cli_cmd *c, const char *arg, int64_t *from, int64_t 
     if (parse_i64(a, from) < 0 || parse_i64(dash + 1, to) < 0 || *from < 0 || *from > *to)
         cli_usage_error(c, "bad step range '%s' (want N or A-B, A <= B)", arg);
 }
+
+void opt_time_range(const struct cli_cmd *c, const char *arg, tt_filter *f)
+{
+    if (tt_filter_parse_time_range(arg, &f->from_ns, &f->to_ns) < 0)
+        cli_usage_error(c, "%s", tt_error_last()->message);
+}
+
+void opt_filter_regex(const struct cli_cmd *c, const char *opt, const char *arg,
+                      const char **slot)
+{
+    tt_filter f = TT_FILTER_INIT;
+    if (!strcmp(opt, "under"))
+        f.under = arg;
+    else
+        f.name = arg;
+    if (tt_filter_check(&f) < 0)
+        cli_usage_error(c, "%s", tt_error_last()->message);
+    *slot = arg;
+}

@@ -11,5 +11,6 @@
 #include "tracetool/averages.h"
 #include "tracetool/kernels.h"
 #include "tracetool/memtimeline.h"
+#include "tracetool/filter.h"
 
 #endif
