@@ -26,6 +26,7 @@ static const struct tt_cmd cmds[] = {
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
     { "diff", cmd_diff, "compare two runs step by step: the CI gate for regressions" },
+    { "critical-path", cmd_critpath, "the critical path of a rank's step and what bounds it (HTA)" },
     { "export", cmd_export, "one Chrome/Perfetto trace of ranks and steps, from a database or traces" },
     { "record", cmd_record, "run a program with GPU/CPU capture injected; write its trace" },
     { "version", cmd_version, "print tracetool's version" },
