@@ -11,6 +11,7 @@
 #include "analyze/critpath/critpath_state.h"
 #include "analyze/input/each.h"
 #include "common/buf.h"
+#include "common/tmath.h"
 #include "report/table_json.h"
 #include "store/db_internal.h"
 #include "tracetool/table.h"
@@ -38,11 +39,9 @@ void tt_cp_result_free(tt_cp_result *res)
     size_t i;
     if (!res)
         return;
-    for (i = 0; i < res->nsegments; i++) {
-        free(res->segments[i].from_event);
-        free(res->segments[i].to_event);
-        free(res->segments[i].name);
-    }
+    for (i = 0; i < res->nnames; i++)
+        free(res->names[i]);
+    free(res->names);
     free(res->segments);
     free(res->path);
     memset(res, 0, sizeof(*res));
@@ -136,9 +135,10 @@ static int compile_patterns(const tt_cp_options *o, regex_t **re)
     for (i = 0; i < o->ndata_load; i++)
         if ((err = regcomp(&(*re)[i], o->data_load[i], REG_EXTENDED | REG_NOSUB)) != 0) {
             char msg[160];
+            size_t k;
             regerror(err, &(*re)[i], msg, sizeof(msg));
-            while (i--)
-                regfree(&(*re)[i]);
+            for (k = 0; k < i; k++)
+                regfree(&(*re)[k]);
             free(*re);
             *re = NULL;
             return tt_error_set(TT_EINVALID, "bad data-load pattern '%s': %s", o->data_load[i],
@@ -214,6 +214,8 @@ static const size_t csv_all[] = { C_WHAT, C_BOUND, C_NS, C_PCT, C_OFFSET, C_KIND
 static const size_t json_seg[] = { C_FROM, C_TO, C_KIND, C_BOUND, C_NAME, C_NS, C_FROM_NS,
                                    C_TO_NS, C_OFFSET, C_STREAM };
 
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
 /* the categories in the order they are shown */
 static const int bound_order[] = { TT_CP_CPU, TT_CP_DATA_LOADING, TT_CP_GPU_COMPUTE,
                                    TT_CP_GPU_COMM, TT_CP_KERNEL_KERNEL, TT_CP_LAUNCH };
@@ -264,7 +266,7 @@ static int segment_row(tt_table *t, const tt_cp_result *res, const tt_cp_segment
     if (rc < 0)
         return tt__oom();
     tt_table_set_int(t, C_NS, s->ns);
-    tt_table_set_int(t, C_OFFSET, s->from_ns - res->segments[0].from_ns);
+    tt_table_set_int(t, C_OFFSET, tt_sat_sub(s->from_ns, res->segments[0].from_ns));
     tt_table_set_int(t, C_FROM_NS, s->from_ns);
     tt_table_set_int(t, C_TO_NS, s->to_ns);
     if (s->gpu)
@@ -272,11 +274,16 @@ static int segment_row(tt_table *t, const tt_cp_result *res, const tt_cp_segment
     return 0;
 }
 
-static tt_table *segment_table(const tt_cp_result *res)
+/* segments [first, first + n) (a table of all of them for aligned text;
+ * the other formats take them SEG_CHUNK at a time: the table writer holds
+ * a row's cells, more than a segment) */
+#define SEG_CHUNK 4096
+
+static tt_table *segment_table(const tt_cp_result *res, size_t first, size_t n)
 {
     tt_table *t = tt_table_new(cp_cols, C_COUNT);
     size_t i;
-    for (i = 0; t && i < res->nsegments; i++)
+    for (i = first; t && i < first + n && i < res->nsegments; i++)
         if (segment_row(t, res, &res->segments[i]) < 0) {
             tt_table_free(t);
             return NULL;
@@ -327,41 +334,66 @@ static int write_table(const tt_table *t, int format, const size_t *cols, size_t
     return tt_table_write(t, &w, out);
 }
 
-#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
-
-static int print_json(const tt_cp_result *res, const tt_table *seg, FILE *out)
+/* the segments, a chunk at a time: JSON rows into w (w NULL: the format's
+ * table, its header before the first chunk when header) */
+static int write_segments(const tt_cp_result *res, int format, const size_t *cols, size_t n,
+                          int header, tt_jw *w, FILE *out)
 {
     tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
-    tt_jw w;
+    size_t first = 0;
+    int rc = 0;
+    wo.cols = cols;
+    wo.ncols = n;
+    wo.flags = TT_TABLE_JSON_SKIP_NULL;
+    do {
+        tt_table *t = segment_table(res, first, SEG_CHUNK);
+        if (!t)
+            return tt__oom();
+        rc = w ? tt__table_json_rows(t, &wo, w, 2)
+               : write_table(t, format, cols, n, header && first == 0, out);
+        tt_table_free(t);
+        first += SEG_CHUNK;
+    } while (rc == 0 && first < res->nsegments);
+    return rc;
+}
+
+static void json_head(const tt_cp_result *res, tt_jw *w)
+{
     size_t i;
+    tt_jw_kint(w, "trace_id", res->trace_id);
+    tt_jw_kstr(w, "path", res->path);
+    tt_jw_key(w, "rank");
+    if (res->have_rank)
+        tt_jw_int(w, res->rank);
+    else
+        tt_jw_null(w);
+    tt_jw_key(w, "step");
+    if (res->step >= 0)
+        tt_jw_int(w, res->step);
+    else
+        tt_jw_null(w);
+    tt_jw_kint(w, "events", (int64_t)res->events);
+    tt_jw_kint(w, "graph_nodes", (int64_t)res->graph_nodes);
+    tt_jw_kint(w, "graph_edges", (int64_t)res->graph_edges);
+    tt_jw_kint(w, "path_nodes", (int64_t)res->nsegments + 1);
+    tt_jw_kint(w, "length_ns", res->length_ns);
+    tt_jw_kobj(w, "breakdown");
+    for (i = 0; i < NBOUND_SHOWN; i++)
+        tt_jw_kint(w, tt_cp_bound_name(bound_order[i]), res->bound_ns[bound_order[i]]);
+    tt_jw_end(w);
+}
+
+static int print_json(const tt_cp_result *res, FILE *out)
+{
+    tt_jw w;
     int rc;
     tt_jw_init_file(&w, out, TT_JW_LINE);
     tt_jw_obj(&w);
-    tt_jw_kint(&w, "trace_id", res->trace_id);
-    tt_jw_kstr(&w, "path", res->path);
-    tt_jw_key(&w, "rank");
-    if (res->have_rank)
-        tt_jw_int(&w, res->rank);
-    else
-        tt_jw_null(&w);
-    tt_jw_key(&w, "step");
-    if (res->step >= 0)
-        tt_jw_int(&w, res->step);
-    else
-        tt_jw_null(&w);
-    tt_jw_kint(&w, "events", (int64_t)res->events);
-    tt_jw_kint(&w, "graph_nodes", (int64_t)res->graph_nodes);
-    tt_jw_kint(&w, "graph_edges", (int64_t)res->graph_edges);
-    tt_jw_kint(&w, "path_nodes", (int64_t)res->nsegments + 1);
-    tt_jw_kint(&w, "length_ns", res->length_ns);
-    tt_jw_kobj(&w, "breakdown");
-    for (i = 0; i < NBOUND_SHOWN; i++)
-        tt_jw_kint(&w, tt_cp_bound_name(bound_order[i]), res->bound_ns[bound_order[i]]);
+    json_head(res, &w);
+    tt_jw_karr(&w, "segments");
+    rc = write_segments(res, TT_FORMAT_JSON, json_seg, NCOLS(json_seg), 0, &w, out);
+    tt_jw_nl(&w, 0);
     tt_jw_end(&w);
-    wo.cols = json_seg;
-    wo.ncols = NCOLS(json_seg);
-    wo.flags = TT_TABLE_JSON_SKIP_NULL;
-    rc = tt__table_json_array(seg, &wo, &w, "segments", 2);
     tt_jw_end(&w);
     if (tt_jw_finish(&w) < 0 && rc == 0)
         rc = TT_EIO;
@@ -370,22 +402,26 @@ static int print_json(const tt_cp_result *res, const tt_table *seg, FILE *out)
 
 int tt_critpath_print(const tt_cp_result *res, const tt_cp_options *o, FILE *out)
 {
-    tt_table *bd = breakdown_table(res), *seg = segment_table(res);
+    tt_table *bd = breakdown_table(res), *seg = NULL;
     int rc = 0, md = o->format == TT_FORMAT_MARKDOWN;
-    if (!bd || !seg) {
+    if (!bd) {
         rc = tt__oom();
     } else if (o->format == TT_FORMAT_JSON) {
-        rc = print_json(res, seg, out);
+        rc = print_json(res, out);
     } else if (o->format == TT_FORMAT_CSV) {
         if ((rc = write_table(bd, TT_FORMAT_CSV, csv_all, NCOLS(csv_all), 1, out)) == 0)
-            rc = write_table(seg, TT_FORMAT_CSV, csv_all, NCOLS(csv_all), 0, out);
+            rc = write_segments(res, TT_FORMAT_CSV, csv_all, NCOLS(csv_all), 0, NULL, out);
     } else {
-        int f = md ? TT_FORMAT_MARKDOWN : TT_FORMAT_TABLE;
         print_head(res, md, out);
-        if ((rc = write_table(bd, f, text_bd, NCOLS(text_bd), 1, out)) == 0) {
+        if ((rc = write_table(bd, md ? TT_FORMAT_MARKDOWN : TT_FORMAT_TABLE, text_bd,
+                              NCOLS(text_bd), 1, out)) == 0)
             fputs("\n", out);
-            rc = write_table(seg, f, text_seg, NCOLS(text_seg), 1, out);
-        }
+        if (rc == 0 && md)
+            rc = write_segments(res, TT_FORMAT_MARKDOWN, text_seg, NCOLS(text_seg), 1, NULL, out);
+        else if (rc == 0 && !(seg = segment_table(res, 0, res->nsegments)))
+            rc = tt__oom();
+        else if (rc == 0)
+            rc = write_table(seg, TT_FORMAT_TABLE, text_seg, NCOLS(text_seg), 1, out);
     }
     tt_table_free(bd);
     tt_table_free(seg);

@@ -25,6 +25,7 @@
  */
 #include "common/compat.h"
 #include "analyze/critpath/critpath_state.h"
+#include "common/tmath.h"
 
 #include <inttypes.h>
 
@@ -39,8 +40,7 @@ static int is_node_event(const struct cp_run *r, size_t i)
     const struct cp_ev *e = &r->ev[i];
     if (e->kind == CP_RUNTIME || e->kind == CP_GPU)
         return 1;
-    return e->kind == CP_SLICE && ((tt__cp_sflags(r, e->cat) & CPS_CPU_OP) ||
-                                   (tt__cp_sflags(r, e->name) & CPS_DATA_LOAD));
+    return e->kind == CP_SLICE && ((r->in[i].cf & CPS_CPU_OP) || (r->in[i].nf & CPS_DATA_LOAD));
 }
 
 static int cmp_node(const void *a, const void *b)
@@ -64,7 +64,7 @@ static int make_nodes(struct cp_run *r)
         r->nodes[n].ts = r->ev[i].ts;
         r->nodes[n].ev = (int32_t)i;
         r->nodes[n++].end = 0;
-        r->nodes[n].ts = r->ev[i].ts + r->ev[i].dur;
+        r->nodes[n].ts = tt_end_ns(r->ev[i].ts, r->ev[i].dur);
         r->nodes[n].ev = (int32_t)i;
         r->nodes[n++].end = 1;
     }
@@ -109,7 +109,7 @@ static int add_edge(struct cp_run *r, int32_t u, int32_t v, int kind, int zero, 
     if (u == v)
         return 0;
     if (kind != TT_CP_EDGE_DEPENDENCY && kind != TT_CP_EDGE_SYNC && !zero)
-        w = r->nodes[v].ts - r->nodes[u].ts;
+        w = tt_sat_sub(r->nodes[v].ts, r->nodes[u].ts);
     if (w < 0)
         w = 0;
     if (tt__i64map_get(&r->edge_at, key, &at)) {
@@ -132,7 +132,7 @@ static int add_edge(struct cp_run *r, int32_t u, int32_t v, int kind, int zero, 
 
 static unsigned name_flags(const struct cp_run *r, int32_t ev)
 {
-    return tt__cp_sflags(r, r->ev[ev].name);
+    return r->in[ev].nf;
 }
 
 static int is_lock_node(const struct cp_run *r, int32_t node)
@@ -214,8 +214,8 @@ static int64_t thread_of(const struct cp_run *r, unsigned flag, int *found)
     *found = 0;
     for (i = 0; i < r->nev; i++) {
         const struct cp_ev *e = &r->ev[i];
-        if (e->kind != CP_SLICE || !(tt__cp_sflags(r, e->name) & flag) ||
-            !(tt__cp_sflags(r, e->cat) & (CPS_CPU_OP | CPS_ANNOT)))
+        if (e->kind != CP_SLICE || !(r->in[i].nf & flag) ||
+            !(r->in[i].cf & (CPS_CPU_OP | CPS_ANNOT)))
             continue;
         if (*found && e->tid != tid) {
             *found = 0;
@@ -256,7 +256,7 @@ static int build_stacks(struct cp_run *r, int32_t *roots, size_t *nroots)
         if (e->kind != CP_SLICE && e->kind != CP_RUNTIME)
             continue;
         s[n++] = x;
-        x.time = e->ts + e->dur;
+        x.time = tt_end_ns(e->ts, e->dur);
         x.start = 0;
         s[n++] = x;
     }
@@ -562,7 +562,8 @@ static int activity(struct cp_run *r, int32_t i)
         (last == CP_NONE || r->nodes[last].ts < rt_ts) &&
         (sync_end == CP_NONE || r->nodes[sync_end].ts < rt_ts))
         rc = add_edge(r, r->in[in->rt].start, in->start, TT_CP_EDGE_LAUNCH_DELAY, 0, CP_NONE);
-    else if (last != CP_NONE && r->nodes[in->start].ts - r->nodes[last].ts < KK_THRESHOLD_NS &&
+    else if (last != CP_NONE &&
+             tt_sat_sub(r->nodes[in->start].ts, r->nodes[last].ts) < KK_THRESHOLD_NS &&
              (sync_end == CP_NONE || r->nodes[sync_end].ts < r->nodes[last].ts))
         rc = add_edge(r, last, in->start, TT_CP_EDGE_KERNEL_KERNEL, 0, CP_NONE);
     r->streams[at].last = in->end;
@@ -575,8 +576,8 @@ static int cmp_gpu(const void *a, const void *b, void *ctx)
 {
     const struct cp_run *r = ctx;
     const struct cp_ev *x = &r->ev[*(const int32_t *)a], *y = &r->ev[*(const int32_t *)b];
-    int64_t tx = x->ts + (x->kind == CP_SYNC ? x->dur : 0);
-    int64_t ty = y->ts + (y->kind == CP_SYNC ? y->dur : 0);
+    int64_t tx = x->kind == CP_SYNC ? tt_end_ns(x->ts, x->dur) : x->ts;
+    int64_t ty = y->kind == CP_SYNC ? tt_end_ns(y->ts, y->dur) : y->ts;
     if (tx != ty)
         return tx < ty ? -1 : 1;
     return *(const int32_t *)a - *(const int32_t *)b;

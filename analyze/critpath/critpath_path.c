@@ -12,6 +12,7 @@
  */
 #include "common/compat.h"
 #include "analyze/critpath/critpath_state.h"
+#include "common/tmath.h"
 
 #include <inttypes.h>
 
@@ -92,7 +93,7 @@ static int32_t longest_to(const struct cp_run *r, const int32_t *topo, size_t n,
         via[v] = CP_NONE;
         for (k = in_first[v]; k < in_first[v + 1]; k++) {
             const struct cp_edge *e = &r->edges[in[k]];
-            int64_t d = dist[e->u] + e->w;
+            int64_t d = tt_sat_add(dist[e->u], e->w);
             if (via[v] == CP_NONE || d > dist[v]) {
                 dist[v] = d;
                 via[v] = in[k];
@@ -181,8 +182,8 @@ int tt__cp_bound(const struct cp_run *r, const struct cp_edge *e)
         return TT_CP_CPU;
     ev = &r->ev[e->attr];
     if (ev->kind == CP_SLICE || ev->kind == CP_RUNTIME)
-        return tt__cp_sflags(r, ev->name) & CPS_DATA_LOAD ? TT_CP_DATA_LOADING : TT_CP_CPU;
-    return tt__cp_sflags(r, ev->name) & CPS_COMM ? TT_CP_GPU_COMM : TT_CP_GPU_COMPUTE;
+        return r->in[e->attr].nf & CPS_DATA_LOAD ? TT_CP_DATA_LOADING : TT_CP_CPU;
+    return r->in[e->attr].nf & CPS_COMM ? TT_CP_GPU_COMM : TT_CP_GPU_COMPUTE;
 }
 
 const struct cp_edge *tt__cp_edge(const struct cp_run *r, int32_t u, int32_t v)
@@ -192,12 +193,31 @@ const struct cp_edge *tt__cp_edge(const struct cp_run *r, int32_t u, int32_t v)
     return tt__i64map_get(&r->edge_at, key, &at) ? &r->edges[at] : NULL;
 }
 
-static char *ev_name(const struct cp_run *r, int32_t ev)
+/* the result's names: each distinct one copied once */
+struct names {
+    tt_cp_result *res;
+    struct i64map at; /* string id -> index in res->names */
+    size_t alloc;
+};
+
+static const char *ev_name(const struct cp_run *r, struct names *nm, int32_t ev)
 {
-    return strdup(tt__cp_str(r, r->ev[ev].name));
+    int64_t id = r->ev[ev].name;
+    size_t at;
+    char *copy;
+    if (tt__i64map_get(&nm->at, id, &at))
+        return nm->res->names[at];
+    if (TT_ALLOC_GROW(nm->res->names, nm->res->nnames + 1, nm->alloc) < 0 ||
+        !(copy = strdup(tt__cp_str(r, id))))
+        return NULL;
+    nm->res->names[nm->res->nnames] = copy;
+    if (tt__i64map_put(&nm->at, id, nm->res->nnames++) < 0)
+        return NULL;
+    return copy;
 }
 
-static int segment(const struct cp_run *r, const struct cp_edge *e, tt_cp_segment *s)
+static int segment(const struct cp_run *r, struct names *nm, const struct cp_edge *e,
+                   tt_cp_segment *s)
 {
     const struct cp_node *u = &r->nodes[e->u], *v = &r->nodes[e->v];
     s->from_ns = u->ts;
@@ -208,11 +228,11 @@ static int segment(const struct cp_run *r, const struct cp_edge *e, tt_cp_segmen
     s->bound = tt__cp_bound(r, e);
     s->ns = e->w;
     s->stream = -1;
-    if (!(s->from_event = ev_name(r, u->ev)) || !(s->to_event = ev_name(r, v->ev)))
+    if (!(s->from_event = ev_name(r, nm, u->ev)) || !(s->to_event = ev_name(r, nm, v->ev)))
         return tt__oom();
     if (e->attr != CP_NONE) {
         const struct cp_ev *a = &r->ev[e->attr];
-        if (!(s->name = ev_name(r, e->attr)))
+        if (!(s->name = ev_name(r, nm, e->attr)))
             return tt__oom();
         s->gpu = a->kind == CP_GPU;
         s->pid = a->pid;
@@ -224,6 +244,7 @@ static int segment(const struct cp_run *r, const struct cp_edge *e, tt_cp_segmen
 
 int tt__cp_result(const struct cp_run *r, tt_cp_result *res)
 {
+    struct names nm = { res, { 0 }, 0 };
     size_t k;
     int rc = 0;
     res->have_rank = r->rres.have_rank;
@@ -239,12 +260,17 @@ int tt__cp_result(const struct cp_run *r, tt_cp_result *res)
         return tt__oom();
     for (k = 0; rc == 0 && k + 1 < r->npath; k++) {
         const struct cp_edge *e = tt__cp_edge(r, r->path[k], r->path[k + 1]);
-        if (!e)
-            return tt_error_set(TT_ERROR, "critical-path: a path edge went missing");
+        int64_t *b;
+        if (!e) {
+            rc = tt_error_set(TT_ERROR, "critical-path: a path edge went missing");
+            break;
+        }
         res->nsegments++;
-        rc = segment(r, e, &res->segments[k]);
-        res->length_ns += e->w;
-        res->bound_ns[res->segments[k].bound] += e->w;
+        rc = segment(r, &nm, e, &res->segments[k]);
+        res->length_ns = tt_sat_add(res->length_ns, e->w);
+        b = &res->bound_ns[res->segments[k].bound];
+        *b = tt_sat_add(*b, e->w);
     }
+    tt__i64map_free(&nm.at);
     return rc;
 }

@@ -20,6 +20,7 @@
 #include "analyze/critpath/critpath_state.h"
 #include "common/arena.h"
 #include "common/log.h"
+#include "common/tmath.h"
 #include "formats/json.h"
 #include "formats/kineto.h"
 #include "formats/spool.h"
@@ -181,7 +182,7 @@ static int cp_cpu(struct cp_run *r, const tt__cell *row, int kind)
     else if ((tt__cp_sflags(r, e.name) & CPS_STEP) && (!r->have_step || e.ts < r->step_ts)) {
         r->have_step = 1;
         r->step_ts = e.ts;
-        r->step_end = e.ts + e.dur;
+        r->step_end = tt_end_ns(e.ts, e.dur);
     }
     return tt__spill_put(&r->evs, sizeof(e), NULL, &e);
 }
@@ -469,6 +470,8 @@ static int link_events(struct cp_run *r)
         struct cp_info *n = &r->in[i];
         n->start = n->end = n->rt = n->parent = n->child = n->next = n->sync_src = CP_NONE;
         n->tid = r->ev[i].tid;
+        n->nf = tt__cp_sflags(r, r->ev[i].name);
+        n->cf = tt__cp_sflags(r, r->ev[i].cat);
         n->q_launch = n->q_start = INT64_MIN;
         if (r->ev[i].kind == CP_RUNTIME && tt__i64map_put(&rt, r->ev[i].id, i) < 0) {
             tt__i64map_free(&rt);

@@ -64,6 +64,7 @@ struct cp_info {
     int32_t parent;           /* a CPU event: its parent on the call stack (CP_NONE) */
     int32_t child, next;      /* its first child, its next sibling (CP_NONE) */
     int32_t sync_src;         /* a kernel: the kernel a Stream Wait Event makes it wait for */
+    unsigned nf, cf;          /* its name's and its category's flags (CPS_*) */
     int64_t tid;              /* the thread its call stack is on (remapped) */
     int64_t q_launch, q_start; /* queue length on its stream after its launch, its start
                                   (INT64_MIN: unknown) */

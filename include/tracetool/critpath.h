@@ -61,7 +61,7 @@ TT_EXTERN(const char *) tt_cp_edge_name(int kind);
 /* one edge of the path, in path order */
 typedef struct tt_cp_segment {
     int64_t from_ns, to_ns; /* its two nodes' times (trace clock, ns) */
-    char *from_event, *to_event; /* the events of its two nodes */
+    const char *from_event, *to_event; /* the events of its two nodes */
     int from_end, to_end;        /* 1: the node is its event's end, 0: start */
     int kind;               /* TT_CP_EDGE_* */
     int bound;              /* TT_CP_* */
@@ -69,7 +69,7 @@ typedef struct tt_cp_segment {
     /* the event the time belongs to (HTA's attribution): an operator
      * edge's event, or the op enclosing the gap between two of its
      * children; a kernel-kernel delay's first kernel; NULL for the others */
-    char *name;
+    const char *name;
     int gpu;                /* name is a GPU activity: stream is set */
     int64_t pid, tid, stream;
 } tt_cp_segment;
@@ -85,6 +85,8 @@ typedef struct tt_cp_result {
     int64_t bound_ns[TT_CP_NBOUND]; /* the path's time by TT_CP_* */
     tt_cp_segment *segments;
     size_t nsegments;       /* the path has nsegments + 1 nodes */
+    char **names;           /* the distinct event names the segments point into */
+    size_t nnames;
     size_t graph_nodes, graph_edges; /* nodes with an edge, and edges */
     size_t events;          /* events of the window */
 } tt_cp_result;
