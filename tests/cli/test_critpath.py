@@ -16,7 +16,9 @@ tracetool:
     HTA v0.6.1 (tests/fixtures/critpath/hta_expected.json, made by
     make_hta_critpath.py): node count, length, breakdown, the graph's size
     and the path itself (its sha256);
-(d) bad input: a step or a rank not there, several traces, a bad pattern:
+(d) a file read twice (its links need the passes a database makes) gives
+    the path a database of it gives;
+(e) bad input: a step or a rank not there, several traces, a bad pattern:
     one line, non-zero exit; the --overlay file (valid JSON, the path's
     events marked, a flow per edge between two events, written atomically,
     never over an input); the formats.
@@ -28,6 +30,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -219,6 +222,24 @@ def formats():
     C.check(b"| gemm\\_a |" in md.stdout, "markdown: a table of segments")
 
 
+def rare_shapes(tmp):
+    """a file one reading cannot link (tests/tools/rare_traces.py: 'B'
+    slices closed late, kernels far from their calls, ops out of order) is
+    read twice: the same path as from a database made of it"""
+    trace, db = os.path.join(tmp, "rare.json"), os.path.join(tmp, "rare.db")
+    gen = os.path.join(HERE, "..", "tools", "rare_traces.py")
+    p = subprocess.run([sys.executable, gen, "all", "1", trace], stdout=subprocess.DEVNULL)
+    C.eq(p.returncode, 0, "rare_traces.py all")
+    C.eq(te.run_tool(["ingest", "-q", db, trace]).returncode, 0, "ingest the rare shapes")
+    for args in ([], ["--step", "2"]):
+        a, b = run_json([trace] + args, "rare shapes"), run_json([db] + args, "rare shapes, db")
+        if a and b:
+            a.pop("path")
+            b.pop("path")
+            C.check(a == b and a["path_nodes"] > 10, "rare shapes %s: the file's path is the "
+                    "database's" % " ".join(args))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tt_critpath_")
     try:
@@ -238,6 +259,7 @@ def main():
         C.section("bad input", bad_input, tmp)
         C.section("overlay", overlay, tmp)
         C.section("formats", formats)
+        C.section("rare shapes", rare_shapes, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return C.finish()
