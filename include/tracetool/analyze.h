@@ -12,5 +12,6 @@
 #include "tracetool/kernels.h"
 #include "tracetool/memtimeline.h"
 #include "tracetool/filter.h"
+#include "tracetool/collectives.h"
 
 #endif
