@@ -13,12 +13,15 @@ Expected values:
   rank's summary;
 - a hand-made 3-rank job (written here) whose straggler and skews are known
   by construction, matched by "Seq" (rank 1 has a call the others lack);
-- the same from a database as from the files; a trace without a collective
-  (exit 4, one line), a file that is no trace (exit 3).
+- the same from a database as from the files, and from the files with their
+  events shuffled (read twice: the links and nesting made as an ingest's SQL
+  passes make them); a trace without a collective (exit 4, one line), a file
+  that is no trace (exit 3).
 """
 
 import json
 import os
+import random
 import sys
 import tempfile
 
@@ -126,9 +129,18 @@ def check_job(tmp):
     os.mkdir(job)
     for r in range(3):
         write_rank(os.path.join(job, "rank_%d.json" % r), r)
+    shuffled = os.path.join(tmp, "shuffled")
+    os.mkdir(shuffled)
+    for r in range(3):
+        with open(os.path.join(job, "rank_%d.json" % r)) as f:
+            doc = json.load(f)
+        random.Random(r).shuffle(doc["traceEvents"])
+        with open(os.path.join(shuffled, "rank_%d.json" % r), "w") as f:
+            json.dump(doc, f)
     db = os.path.join(tmp, "job.db")
     C.eq(te.run_tool(["ingest", "-q", db, job]).returncode, 0, "job: ingest")
-    docs = [run_json(["--per-call", job]), run_json(["--per-call", db])]
+    docs = [run_json(["--per-call", job]), run_json(["--per-call", db]),
+            run_json(["--per-call", shuffled])]
     if None in docs:
         return
     for d in docs:
@@ -137,6 +149,7 @@ def check_job(tmp):
         for r in d["ranks"]:
             r.pop("path", None)
     C.eq(docs[1], docs[0], "job: a database gives what the files give")
+    C.eq(docs[2], docs[0], "job: the files with their events shuffled give the same")
     doc = docs[0]
     calls = doc["collectives"]
     C.eq(len(calls), 13, "job: 4 allreduces x 3 ranks and rank 1's extra one (no wait)")
