@@ -100,7 +100,10 @@ def compare(c, label, small, large, rss=None):
     ratio = m4[0] / max(m1[0], 0.05)
     print("%s: N %.3f s %.1f MB, 4N %.3f s %.1f MB, ratio %.2f"
           % (label, m1[0], m1[1], m4[0], m4[1], ratio))
-    c.check(2 <= ratio <= 8, "%s: 2 <= t(4N)/t(N) <= 8" % label, "%.2f" % ratio)
+    # linear: 4N must not cost more than 8x N; a fixed cost per process (page
+    # faults, loading) keeps small inputs under 4x, so the floor only says
+    # that the work grows with the input at all
+    c.check(1.3 <= ratio <= 8, "%s: 1.3 <= t(4N)/t(N) <= 8" % label, "%.2f" % ratio)
     if rss and not os.environ.get("TT_SANITIZED"):  # ASan's quarantine grows with the work
         c.check(m4[1] <= rss, "%s: RSS(4N) <= %d MB" % (label, rss), "%.1f MB" % m4[1])
 
