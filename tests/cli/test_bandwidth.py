@@ -12,21 +12,17 @@ launch's start under --time-range, the series, a database. Python standard
 library only.
 """
 
-import gzip
 import json
 import os
 import sys
 import tempfile
-from decimal import Decimal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-import trace_expect as te  # noqa: E402
+sys.path.insert(0, HERE)
+import counters_common as cc  # noqa: E402
+from counters_common import te, window_args  # noqa: E402
 
 C = te.Checker("bandwidth")
-FIX = os.path.join(HERE, "..", "fixtures", "hta", "expected", "memory_bw")
-TRACES = ["trace_filter", "dlrm_8rank", "nccl_parser_config", "df_index_resolver",
-          "trace_diff_control", "critical_path_event_sync_multi_stream"]
 # HTA's kind (get_memory_kernel_type) -> tracetool's
 KIND = {"Memset": "memset", "Memcpy Unknown": "memcpy unknown"}
 
@@ -35,36 +31,18 @@ def kind_of(hta):
     return KIND.get(hta, "memcpy " + hta[7:] if hta.startswith("Memcpy ") else hta)
 
 
-def ns(v):
-    return int(Decimal(str(v)) * 1000)
-
-
-def window_args(path):
-    """--time-range :T when the trace has 2+ ProfilerStep#N, else nothing"""
-    with gzip.open(path, "rb") as f:
-        ev = json.loads(f.read(), parse_float=Decimal)["traceEvents"]
-    steps = [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
-    if len(set(e["name"] for e in steps)) < 2:
-        return []
-    return ["--time-range", ":%dns" % max(ns(e["ts"]) for e in steps)]
-
-
 def run_json(args):
-    p = te.run_tool(args)
-    if not C.check(p.returncode == 0, " ".join(args[:3]) + ": exit 0",
-                   p.stderr.decode()[-300:]):
-        return None
-    return json.loads(p.stdout.decode())
+    return cc.run_json(C, args)
 
 
-def close(got, want, rel=0.01):
-    return abs(got - want) <= rel * abs(want)
+def close(got, want):
+    return cc.close(got, want, 0.01)
 
 
 def check_trace(name):
-    exp = json.load(open(os.path.join(FIX, name + ".json")))
+    exp = cc.fixture("memory_bw", name + ".json")
     for rank, rel in sorted(exp["_source"]["trace_files"].items()):
-        path = os.path.join(te.shared_dir(), "testdata", rel)
+        path = cc.shared_trace(rel)
         label = "%s rank %s" % (name, rank)
         win = window_args(path)
         got = run_json(["bandwidth", "--format", "json"] + win + [path])
@@ -171,12 +149,12 @@ def check_hand(tmp):
 
 
 def main():
-    if not os.path.isdir(os.path.join(te.shared_dir(), "testdata", "hta")):
+    if not cc.have_shared():
         print("SKIP: no shared test data")
         return te.SKIP_EXIT
     with tempfile.TemporaryDirectory(prefix="tt_bw_") as tmp:
         C.section("hand-made trace", check_hand, tmp)
-    for name in TRACES:
+    for name in cc.TRACES:
         C.section(name, check_trace, name)
     return C.finish()
 

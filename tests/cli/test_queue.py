@@ -16,57 +16,21 @@ launches and kernels that do not count, --time-range, a trace without a
 rank. Python standard library only.
 """
 
-import gzip
 import json
 import os
 import sys
 import tempfile
-from decimal import Decimal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-import trace_expect as te  # noqa: E402
+sys.path.insert(0, HERE)
+import counters_common as cc  # noqa: E402
+from counters_common import te, ns, window_args, close  # noqa: E402
 
 C = te.Checker("queue")
-FIX = os.path.join(HERE, "..", "fixtures", "hta", "expected")
-TRACES = ["trace_filter", "dlrm_8rank", "nccl_parser_config", "df_index_resolver",
-          "trace_diff_control", "critical_path_event_sync_multi_stream"]
-
-
-def ns(v):
-    return int(Decimal(str(v)) * 1000)
-
-
-_WINDOWS = {}
-
-
-def window_args(path):
-    """--time-range :T when the trace has 2+ ProfilerStep#N (HTA's window:
-    only what starts before the last step), else nothing"""
-    if path not in _WINDOWS:
-        _WINDOWS[path] = last_step_window(path)
-    return _WINDOWS[path]
-
-
-def last_step_window(path):
-    with gzip.open(path, "rb") as f:
-        ev = json.loads(f.read(), parse_float=Decimal)["traceEvents"]
-    steps = [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
-    if len(set(e["name"] for e in steps)) < 2:
-        return []
-    return ["--time-range", ":%dns" % max(ns(e["ts"]) for e in steps)]
 
 
 def run_json(args):
-    p = te.run_tool(args)
-    if not C.check(p.returncode == 0, " ".join(args[:3]) + ": exit 0",
-                   p.stderr.decode()[-300:]):
-        return None
-    return json.loads(p.stdout.decode())
-
-
-def close(got, want, rel, absolute):
-    return abs(got - want) <= max(rel * abs(want), absolute)
+    return cc.run_json(C, args)
 
 
 def by_stream(rows, label):
@@ -78,12 +42,12 @@ def by_stream(rows, label):
 
 
 def check_trace(name):
-    exp = json.load(open(os.path.join(FIX, "queue_length", name + ".json")))
-    defects = json.load(open(os.path.join(FIX, "defects", "e_unstable_sort_ties.json")))
+    exp = cc.fixture("queue_length", name + ".json")
+    defects = cc.fixture("defects", "e_unstable_sort_ties.json")
     stable = {(r["rank"], r["stream"]): r
               for r in defects.get(name, {}).get("independent_stable_sort_summary", [])}
     for rank, rel in sorted(exp["_source"]["trace_files"].items()):
-        path = os.path.join(te.shared_dir(), "testdata", rel)
+        path = cc.shared_trace(rel)
         label = "%s rank %s" % (name, rank)
         got = run_json(["queue", "--format", "json"] + window_args(path) + [path])
         if got is None:
@@ -112,14 +76,14 @@ def check_trace(name):
 
 def check_blocked(name):
     """every stream's time at >= 2 and >= 4 queued (defect d's independent values)"""
-    d = json.load(open(os.path.join(FIX, "defects", "d_blocked_last_stream_only.json")))
+    d = cc.fixture("defects", "d_blocked_last_stream_only.json")
     files = d["_source"]["trace_files"] if name == "dlrm_8rank" else \
-        json.load(open(os.path.join(FIX, "queue_length", name + ".json")))["_source"]["trace_files"]
+        cc.fixture("queue_length", name + ".json")["_source"]["trace_files"]
     for th in ("2", "4"):
         want = {(r["rank"], r["stream"]): r["duration_at_max_queue_length"]
                 for r in d[name][th]["independent_pandas_every_stream"]}
         for rank, rel in sorted(files.items()):
-            path = os.path.join(te.shared_dir(), "testdata", rel)
+            path = cc.shared_trace(rel)
             got = run_json(["queue", "--max-queue", th, "--format", "json"] +
                            window_args(path) + [path])
             if got is None:
@@ -137,12 +101,12 @@ def check_blocked(name):
 def check_series(name):
     """the series of each stream: its values in order, its times relative to
     its first change (HTA shifts ts), where HTA has every row and no tie"""
-    exp = json.load(open(os.path.join(FIX, "queue_length", name + ".json")))
+    exp = cc.fixture("queue_length", name + ".json")
     for rank, rel in sorted(exp["_source"]["trace_files"].items()):
         ts = exp["time_series"][rank]
         if "rows" not in ts or len(ts["rows"]) != ts["row_count"]:
             continue
-        path = os.path.join(te.shared_dir(), "testdata", rel)
+        path = cc.shared_trace(rel)
         got = run_json(["queue", "--series", "--format", "json"] + window_args(path) + [path])
         if got is None:
             continue
@@ -235,12 +199,12 @@ def check_hand(tmp):
 
 
 def main():
-    if not os.path.isdir(os.path.join(te.shared_dir(), "testdata", "hta")):
+    if not cc.have_shared():
         print("SKIP: no shared test data")
         return te.SKIP_EXIT
     with tempfile.TemporaryDirectory(prefix="tt_queue_") as tmp:
         C.section("hand-made trace", check_hand, tmp)
-    for name in TRACES:
+    for name in cc.TRACES:
         C.section(name, check_trace, name)
     for name in ("trace_filter", "dlrm_8rank"):
         C.section(name + " blocked", check_blocked, name)
