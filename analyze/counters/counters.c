@@ -244,17 +244,14 @@ static int check_filter(const tt_filter *f, const char *cmd)
 static int walk(struct walk *w, int64_t trace_id, int64_t rank, const char *input, tt_db *db)
 {
     struct tt__visit v;
-    int rc;
-    if ((rc = check_filter(w->f, w->what == TT__CTR_QUEUE ? "queue" : "bandwidth")) < 0)
+    int rc = check_filter(w->f, w->what == TT__CTR_QUEUE ? "queue" : "bandwidth");
+    if (rc < 0)
         return rc;
     v.ctx = w;
     v.read = v_read;
     v.take = v_take;
     v.drop = v_drop;
-    rc = tt__each_trace(trace_id, rank, input, db, &v);
-    if (rc > 0)
-        rc = TT_ECANCELED;
-    return rc;
+    return tt__each_trace(trace_id, rank, input, db, &v); /* > 0: a callback's */
 }
 
 /* the summary rows of every selected trace (*rows: free() them) */
