@@ -23,6 +23,8 @@ static const struct tt_cmd cmds[] = {
     { "averages", cmd_averages, "torch's key_averages() table from a trace file or database" },
     { "kernels", cmd_kernels, "GPU kernel and memcpy/memset summary (Nsight-style)" },
     { "breakdown", cmd_breakdown, "GPU time per rank: busy, compute, communication, idle; launch delays" },
+    { "queue", cmd_queue, "launch queue length per GPU stream over time (HTA's queue length)" },
+    { "bandwidth", cmd_bandwidth, "memory bandwidth of the copies in flight per kind (HTA's)" },
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
     { "collectives", cmd_collectives, "NCCL/RCCL collectives: sizes, bandwidths, the straggler rank" },
