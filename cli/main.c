@@ -109,7 +109,7 @@ static void usage(FILE *out)
     size_t i;
     fputs("usage: tracetool <command> [options] [args]\n\ncommands:\n", out);
     for (i = 0; i < NCMDS; i++)
-        fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].help);
+        fprintf(out, "  %-13s %s\n", cmds[i].name, cmds[i].help);
     fputs("\n'tracetool <command> --help' describes a command.\n"
           "exit codes: 0 ok, 1 differences found, 2 usage, 3 bad input,\n"
           "            4 I/O or database error, 5 already ingested,\n"
