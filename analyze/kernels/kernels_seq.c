@@ -238,7 +238,8 @@ static int map_find(struct sq_map *m, const int64_t *key, size_t n, const int64_
     memset(p, 0, sizeof(*p));
     p->h = h;
     p->n = n;
-    if ((rc = pool_add(m, key, n, &p->key)) < 0 || (rc = pool_add(m, ops, ops ? n : 0, &p->ops)) < 0)
+    if ((rc = pool_add(m, key, n, &p->key)) < 0 ||
+        (rc = pool_add(m, ops, ops ? n : 0, &p->ops)) < 0)
         return rc;
     m->slot[k] = ++m->np;
     *out = p;
@@ -875,9 +876,12 @@ int tt__kern_seq_trace(const tt_kern_options *o, const char *path, tt_db *db, in
     int rc;
     memset(out, 0, 2 * sizeof(*out));
     memset(res, 0, sizeof(*res));
-    if (o->seq_len < 1 || (!(o->seq_op && *o->seq_op) && o->seq_len > TT_KERN_SEQ_MAX))
-        return tt_error_set(TT_EINVALID, "kernels: a sequence of %" PRId64 " activities (want 1..%d%s)",
-                            o->seq_len, TT_KERN_SEQ_MAX, " on streams");
+    if (o->seq_len < 1)
+        return tt_error_set(TT_EINVALID, "kernels: sequences of %" PRId64 " activities (want 1 "
+                            "or more)", o->seq_len);
+    if (!(o->seq_op && *o->seq_op) && o->seq_len > TT_KERN_SEQ_MAX)
+        return tt_error_set(TT_EINVALID, "kernels: sequences of %" PRId64 " activities on "
+                            "streams (at most %d)", o->seq_len, TT_KERN_SEQ_MAX);
     sq_init(&q, o);
     memset(&sink, 0, sizeof(sink));
     sink.ctx = &q;

@@ -7,15 +7,11 @@
  * database, with the spills kept in memory and forced to disk.
  */
 #include "common/compat.h"
-#include "common/spill.h"
 #include "tracetool/analyze.h"
 #include "analyze/kernels/kernels_state.h"
+#include "kseq_doc.h"
 
-#include <criterion/criterion.h>
-
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 static void cleanup(void);
 TestSuite(kernels_seq, .timeout = 300, .fini = cleanup);
@@ -52,52 +48,28 @@ static const char *const EVENTS[] = {
 #define NEV (sizeof(EVENTS) / sizeof(EVENTS[0]))
 #define US 1000
 
-static void tmp_path(char *buf, size_t n, const char *name)
+#define PREFIX "kseq"
+
+static void cleanup(void)
 {
-    snprintf(buf, n, "/tmp/tt_kseq_%d_%s", (int)getpid(), name);
+    kseq_cleanup(PREFIX);
 }
 
 /* the trace, its events in order or reversed */
 static const char *write_doc(int reversed)
 {
-    static char path[256];
-    FILE *f;
-    size_t i;
-    tmp_path(path, sizeof(path), reversed ? "rev.json" : "fwd.json");
-    cr_assert_not_null(f = fopen(path, "w"));
-    fputs("{\"traceEvents\": [", f);
-    for (i = 0; i < NEV; i++)
-        fprintf(f, "%s%s", i ? "," : "", EVENTS[reversed ? NEV - 1 - i : i]);
-    fputs("]}", f);
-    fclose(f);
-    return path;
-}
-
-static void cleanup(void)
-{
-    char p[256];
-    tmp_path(p, sizeof(p), "fwd.json");
-    unlink(p);
-    tmp_path(p, sizeof(p), "rev.json");
-    unlink(p);
-    tt__spill_set_limit(0);
+    return kseq_write(PREFIX, EVENTS, NEV, reversed);
 }
 
 /* `kernels` under o, from the file or (db) a database of it; rc returned */
 static int run(const char *path, int db, const tt_kern_options *o, tt_kern_result *r)
 {
-    char dbp[256];
     tt_db *d;
     int rc;
     if (!db)
         return tt_kernels_file_result(path, o, r);
-    tmp_path(dbp, sizeof(dbp), "k.db");
-    unlink(dbp);
-    cr_assert_eq(tt_db_open(&d, dbp, TT_DB_CREATE), 0);
-    cr_assert_eq(tt_ingest_file(d, path, NULL, NULL), 0, "%s", tt_error_last()->message);
-    rc = tt_kernels_db_result(d, o, r);
-    tt_db_free(d);
-    unlink(dbp);
+    rc = tt_kernels_db_result(d = kseq_db_open(PREFIX, path), o, r);
+    kseq_db_close(PREFIX, d);
     return rc;
 }
 
@@ -112,12 +84,7 @@ static void expect_seq(const tt_kern_summary *s, size_t i, const char *pattern, 
     cr_expect_eq(s->seqs[i].cpu_ns, cpu_us * US, "%s: cpu %ld", pattern, (long)s->seqs[i].cpu_ns);
 }
 
-/* every input: file in order, file reversed, database; spills in memory
- * and forced to disk */
-#define EACH_INPUT(path, db, tiny)                                                          \
-    for (tiny = 0; tiny < 2; tiny++)                                                        \
-        for (db = 0; db < 3; db++)                                                          \
-            if ((tt__spill_set_limit(tiny ? 64 : 0), path = write_doc(db == 1)) != NULL)
+#define EACH_INPUT(path, db, tiny) KSEQ_EACH_INPUT(path, db, tiny, write_doc)
 
 Test(kernels_seq, windows_on_streams)
 {
