@@ -365,7 +365,10 @@ static int sums_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__row
     int rc;
     if (!two)
         return tt__oom();
-    if ((rc = tt__kern_trace(x->o, path, db, id, two, res)) < 0) {
+    rc = x->o->version >= 3 && x->o->by == TT_KERN_BY_SEQUENCE
+             ? tt__kern_seq_trace(x->o, path, db, id, two, res)
+             : tt__kern_trace(x->o, path, db, id, two, res);
+    if (rc < 0) {
         sums_drop(ctx, two);
         return rc;
     }

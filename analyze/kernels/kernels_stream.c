@@ -782,8 +782,6 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
     struct kstream ks;
     tt__rowsink sink = { 0 };
     int rc, m;
-    if (o->version >= 3 && o->by == TT_KERN_BY_SEQUENCE)
-        return tt__kern_seq_trace(o, path, db, trace, out, res);
     memset(out, 0, 2 * sizeof(*out));
     memset(res, 0, sizeof(*res));
     ks_init(&ks, o);

@@ -63,6 +63,11 @@ typedef struct tt_bd_options {
     int64_t step_from, step_to;
     int by;                  /* TT_BD_BY_*: the second table, and the units the
                                 family and op spreads are taken over */
+    /* version >= 3, TT_BD_BY_ANNOTATION: 0: the annotations' own durations;
+     * 1: the kernels, memcpys and memsets under each (the innermost one).
+     * Of the filter below, the time range applies (an annotation by its
+     * start) */
+    int annot_kernels;
     int64_t kernel_wait_ns;  /* an idle gap under this (not host wait) is kernel wait */
     int64_t row_limit;       /* rows per table; -1 = all */
     tt_output_format format;              /* TT_FORMAT_TABLE, TT_FORMAT_CSV, TT_FORMAT_JSON, TT_FORMAT_MARKDOWN */
@@ -73,11 +78,9 @@ typedef struct tt_bd_options {
      * tells beforehand. */
     const char *const *comm_patterns;
     size_t ncomm_patterns;
-    /* version >= 3, TT_BD_BY_ANNOTATION: 0: the annotations' own durations;
-     * 1: the kernels, memcpys and memsets under each (the innermost one) */
-    int annot_kernels;
-    /* version >= 3: TT_BD_BY_ANNOTATION keeps the time range of filter (an
-     * annotation by its start, an activity by its runtime call's start) */
+    /* version >= 3: only the GPU activities that pass the filters
+     * (tracetool/filter.h) count: name their own, time and --under by their
+     * launching runtime call; a bad expression fails (TT_EINVALID) */
     tt_filter filter;
 } tt_bd_options;
 #define TT_BD_OPTIONS_INIT \

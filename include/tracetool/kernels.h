@@ -35,28 +35,30 @@ typedef struct tt_kern_options {
                           the activities listed; not for BY_RUNTIME, BY_MEMSIZE) */
     int64_t row_limit; /* -1 = all (rows per summary, or per trace of activities) */
     tt_output_format format;        /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON or TT_AVG_MARKDOWN */
-    /* version >= 2: only what was launched in ProfilerStep#step_from..#step_to
-     * (a GPU activity by its runtime call's start, its own start without
-     * one; a runtime call by its start), as breakdown's --steps */
-    int steps_set;
-    int64_t step_from, step_to;
     /*
      * version >= 3, TT_KERN_BY_SEQUENCE: seq_op NULL: every run of seq_len
      * (1..TT_KERN_SEQ_MAX) consecutive GPU activities (kernels, memcpys,
      * memsets) on a stream, counted by their names; else HTA's
      * get_frequent_cuda_kernel_sequences: under each outermost CPU op whose
      * name contains seq_op, the names of the activities it launched, in
-     * start order, when there are at least seq_len of them.
+     * start order, when there are at least seq_len of them. Of the filter
+     * below, the time range applies (an op by its start).
      */
     int64_t seq_len;
     const char *seq_op;
-    /* version >= 3: TT_KERN_BY_SEQUENCE keeps the time range of filter
-     * (an activity by its runtime call's start, an op by its start) */
+    /* version >= 2: only what was launched in ProfilerStep#step_from..#step_to
+     * (a GPU activity by its runtime call's start, its own start without
+     * one; a runtime call by its start), as breakdown's --steps */
+    int steps_set;
+    int64_t step_from, step_to;
+    /* version >= 3: only the kernels, memcpys and memsets (--by runtime:
+     * the runtime calls) that pass the filters (tracetool/filter.h): name
+     * their own, time and --under by their launching runtime call */
     tt_filter filter;
 } tt_kern_options;
 #define TT_KERN_OPTIONS_INIT \
     { .version = 3, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
-     .row_limit = -1, .format = TT_FORMAT_TABLE, .seq_len = 2, .filter = TT_FILTER_INIT }
+     .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 /* the longest sequence counted on streams (seq_op NULL) */
 #define TT_KERN_SEQ_MAX 1024
 
