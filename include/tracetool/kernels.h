@@ -25,6 +25,8 @@ TT_BEGIN_DECL
 enum { TT_KERN_BY_NAME = 0, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM, TT_KERN_BY_OP,
        TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE, TT_KERN_BY_ACTIVITY, TT_KERN_BY_SEQUENCE };
 enum { TT_KERN_BOTH = 0, TT_KERN_KERNELS, TT_KERN_MEMORY };
+/* the longest sequence counted on streams (TT_KERN_BY_SEQUENCE, seq_op NULL) */
+#define TT_KERN_SEQ_MAX 1024
 
 typedef struct tt_kern_options {
     unsigned int version;
@@ -59,8 +61,6 @@ typedef struct tt_kern_options {
 #define TT_KERN_OPTIONS_INIT \
     { .version = 3, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
      .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
-/* the longest sequence counted on streams (seq_op NULL) */
-#define TT_KERN_SEQ_MAX 1024
 
 /*
  * One group of a summary (durations in ns, from gpu_ops.dur or runtime.dur).
