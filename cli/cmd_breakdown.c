@@ -113,12 +113,14 @@ static void check_annotation(const struct args *a)
 {
     const tt_bd_options *o = &a->o;
     const tt_filter open = TT_FILTER_INIT;
-    if (o->by != TT_BD_BY_ANNOTATION) {
-        if (o->annot_kernels || o->filter.from_ns != open.from_ns || o->filter.to_ns != open.to_ns)
-            cli_usage_error(&cmd, "--%s needs --by annotation",
-                            o->annot_kernels ? "kernels" : "time-range");
+    if (o->by != TT_BD_BY_ANNOTATION && o->annot_kernels)
+        cli_usage_error(&cmd, "--kernels needs --by annotation");
+    /* until the breakdown itself takes the time range (tracetool/filter.h) */
+    if (o->by != TT_BD_BY_ANNOTATION &&
+        (o->filter.from_ns != open.from_ns || o->filter.to_ns != open.to_ns))
+        cli_usage_error(&cmd, "--time-range needs --by annotation");
+    if (o->by != TT_BD_BY_ANNOTATION)
         return;
-    }
     if (o->steps_set || a->html || a->ncomm)
         cli_usage_error(&cmd, "--by annotation does not go with --%s",
                         o->steps_set ? "steps (--time-range does the same)"

@@ -94,11 +94,14 @@ static void check_sequences(tt_kern_options *o)
         cli_usage_error(&cmd, "--sequences does not go with --by");
     if (seq_given)
         o->by = TT_KERN_BY_SEQUENCE;
-    if (o->by != TT_KERN_BY_SEQUENCE) {
-        if (o->seq_op)
-            cli_usage_error(&cmd, "--under-op needs --sequences N");
+    if (o->by != TT_KERN_BY_SEQUENCE && o->seq_op)
+        cli_usage_error(&cmd, "--under-op needs --sequences N");
+    /* until the summaries take the time range (tracetool/filter.h) */
+    if (o->by != TT_KERN_BY_SEQUENCE &&
+        (o->filter.from_ns != TT_FILTER_OPEN_FROM || o->filter.to_ns != TT_FILTER_OPEN_TO))
+        cli_usage_error(&cmd, "--time-range needs --sequences N");
+    if (o->by != TT_KERN_BY_SEQUENCE)
         return;
-    }
     if (o->seq_op && !*o->seq_op)
         cli_usage_error(&cmd, "--under-op needs a name");
     if (!o->seq_op && o->seq_len > TT_KERN_SEQ_MAX)

@@ -492,9 +492,9 @@ int tt__bd_annot_result(const char *input, tt_db *db, const tt_bd_options *o, tt
     res->by = TT_BD_BY_ANNOTATION;
     res->annot_kernels = o->annot_kernels;
     res->slowest = res->most_compute = (size_t)-1;
-    if (o->steps_set)
-        return tt_error_set(TT_EINVALID, "breakdown --by annotation does not take --steps "
-                                         "(--time-range does the same)");
+    if (o->steps_set || o->filter.name || o->filter.under)
+        return tt_error_set(TT_EINVALID, "breakdown --by annotation takes --time-range, not "
+                                         "--steps, --name or --under");
     run.o = o;
     run.res = res;
     run.alloc = 0;

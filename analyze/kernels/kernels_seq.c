@@ -876,6 +876,9 @@ int tt__kern_seq_trace(const tt_kern_options *o, const char *path, tt_db *db, in
     int rc;
     memset(out, 0, 2 * sizeof(*out));
     memset(res, 0, sizeof(*res));
+    if (o->filter.name || o->filter.under)
+        return tt_error_set(TT_EINVALID, "kernels --sequences takes --time-range, not --name or "
+                            "--under");
     if (o->seq_len < 1)
         return tt_error_set(TT_EINVALID, "kernels: sequences of %" PRId64 " activities (want 1 "
                             "or more)", o->seq_len);

@@ -182,6 +182,10 @@ Test(breakdown_annot, refused)
     cr_expect_eq(run(write_doc(0), 0, &o, &r), TT_EINVALID);
     tt_bd_result_free(&r);
     o.steps_set = 0;
+    o.filter.under = "op"; /* the time range only */
+    cr_expect_eq(run(write_doc(0), 0, &o, &r), TT_EINVALID);
+    tt_bd_result_free(&r);
+    o.filter.under = NULL;
     cr_assert_eq(run(write_doc(0), 0, &o, &r), 0);
     cr_expect_eq(tt_breakdown_html(&r, "t", "/tmp/never_written.html"), TT_EINVALID);
     tt_bd_result_free(&r);

@@ -131,6 +131,10 @@ Test(kernels_seq, windows_of_three_and_the_row_limit)
     o.seq_len = 0;
     cr_expect_eq(run(path, 0, &o, &r), TT_EINVALID);
     tt_kern_result_free(&r);
+    o.seq_len = 2; /* the time range only */
+    o.filter.name = "k1";
+    cr_expect_eq(run(path, 0, &o, &r), TT_EINVALID);
+    tt_kern_result_free(&r);
     unlink(path);
 }
 
