@@ -25,6 +25,7 @@ static const struct tt_cmd cmds[] = {
     { "breakdown", cmd_breakdown, "GPU time per rank: busy, compute, communication, idle; launch delays" },
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
+    { "collectives", cmd_collectives, "NCCL/RCCL collectives: sizes, bandwidths, the straggler rank" },
     { "diff", cmd_diff, "compare two runs step by step: the CI gate for regressions" },
     { "export", cmd_export, "one Chrome/Perfetto trace of ranks and steps, from a database or traces" },
     { "record", cmd_record, "run a program with GPU/CPU capture injected; write its trace" },

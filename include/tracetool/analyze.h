@@ -1,7 +1,7 @@
 /*
  * tracetool/analyze.h - the store and the analyses written on it, in one
  * include: each has its own header (store.h, info.h, averages.h, kernels.h,
- * memtimeline.h, breakdown.h, crosscheck.h, diff.h, export.h).
+ * memtimeline.h, breakdown.h, crosscheck.h, diff.h, export.h, collectives.h).
  */
 #ifndef TRACETOOL_ANALYZE_H
 #define TRACETOOL_ANALYZE_H
@@ -12,5 +12,6 @@
 #include "tracetool/kernels.h"
 #include "tracetool/memtimeline.h"
 #include "tracetool/filter.h"
+#include "tracetool/collectives.h"
 
 #endif
