@@ -4,8 +4,10 @@ memory does not follow the trace.
 
 HTA's nccl_parser_config trace (kernels, ops, gpu_user_annotation events)
 repeated N and 4N times by shared/tools/scale_trace.py; each command run on
-both files: the 4N run must cost between 2 and 8 times the N run (CPU time,
-best of 2), and its peak RSS stay under 64 MB (outside sanitizer builds):
+both files: the 4N run must cost at most 8 times the N run (CPU time, best of
+2), and at least 1.5 times (it did the work: a fixed cost per process, about
+0.06 s of buffers and the strings the first copy interns, keeps these inputs
+near 2.5x, not 4x), and its peak RSS stay under 64 MB (outside sanitizer builds):
 what grows with the trace is spilled to temporary files; the strings, the
 distinct sequences and the names' sums do not grow with copies. Python
 standard library only.
@@ -54,7 +56,7 @@ def main():
             ratio = m4[0] / max(m1[0], 0.01)
             print("%s: N %.3f s %.1f MB, 4N %.3f s %.1f MB, ratio %.2f"
                   % (name, m1[0], m1[1], m4[0], m4[1], ratio))
-            c.check(2 <= ratio <= 8, "%s: 2 <= t(4N)/t(N) <= 8" % name, "%.2f" % ratio)
+            c.check(1.5 <= ratio <= 8, "%s: 1.5 <= t(4N)/t(N) <= 8" % name, "%.2f" % ratio)
             if not os.environ.get("TT_SANITIZED"):  # ASan's quarantine grows with the work
                 c.check(m4[1] <= 64, "%s: RSS(4N) <= 64 MB" % name, "%.1f MB" % m4[1])
     finally:
