@@ -112,12 +112,11 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 static void check_annotation(const struct args *a)
 {
     const tt_bd_options *o = &a->o;
-    const tt_filter open = TT_FILTER_INIT;
     if (o->by != TT_BD_BY_ANNOTATION && o->annot_kernels)
         cli_usage_error(&cmd, "--kernels needs --by annotation");
     /* until the breakdown itself takes the time range (tracetool/filter.h) */
     if (o->by != TT_BD_BY_ANNOTATION &&
-        (o->filter.from_ns != open.from_ns || o->filter.to_ns != open.to_ns))
+        (o->filter.from_ns != TT_FILTER_OPEN_FROM || o->filter.to_ns != TT_FILTER_OPEN_TO))
         cli_usage_error(&cmd, "--time-range needs --by annotation");
     if (o->by != TT_BD_BY_ANNOTATION)
         return;
