@@ -2,6 +2,7 @@
  * cli/cmd_kernels.c - `tracetool kernels INPUT|DB`
  */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,7 +11,7 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 
-enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS };
+enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS, O_SEQ, O_UNDER_OP, O_TIME };
 
 static const struct cli_opt opts[] = {
     { "by", O_BY, "name|launch|stream|op|runtime|memsize|activity",
@@ -28,6 +29,15 @@ static const struct cli_opt opts[] = {
       "(#A..#B): an activity by its runtime call's\nstart, as breakdown --steps", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "rank", O_RANK, "R", "only that rank", 0 },
+    { "sequences", O_SEQ, "N", "instead: the most frequent runs of N consecutive\n"
+      "GPU activities on a stream (fusion candidates),\nwith their count, GPU time, the "
+      "CPU time of their\nlaunches and the ops that launched them", 0 },
+    { "under-op", O_UNDER_OP, "NAME", "with --sequences N: HTA's frequent CUDA kernel\n"
+      "sequences: under each outermost op whose name\ncontains NAME, the activities it "
+      "launched (at\nleast N), counted per sequence", 0 },
+    { "time-range", O_TIME, "A:B", "with --sequences: only activities launched\n(runtime "
+      "call start) and ops starting in [A, B)\n(us, or with a unit ns/us/ms/s; a side may be "
+      "empty)", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
@@ -44,6 +54,8 @@ static const struct cli_cmd cmd = {
     1, 1, "need exactly one input",
 };
 
+static int seq_given, by_given; /* --sequences, --by */
+
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_kern_options *o = ctx;
@@ -52,7 +64,10 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
                               TT_KERN_BY_ACTIVITY };
     static const int only[] = { TT_KERN_KERNELS, TT_KERN_MEMORY };
     switch (key) {
-    case O_BY: o->by = by[cli_choose(c, cli_opt_of(c, O_BY), arg, "grouping")]; break;
+    case O_BY:
+        o->by = by[cli_choose(c, cli_opt_of(c, O_BY), arg, "grouping")];
+        by_given = 1;
+        break;
     case O_ONLY: o->what = only[cli_choose(c, cli_opt_of(c, O_ONLY), arg, "summary")]; break;
     case O_ROWS: o->row_limit = opt_row_limit(c, arg); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
@@ -61,8 +76,40 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
         opt_steps(c, arg, &o->step_from, &o->step_to);
         o->steps_set = 1;
         break;
+    case O_SEQ:
+        if (parse_i64(arg, &o->seq_len) < 0 || o->seq_len < 1)
+            cli_usage_error(c, "bad --sequences '%s' (want N >= 1)", arg);
+        seq_given = 1;
+        break;
+    case O_UNDER_OP: o->seq_op = arg; break;
+    case O_TIME: opt_time_range(c, arg, &o->filter); break;
     default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
+}
+
+/* --sequences: what goes with it */
+static void check_sequences(tt_kern_options *o)
+{
+    if (seq_given && by_given)
+        cli_usage_error(&cmd, "--sequences does not go with --by");
+    if (seq_given)
+        o->by = TT_KERN_BY_SEQUENCE;
+    if (o->by != TT_KERN_BY_SEQUENCE && o->seq_op)
+        cli_usage_error(&cmd, "--under-op needs --sequences N");
+    /* until the summaries take the time range (tracetool/filter.h) */
+    if (o->by != TT_KERN_BY_SEQUENCE &&
+        (o->filter.from_ns != TT_FILTER_OPEN_FROM || o->filter.to_ns != TT_FILTER_OPEN_TO))
+        cli_usage_error(&cmd, "--time-range needs --sequences N");
+    if (o->by != TT_KERN_BY_SEQUENCE)
+        return;
+    if (o->seq_op && !*o->seq_op)
+        cli_usage_error(&cmd, "--under-op needs a name");
+    if (!o->seq_op && o->seq_len > TT_KERN_SEQ_MAX)
+        cli_usage_error(&cmd, "--sequences %" PRId64 " is too long on streams (at most %d)",
+                        o->seq_len, TT_KERN_SEQ_MAX);
+    if (o->what != TT_KERN_BOTH || o->steps_set)
+        cli_usage_error(&cmd, "--sequences does not go with --%s (use --time-range)",
+                        o->steps_set ? "steps" : "only");
 }
 
 static int on_db(struct tt_db *db, void *o)
@@ -88,5 +135,6 @@ int cmd_kernels(int argc, char **argv)
         cli_usage_error(&cmd, "--only %s does not go with --by %s",
                         o.what == TT_KERN_KERNELS ? "kernels" : "memory",
                         o.by == TT_KERN_BY_RUNTIME ? "runtime" : "memsize");
+    check_sequences(&o);
     return run_on_input(argv[first], on_db, on_file, &o);
 }

@@ -728,6 +728,7 @@ void tt_bd_result_free(tt_bd_result *res)
     size_t k;
     if (!res)
         return;
+    tt__bd_annot_free(res);
     free(res->ranks);
     free(res->rows);
     for (k = 0; k < res->nfamilies; k++)

@@ -29,7 +29,10 @@ int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
     tt__rowsink sink = { 0 };
     tt__db_trace *tl = NULL;
     size_t n = 0, k;
-    int rc = tt__bd_run_init(&r, o, res);
+    int rc;
+    if (TT__BD_ANNOT(o))
+        return tt__bd_annot_result(NULL, db, o, res);
+    rc = tt__bd_run_init(&r, o, res);
     if (rc == 0)
         rc = tt__db_traces(db, &tl, &n);
     if (rc == 0)

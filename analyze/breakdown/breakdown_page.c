@@ -63,7 +63,7 @@ int tt_breakdown_html(const tt_bd_result *res, const char *title, const char *pa
     int64_t lo[TT_BD_HIST];
     size_t i, first = TT_BD_HIST, last = 0, nunits, n;
     int rc;
-    if (!res)
+    if (!res || res->by == TT_BD_BY_ANNOTATION) /* a table, no bars */
         return tt_error_set(TT_EINVALID, "no breakdown to draw");
     /* with --by step or stream: the rows of each rank's steps or streams */
     nunits = res->by == TT_BD_BY_RANK ? 0 : res->nrows;

@@ -9,6 +9,7 @@
 #include "common/compat.h"
 #include "common/buf.h"
 #include "tracetool/breakdown.h"
+#include "analyze/breakdown/breakdown_state.h"
 #include "report/table_json.h"
 #include "tracetool/table.h"
 
@@ -82,6 +83,11 @@ static const char *rank_text(char *buf, size_t cap, int64_t rank, int64_t trace)
     else
         snprintf(buf, cap, "trace %" PRId64, trace);
     return buf;
+}
+
+const char *tt__bd_rank_text(char *buf, size_t cap, int64_t rank, int64_t trace)
+{
+    return rank_text(buf, cap, rank, trace);
 }
 
 static int row_add(tt_table *t, const tt_bd_row *x)
@@ -490,6 +496,8 @@ int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *ou
     char h[200];
     int fmt = o->format;
     tt_table *t;
+    if (res->by == TT_BD_BY_ANNOTATION)
+        return tt__bd_annot_print(res, o, out);
     w.o = o;
     w.f = out;
     w.rc = 0;

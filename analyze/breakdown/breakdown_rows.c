@@ -284,7 +284,10 @@ static int no_trace(const struct bd_run *r, const char *path)
 int tt_breakdown_file_result(const char *path, const tt_bd_options *o, tt_bd_result *res)
 {
     struct bd_run r;
-    int rc = tt__bd_run_init(&r, o, res);
+    int rc;
+    if (TT__BD_ANNOT(o))
+        return tt__bd_annot_result(path, NULL, o, res);
+    rc = tt__bd_run_init(&r, o, res);
     if (rc < 0) {
         tt_error_set_source(path);
     } else if ((rc = read_input(&r, path)) == 0) {

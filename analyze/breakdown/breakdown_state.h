@@ -228,6 +228,16 @@ int tt__bd_run_init(struct bd_run *r, const tt_bd_options *o, tt_bd_result *res)
 /* the sink whose rows go into r->rd */
 void tt__bd_sink(struct bd_run *r, tt__rowsink *sink);
 
+/* breakdown_annot.c: TT_BD_BY_ANNOTATION into res (emptied first): from
+ * input (a file or a directory) or db; its printing; its rows freed */
+int tt__bd_annot_result(const char *input, tt_db *db, const tt_bd_options *o, tt_bd_result *res);
+int tt__bd_annot_print(const tt_bd_result *res, const tt_bd_options *o, FILE *out);
+void tt__bd_annot_free(tt_bd_result *res);
+/* "3", or "trace 2" for a trace without a rank (the rank column's text) */
+const char *tt__bd_rank_text(char *buf, size_t cap, int64_t rank, int64_t trace);
+/* whether o asks for the annotations (TT_BD_BY_ANNOTATION, version >= 3) */
+#define TT__BD_ANNOT(o) ((o)->version >= 3 && (o)->by == TT_BD_BY_ANNOTATION)
+
 /* median of v[0..n) (sorted in place); NaN when n is 0 */
 double tt__bd_median(int64_t *v, size_t n);
 

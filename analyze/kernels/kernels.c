@@ -28,6 +28,7 @@ static void summary_release(tt_kern_summary *s)
         free(s->rows[i].name);
     free(s->rows);
     free(s->path);
+    tt__kern_seq_release(s);
     memset(s, 0, sizeof(*s));
 }
 
@@ -35,7 +36,8 @@ static void summary_release(tt_kern_summary *s)
 
 enum { C_TRACE, C_WHAT, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN, C_MAX, C_SD, C_BYTES,
        C_GBPS, C_NAME, C_CALLS, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B, C_MAX_B, C_SD_B, C_OPER,
-       C_COUNT };
+       C_LAUNCH, C_DAVG, C_DMIN, C_DMAX, C_SEQ_N, C_SEQ_LEN, C_SEQ_GPU, C_SEQ_CPU, C_SEQ,
+       C_SEQ_OPS, C_COUNT };
 
 /* Nsight's cuda_gpu_kern_sum, cuda_api_sum and cuda_gpu_mem_size_sum layouts
  * in text; csv/json keys as before */
@@ -61,6 +63,16 @@ static const tt_table_col kern_cols[C_COUNT] = {
     { "Max (MB)", "max_bytes", TT_COL_BYTES, 0, 0, 10, 0, 3, 1e6, 0 },
     { "StdDev (MB)", "stddev_bytes", TT_COL_BYTES, 0, 0, 11, 3, 3, 1e6, 0 },
     { "Operation", "name", TT_COL_TEXT, 0, 0, 20, 0, 0, 0, TT_COL_QUOTE },
+    { "Launches", "launches", TT_COL_INT, 0, 0, 8, 0, 0, 0, 0 },
+    { "Delay Avg (ns)", "delay_avg_ns", TT_COL_NS, 0, 0, 14, 3, 1, 0, 0 },
+    { "Delay Min (ns)", "delay_min_ns", TT_COL_NS, 0, 0, 14, 0, 0, 0, 0 },
+    { "Delay Max (ns)", "delay_max_ns", TT_COL_NS, 0, 0, 14, 0, 0, 0, 0 },
+    { "Count", "count", TT_COL_INT, 0, 0, 7, 0, 0, 0, 0 },
+    { "Len", "length", TT_COL_INT, 0, 0, 3, 0, 0, 0, 0 },
+    { "GPU Time (ns)", "gpu_ns", TT_COL_NS, 0, 0, 13, 0, 0, 0, 0 },
+    { "CPU Time (ns)", "cpu_ns", TT_COL_NS, 0, 0, 13, 0, 0, 0, 0 },
+    { "Sequence", "pattern", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
+    { "Ops", "ops", TT_COL_TEXT, 0, 0, 0, 0, 0, 0, TT_COL_QUOTE },
 };
 
 /* the columns of one layout per kind of summary: text/markdown, CSV, JSON */
@@ -92,7 +104,24 @@ static const size_t csv_size[] = { C_TRACE, C_WHAT, C_BYTES, C_COUNT_B, C_AVG_B,
 static const size_t json_size[] = { C_OPER, C_BYTES, C_COUNT_B, C_AVG_B, C_MED_B, C_MIN_B,
                                     C_MAX_B, C_SD_B };
 
+/* --by op: the launch delays too */
+static const size_t text_op[] = { C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN, C_MAX, C_SD,
+                                  C_DAVG, C_DMIN, C_DMAX, C_NAME };
+static const size_t csv_op[] = { C_TRACE, C_WHAT, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN,
+                                 C_MAX, C_SD, C_BYTES, C_GBPS, C_LAUNCH, C_DAVG, C_DMIN, C_DMAX,
+                                 C_NAME };
+static const size_t json_op[] = { C_NAME, C_PCT, C_TOTAL, C_N, C_AVG, C_MED, C_MIN,
+                                  C_MAX, C_SD, C_LAUNCH, C_DAVG, C_DMIN, C_DMAX };
+
+/* --sequences */
+static const size_t text_seq[] = { C_SEQ_N, C_SEQ_LEN, C_SEQ_GPU, C_SEQ_CPU, C_SEQ, C_SEQ_OPS };
+static const size_t csv_seq[] = { C_TRACE, C_SEQ_N, C_SEQ_LEN, C_SEQ_GPU, C_SEQ_CPU, C_SEQ,
+                                  C_SEQ_OPS };
+static const size_t json_seq[] = { C_SEQ, C_SEQ_OPS, C_SEQ_N, C_SEQ_LEN, C_SEQ_GPU, C_SEQ_CPU };
+
 static const struct layout layout_kern = LAYOUT(text_kern, csv_cols, json_kern);
+static const struct layout layout_seq = LAYOUT(text_seq, csv_seq, json_seq);
+static const struct layout layout_op = LAYOUT(text_op, csv_op, json_op);
 static const struct layout layout_mem = LAYOUT(text_mem, csv_cols, json_mem);
 static const struct layout layout_rt = LAYOUT(text_rt, csv_rt, json_kern);
 static const struct layout layout_size = LAYOUT(text_size, csv_size, json_size);
@@ -103,6 +132,10 @@ static const struct layout *layout_of(const tt_kern_summary *s)
         return &layout_rt;
     if (s->by == TT_KERN_BY_MEMSIZE)
         return &layout_size;
+    if (s->by == TT_KERN_BY_OP && !s->memory)
+        return &layout_op;
+    if (s->by == TT_KERN_BY_SEQUENCE)
+        return &layout_seq;
     return s->memory ? &layout_mem : &layout_kern;
 }
 
@@ -113,6 +146,8 @@ static const char *what_name(const tt_kern_summary *s)
         return "runtime";
     if (s->by == TT_KERN_BY_MEMSIZE)
         return "memory_size";
+    if (s->by == TT_KERN_BY_SEQUENCE)
+        return "sequences";
     return s->memory ? "memory" : "kernels";
 }
 
@@ -139,34 +174,69 @@ static void set_row(tt_table *t, const tt_kern_summary *s, const tt_kern_row *x)
     tt_table_set_int(t, C_MAX, x->max_ns);
     tt_table_set_float(t, C_SD, x->stddev_ns);
     tt_table_set_float(t, C_GBPS, x->gb_per_s);
+    tt_table_set_int(t, C_LAUNCH, x->launches);
+    if (x->launches) { /* null without a launch */
+        tt_table_set_float(t, C_DAVG, x->delay_avg_ns);
+        tt_table_set_int(t, C_DMIN, x->delay_min_ns);
+        tt_table_set_int(t, C_DMAX, x->delay_max_ns);
+    }
+}
+
+/* row k of the summary (BY_SEQUENCE: its sequence k); 0 or TT_ENOMEM */
+static int add_row(tt_table *t, const tt_kern_summary *s, size_t k)
+{
+    const tt_kern_seq *q = s->by == TT_KERN_BY_SEQUENCE ? &s->seqs[k] : NULL;
+    const tt_kern_row *x = q ? NULL : &s->rows[k];
+    if (tt_table_add_row(t) < 0 || tt_table_set_text(t, C_WHAT, what_name(s)) < 0)
+        return TT_ENOMEM;
+    if (q) {
+        tt_table_set_int(t, C_TRACE, s->trace_id);
+        tt_table_set_int(t, C_SEQ_N, q->count);
+        tt_table_set_int(t, C_SEQ_LEN, q->length);
+        tt_table_set_int(t, C_SEQ_GPU, q->gpu_ns);
+        tt_table_set_int(t, C_SEQ_CPU, q->cpu_ns);
+        return tt_table_set_text(t, C_SEQ, q->pattern) < 0 ||
+                       tt_table_set_text(t, C_SEQ_OPS, q->ops) < 0
+                   ? TT_ENOMEM
+                   : 0;
+    }
+    if (tt_table_set_text(t, C_NAME, x->name) < 0 || tt_table_set_text(t, C_OPER, x->name) < 0)
+        return TT_ENOMEM;
+    set_row(t, s, x);
+    return 0;
 }
 
 static tt_table *summary_table(const tt_kern_summary *s)
 {
     tt_table *t = tt_table_new(kern_cols, C_COUNT);
-    size_t k;
-    for (k = 0; t && k < s->nrows; k++) {
-        const tt_kern_row *x = &s->rows[k];
-        if (tt_table_add_row(t) < 0 || tt_table_set_text(t, C_NAME, x->name) < 0 ||
-            tt_table_set_text(t, C_OPER, x->name) < 0 ||
-            tt_table_set_text(t, C_WHAT, what_name(s)) < 0) {
+    size_t k, n = s->by == TT_KERN_BY_SEQUENCE ? s->nseqs : s->nrows;
+    for (k = 0; t && k < n; k++)
+        if (add_row(t, s, k) < 0) {
             tt_table_free(t);
             return NULL;
         }
-        set_row(t, s, x);
-    }
     return t;
 }
 
 static const char *by_name(int by)
 {
-    return by == TT_KERN_BY_LAUNCH ? "launch" : by == TT_KERN_BY_STREAM ? "stream"
-                                              : by == TT_KERN_BY_OP     ? "op"
-                                                                        : "name";
+    return by == TT_KERN_BY_LAUNCH     ? "launch"
+           : by == TT_KERN_BY_STREAM   ? "stream"
+           : by == TT_KERN_BY_OP       ? "op"
+           : by == TT_KERN_BY_SEQUENCE ? "sequence"
+                                       : "name";
 }
 
-static const char *title_of(const tt_kern_summary *s)
+static const char *title_of(const tt_kern_summary *s, const tt_kern_options *o, tt_buf *b)
 {
+    if (s->by == TT_KERN_BY_SEQUENCE && o->seq_op && *o->seq_op)
+        return tt_buf_addf(b, "GPU activity sequences (at least %" PRId64 ") under each "
+                              "outermost op whose name contains \"%s\"", o->seq_len, o->seq_op),
+               b->buf;
+    if (s->by == TT_KERN_BY_SEQUENCE)
+        return tt_buf_addf(b, "Sequences of %" PRId64 " consecutive GPU activities on a stream",
+                           o->seq_len),
+               b->buf;
     if (s->by == TT_KERN_BY_RUNTIME)
         return "CUDA/HIP runtime call summary";
     if (s->by == TT_KERN_BY_MEMSIZE)
@@ -175,23 +245,26 @@ static const char *title_of(const tt_kern_summary *s)
 }
 
 /* The lines above a summary's table (text, Markdown). */
-static void print_head(const tt_kern_summary *s, int format, FILE *out, int first)
+static void print_head(const tt_kern_summary *s, const tt_kern_options *o, FILE *out, int first)
 {
-    if (format == TT_FORMAT_MARKDOWN) {
-        fprintf(out, "%s### %s, trace %" PRId64 ": ", first ? "" : "\n", title_of(s),
+    tt_buf h = TT_BUF_INIT;
+    if (o->format == TT_FORMAT_MARKDOWN) {
+        fprintf(out, "%s### %s, trace %" PRId64 ": ", first ? "" : "\n", title_of(s, o, &h),
                 s->trace_id);
         tt_table_markdown_text(out, s->path);
         fputs("\n\n", out);
-    } else if (format != TT_FORMAT_CSV) {
+    } else if (o->format != TT_FORMAT_CSV) {
         tt_buf v = TT_BUF_INIT;
-        fprintf(out, "%s%s, trace %" PRId64 ": %s\n\n", first ? "" : "\n", title_of(s),
+        fprintf(out, "%s%s, trace %" PRId64 ": %s\n\n", first ? "" : "\n", title_of(s, o, &h),
                 s->trace_id, tt_visible(&v, s->path));
         tt_buf_release(&v);
     }
+    tt_buf_release(&h);
 }
 
 /* JSON: a summary's object, its rows under "rows" */
-static int print_json_summary(const tt_kern_summary *s, tt_jw *w, int first)
+static int print_json_summary(const tt_kern_summary *s, const tt_kern_options *o, tt_jw *w,
+                              int first)
 {
     tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
     const struct layout *l = layout_of(s);
@@ -207,6 +280,11 @@ static int print_json_summary(const tt_kern_summary *s, tt_jw *w, int first)
     tt_jw_kstr(w, "path", s->path);
     tt_jw_kstr(w, "what", what_name(s));
     tt_jw_kstr(w, "group_by", s->memory ? "kind" : by_name(s->by));
+    if (s->by == TT_KERN_BY_SEQUENCE) {
+        tt_jw_kint(w, "sequence_length", o->seq_len);
+        tt_jw_kstr(w, "under_op", o->seq_op && *o->seq_op ? o->seq_op : NULL);
+        tt_jw_kint(w, "sequences", s->ngroups);
+    }
     tt_jw_kint(w, size ? "total_bytes" : "total_ns", size ? s->total_bytes : s->total_ns);
     wo.cols = l->json;
     wo.ncols = l->njson;
@@ -223,7 +301,7 @@ static int print_summary(const tt_kern_summary *s, const tt_kern_options *o, FIL
     const struct layout *l = layout_of(s);
     tt_table *t;
     int rc;
-    print_head(s, o->format, out, first);
+    print_head(s, o, out, first);
     if (o->format == TT_FORMAT_MARKDOWN && s->ngroups == 0) {
         fputs("(none)\n", out);
         return 0;
@@ -287,7 +365,10 @@ static int sums_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__row
     int rc;
     if (!two)
         return tt__oom();
-    if ((rc = tt__kern_trace(x->o, path, db, id, two, res)) < 0) {
+    rc = x->o->version >= 3 && x->o->by == TT_KERN_BY_SEQUENCE
+             ? tt__kern_seq_trace(x->o, path, db, id, two, res)
+             : tt__kern_trace(x->o, path, db, id, two, res);
+    if (rc < 0) {
         sums_drop(ctx, two);
         return rc;
     }
@@ -333,7 +414,7 @@ static int check_found(const tt_kern_result *res, const tt_kern_options *o, cons
                        int file)
 {
     size_t i;
-    if (o->by != TT_KERN_BY_RUNTIME && o->by != TT_KERN_BY_MEMSIZE)
+    if (o->by != TT_KERN_BY_RUNTIME && o->by != TT_KERN_BY_MEMSIZE && o->by != TT_KERN_BY_SEQUENCE)
         return 0;
     for (i = 0; i < res->nsummaries; i++)
         if (res->summaries[i].ngroups)
@@ -393,7 +474,7 @@ static int print_result(const tt_kern_result *res, const tt_kern_options *o, FIL
         tt_jw_obj(&w);
         tt_jw_karr(&w, "summaries");
         for (i = 0; rc == 0 && i < res->nsummaries; i++)
-            rc = print_json_summary(&res->summaries[i], &w, i == 0);
+            rc = print_json_summary(&res->summaries[i], o, &w, i == 0);
         tt_jw_nl(&w, 0);
         tt_jw_end(&w);
         tt_jw_end(&w);

@@ -26,6 +26,7 @@ typedef struct tt__kgroup {
     int64_t n, total, min, max;
     int64_t bytes;      /* sum of args bytes (memory operations) */
     double med, m2;
+    int64_t launches, delay_sum, delay_min, delay_max; /* BY_OP: launch delays */
 } tt__kgroup;
 
 /* s->rows from g[0..ng) (the names taken over, also on failure): the
@@ -76,6 +77,12 @@ size_t tt__kern_step_windows(struct tt__kspan *sp, size_t n, const tt_kern_optio
 /* whether launch time lt falls in one of the windows: the last window
  * that starts at or before it ends after it (TT_KERN_NULL: no) */
 int tt__kern_in_steps(const struct tt__kspan *sp, size_t n, int64_t lt);
+
+/* kernels_seq.c: TT_KERN_BY_SEQUENCE, as tt__kern_trace (out[0]: the
+ * sequences, out[1] empty); the release of such a summary's sequences */
+int tt__kern_seq_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_t trace,
+                       tt_kern_summary out[2], tt__rows_result *res);
+void tt__kern_seq_release(tt_kern_summary *s);
 
 /* kernels_trace.c: the activities of the selected traces printed (o->format) */
 int tt__kern_print_activities(const char *input, tt_db *db, const tt_kern_options *o, FILE *out);

@@ -42,6 +42,7 @@ struct group {
     char *name;
     int64_t count, total, min, max, bytes;
     struct i64map d; /* distinct values -> how many times */
+    int64_t launches, delay_sum, delay_min, delay_max; /* BY_OP: the launch delays */
 };
 
 /* the groups of one summary */
@@ -60,6 +61,7 @@ struct link {
 /* a value waiting for the ProfilerStep#N slices of a file (--steps) */
 struct kept {
     int64_t v, bytes, lt; /* bytes: TT_KERN_NULL when none; lt: its launch */
+    int64_t delay;        /* its launch delay, TT_KERN_NULL when none (BY_OP) */
     size_t g;             /* its group in set[m] */
     int m;
 };
@@ -227,9 +229,17 @@ static int ks_string(struct kstream *ks, const tt__cell *row, const char *text)
     return 0;
 }
 
-/* one value (a duration, or a size) of a group; bytes TT_KERN_NULL: none */
-static int group_add(struct group *g, int64_t v, int64_t bytes)
+/* one value (a duration, or a size) of a group; bytes, delay TT_KERN_NULL: none */
+static int group_add(struct group *g, int64_t v, int64_t bytes, int64_t delay)
 {
+    if (delay != TT_KERN_NULL) {
+        if (!g->launches || delay < g->delay_min)
+            g->delay_min = delay;
+        if (!g->launches || delay > g->delay_max)
+            g->delay_max = delay;
+        g->launches++;
+        g->delay_sum = tt_sat_add(g->delay_sum, delay);
+    }
     if (!g->count || v < g->min)
         g->min = v;
     if (!g->count || v > g->max)
@@ -276,18 +286,18 @@ static int ks_spill(struct kstream *ks)
     return 0;
 }
 
-/* value v of group g of summary m (bytes: TT_KERN_NULL when none),
+/* value v of group g of summary m (bytes, delay: TT_KERN_NULL when none),
  * launched at lt: into its group now, or (--steps, a file) kept for the end */
 static int ks_value(struct kstream *ks, int m, struct group *g, int64_t v, int64_t bytes,
-                    int64_t lt)
+                    int64_t lt, int64_t delay)
 {
     struct kept *k;
     int rc;
     if (!ks->steps)
-        return group_add(g, v, bytes);
+        return group_add(g, v, bytes, delay);
     if (ks->spans_final) {
         ks_windows(ks);
-        return tt__kern_in_steps(ks->sp, ks->nsp, lt) ? group_add(g, v, bytes) : 0;
+        return tt__kern_in_steps(ks->sp, ks->nsp, lt) ? group_add(g, v, bytes, delay) : 0;
     }
     if (!ks->kp && !(ks->kp = malloc(KEPT_MAX * sizeof(*ks->kp))))
         return tt__oom();
@@ -297,6 +307,7 @@ static int ks_value(struct kstream *ks, int m, struct group *g, int64_t v, int64
     k->v = v;
     k->bytes = bytes;
     k->lt = lt;
+    k->delay = delay;
     k->g = (size_t)(g - ks->set[m].g);
     k->m = m;
     note_peak(ks);
@@ -329,7 +340,8 @@ static int ks_runtime(struct kstream *ks, const tt__cell *row)
     name = str_of(ks, &row[TT_C_RT_NAME]);
     if (!(g = group_of(&ks->set[0], name, strlen(name))))
         return tt__oom();
-    return ks_value(ks, 0, g, row[TT_C_RT_DUR].i, TT_KERN_NULL, cell_or_null(&row[TT_C_RT_TS]));
+    return ks_value(ks, 0, g, row[TT_C_RT_DUR].i, TT_KERN_NULL, cell_or_null(&row[TT_C_RT_TS]),
+                    TT_KERN_NULL);
 }
 
 static int64_t cell_or_0(const tt__cell *c)
@@ -361,6 +373,7 @@ static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
     const tt__cell *v = &row[size ? TT_C_GPU_BYTES : TT_C_GPU_DUR];
     const struct link *l;
     struct group *g;
+    int64_t delay = TT_KERN_NULL;
     if ((rc = next_links(ks, row, &l)) < 0)
         return rc;
     if (ks->o->by == TT_KERN_BY_RUNTIME || v->type != TT_CELL_INT ||
@@ -371,6 +384,8 @@ static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
         if (!name)
             name = "[no CPU op]";
         g = group_of(&ks->set[0], name, strlen(name));
+        if (l && l->rt && l->rt_ts != TT_ROWS_NO_TS && row[TT_C_GPU_TS].type == TT_CELL_INT)
+            delay = row[TT_C_GPU_TS].i - l->rt_ts;
     } else {
         group_key(ks, m, row, text);
         g = ks->key.oom ? NULL : group_of(&ks->set[m], ks->key.buf, ks->key.len);
@@ -379,7 +394,8 @@ static int ks_gpu(struct kstream *ks, const tt__cell *row, const char *text)
         return tt__oom();
     return ks_value(ks, m, g, v->i, size ? TT_KERN_NULL : cell_or_null(&row[TT_C_GPU_BYTES]),
                     l && l->rt && l->rt_ts != TT_ROWS_NO_TS ? l->rt_ts
-                                                             : cell_or_null(&row[TT_C_GPU_TS]));
+                                                             : cell_or_null(&row[TT_C_GPU_TS]),
+                    delay);
 }
 
 int tt__kern_is_step(const char *s)
@@ -482,7 +498,7 @@ static int kept_add(struct kstream *ks, const struct kept *k, size_t n)
     int rc;
     for (i = 0; i < n; i++)
         if (tt__kern_in_steps(ks->sp, ks->nsp, k[i].lt) &&
-            (rc = group_add(&ks->set[k[i].m].g[k[i].g], k[i].v, k[i].bytes)) < 0)
+            (rc = group_add(&ks->set[k[i].m].g[k[i].g], k[i].v, k[i].bytes, k[i].delay)) < 0)
             return rc;
     return 0;
 }
@@ -547,6 +563,10 @@ static void fill_row(tt_kern_row *x, const tt__kgroup *g, int size)
     x->med_ns = g->med;
     x->stddev_ns = sd;
     x->gb_per_s = x->total_ns ? (double)x->bytes / (double)x->total_ns : 0; /* bytes/ns */
+    x->launches = g->launches;
+    x->delay_min_ns = g->delay_min;
+    x->delay_max_ns = g->delay_max;
+    x->delay_avg_ns = g->launches ? (double)g->delay_sum / (double)g->launches : NAN;
 }
 
 int tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, tt__kgroup *g, size_t ng)
@@ -587,6 +607,7 @@ int tt__kern_wants(const tt_kern_options *o, int m)
     case TT_KERN_BY_RUNTIME: return m == TT__KSUM_KERNELS;
     case TT_KERN_BY_MEMSIZE: return m == TT__KSUM_MEMORY;
     case TT_KERN_BY_ACTIVITY: return 0;
+    case TT_KERN_BY_SEQUENCE: return m == TT__KSUM_KERNELS;
     default: return o->what != (m ? TT_KERN_KERNELS : TT_KERN_MEMORY);
     }
 }
@@ -681,6 +702,10 @@ static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary
         kg[n].min = g->min;
         kg[n].max = g->max;
         kg[n].bytes = g->bytes;
+        kg[n].launches = g->launches;
+        kg[n].delay_sum = g->delay_sum;
+        kg[n].delay_min = g->delay_min;
+        kg[n].delay_max = g->delay_max;
         rc = group_stats(g, &kg[n]);
         kg[n++].name = g->name; /* the names move to the rows */
         g->name = NULL;
@@ -790,7 +815,12 @@ int tt__kern_steps_on(const tt_kern_options *o)
 
 int tt__kern_nothing(const char *src, int file, const tt_kern_options *o)
 {
-    const char *what = o->by == TT_KERN_BY_RUNTIME
+    const char *what = o->by == TT_KERN_BY_SEQUENCE
+                           ? (o->seq_op && *o->seq_op
+                                  ? "op whose name contains the --under-op text and that launched"
+                                    " enough GPU activities"
+                                  : "sequence of GPU activities that long on a stream")
+                       : o->by == TT_KERN_BY_RUNTIME
                            ? "CUDA/HIP runtime or driver call (cuda_runtime, cuda_driver)"
                        : o->by == TT_KERN_BY_MEMSIZE ? "memcpy or memset with a size (args bytes)"
                        : o->what == TT_KERN_KERNELS  ? "GPU kernel"

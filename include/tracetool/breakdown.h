@@ -38,10 +38,13 @@
 
 #include "tracetool/analyze.h"
 #include "tracetool/common.h"
+#include "tracetool/filter.h"
 
 TT_BEGIN_DECL
 
-enum { TT_BD_BY_RANK = 0, TT_BD_BY_STEP, TT_BD_BY_STREAM };
+/* TT_BD_BY_ANNOTATION (options version >= 3): instead of the breakdown, GPU
+ * time per gpu_user_annotation (tt_bd_annot) */
+enum { TT_BD_BY_RANK = 0, TT_BD_BY_STEP, TT_BD_BY_STREAM, TT_BD_BY_ANNOTATION };
 
 /* HTA's consecutive_kernel_delay (30), which HTA compares with its
  * microsecond timestamps: 30 us */
@@ -60,6 +63,11 @@ typedef struct tt_bd_options {
     int64_t step_from, step_to;
     int by;                  /* TT_BD_BY_*: the second table, and the units the
                                 family and op spreads are taken over */
+    /* version >= 3, TT_BD_BY_ANNOTATION: 0: the annotations' own durations;
+     * 1: the kernels, memcpys and memsets under each (the innermost one).
+     * Of the filter below, the time range applies (an annotation by its
+     * start) */
+    int annot_kernels;
     int64_t kernel_wait_ns;  /* an idle gap under this (not host wait) is kernel wait */
     int64_t row_limit;       /* rows per table; -1 = all */
     tt_output_format format;              /* TT_FORMAT_TABLE, TT_FORMAT_CSV, TT_FORMAT_JSON, TT_FORMAT_MARKDOWN */
@@ -70,10 +78,14 @@ typedef struct tt_bd_options {
      * tells beforehand. */
     const char *const *comm_patterns;
     size_t ncomm_patterns;
+    /* version >= 3: only the GPU activities that pass the filters
+     * (tracetool/filter.h) count: name their own, time and --under by their
+     * launching runtime call; a bad expression fails (TT_EINVALID) */
+    tt_filter filter;
 } tt_bd_options;
 #define TT_BD_OPTIONS_INIT \
-    { .version = 2, .rank = -1, .by = TT_BD_BY_RANK, .kernel_wait_ns = TT_BD_KERNEL_WAIT_NS, \
-     .row_limit = -1, .format = TT_FORMAT_TABLE }
+    { .version = 3, .rank = -1, .by = TT_BD_BY_RANK, .kernel_wait_ns = TT_BD_KERNEL_WAIT_NS, \
+     .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 
 /* One row: a rank's device, one step of it or one stream of it. Times in
  * ns on the trace's clock. */
@@ -146,6 +158,23 @@ typedef struct tt_bd_worst {
     char *name, *family, *runtime; /* the activity, its family, the runtime call */
 } tt_bd_worst;
 
+/*
+ * GPU time of one gpu_user_annotation name on one rank (TT_BD_BY_ANNOTATION),
+ * as HTA's get_gpu_user_annotation_breakdown: the annotations' own durations;
+ * with annot_kernels, HTA's get_gpu_kernels_with_user_annotations: the
+ * durations of the activities whose innermost annotation (the shortest one
+ * on their pid/tid that overlaps them) has that name.
+ */
+typedef struct tt_bd_annot {
+    int64_t trace_id, rank; /* rank -1: the trace has none */
+    char *name;             /* TT_BD_NO_ANNOT: activities under none */
+    int64_t count;          /* annotations (annot_kernels: activities) */
+    int64_t gpu_ns, min_ns, max_ns; /* sum, min, max of their durations */
+    double mean_ns, std_ns; /* std: sample (n - 1), 0 for one */
+} tt_bd_annot;
+
+#define TT_BD_NO_ANNOT "(no annotation)"
+
 typedef struct tt_bd_result {
     int by;
     int64_t kernel_wait_ns;
@@ -170,6 +199,11 @@ typedef struct tt_bd_result {
     tt_bd_worst worst[TT_BD_WORST]; /* largest delay first */
     size_t nworst;
     int64_t delay_hist[TT_BD_HIST]; /* launches of every family by delay (tt_bd_hist_lo_ns) */
+    /* TT_BD_BY_ANNOTATION (the tables above empty): by rank (trace id), then
+     * gpu_ns (largest first), then name */
+    int annot_kernels;
+    tt_bd_annot *annots;
+    size_t nannots;
 } tt_bd_result;
 
 /* the smallest delay of histogram bin i (0 for the first) */

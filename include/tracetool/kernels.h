@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "tracetool/filter.h"
 #include "tracetool/store.h"
 
 TT_BEGIN_DECL
@@ -17,11 +18,15 @@ TT_BEGIN_DECL
  * by name (cuda_api_sum), TT_KERN_BY_MEMSIZE the memory operations by kind
  * with the statistics of their sizes (cuda_gpu_mem_size_sum),
  * TT_KERN_BY_ACTIVITY no summary: one row per kernel, memcpy and memset by
- * start (cuda_gpu_trace; tt_kernels_*_activities).
+ * start (cuda_gpu_trace; tt_kernels_*_activities). TT_KERN_BY_SEQUENCE (options
+ * version >= 3): the most frequent sequences of GPU activities instead
+ * (tt_kern_seq; seq_len, seq_op).
  */
 enum { TT_KERN_BY_NAME = 0, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM, TT_KERN_BY_OP,
-       TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE, TT_KERN_BY_ACTIVITY };
+       TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE, TT_KERN_BY_ACTIVITY, TT_KERN_BY_SEQUENCE };
 enum { TT_KERN_BOTH = 0, TT_KERN_KERNELS, TT_KERN_MEMORY };
+/* the longest sequence counted on streams (TT_KERN_BY_SEQUENCE, seq_op NULL) */
+#define TT_KERN_SEQ_MAX 1024
 
 typedef struct tt_kern_options {
     unsigned int version;
@@ -32,15 +37,30 @@ typedef struct tt_kern_options {
                           the activities listed; not for BY_RUNTIME, BY_MEMSIZE) */
     int64_t row_limit; /* -1 = all (rows per summary, or per trace of activities) */
     tt_output_format format;        /* TT_AVG_TABLE, TT_AVG_CSV, TT_AVG_JSON or TT_AVG_MARKDOWN */
+    /*
+     * version >= 3, TT_KERN_BY_SEQUENCE: seq_op NULL: every run of seq_len
+     * (1..TT_KERN_SEQ_MAX) consecutive GPU activities (kernels, memcpys,
+     * memsets) on a stream, counted by their names; else HTA's
+     * get_frequent_cuda_kernel_sequences: under each outermost CPU op whose
+     * name contains seq_op, the names of the activities it launched, in
+     * start order, when there are at least seq_len of them. Of the filter
+     * below, the time range applies (an op by its start).
+     */
+    int64_t seq_len;
+    const char *seq_op;
     /* version >= 2: only what was launched in ProfilerStep#step_from..#step_to
      * (a GPU activity by its runtime call's start, its own start without
      * one; a runtime call by its start), as breakdown's --steps */
     int steps_set;
     int64_t step_from, step_to;
+    /* version >= 3: only the kernels, memcpys and memsets (--by runtime:
+     * the runtime calls) that pass the filters (tracetool/filter.h): name
+     * their own, time and --under by their launching runtime call */
+    tt_filter filter;
 } tt_kern_options;
 #define TT_KERN_OPTIONS_INIT \
-    { .version = 2, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
-     .row_limit = -1, .format = TT_FORMAT_TABLE }
+    { .version = 3, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
+     .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 
 /*
  * One group of a summary (durations in ns, from gpu_ops.dur or runtime.dur).
@@ -60,7 +80,25 @@ typedef struct tt_kern_row {
      * operations with one; `bytes` is their sum */
     int64_t min_bytes, max_bytes;
     double avg_bytes, med_bytes, stddev_bytes;
+    /* TT_KERN_BY_OP kernels: the launch delay (kernel start - its runtime
+     * call's start, HTA's runtime_delay) of the `launches` kernels that
+     * have a call; 0 (avg NaN) when none has */
+    int64_t launches, delay_min_ns, delay_max_ns;
+    double delay_avg_ns;
 } tt_kern_row;
+
+/* One sequence of GPU activities (TT_KERN_BY_SEQUENCE), over its occurrences. */
+typedef struct tt_kern_seq {
+    char *pattern;      /* the activities' names joined by '|'; under seq_op, the op's
+                           name first (HTA's pattern) */
+    char *ops;          /* the CPU ops that launched them, joined by '|' ("[no CPU op]"
+                           for none), as in the earliest occurrence; under seq_op, the op */
+    int64_t length;     /* activities in the sequence */
+    int64_t count;      /* occurrences */
+    int64_t gpu_ns;     /* sum of the activities' durations, over the occurrences */
+    int64_t cpu_ns;     /* streams: sum of the durations of the runtime calls that
+                           launched them; under seq_op: sum of the op's durations */
+} tt_kern_seq;
 
 typedef struct tt_kern_summary {
     int64_t trace_id;
@@ -74,6 +112,10 @@ typedef struct tt_kern_summary {
     tt_kern_row *rows;  /* largest total first (BY_MEMSIZE: most bytes), then name;
                            at most row_limit */
     size_t nrows;
+    /* BY_SEQUENCE (rows NULL, ngroups: distinct sequences): most frequent first,
+       then pattern; at most row_limit */
+    tt_kern_seq *seqs;
+    size_t nseqs;
 } tt_kern_summary;
 
 typedef struct tt_kern_result {
