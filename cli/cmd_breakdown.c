@@ -11,11 +11,17 @@
 #include "tracetool/analyze.h"
 #include "tracetool/breakdown.h"
 
-enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML, O_COMM };
+enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML, O_COMM, O_TIME, O_NAME,
+       O_UNDER };
 
 static const struct cli_opt opts[] = {
     { "steps", O_STEPS, "A-B", "only GPU activities launched in ProfilerStep#A..#B\n"
       "(or N: one step)", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the kernels, memcpys and memsets whose name\ncontains a match of the "
+                    "POSIX extended regex\ncount (the window, busy, idle: theirs)",
+                    "only the GPU activities launched under an op whose\nwhole name matches the "
+                    "regex count (their runtime\ncall on the op's thread, inside it)"),
     { "rank", O_RANK, "R", "only that rank", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "by", O_BY, "rank|step|stream", "the second table, and what kernel families and\n"
@@ -81,6 +87,8 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     struct args *a = ctx;
     tt_bd_options *o = &a->o;
     static const int by[] = { TT_BD_BY_RANK, TT_BD_BY_STEP, TT_BD_BY_STREAM };
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_STEPS: opt_steps(c, arg, &o->step_from, &o->step_to), o->steps_set = 1; break;
     case O_RANK: o->rank = opt_rank(c, arg); break;

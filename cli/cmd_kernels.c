@@ -10,7 +10,7 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 
-enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS };
+enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS, O_TIME, O_NAME, O_UNDER };
 
 static const struct cli_opt opts[] = {
     { "by", O_BY, "name|launch|stream|op|runtime|memsize|activity",
@@ -26,6 +26,11 @@ static const struct cli_opt opts[] = {
     { "top", O_ROWS, "N", "the same as --row-limit N", 0 },
     { "steps", O_STEPS, "N|A-B", "only what was launched in ProfilerStep#N\n"
       "(#A..#B): an activity by its runtime call's\nstart, as breakdown --steps", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the kernels, memcpys and memsets (--by\nruntime: runtime calls) whose "
+                    "name contains\na match of the POSIX extended regex",
+                    "only what was launched under an op whose whole\nname matches the regex "
+                    "(its runtime call on\nthe op's thread, inside it)"),
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "rank", O_RANK, "R", "only that rank", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
@@ -51,6 +56,8 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
                               TT_KERN_BY_OP, TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE,
                               TT_KERN_BY_ACTIVITY };
     static const int only[] = { TT_KERN_KERNELS, TT_KERN_MEMORY };
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_BY: o->by = by[cli_choose(c, cli_opt_of(c, O_BY), arg, "grouping")]; break;
     case O_ONLY: o->what = only[cli_choose(c, cli_opt_of(c, O_ONLY), arg, "summary")]; break;

@@ -38,6 +38,7 @@
 
 #include "tracetool/analyze.h"
 #include "tracetool/common.h"
+#include "tracetool/filter.h"
 
 TT_BEGIN_DECL
 
@@ -70,10 +71,14 @@ typedef struct tt_bd_options {
      * tells beforehand. */
     const char *const *comm_patterns;
     size_t ncomm_patterns;
+    /* version >= 3: only the GPU activities that pass the filters
+     * (tracetool/filter.h) count: name their own, time and --under by their
+     * launching runtime call; a bad expression fails (TT_EINVALID) */
+    tt_filter filter;
 } tt_bd_options;
 #define TT_BD_OPTIONS_INIT \
-    { .version = 2, .rank = -1, .by = TT_BD_BY_RANK, .kernel_wait_ns = TT_BD_KERNEL_WAIT_NS, \
-     .row_limit = -1, .format = TT_FORMAT_TABLE }
+    { .version = 3, .rank = -1, .by = TT_BD_BY_RANK, .kernel_wait_ns = TT_BD_KERNEL_WAIT_NS, \
+     .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 
 /* One row: a rank's device, one step of it or one stream of it. Times in
  * ns on the trace's clock. */

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "tracetool/filter.h"
 #include "tracetool/store.h"
 
 TT_BEGIN_DECL
@@ -37,10 +38,14 @@ typedef struct tt_kern_options {
      * one; a runtime call by its start), as breakdown's --steps */
     int steps_set;
     int64_t step_from, step_to;
+    /* version >= 3: only the kernels, memcpys and memsets (--by runtime:
+     * the runtime calls) that pass the filters (tracetool/filter.h): name
+     * their own, time and --under by their launching runtime call */
+    tt_filter filter;
 } tt_kern_options;
 #define TT_KERN_OPTIONS_INIT \
-    { .version = 2, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
-     .row_limit = -1, .format = TT_FORMAT_TABLE }
+    { .version = 3, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
+     .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 
 /*
  * One group of a summary (durations in ns, from gpu_ops.dur or runtime.dur).
