@@ -510,6 +510,8 @@ static int emit_trace(struct emit *e)
     memtl_timing(&t0, "et");
     if ((rc = tt__memtl_load_filtered(p, pdev, &p->cs, &et, &sp, p->fl)) < 0)
         goto out;
+    if (p->fl && !sp.n && j->o->version >= 2 && j->o->warn)
+        j->o->warn(j->o->warn_ctx, "no memory event passes --name/--under/--time-range");
     if (tt__flt_spec(p->fl) && sc.have_ts) { /* the plot over --time-range */
         const tt_filter *f = tt__flt_spec(p->fl);
         sc.ts_min = sc.ts_min > f->from_ns ? sc.ts_min : f->from_ns;
