@@ -465,6 +465,46 @@ def check_mtia(tmp):
     C.eq([(x["name"], int(x["count"])) for x in got], [(rf, 2)], "MTIA: runtime calls")
 
 
+# ---------------------------------------------------------------- a file read twice
+
+def check_relinked(tmp):
+    """every kernel written before the runtime calls and ops, more than the
+    ingest's ring holds: the file is read twice (TT_ROWS_RELINK) and a
+    kernel's launch (its call's start and thread) comes from the first
+    reading's fix-ups; the calls' tid written as text"""
+    n, ev = 6000, []
+    for i in range(n):
+        ev.append({"ph": "X", "cat": "kernel", "name": "k%d" % (i % 3), "pid": 0, "tid": 7,
+                   "ts": 100000 + 10 * i, "dur": 5, "args": {"correlation": i + 1}})
+    for s in range(3):
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % s, "pid": 5,
+                   "tid": 12, "ts": s * 20000, "dur": 19000})
+    for i in range(n):
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 5,
+                   "tid": "12" if i % 2 else 13, "ts": 10 * i, "dur": 2,
+                   "args": {"correlation": i + 1}})
+    doc = {"schemaVersion": 1, "traceEvents": ev}
+    path = os.path.join(tmp, "late.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    t = Trace(doc=doc)
+    for what, args, f in (("--under ProfilerStep#1", ["--under", "ProfilerStep#1"],
+                           {"under": t.ops("ProfilerStep#1")}),
+                          ("--time-range 25000:41000", ["--time-range", "25000:41000"],
+                           {"tr": (25000000, 41000000)})):
+        want = kernel_groups(t, **f)
+        p = te.run_tool(["kernels", "--only", "kernels", "--format", "csv"] + args + [path],
+                        env={"TT_DEBUG_KERNELS": "1"})
+        got = {r["name"]: (int(r["count"]), int(r["total_ns"]))
+               for r in csv.DictReader(io.StringIO(p.stdout.decode()))}
+        C.check(b"read twice" in p.stderr, "late links: %s reads the file twice" % what,
+                p.stderr.decode()[-300:])
+        C.check(want and sum(v[0] for v in want.values()) < n / 2, "late links: %s selects some" % what)
+        C.eq(got, want, "late links: kernels %s, by the fix-ups' launches" % what)
+        r = json.loads(run(["breakdown", "--format", "json"] + args + [path]).stdout)["ranks"][0]
+        C.eq(r["kernels"], sum(v[0] for v in want.values()), "late links: breakdown %s" % what)
+
+
 def main():
     if not os.path.exists(NCCL) or not os.path.isdir(DLRM):
         C.skip("shared test data", "missing")
@@ -485,6 +525,7 @@ def main():
         C.section("errors", check_errors)
         C.section("memtimeline", check_memtimeline, tmp)
         C.section("mtia", check_mtia, tmp)
+        C.section("late links", check_relinked, tmp)
     return C.finish()
 
 
