@@ -275,6 +275,11 @@ def check_averages(t, inp, label):
     a = run(["averages", "--under", "ProfilerStep#5", inp]).stdout.decode().splitlines()[-2:]
     b = run(["averages", "--under", "ProfilerStep#5", "--name", "mul", inp]).stdout.decode().splitlines()[-2:]
     C.eq(b, a, "%s: --name: the totals are those of every event in scope" % label)
+    # with --steps: what starts in step 6 and passes --name
+    got = avg_rows(["--steps", "6", "--name", rx, inp])
+    for n in plain:
+        k = sum(1 for x in cpu if x["name"] == n and t.passes(x, tr=(s6["ts"], s6["end"] + 1)))
+        C.eq(int(got.get((n, "CPU"), {}).get("count", 0)), k, "%s: --steps 6 --name: %s" % (label, n))
     p = run(["averages", "--name", "no such op", inp])
     C.check(b"no event passes" in p.stderr, "%s: averages: nothing passes: a warning" % label)
 
@@ -412,12 +417,16 @@ def check_memtimeline(tmp):
              ("--time-range 0:100", ["--time-range", "0:100"], lambda t, th, ts: True, (0, 100000)),
              ("--time-range 50:300", ["--time-range", "50:300"], lambda t, th, ts: True,
               (50000, 300000)))
+    db = os.path.join(tmp, "mem.db")
+    C.eq(te.run_tool(["ingest", "-q", db, path]).returncode, 0, "ingest the memory trace")
     for what, args, keep, tr in cases:
-        run(["memtimeline", path, out] + args)
-        with open(out) as f:
-            times, sizes = json.load(f)
-        got = (max(sum(r) for r in sizes), sum(sizes[-1]))
-        C.eq(got, mem_expect(doc, blocks, keep, tr), "memtimeline %s: peak and final bytes" % what)
+        want = mem_expect(doc, blocks, keep, tr)
+        for inp in (path, db):
+            run(["memtimeline", inp, out] + args)
+            with open(out) as f:
+                times, sizes = json.load(f)
+            got = (max(sum(r) for r in sizes), sum(sizes[-1]))
+            C.eq(got, want, "memtimeline %s %s: peak and final bytes" % (what, inp[-7:]))
         if tr:
             C.check(all(tr[0] // 1000 <= x < tr[1] // 1000 for x in times[1:]),
                     "memtimeline %s: points in the range" % what, times)
