@@ -39,6 +39,10 @@ int cmd_crosscheck(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_collectives(int argc, char **argv);
+int cmd_critpath(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_bandwidth(int argc, char **argv);
 
 /* progress.c: the progress line on a terminal (standard error) */
 struct cli_progress {

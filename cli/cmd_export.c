@@ -15,13 +15,17 @@
 #include "tracetool/analyze.h"
 #include "tracetool/export.h"
 
-enum { O_RANK, O_STEPS, O_TRACE };
+enum { O_RANK, O_STEPS, O_TRACE, O_COUNTERS };
 
 static const struct cli_opt opts[] = {
     { "rank", O_RANK, "R,...", "only these ranks (comma-separated)", 0 },
     { "steps", O_STEPS, "A-B", "only ProfilerStep#A..#B (or one, N): the events that\n"
       "start inside them; a GPU activity goes with the\nruntime call that launched it", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
+    { "counters", O_COUNTERS, NULL, "add counter tracks to each process: the launch\n"
+      "queue length of each GPU stream, the memory\nbandwidth of each kind of copy in flight "
+      "(as\n'tracetool queue/bandwidth --series') and the\nmemory allocated per device "
+      "(Total Allocated\nof the [memory] events)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 
@@ -81,6 +85,7 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     switch (key) {
     case O_RANK: set_ranks(j, c, arg); break;
     case O_STEPS: opt_steps(c, arg, &j->o.step_from, &j->o.step_to), j->o.steps_set = 1; break;
+    case O_COUNTERS: j->o.counters = 1; break;
     default: j->o.trace_id = opt_trace_id(c, arg); break;
     }
 }

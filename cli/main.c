@@ -23,9 +23,13 @@ static const struct tt_cmd cmds[] = {
     { "averages", cmd_averages, "torch's key_averages() table from a trace file or database" },
     { "kernels", cmd_kernels, "GPU kernel and memcpy/memset summary (Nsight-style)" },
     { "breakdown", cmd_breakdown, "GPU time per rank: busy, compute, communication, idle; launch delays" },
+    { "queue", cmd_queue, "launch queue length per GPU stream over time (HTA's queue length)" },
+    { "bandwidth", cmd_bandwidth, "memory bandwidth of the copies in flight per kind (HTA's)" },
     { "memtimeline", cmd_memtimeline, "memory timeline to .json/.json.gz/.raw.json.gz/.png/.html" },
     { "crosscheck", cmd_crosscheck, "check an Execution Trace against its Kineto trace (stores et_links)" },
+    { "collectives", cmd_collectives, "NCCL/RCCL collectives: sizes, bandwidths, the straggler rank" },
     { "diff", cmd_diff, "compare two runs step by step: the CI gate for regressions" },
+    { "critical-path", cmd_critpath, "the critical path of a rank's step and what bounds it (HTA)" },
     { "export", cmd_export, "one Chrome/Perfetto trace of ranks and steps, from a database or traces" },
     { "record", cmd_record, "run a program with GPU/CPU capture injected; write its trace" },
     { "version", cmd_version, "print tracetool's version" },
@@ -105,7 +109,7 @@ static void usage(FILE *out)
     size_t i;
     fputs("usage: tracetool <command> [options] [args]\n\ncommands:\n", out);
     for (i = 0; i < NCMDS; i++)
-        fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].help);
+        fprintf(out, "  %-13s %s\n", cmds[i].name, cmds[i].help);
     fputs("\n'tracetool <command> --help' describes a command.\n"
           "exit codes: 0 ok, 1 differences found, 2 usage, 3 bad input,\n"
           "            4 I/O or database error, 5 already ingested,\n"

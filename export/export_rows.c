@@ -507,6 +507,33 @@ static int event_row(struct ex *x, int table, const tt__cell *r, const char *tex
     return rec_done(x, off, table, tsc->i, seq);
 }
 
+int tt__xp_counter(struct ex *x, int64_t ts, const char *name, const char *key, const char *num)
+{
+    static const struct idv none = { V_NULL, 0, NULL, 0 };
+    tt_buf *b = &x->recs;
+    size_t off = b->len, at;
+    r_i64(b, INT64_MIN);
+    r_u8(b, TT_EXPORT_COUNTERS);
+    r_u8(b, 0); /* no flow */
+    r_idv(b, &none);
+    r_idv(b, &none); /* no pid, no tid: the process's track (export_write.c) */
+    at = str_begin(b);
+    BPUTS(b, "{\"ph\":\"C\",\"cat\":\"tracetool\",\"name\":");
+    tt_buf_add_json_string(b, name, strlen(name));
+    str_end(b, at);
+    at = str_begin(b);
+    BPUTS(b, ",\"args\":{");
+    tt_buf_add_json_string(b, key, strlen(key));
+    BPUTS(b, ":");
+    tt_buf_addstr(b, num);
+    BPUTS(b, "}}");
+    str_end(b, at);
+    r_u8(b, 0); /* no id */
+    at = str_begin(b);
+    str_end(b, at);
+    return rec_done(x, off, T_INSTANT, ts, x->t->seq[T_INSTANT]++);
+}
+
 /* ---------------------------------------------------------------- windows, names */
 
 static int add_window(struct xtrace *t, int64_t a, int64_t b)
@@ -653,6 +680,8 @@ static int on_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
 {
     struct ex *x = ctx;
     int i, t = table_of(table), rc = 0;
+    if (x->ctr)
+        rc = tt__xp_ctr_rows(x, table, nrows, ncols, cells, text);
     for (i = 0; rc == 0 && i < nrows; i++) {
         const tt__cell *r = cells + (size_t)i * (size_t)ncols;
         if (table == TT_ROWS_STR) {
@@ -685,6 +714,8 @@ void tt__xp_sink(struct ex *x, tt__rowsink *sink)
     memset(sink, 0, sizeof(*sink));
     sink->ctx = x;
     sink->rows = on_rows;
+    if (x->ctr)
+        sink->gpu_links = tt__xp_ctr_links;
 }
 
 /* ---------------------------------------------------------------- traces */
@@ -703,7 +734,7 @@ int tt__xp_trace_begin(struct ex *x, struct xtrace *t)
     if (x->rtspool && fseek(x->rtspool, 0, SEEK_SET) != 0)
         rc = spool_err();
     tt_buf_init(&t->nmap.pool);
-    return rc;
+    return rc == 0 ? tt__xp_ctr_begin(x) : rc;
 }
 
 static int win_cmp(const void *a, const void *b)
@@ -824,7 +855,9 @@ static int trace_meta(struct xtrace *t, const char *meta)
 int tt__xp_trace_end(struct ex *x, const char *metadata)
 {
     struct xtrace *t = x->t;
-    int rc = trace_meta(t, metadata);
+    int rc = tt__xp_ctr_end(x);
+    if (rc == 0)
+        rc = trace_meta(t, metadata);
     t->have_cpu_pid = t->have_label_pid || t->have_meta_pid || t->have_op_pid;
     t->cpu_pid = t->have_label_pid ? t->label_pid : t->have_meta_pid ? t->meta_pid : t->op_pid;
     if (!t->start_known && !t->have_start)
@@ -847,8 +880,10 @@ void tt__xp_trace_free(struct ex *x, struct xtrace *t)
         tt_buf_reset(&x->recs);
         x->mem_owner = NULL;
     }
-    if (x->t == t)
+    if (x->t == t) {
         x->t = NULL;
+        tt__xp_ctr_free(x);
+    }
     for (i = 0; i < t->nnames; i++)
         free(t->names[i]);
     free(t->names);
@@ -864,6 +899,7 @@ void tt__xp_trace_free(struct ex *x, struct xtrace *t)
 
 void tt__xp_rows_release(struct ex *x)
 {
+    tt__xp_ctr_free(x);
     free(x->str_off);
     free(x->str_step);
     tt_buf_release(&x->str_pool);

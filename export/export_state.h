@@ -114,6 +114,7 @@ struct ex {
     FILE *rtspool;       /* --steps: (runtime id, ts) of the trace being read */
     int64_t rt_count;
     int err;             /* the first error of the sink (rows() returns it) */
+    struct tt__ctr *ctr; /* --counters: the queues and bandwidths of the trace read */
     /* writing */
     tt_out out;
     int64_t base;        /* the smallest base_time_ns of the chosen traces */
@@ -141,6 +142,21 @@ void tt__xp_key_add(tt_buf *k, const struct idv *v);
 /* the record's encoding (export_rows.c writes, export_write.c reads) */
 const uint8_t *tt__xp_get_idv(const uint8_t *p, struct idv *v);
 const uint8_t *tt__xp_get_str(const uint8_t *p, const char **s, uint32_t *len);
+
+/* export_rows.c: a counter event ("ph":"C", no thread) of the trace being
+ * read at ts: {"name": name, "args": {key: the JSON number num}} */
+int tt__xp_counter(struct ex *x, int64_t ts, const char *name, const char *key, const char *num);
+
+/* export_counters.c (--counters): the counter tracks of the trace being
+ * read: a consumer of its rows begun with the trace, given its rows (the
+ * memory events' counters written as they come) and its GPU rows' links,
+ * its queue and bandwidth changes written when the trace's rows end */
+int tt__xp_ctr_begin(struct ex *x);
+int tt__xp_ctr_rows(struct ex *x, int table, int nrows, int ncols, const tt__cell *cells,
+                    const char *text);
+int tt__xp_ctr_links(void *ctx, int64_t op, int64_t name, int64_t rt, int64_t rt_ts);
+int tt__xp_ctr_end(struct ex *x);
+void tt__xp_ctr_free(struct ex *x);
 
 /* export_write.c: the whole Chrome trace of the chosen traces (x->tr) */
 int tt__xp_write(struct ex *x, const char *out_path);

@@ -405,7 +405,9 @@ static int write_record(struct ex *x, int table, int64_t ts_in, const uint8_t *p
     if (flow)
         tt__xp_get_idv(p, &corr);
     ts = tt_sat_add(ts_in, tt_sat_sub(tr->base, x->base));
-    if ((rc = thread_of(x, &pid, &tid, ts, &otid)) < 0)
+    if (kind == TT_EXPORT_COUNTERS && pid.type == V_NULL && tid.type == V_NULL)
+        otid = 0; /* --counters: a track of the process, no thread named */
+    else if ((rc = thread_of(x, &pid, &tid, ts, &otid)) < 0)
         return rc;
     event_text(x, &x->scratch, tr->out_pid, otid, ts, head, hl, t1, l1, has_id ? &id : NULL,
                t2, l2);

@@ -41,8 +41,15 @@ typedef struct tt_export_options {
     int steps_set;        /* only ProfilerStep#N with step_from <= N <= step_to */
     int64_t step_from, step_to;
     int gzip;             /* -1: when the output's name ends in ".gz"; 0 no; 1 yes */
+    /* version >= 2: counter tracks ("ph": "C", cat "tracetool") of each
+     * trace added (tracetool/counters.h): "Queue length (GPU D stream S)"
+     * {"length"} at each change of a stream's launch queue, "Memory
+     * bandwidth (KIND)" {"GB/s"} at each change of a kind's bandwidth,
+     * "Memory allocated (GPU D|CPU)" {"bytes"} at each [memory] event
+     * (its Total Allocated) */
+    int counters;
 } tt_export_options;
-#define TT_EXPORT_OPTIONS_VERSION 1
+#define TT_EXPORT_OPTIONS_VERSION 2
 #define TT_EXPORT_OPTIONS_INIT \
     { .version = TT_EXPORT_OPTIONS_VERSION, .gzip = -1 }
 

@@ -25,7 +25,8 @@ import trace_expect as te  # noqa: E402
 
 C = te.Checker("cli_options")
 ROOT = os.path.join(HERE, "..", "..")
-COMMANDS = ["ingest", "info", "averages", "kernels", "memtimeline", "crosscheck", "breakdown", "export"]
+COMMANDS = ["ingest", "info", "averages", "kernels", "memtimeline", "crosscheck", "breakdown", "export",
+            "queue", "bandwidth", "collectives", "critical-path"]
 OPT = re.compile(r"--([a-z][a-z-]*)")
 
 
@@ -47,7 +48,7 @@ def readme_options():
     block = text.split("## Commands", 1)[1].split("```", 2)[1]
     out, cur = {}, None
     for line in block.splitlines():
-        m = re.match(r"tracetool (\w+)", line)
+        m = re.match(r"tracetool ([\w-]+)", line)
         if m:
             cur = m.group(1)
         elif line.startswith("tracetool "):
