@@ -99,6 +99,19 @@ void opt_time_range(const struct cli_cmd *c, const char *arg, struct tt_filter *
 /* --name / --under REGEX: set, or a usage error when it does not compile */
 void opt_filter_regex(const struct cli_cmd *c, const char *opt, const char *arg,
                       const char **slot);
+/*
+ * The three filters' entries of a command's options table, keys T
+ * (--time-range), N (--name) and U (--under); NAME_HELP and UNDER_HELP
+ * say what they keep in that command (docs/FILTERS.md).
+ */
+#define CLI_FILTER_OPTS(T, N, U, NAME_HELP, UNDER_HELP)                                     \
+    { "time-range", T, "A:B",                                                              \
+      "only what starts in [A, B): us as a trace's ts,\nor with a unit (ns, us, ms, s); "   \
+      "either side\nmay be empty; a GPU activity by its runtime\ncall's start", 0 },        \
+        { "name", N, "REGEX", NAME_HELP, 0 }, { "under", U, "OP", UNDER_HELP, 0 }
+/* key one of T, N, U: its argument into f (or a usage error), 1; else 0 */
+int opt_filter(const struct cli_cmd *c, int key, int t, int n, int u, const char *arg,
+               struct tt_filter *f);
 
 /* --format: one of the command's formats (opt->arg, words of
  * "table|csv|json|markdown"; "text" is "table"): a TT_AVG_* format */

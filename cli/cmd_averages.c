@@ -13,7 +13,7 @@
 
 enum {
     O_SHAPE, O_STACK, O_STACKS, O_METRIC, O_SORT, O_ROWS, O_TOP, O_NOANNOT, O_STEPS, O_TRACE,
-    O_RANK, O_FORMAT
+    O_RANK, O_FORMAT, O_TIME, O_NAME, O_UNDER
 };
 
 static const struct cli_opt opts[] = {
@@ -38,6 +38,12 @@ static const struct cli_opt opts[] = {
       "Self CUDA % is against a total without them)", 0 },
     { "steps", O_STEPS, "N|A-B", "only events starting inside ProfilerStep#N\n"
       "(or #A..#B); a warning when that leaves nothing", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "count only the events whose name contains a\nmatch of the POSIX extended "
+                    "regex; each keeps\nits numbers (self time net of every child)",
+                    "count only the ops, runtime calls and [memory]\nevents inside an op whose "
+                    "whole name matches\nthe regex (the op too), on its thread, and the\nGPU "
+                    "activities they launched"),
     { "trace", O_TRACE, "ID", "only that trace of a database", 0 },
     { "rank", O_RANK, "R", "only that rank of a database", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown",
@@ -79,6 +85,8 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     struct args *a = ctx;
     tt_avg_options *o = &a->o;
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_SHAPE: o->group_by_shape = 1; break;
     case O_STACKS:
@@ -171,6 +179,10 @@ static int print_result(tt_avg_result *res, const struct args *a)
         fprintf(stderr, "tracetool averages: warning: --steps %s selects no event; the trace%s"
                         " %s %s%s\n", want, res->ntraces > 1 ? "s" : "",
                 res->ntraces > 1 ? "have" : "has", have, i < res->ntraces ? "; ..." : "");
+    } else if (rc == 0 && rows == 0 && tt_filter_active(&o->filter)) {
+        fflush(stdout);
+        fputs("tracetool averages: warning: no event passes --name/--under/--time-range\n",
+              stderr);
     }
     tt_avg_result_free(res);
     return rc;

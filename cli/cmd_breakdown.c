@@ -11,12 +11,17 @@
 #include "tracetool/analyze.h"
 #include "tracetool/breakdown.h"
 
-enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML, O_COMM, O_KERNELS,
-       O_TIME };
+enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML, O_COMM, O_TIME, O_NAME,
+       O_UNDER, O_KERNELS };
 
 static const struct cli_opt opts[] = {
     { "steps", O_STEPS, "A-B", "only GPU activities launched in ProfilerStep#A..#B\n"
       "(or N: one step)", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the kernels, memcpys and memsets whose name\ncontains a match of the "
+                    "POSIX extended regex\ncount (the window, busy, idle: theirs)",
+                    "only the GPU activities launched under an op whose\nwhole name matches the "
+                    "regex count (their runtime\ncall on the op's thread, inside it)"),
     { "rank", O_RANK, "R", "only that rank", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "by", O_BY, "rank|step|stream|annotation", "the second table, and what kernel families and\n"
@@ -26,9 +31,6 @@ static const struct cli_opt opts[] = {
     { "kernels", O_KERNELS, NULL, "with --by annotation: the time of the kernels,\n"
       "memcpys and memsets under each annotation (the\ninnermost one), as HTA's kernels with "
       "user\nannotations", 0 },
-    { "time-range", O_TIME, "A:B", "with --by annotation: only annotations starting\n"
-      "and activities launched (runtime call start) in\n[A, B) (us, or with a unit "
-      "ns/us/ms/s; a side\nmay be empty)", 0 },
     { "kernel-wait", O_KWAIT, "NS", "idle gaps under NS ns that are not host wait are\n"
       "kernel wait (default 30000: HTA's 30 us)", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table); csv: the table\n"
@@ -90,6 +92,8 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     struct args *a = ctx;
     tt_bd_options *o = &a->o;
     static const int by[] = { TT_BD_BY_RANK, TT_BD_BY_STEP, TT_BD_BY_STREAM, TT_BD_BY_ANNOTATION };
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_STEPS: opt_steps(c, arg, &o->step_from, &o->step_to), o->steps_set = 1; break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
@@ -103,7 +107,6 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
     case O_HTML: a->html = arg; break;
     case O_COMM: add_comm_pattern(a, c, arg); break;
     case O_KERNELS: o->annot_kernels = 1; break;
-    case O_TIME: opt_time_range(c, arg, &o->filter); break;
     default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
 }
@@ -114,10 +117,6 @@ static void check_annotation(const struct args *a)
     const tt_bd_options *o = &a->o;
     if (o->by != TT_BD_BY_ANNOTATION && o->annot_kernels)
         cli_usage_error(&cmd, "--kernels needs --by annotation");
-    /* until the breakdown itself takes the time range (tracetool/filter.h) */
-    if (o->by != TT_BD_BY_ANNOTATION &&
-        (o->filter.from_ns != TT_FILTER_OPEN_FROM || o->filter.to_ns != TT_FILTER_OPEN_TO))
-        cli_usage_error(&cmd, "--time-range needs --by annotation");
     if (o->by != TT_BD_BY_ANNOTATION)
         return;
     if (o->steps_set || a->html || a->ncomm)

@@ -11,7 +11,8 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 
-enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS, O_SEQ, O_UNDER_OP, O_TIME };
+enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS, O_TIME, O_NAME, O_UNDER, O_SEQ,
+       O_UNDER_OP };
 
 static const struct cli_opt opts[] = {
     { "by", O_BY, "name|launch|stream|op|runtime|memsize|activity",
@@ -27,6 +28,11 @@ static const struct cli_opt opts[] = {
     { "top", O_ROWS, "N", "the same as --row-limit N", 0 },
     { "steps", O_STEPS, "N|A-B", "only what was launched in ProfilerStep#N\n"
       "(#A..#B): an activity by its runtime call's\nstart, as breakdown --steps", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the kernels, memcpys and memsets (--by\nruntime: runtime calls) whose "
+                    "name contains\na match of the POSIX extended regex",
+                    "only what was launched under an op whose whole\nname matches the regex "
+                    "(its runtime call on\nthe op's thread, inside it)"),
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "rank", O_RANK, "R", "only that rank", 0 },
     { "sequences", O_SEQ, "N", "instead: the most frequent runs of N consecutive\n"
@@ -35,9 +41,6 @@ static const struct cli_opt opts[] = {
     { "under-op", O_UNDER_OP, "NAME", "with --sequences N: HTA's frequent CUDA kernel\n"
       "sequences: under each outermost op whose name\ncontains NAME, the activities it "
       "launched (at\nleast N), counted per sequence", 0 },
-    { "time-range", O_TIME, "A:B", "with --sequences: only activities launched\n(runtime "
-      "call start) and ops starting in [A, B)\n(us, or with a unit ns/us/ms/s; a side may be "
-      "empty)", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
@@ -63,6 +66,8 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
                               TT_KERN_BY_OP, TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE,
                               TT_KERN_BY_ACTIVITY };
     static const int only[] = { TT_KERN_KERNELS, TT_KERN_MEMORY };
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_BY:
         o->by = by[cli_choose(c, cli_opt_of(c, O_BY), arg, "grouping")];
@@ -82,7 +87,6 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
         seq_given = 1;
         break;
     case O_UNDER_OP: o->seq_op = arg; break;
-    case O_TIME: opt_time_range(c, arg, &o->filter); break;
     default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
 }
@@ -96,10 +100,6 @@ static void check_sequences(tt_kern_options *o)
         o->by = TT_KERN_BY_SEQUENCE;
     if (o->by != TT_KERN_BY_SEQUENCE && o->seq_op)
         cli_usage_error(&cmd, "--under-op needs --sequences N");
-    /* until the summaries take the time range (tracetool/filter.h) */
-    if (o->by != TT_KERN_BY_SEQUENCE &&
-        (o->filter.from_ns != TT_FILTER_OPEN_FROM || o->filter.to_ns != TT_FILTER_OPEN_TO))
-        cli_usage_error(&cmd, "--time-range needs --sequences N");
     if (o->by != TT_KERN_BY_SEQUENCE)
         return;
     if (o->seq_op && !*o->seq_op)

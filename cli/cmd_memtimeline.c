@@ -10,7 +10,7 @@
 #include "tracetool/analyze.h"
 #include "tracetool/formats.h"
 
-enum { O_DEVICE, O_NOCAT, O_ET, O_TRACE, O_RANK };
+enum { O_DEVICE, O_NOCAT, O_ET, O_TRACE, O_RANK, O_TIME, O_NAME, O_UNDER };
 
 static const struct cli_opt opts[] = {
     { "device", O_DEVICE, "TYPE:N", "a device as c10 names it: cuda:N (cuda = cuda:0), cpu,\n"
@@ -19,6 +19,13 @@ static const struct cli_opt opts[] = {
     { "no-categories", O_NOCAT, NULL, "plain per-device totals (everything Unknown)", 0 },
     { "et", O_ET, "ET", "the Execution Trace taken with INPUT (a file INPUT\n"
       "only; for a database, 'tracetool ingest DB ET'\njoins them)", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the blocks allocated inside an op whose name\ncontains a match of the "
+                    "POSIX extended regex\n(the innermost op), with their frees; the\n"
+                    "allocator's totals are then left out",
+                    "only the blocks allocated inside an op whose whole\nname matches the regex "
+                    "(on its thread), with\ntheir frees; the allocator's totals are then\n"
+                    "left out"),
     { "trace", O_TRACE, "ID", "which trace of a database (default: the first)", 0 },
     { "rank", O_RANK, "R", "which rank of a database", 0 },
     { NULL, 0, NULL, NULL, 0 },
@@ -49,6 +56,8 @@ static const struct cli_cmd cmd = {
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_memtl_options *o = ctx;
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_DEVICE: {
         int type;

@@ -188,6 +188,20 @@ void opt_time_range(const struct cli_cmd *c, const char *arg, tt_filter *f)
         cli_usage_error(c, "%s", tt_error_last()->message);
 }
 
+int opt_filter(const struct cli_cmd *c, int key, int t, int n, int u, const char *arg,
+               tt_filter *f)
+{
+    if (key == t)
+        opt_time_range(c, arg, f);
+    else if (key == n)
+        opt_filter_regex(c, "name", arg, &f->name);
+    else if (key == u)
+        opt_filter_regex(c, "under", arg, &f->under);
+    else
+        return 0;
+    return 1;
+}
+
 void opt_filter_regex(const struct cli_cmd *c, const char *opt, const char *arg,
                       const char **slot)
 {

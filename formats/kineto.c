@@ -1,7 +1,8 @@
 /*
  * formats/kineto.c - what a Kineto event means: the class of a complete
  * event from its category (every vintage's names: cpu_op / Operator,
- * cuda_runtime / Runtime, kernel / Kernel, gpu_memcpy / Memcpy, ...), the
+ * cuda_runtime / Runtime, kernel / Kernel, gpu_memcpy / Memcpy, ...; other
+ * devices' runtime calls, MTIA's mtia_ccp_events as kernels), the
  * copy kind of a memcpy/memset, and the rank written in a file name.
  */
 #include "common/compat.h"
@@ -52,6 +53,11 @@ int tt_kineto_class(const char *cat)
     case 'm':
     case 'p':
     case 'h':
+        /* MTIA's on-device CCP events (its kernels, DMA requests, event
+         * records and waits), linked by correlation to an mtia_runtime call
+         * as a CUDA kernel to its launch (HTA counts them as GPU kernels) */
+        if (!strcmp(cat, "mtia_ccp_events"))
+            return TT_XC_KERNEL;
         if (!strcmp(cat, "xpu_runtime") || !strcmp(cat, "xpu_driver") ||
             !strcmp(cat, "mtia_runtime") || !strcmp(cat, "privateuse1_runtime") ||
             !strcmp(cat, "privateuse1_driver") || !strcmp(cat, "hip_runtime"))

@@ -131,18 +131,53 @@ static int take_row(struct batch *bt, sqlite3_stmt *st, int off)
     " AND s.ts IS NOT NULL ORDER BY g.rowid"
 
 /*
- * The links of a batch of GPU rows (sink->gpu_links), one row each, as the
- * batch reads them: the op's name and the runtime call's start, looked up
- * by id (the rowids of slices and runtime).
+ * The links of a batch of GPU rows (sink->gpu_links, sink->gpu_launch), one
+ * row each, as the batch reads them: the op's name and the runtime call's
+ * start, name and thread, looked up by id (the rowids of slices and runtime).
  */
 #define LINKS_SQL                                                                          \
-    "SELECT g.op_id, s.name, g.runtime_id, r.ts FROM gpu_ops AS g"                          \
+    "SELECT g.op_id, s.name, g.runtime_id, r.ts, r.name, r.pid, r.tid FROM gpu_ops AS g"    \
     " LEFT JOIN slices AS s ON s.id = g.op_id LEFT JOIN runtime AS r ON r.id = g.runtime_id" \
     " WHERE g.rowid BETWEEN ?2 AND ?3 AND +g.trace_id = ?1 ORDER BY g.rowid"
 
 static int64_t col_or(sqlite3_stmt *st, int col, int64_t none)
 {
     return sqlite3_column_type(st, col) == SQLITE_NULL ? none : sqlite3_column_int64(st, col);
+}
+
+/* a column of LINKS_SQL as the id the reader gives a pid or tid */
+static void id_of(sqlite3_stmt *st, int col, tt_id *id)
+{
+    int t = sqlite3_column_type(st, col);
+    memset(id, 0, sizeof(*id));
+    id->present = t != SQLITE_NULL;
+    id->is_str = t == SQLITE_TEXT || t == SQLITE_BLOB;
+    if (id->is_str)
+        id->str = (const char *)sqlite3_column_text(st, col);
+    else if (id->present)
+        id->num = sqlite3_column_int64(st, col);
+    if (id->is_str && !id->str)
+        id->str = "";
+}
+
+/* sink->gpu_launch for the row of LINKS_SQL st is on */
+static int launch_of(sqlite3_stmt *st, const tt__rowsink *sink)
+{
+    tt__gpu_launch l;
+    memset(&l, 0, sizeof(l));
+    l.op_id = col_or(st, 0, 0);
+    l.op_name = col_or(st, 1, 0);
+    l.rt_id = col_or(st, 2, 0);
+    l.rt_ts = l.rt_id ? col_or(st, 3, TT_ROWS_NO_TS) : TT_ROWS_NO_TS;
+    if (l.rt_id && sqlite3_column_type(st, 4) != SQLITE_NULL) { /* the call is there */
+        tt_id pid, tid;
+        l.rt_name = col_or(st, 4, 0);
+        id_of(st, 5, &pid);
+        id_of(st, 6, &tid);
+        l.rt_thread = tt__tkey_of_ids(&pid, &tid);
+        l.has_thread = 1;
+    }
+    return sink->gpu_launch(sink->ctx, &l);
 }
 
 /* for a batch of GPU rows (rowids lo..hi), each row of st (KERNELS_SQL or
@@ -159,8 +194,11 @@ static int batch_calls(tt_db *db, sqlite3_stmt *st, int64_t trace_id, int64_t lo
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
         if (links) {
             int64_t rt = col_or(st, 2, 0);
-            rc = sink->gpu_links(sink->ctx, col_or(st, 0, 0), col_or(st, 1, 0), rt,
-                                 rt ? col_or(st, 3, TT_ROWS_NO_TS) : TT_ROWS_NO_TS);
+            if (sink->gpu_links)
+                rc = sink->gpu_links(sink->ctx, col_or(st, 0, 0), col_or(st, 1, 0), rt,
+                                     rt ? col_or(st, 3, TT_ROWS_NO_TS) : TT_ROWS_NO_TS);
+            if (rc == 0 && sink->gpu_launch)
+                rc = launch_of(st, sink);
         } else {
             int64_t ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
             rc = sink->kernel(sink->ctx, sqlite3_column_int64(st, 0), ts,
@@ -262,7 +300,8 @@ static int table_rows(tt_db *db, int64_t trace_id, int t, const tt__rowsink *sin
     }
     if (tt_db_prepare(db, &st, sql) < 0 ||
         (t == TT_ROWS_GPU && sink->kernel && tt_db_prepare(db, &kst, KERNELS_SQL) < 0) ||
-        (t == TT_ROWS_GPU && sink->gpu_links && tt_db_prepare(db, &lst, LINKS_SQL) < 0)) {
+        (t == TT_ROWS_GPU && (sink->gpu_links || sink->gpu_launch) &&
+         tt_db_prepare(db, &lst, LINKS_SQL) < 0)) {
         rc = TT_EDB;
         goto out;
     }

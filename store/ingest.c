@@ -224,7 +224,7 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
     rb_text(st, TT_C_RT_ARGS, ev->args, ev->args_len);
     rb_opt(st, TT_C_RT_OP_ID, op_id != 0, op_id);
     rid = g->next_runtime_id++;
-    if (g->fix_mode == FIX_COLLECT && (rc = ig_fix_runtime(g, thr, ev, rid, op_id)) < 0)
+    if (g->fix_mode == FIX_COLLECT && (rc = ig_fix_runtime(g, thr, ev, rid, op_id, name)) < 0)
         return rc;
     rb_int(st, TT_C_RT_ID, rid);
     rb_null(st, TT_C_RT_FLOW); /* flow: set by fold_flow when the ac2g flow follows */
@@ -235,6 +235,8 @@ static int insert_runtime(struct ingest *g, const tt_event *ev, int64_t cat, int
     if (!HAVE(TT_A_CORRELATION))
         return 0;
     g->link_rt_ts = ev->has_ts ? ev->ts_ns : TT_ROWS_NO_TS; /* for its activities */
+    g->link_rt_name = name;
+    g->link_rt_thr = thr;
     return ig_pend_runtime(g, ev->correlation, rid, op_id);
 }
 
@@ -997,7 +999,7 @@ static int discard_rows(void *ctx, int table, int nrows, int ncols, const tt__ce
 static int rows_relinked(const char *path, const tt__rowsink *rowsink, unsigned read_flags,
                          unsigned skip, tt__rows_result *res)
 {
-    tt__rowsink none = { NULL, discard_rows, NULL, NULL, NULL };
+    tt__rowsink none = { NULL, discard_rows, NULL, NULL, NULL, NULL };
     struct ingest g;
     int rc;
     skip = (skip & ~TT_ROWS_RELINK) | TT_ROWS_NO_STOP;

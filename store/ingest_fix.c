@@ -58,9 +58,10 @@ struct fx_nest {
     int64_t id, depth, parent;
 };
 
-/* a runtime call linked again (op.id 0: to none) */
+/* a runtime call linked again (op.id 0: to none); rt: the call itself */
 struct fx_link {
-    int64_t rid, rts;
+    int64_t rid;
+    struct ig_rtlink rt;
     struct frame op;
 };
 
@@ -70,13 +71,15 @@ struct fx_key {
     int64_t key, ts, id;
 };
 struct fx_src {
-    int64_t key, ts, id, rts;
+    int64_t key, ts, id;
+    struct ig_rtlink rt;
     struct frame op;
 };
 
 /* a GPU row's final links */
 struct fx_gpu {
-    int64_t gid, rid, rt_ts;
+    int64_t gid, rid;
+    struct ig_rtlink rt;
     struct frame op;
 };
 
@@ -198,12 +201,13 @@ int ig_fix_slice(struct ingest *g, int64_t thr, const tt_event *ev, int64_t id, 
 }
 
 int ig_fix_runtime(struct ingest *g, int64_t thr, const tt_event *ev, int64_t rid,
-                   int64_t op_id)
+                   int64_t op_id, int64_t name)
 {
     struct fx_row r;
     memset(&r, 0, sizeof(r));
     r.id = rid;
     r.thr = thr;
+    r.name = name;
     r.ts = ev->has_ts ? ev->ts_ns : NO_TS;
     r.dur = ev->has_dur ? ev->dur_ns : 0;
     r.key = HAVE(TT_A_CORRELATION) ? ev->correlation : 0;
@@ -223,7 +227,7 @@ int ig_fix_end_b(struct ingest *g, int64_t id, int64_t dur)
 /* a GPU row being built (gid: its id): kept (FIX_COLLECT), or its final
  * links taken from the fix-ups (FIX_APPLY) */
 int ig_fix_gpu(struct ingest *g, int64_t gid, const tt_event *ev, int xc, int64_t *runtime_id,
-               int64_t *op_id, struct frame *op, int64_t *rt_ts)
+               int64_t *op_id, struct frame *op, struct ig_rtlink *rt)
 {
     struct ig_fix *f = g->fix;
     int rc = 0;
@@ -236,7 +240,7 @@ int ig_fix_gpu(struct ingest *g, int64_t gid, const tt_event *ev, int xc, int64_
             *runtime_id = f->gp.rid;
             *op_id = f->gp.op.id;
             *op = f->gp.op;
-            *rt_ts = f->gp.rt_ts;
+            *rt = f->gp.rt;
         }
         return 0;
     }
@@ -297,7 +301,8 @@ static int slices_pass(struct ingest *g, tt__spill **nest, tt__spill **ops, tt__
             s.key = r.key;
             s.ts = r.ts;
             s.id = r.id;
-            s.rts = TT_ROWS_NO_TS;
+            s.rt.ts = TT_ROWS_NO_TS;
+            s.rt.thr = -1;
             s.op.id = r.id;
             s.op.ts = r.ts;
             s.op.end = r.ts + (o.have_dur && r.dur > 0 ? r.dur : 0);
@@ -360,9 +365,25 @@ static size_t innermost(const struct fx_open *stack, size_t n, int64_t rend)
     return lo;
 }
 
+/* what a call of thread thr (an index into g->threads, -1 none) that
+ * starts at ts is, its thread as a key (its index means nothing in the
+ * second reading, which may not have met the thread yet) */
+static void rt_link(const struct ingest *g, int64_t thr, int64_t ts, int64_t name,
+                    struct ig_rtlink *rt)
+{
+    memset(rt, 0, sizeof(*rt));
+    rt->ts = ts;
+    rt->name = name;
+    rt->thr = -1;
+    if (thr >= 0 && (size_t)thr < g->nthreads) {
+        rt->key = tt__tkey_of_ids(&g->threads[thr].pid, &g->threads[thr].tid);
+        rt->has_key = 1;
+    }
+}
+
 /* ig_link_runtime for every thread of calls (sorted by cmp_call), its ops
  * in ops (sorted by cmp_ord): the links into f->link */
-static int relink(struct ig_fix *f, tt__spill *calls, tt__spill *ops)
+static int relink(const struct ingest *g, struct ig_fix *f, tt__spill *calls, tt__spill *ops)
 {
     struct fx_open *stack = NULL;
     size_t n = 0, alloc = 0, i;
@@ -399,7 +420,7 @@ static int relink(struct ig_fix *f, tt__spill *calls, tt__spill *ops)
         i = innermost(stack, n, c.ts + (c.have_dur ? c.dur : 0));
         memset(&l, 0, sizeof(l));
         l.rid = c.id;
-        l.rts = c.ts;
+        rt_link(g, c.thr, c.ts, c.name, &l.rt);
         if (i)
             l.op = stack[i - 1].op;
         if ((rc = tt__spill_put(&f->link, sizeof(l), cmp_link, &l)) < 0)
@@ -425,7 +446,7 @@ static int calls_pass(struct ingest *g, tt__spill **calls)
         o.dur = r.dur;
         o.have_dur = (r.f & F_DUR) != 0;
         o.id = r.id;
-        o.name = 0;
+        o.name = r.name;
         if ((rc = tt__spill_put(calls, sizeof(o), cmp_call, &o)) < 0)
             return rc;
     }
@@ -434,7 +455,7 @@ static int calls_pass(struct ingest *g, tt__spill **calls)
 
 /* every call with a correlation and its final op (f->link applied), by
  * (correlation, ts, id): the source of the GPU rows' merge join */
-static int corr_pass(struct ig_fix *f, tt__spill **src)
+static int corr_pass(const struct ingest *g, struct ig_fix *f, tt__spill **src)
 {
     struct fx_row r;
     struct fx_link l;
@@ -455,7 +476,7 @@ static int corr_pass(struct ig_fix *f, tt__spill **src)
         s.key = r.key;
         s.ts = r.ts;
         s.id = r.id;
-        s.rts = (r.f & F_TS) ? r.ts : TT_ROWS_NO_TS;
+        rt_link(g, r.thr, (r.f & F_TS) ? r.ts : TT_ROWS_NO_TS, r.name, &s.rt);
         s.op = r.op;
         if ((rc = tt__spill_put(src, sizeof(s), cmp_src, &s)) < 0)
             return rc;
@@ -483,7 +504,7 @@ static int relinked_gpu(struct ig_fix *f)
             continue;
         x.gid = p.v;
         x.rid = l.rid;
-        x.rt_ts = l.rts;
+        x.rt = l.rt;
         x.op = l.op;
         if ((rc = tt__spill_put(&f->gpu, sizeof(x), cmp_gpu, &x)) < 0)
             return rc;
@@ -543,7 +564,13 @@ static int merge_join(struct ig_fix *f, tt__spill *act, tt__spill *src, int anno
         m = best.ts <= a.ts ? &best : &first;
         x.gid = a.id;
         x.rid = annot ? 0 : m->id;
-        x.rt_ts = annot ? TT_ROWS_NO_TS : m->rts;
+        if (annot) {
+            memset(&x.rt, 0, sizeof(x.rt));
+            x.rt.ts = TT_ROWS_NO_TS;
+            x.rt.thr = -1;
+        } else {
+            x.rt = m->rt;
+        }
         x.op = m->op;
         if ((rc = tt__spill_put(&f->gpu, sizeof(x), cmp_gpu, &x)) < 0)
             return rc;
@@ -564,11 +591,11 @@ static int passes(struct ingest *g, tt__spill **nest, tt__spill **ops, tt__spill
     if (!chrome)
         return 0;
     if (g->any_rt_dirty) {
-        if ((rc = calls_pass(g, calls)) < 0 || (rc = relink(f, *calls, *ops)) < 0 ||
+        if ((rc = calls_pass(g, calls)) < 0 || (rc = relink(g, f, *calls, *ops)) < 0 ||
             (rc = relinked_gpu(f)) < 0)
             return rc;
     }
-    if (f->gun && ((rc = corr_pass(f, src)) < 0 || (rc = merge_join(f, f->gun, *src, 0)) < 0))
+    if (f->gun && ((rc = corr_pass(g, f, src)) < 0 || (rc = merge_join(f, f->gun, *src, 0)) < 0))
         return rc;
     if (g->n_annot && f->gann && *ua && (rc = merge_join(f, f->gann, *ua, 1)) < 0)
         return rc;

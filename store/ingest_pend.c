@@ -28,6 +28,7 @@
 
 struct rt_recent {
     int64_t corr, rid, op_id, rt_ts; /* rt_ts: the call's start */
+    int64_t rt_name, rt_thr;         /* its name, its thread (g->link_rt_*) */
     struct frame op;
     int used;
 };
@@ -232,6 +233,8 @@ int ig_pend_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name)
         if (c->used && c->corr == ev->correlation) {
             g->link_op = c->op;
             g->link_rt_ts = c->rt_ts;
+            g->link_rt_name = c->rt_name;
+            g->link_rt_thr = c->rt_thr;
             g->res->linked_gpu++;
             return ig_insert_gpu(g, ev, cat, name, c->rid, c->op_id, 0);
         }
@@ -293,6 +296,8 @@ int ig_pend_runtime(struct ingest *g, int64_t corr, int64_t rid, int64_t op_id)
     c->op_id = op_id;
     c->op = g->link_op;
     c->rt_ts = g->link_rt_ts;
+    c->rt_name = g->link_rt_name;
+    c->rt_thr = g->link_rt_thr;
     /*
      * A correlation that (maybe) had a call before: which call an activity
      * after both belongs to is the merge join's to say (the latest one

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum { TT_CELL_NULL, TT_CELL_INT, TT_CELL_TEXT };
 
@@ -33,6 +34,8 @@ typedef struct tt__cell {
 } tt__cell;
 
 /* tables TT_ROWS_*, cells TT_C_<REC>_<COLUMN>: store/records.h */
+
+struct tt__gpu_launch;
 
 typedef struct tt__rowsink {
     void *ctx;
@@ -61,7 +64,97 @@ typedef struct tt__rowsink {
      * the runtime calls to group by op or to place a launch.
      */
     int (*gpu_links)(void *ctx, int64_t op_id, int64_t op_name, int64_t rt_id, int64_t rt_ts);
+    /*
+     * Optional: the same links with what the runtime call is (struct
+     * tt__gpu_launch below), called right after gpu_links (both may be
+     * set), once for every GPU row, in row order, before its batch: for a
+     * consumer that places a launch on its CPU thread (--under) or groups
+     * by the launching call.
+     */
+    int (*gpu_launch)(void *ctx, const struct tt__gpu_launch *l);
 } tt__rowsink;
+
+/*
+ * A thread as one comparable value, the same from a row's pid and tid
+ * cells (tt__tkey_of_cells) and from the reader's ids (tt__tkey_of_ids):
+ * an integer as itself, and so a text that spells one ("25738": old
+ * traces write the tids of their ops as strings, of their memory events as
+ * numbers), any other text by a 64-bit hash of its bytes, NULL apart
+ * (kinds TT_CELL_*).
+ */
+typedef struct tt__tkey {
+    int64_t pid, tid;
+    int32_t pkind, tkind;
+} tt__tkey;
+
+/* a text's part of a key: the integer it spells (kind TT_CELL_INT), else
+ * its hash (TT_CELL_TEXT) */
+static inline void tt__tkey_text(const char *s, size_t n, int64_t *v, int32_t *kind)
+{
+    uint64_t h = 1469598103934665603ull, x = 0; /* FNV-1a */
+    size_t i = n && s[0] == '-';
+    int num = n > i && n - i <= 18 && !(s[i] == '0' && n - i > 1);
+    for (; i < n && num; i++) {
+        num = s[i] >= '0' && s[i] <= '9';
+        x = x * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (num && !(n == 2 && s[0] == '-' && s[1] == '0')) {
+        *v = s[0] == '-' ? -(int64_t)x : (int64_t)x;
+        *kind = TT_CELL_INT;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    *v = (int64_t)h;
+    *kind = TT_CELL_TEXT;
+}
+
+static inline void tt__tkey_cell_(const tt__cell *c, const char *text, int64_t *v, int32_t *kind)
+{
+    *kind = c->type;
+    *v = c->type == TT_CELL_INT ? c->i : 0;
+    if (c->type == TT_CELL_TEXT)
+        tt__tkey_text(text + c->i, c->len, v, kind);
+}
+
+static inline tt__tkey tt__tkey_of_cells(const tt__cell *pid, const tt__cell *tid,
+                                         const char *text)
+{
+    tt__tkey k;
+    tt__tkey_cell_(pid, text, &k.pid, &k.pkind);
+    tt__tkey_cell_(tid, text, &k.tid, &k.tkind);
+    return k;
+}
+
+/* the cell an id becomes in a row (as the ingest writes it) */
+static inline void tt__tkey_id_(const tt_id *id, int64_t *v, int32_t *kind)
+{
+    *kind = !id->present ? TT_CELL_NULL : id->is_str ? TT_CELL_TEXT : TT_CELL_INT;
+    *v = *kind == TT_CELL_INT ? id->num : 0;
+    if (*kind == TT_CELL_TEXT)
+        tt__tkey_text(id->str, strlen(id->str), v, kind);
+}
+
+static inline tt__tkey tt__tkey_of_ids(const tt_id *pid, const tt_id *tid)
+{
+    tt__tkey k;
+    tt__tkey_id_(pid, &k.pid, &k.pkind);
+    tt__tkey_id_(tid, &k.tid, &k.tkind);
+    return k;
+}
+
+static inline int tt__tkey_eq(const tt__tkey *a, const tt__tkey *b)
+{
+    return a->pid == b->pid && a->tid == b->tid && a->pkind == b->pkind && a->tkind == b->tkind;
+}
+
+/* tt__rowsink.gpu_launch: a GPU row's links and its runtime call */
+typedef struct tt__gpu_launch {
+    int64_t op_id, op_name, rt_id, rt_ts; /* as gpu_links gives them */
+    int64_t rt_name;  /* the call's name (a string id already handed over; 0: no call) */
+    int has_thread;   /* rt_thread holds the call's thread (0: no call) */
+    tt__tkey rt_thread;
+} tt__gpu_launch;
 
 /* tt__rowsink.gpu_links: no start */
 #define TT_ROWS_NO_TS INT64_MIN

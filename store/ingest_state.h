@@ -211,6 +211,7 @@ struct ingest {
     const tt__rowtap *tap;      /* rows also (or only) to this (ingest_rows.h) */
     struct frame link_op;       /* the op the last runtime call was linked to */
     int64_t link_rt_ts;         /* that call's start (TT_ROWS_NO_TS: none) */
+    int64_t link_rt_name, link_rt_thr; /* its name (string id), thread (index; -1 none) */
     int64_t end_b_updates;      /* JOB_END_B jobs: slices closed after their row left */
     int64_t next_runtime_id;
     tt_strtab strs;
@@ -379,11 +380,19 @@ void ig_fix_free(struct ig_fix *f);
 int ig_fix_slice(struct ingest *g, int64_t thr, const tt_event *ev, int64_t id, int64_t name,
                  int is_op);
 int ig_fix_runtime(struct ingest *g, int64_t thr, const tt_event *ev, int64_t rid,
-                   int64_t op_id);
+                   int64_t op_id, int64_t name);
 int ig_fix_end_b(struct ingest *g, int64_t id, int64_t dur);
+/* what a GPU row's runtime call is (its start and name; its thread, for
+ * tt__rowsink.gpu_launch: an index into g->threads of this reading, or,
+ * with thr -1, the key the fix-ups computed in the first reading) */
+struct ig_rtlink {
+    int64_t ts, name, thr;
+    int64_t has_key;
+    tt__tkey key;
+};
 /* a GPU row: kept (FIX_COLLECT), or its links replaced (FIX_APPLY) */
 int ig_fix_gpu(struct ingest *g, int64_t gid, const tt_event *ev, int xc, int64_t *runtime_id,
-               int64_t *op_id, struct frame *op, int64_t *rt_ts);
+               int64_t *op_id, struct frame *op, struct ig_rtlink *rt);
 /* after the first reading: the fix-ups, from what it kept */
 int ig_fix_compute(struct ingest *g);
 /* before the second: back to their start */

@@ -456,6 +456,30 @@ int ig_prepare_statements(struct ingest *g)
 
 /* ---- the row of a GPU activity (also emitted by the pending ring) ---- */
 
+/* tt__rowsink.gpu_launch for a GPU row linked to op_id (named op_name)
+ * and the runtime call runtime_id (rt: what it is) */
+static int gpu_launch(struct ingest *g, int64_t op_id, int64_t op_name, int64_t runtime_id,
+                      const struct ig_rtlink *rt)
+{
+    tt__gpu_launch l;
+    memset(&l, 0, sizeof(l));
+    l.op_id = op_id;
+    l.op_name = op_name;
+    l.rt_id = runtime_id;
+    l.rt_ts = runtime_id ? rt->ts : TT_ROWS_NO_TS;
+    if (runtime_id) {
+        l.rt_name = rt->name;
+        if (rt->thr >= 0 && (size_t)rt->thr < g->nthreads) {
+            l.rt_thread = tt__tkey_of_ids(&g->threads[rt->thr].pid, &g->threads[rt->thr].tid);
+            l.has_thread = 1;
+        } else if (rt->thr < 0 && rt->has_key) {
+            l.rt_thread = rt->key;
+            l.has_thread = 1;
+        }
+    }
+    return g->rowsink->gpu_launch(g->rowsink->ctx, &l);
+}
+
 int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t name,
                       int64_t runtime_id, int64_t op_id, int flow)
 {
@@ -464,11 +488,10 @@ int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t nam
     const char *ck = NULL;
     size_t ckl = 0;
     struct frame op = g->link_op; /* what op_id is, when not 0 */
-    int64_t rt_ts = g->link_rt_ts;
+    struct ig_rtlink rt = { g->link_rt_ts, g->link_rt_name, g->link_rt_thr, 0, { 0, 0, 0, 0 } };
     int64_t gid = ++g->gpu_rows;
     int rc;
-    if (g->fix_mode &&
-        (rc = ig_fix_gpu(g, gid, ev, xc, &runtime_id, &op_id, &op, &rt_ts)) < 0)
+    if (g->fix_mode && (rc = ig_fix_gpu(g, gid, ev, xc, &runtime_id, &op_id, &op, &rt)) < 0)
         return rc;
     if (g->rowsink && g->rowsink->kernel && op_id && op_id == op.id &&
         (xc == TT_XC_KERNEL || xc == TT_XC_MEMCPY || xc == TT_XC_MEMSET) && ev->has_dur) {
@@ -478,10 +501,13 @@ int ig_insert_gpu(struct ingest *g, const tt_event *ev, int64_t cat, int64_t nam
     }
     if (g->rowsink && g->rowsink->gpu_links) {
         rc = g->rowsink->gpu_links(g->rowsink->ctx, op_id, op_id && op_id == op.id ? op.name : 0,
-                                   runtime_id, runtime_id ? rt_ts : TT_ROWS_NO_TS);
+                                   runtime_id, runtime_id ? rt.ts : TT_ROWS_NO_TS);
         if (rc)
             return rc < 0 ? rc : TT_ECANCELED;
     }
+    if (g->rowsink && g->rowsink->gpu_launch &&
+        (rc = gpu_launch(g, op_id, op_id && op_id == op.id ? op.name : 0, runtime_id, &rt)) != 0)
+        return rc < 0 ? rc : TT_ECANCELED;
     rb_int(st, TT_C_GPU_TRACE_ID, g->trace_id);
     rb_textz(st, TT_C_GPU_KIND, tt_kineto_kind_name[xc]);
     rb_opt(st, TT_C_GPU_CAT, cat != 0, cat);

@@ -115,6 +115,8 @@ int tt__avg_trace_result(struct state *s, int64_t trace, const char *label, int 
     t->rows = calloc(s->agg.n ? s->agg.n : 1, sizeof(*t->rows));
     if (!t->path || !t->rows)
         rc = TT_ENOMEM;
+    t->self_cpu_total_us = s->hidden_self_cpu; /* events --name leaves out of the rows */
+    t->self_device_total_us = s->hidden_self_dev;
     for (i = 0; i < s->agg.n && rc == 0; i++) {
         const struct row *a = &s->agg.rows[i];
         tt_avg_row *r = &t->rows[t->nrows];

@@ -51,6 +51,7 @@ struct ev_first {
     int64_t child_cpu_ns, child_dev_ns, child_mem[2], mem[2];
     int64_t dev_total_ns;
     int nchildren, has_parent, is_user_annotation;
+    int out;                /* the filters left it out: EV_OUT_* */
 };
 
 struct ev {
@@ -68,6 +69,7 @@ struct ev {
     int have_end_mem;
     int has_parent;
     int is_user_annotation;
+    int out;                /* the filters left it out: EV_OUT_* */
     /* children */
     int nchildren;
     int64_t child_cpu_ns, child_dev_ns;
@@ -187,6 +189,7 @@ struct state {
     int any_memory;
     int want_stacks;         /* group_by_stack or collect_stacks */
     struct stacks stk;
+    double hidden_self_cpu, hidden_self_dev; /* us of the AREC_HIDE events (the totals) */
 };
 
 /* ---- the records of the pass, in torch's order ---- */
@@ -206,8 +209,13 @@ struct arec {
 enum {
     AREC_USER_ANNOTATION = 1, /* an op of cat user_annotation */
     AREC_DEVICE_WORK = 2,     /* not an op: device time (b) of op id (fs_kernel) */
-    AREC_FWD_TID = 4          /* kind 0: "Fwd thread id" > 0 */
+    AREC_FWD_TID = 4,         /* kind 0: "Fwd thread id" > 0 */
+    AREC_OUT = 8,             /* outside --time-range / --under: not counted at all */
+    AREC_HIDE = 16            /* in them, but not --name's: in the totals only */
 };
+
+/* struct ev.out: counted, left out (AREC_OUT), in the totals only (AREC_HIDE) */
+enum { EV_OUT_NO = 0, EV_OUT_SCOPE = 1, EV_OUT_NAME = 2 };
 
 /* a python_function event (with stacks): sorts before the ops of the same
  * start and end, as the caller that encloses them */
@@ -278,6 +286,7 @@ struct fstream {
     int64_t mem_rowid, gpu_rowid; /* what SQLite would number them */
     struct steps win;             /* ProfilerStep windows, with --steps */
     int neg_dur;                  /* an op with a negative dur (see fs_kernel) */
+    struct tt__flt *fl;           /* options.filter (NULL: none) */
 };
 
 void tt__avg_fstream_fix(const struct fstream *fs, struct arec *e);

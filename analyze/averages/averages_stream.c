@@ -11,6 +11,7 @@
  * taken from there (the log says so: topic "averages", TT_DEBUG_AVG=1).
  */
 #include "analyze/averages/averages_state.h"
+#include "analyze/filter/filter.h"
 #include "common/arena.h"
 #include "common/log.h"
 #include "common/tmath.h"
@@ -151,6 +152,12 @@ static int fs_step(struct fstream *fs, const tt__cell *row)
                                  : row[TT_C_SL_TS].i + cell_int(&row[TT_C_SL_DUR]));
 }
 
+/* the filters' verdict on a record (TT__FLT_* bits) as its AREC_* flag */
+static int32_t arec_out(int fails)
+{
+    return fails & TT__FLT_SCOPE ? AREC_OUT : fails ? AREC_HIDE : 0;
+}
+
 /* one batch of the ingest's rows -> records of the pass (what scan_sql selects) */
 static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
                    const char *text)
@@ -166,7 +173,9 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
         switch (table) {
         case TT_ROWS_STR:
             if ((rc = fs_string(fs, row[TT_C_STR_ID].i, text + row[TT_C_STR_S].i,
-                                row[TT_C_STR_S].len)) < 0)
+                                row[TT_C_STR_S].len)) < 0 ||
+                (rc = tt__flt_string(fs->fl, row[TT_C_STR_ID].i, text + row[TT_C_STR_S].i,
+                                     row[TT_C_STR_S].len)) < 0)
                 return rc;
             continue;
         case TT_ROWS_SLICE: {
@@ -202,6 +211,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             }
             if (fs->s->want_stacks && (rc = fs_call_stack(fs, row, text, &e)) < 0)
                 return rc;
+            e.flags |= arec_out(tt__flt_slice_fails(fs->fl, row, text));
             break;
         }
         case TT_ROWS_RUNTIME:
@@ -214,6 +224,7 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             e.end = tt_sat_add(e.ts, cell_int(&row[TT_C_RT_DUR]));
             pid = &row[TT_C_RT_PID];
             tid = &row[TT_C_RT_TID];
+            e.flags = arec_out(tt__flt_runtime_fails(fs->fl, row, text));
             break;
         case TT_ROWS_MEMORY:
             fs->mem_rowid++;
@@ -225,15 +236,20 @@ static int fs_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             e.ts = e.end = row[TT_C_MEM_TS].i;
             e.a = cell_int(&row[TT_C_MEM_DEVTYPE]);
             e.b = row[TT_C_MEM_BYTES].i;
+            e.flags = arec_out(tt__flt_memory_fails(fs->fl, row, text));
             break;
         case TT_ROWS_GPU: {
             const tt__cell *kind = &row[TT_C_GPU_KIND];
             int annot = text_is(kind, text, "annotation");
             int work = !annot && (text_is(kind, text, "kernel") || text_is(kind, text, "memcpy") ||
                                   text_is(kind, text, "memset"));
+            int fails = tt__flt_gpu_fails(fs->fl, row, text); /* every GPU row: its launch */
             fs->gpu_rowid++;
+            if (fails < 0)
+                return fails;
             if (!(work || annot) || cell_null(&row[TT_C_GPU_TS]))
                 continue;
+            e.flags = arec_out(fails);
             e.kind = 3;
             e.id = fs->gpu_rowid;
             e.name = cell_int(&row[TT_C_GPU_NAME]);
@@ -281,6 +297,12 @@ static int fs_kernel(void *ctx, int64_t op_id, int64_t op_ts, int64_t op_end, in
     return tt__avg_runs_add(&fs->runs, &e);
 }
 
+/* the launch of a GPU row to come, for the filters */
+static int fs_launch(void *ctx, const tt__gpu_launch *l)
+{
+    return tt__flt_launch(((struct fstream *)ctx)->fl, l);
+}
+
 static int has_profile_memory(const char *metadata)
 {
     /* as metadata LIKE '%"profile_memory":1%' (ASCII case-blind) */
@@ -312,6 +334,7 @@ struct avg_src {
     tt_db *db;
     int64_t trace_id;
     unsigned relink;
+    struct tt__flt *fl; /* the filters (NULL: none), loaded for this trace */
 };
 
 static int read_src(const struct avg_src *src, const tt__rowsink *sink, unsigned flags,
@@ -367,7 +390,8 @@ static const uint64_t avg_cols[TT_ROWS_COUNT] = {
     [TT_ROWS_GPU] = TT_COL(TT_C_GPU_KIND) | TT_COL(TT_C_GPU_NAME) | TT_COL(TT_C_GPU_TS) |
                     TT_COL(TT_C_GPU_DUR),
     [TT_ROWS_MEMORY] = TT_COL(TT_C_MEM_BYTES) | TT_COL(TT_C_MEM_DEVTYPE) |
-                       TT_COL(TT_C_MEM_NAME) | TT_COL(TT_C_MEM_TS),
+                       TT_COL(TT_C_MEM_NAME) | TT_COL(TT_C_MEM_TS) | TT_COL(TT_C_MEM_PID) |
+                       TT_COL(TT_C_MEM_TID),
 };
 
 /*
@@ -387,9 +411,12 @@ static int read_pass(const struct avg_src *src, const tt_avg_options *o, struct 
     s->want_stacks = o->group_by_stack > 0 || (o->version >= 3 && o->collect_stacks);
     fs->s = s;
     fs->kmap = kmap;
+    fs->fl = src->fl;
+    tt__flt_reset(src->fl); /* the strings and launches start again */
     sink.ctx = fs;
     sink.rows = fs_rows;
     sink.kernel = kmap ? NULL : fs_kernel;
+    sink.gpu_launch = tt__flt_wants_launch(src->fl) ? fs_launch : NULL;
     sink.cols = avg_cols;
     /* stacks read an op's "Call stack" arg; nothing else needs the args */
     return read_src(src, &sink, s->want_stacks ? 0 : TT_READ_NO_ARGS, AVG_SKIP, res);
@@ -430,7 +457,7 @@ static int avg_trace(const struct avg_src *src, const tt_avg_options *o, struct 
         free(res->metadata);
         memset(&kmap, 0, sizeof(kmap));
         {
-            tt__rowsink km = { &kmap, km_rows, km_kernel, NULL, NULL };
+            tt__rowsink km = { &kmap, km_rows, km_kernel, NULL, NULL, NULL };
             rc = read_src(src, &km, TT_READ_NO_ARGS, AVG_SKIP, res);
         }
         free(res->metadata);
@@ -491,13 +518,14 @@ static int avg_src_trace(const struct avg_src *src, const tt_avg_options *o, int
 struct avg_visit {
     const tt_avg_options *o;
     tt_avg_result *out;
+    struct tt__flt *fl; /* options.filter */
 };
 
 static int visit_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_result *res,
                       void **r)
 {
     const struct avg_visit *v = ctx;
-    struct avg_src src = { path, db, db ? id : 0, 0 };
+    struct avg_src src = { path, db, db ? id : 0, 0, v->fl };
     tt_avg_trace *tr = NULL;
     tt__spool sp = { -1, "" };
     int rc;
@@ -506,6 +534,8 @@ static int visit_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__ro
     /* standard input or a pipe: from a copy, which a second reading may need */
     if (!db && (rc = tt__spool_input(&sp, path, &src.path)) < 0)
         return rc;
+    if ((rc = tt__flt_load(v->fl, src.path, db, id)) < 0) /* --under's ops */
+        return tt__spool_end(&sp, path, rc);
     if ((rc = avg_src_trace(&src, v->o, id, path, res, &tr)) == 1) {
         free(res->metadata);
         res->metadata = NULL;
@@ -547,8 +577,13 @@ static int visit_take(void *ctx, void *r, int64_t id, const char *path)
  */
 int tt__avg_each(const char *input, tt_db *db, const tt_avg_options *o, tt_avg_result *out)
 {
-    struct avg_visit av = { o, out };
+    struct avg_visit av = { o, out, NULL };
     struct tt__visit v = { &av, visit_read, visit_take, visit_drop };
+    int rc;
     out->header_per_trace = o->header_per_trace;
-    return tt__each_trace(o->trace_id, o->rank, input, db, &v);
+    if ((rc = tt__flt_new(&av.fl, o->version >= 4 ? &o->filter : NULL)) < 0)
+        return rc;
+    rc = tt__each_trace(o->trace_id, o->rank, input, db, &v);
+    tt__flt_free(av.fl);
+    return rc;
 }

@@ -224,6 +224,10 @@ static int emit_first(struct state *s, const struct ev_first *f)
                             tt_sat_sub(f->mem[1], f->child_mem[1]) };
     double cpu = (double)(f->end - f->start) / 1e3;
     int rc;
+    if (f->out == EV_OUT_NAME) /* not a row of --name's: the footer's total only */
+        s->hidden_self_cpu += cpu - (double)f->child_cpu_ns / 1e3;
+    if (f->out)
+        return 0;
     if (f->full && (rc = tt__avg_stack_add(s, f->full, f->name,
                                            tt_sat_sub(f->end - f->start, f->child_cpu_ns),
                                            f->kernels_ns)) < 0)
@@ -273,6 +277,7 @@ static int finish(struct state *s, struct ev *e, struct ev *p)
     me.nchildren = e->nchildren;
     me.has_parent = p != NULL;
     me.is_user_annotation = e->is_user_annotation;
+    me.out = e->out;
     ev_free(s, e);
     if (!p)
         return emit_first(s, &me);
@@ -413,8 +418,8 @@ static int push_cpu(struct state *s, struct thread_stack *t, struct ev *e)
     if (s->want_stacks && (rc = tt__avg_stack_assign(s, t, e)) < 0)
         return rc;
     /* rows keep torch's order and the first event's parent: first
-     * occurrence in start order */
-    {
+     * occurrence in start order (of the events counted) */
+    if (!e->out) {
         struct row *r = agg_get(&s->agg, e->name, s->o->group_by_shape ? e->shapes : 0, e->stack,
                                 DEV_CPU);
         if (!r)
@@ -727,7 +732,7 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
                 /* inside no CPU event: a standalone "[memory]" row */
                 int64_t mm[2] = { 0, 0 };
                 mm[c] = bytes;
-                if (!mem_name)
+                if (!mem_name || (e.flags & (AREC_OUT | AREC_HIDE)))
                     continue;
                 if ((rc = add_row(s, mem_name, 0, 0, DEV_CPU, 0, 0, 0, 0, 0, 0, mm, mm)) < 0)
                     break;
@@ -745,6 +750,10 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
         if (e.kind == 3) { /* GPU activity: a device row of its own */
             int64_t zero[2] = { 0, 0 };
             double d = (double)dur / 1e3;
+            if ((e.flags & AREC_HIDE) && !e.a)
+                s->hidden_self_dev += d;
+            if (e.flags & (AREC_OUT | AREC_HIDE))
+                continue;
             if ((rc = add_row(s, name, 0, 0, DEV_CUDA, 0, (int)e.a, 0, 0, d, d, zero, zero)) < 0)
                 break;
             continue;
@@ -765,6 +774,7 @@ int tt__avg_pass_merge(struct state *s, struct runs *runs, const struct steps *w
             v->end = ts + (dur > 0 ? dur : 0);
             v->kernels_ns = e.b;
             v->is_user_annotation = (e.flags & AREC_USER_ANNOTATION) != 0;
+            v->out = e.flags & AREC_OUT ? EV_OUT_SCOPE : e.flags & AREC_HIDE ? EV_OUT_NAME : EV_OUT_NO;
             v->mem_start[0] = s->mem_lt[0];
             v->mem_start[1] = s->mem_lt[1];
             v->serial = s->serial++;

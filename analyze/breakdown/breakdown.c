@@ -20,6 +20,7 @@
 #include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/breakdown/breakdown_state.h"
+#include "analyze/filter/filter.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -589,8 +590,9 @@ static int no_activity(struct bd_run *r, const char *src, int db)
                                " ProfilerStep#%" PRId64 "..#%" PRId64, r->o->step_from,
                                r->o->step_to);
     return tt_error_set_at(TT_ENOTFOUND, src, -1,
-                           "no GPU activity (kernel, memcpy, memset) in %s",
-                           db ? "the selected traces" : "this trace");
+                           "no GPU activity (kernel, memcpy, memset) in %s%s",
+                           db ? "the selected traces" : "this trace",
+                           r->fl ? " passes --name/--under/--time-range" : "");
 }
 
 /* traces by rank (none first), then id */
@@ -707,6 +709,7 @@ void tt__bd_run_release(struct bd_run *r)
     }
     tt_comm_rules_free(&r->comm);
     tt__bd_read_reset(&r->rd);
+    tt__flt_free(r->fl);
     memset(r, 0, sizeof(*r));
 }
 

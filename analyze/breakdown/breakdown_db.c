@@ -7,6 +7,7 @@
  */
 #include "common/compat.h"
 #include "analyze/breakdown/breakdown_state.h"
+#include "analyze/filter/filter.h"
 #include "store/db_internal.h"
 
 static int cmp_db_trace(const void *a, const void *b)
@@ -43,7 +44,8 @@ int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
         if (!is_kineto(t) || (o->trace_id && t->id != o->trace_id) ||
             (o->rank >= 0 && (!t->have_rank || t->rank != o->rank)))
             continue;
-        if ((rc = tt__db_rows(db, t->id, &sink, TT__BD_SKIP | TT_ROWS_NO_ARGS, NULL)) == 0)
+        if ((rc = tt__flt_load(r.fl, NULL, db, t->id)) == 0 &&
+            (rc = tt__db_rows(db, t->id, &sink, TT__BD_SKIP | TT_ROWS_NO_ARGS, NULL)) == 0)
             rc = tt__bd_trace_end(&r, t->id, t->have_rank ? t->rank : -1, t->format);
     }
     if (rc == 0 && !r.ntr)

@@ -17,6 +17,7 @@
 #include "common/compat.h"
 #include "common/log.h"
 #include "analyze/breakdown/breakdown_state.h"
+#include "analyze/filter/filter.h"
 #include "store/ingest_rows.h"
 #include "formats/spool.h"
 #include "tracetool/store.h"
@@ -187,10 +188,13 @@ static const uint64_t bd_cols[TT_ROWS_COUNT] = {
 
 void tt__bd_sink(struct bd_run *r, tt__rowsink *sink)
 {
-    memset(sink, 0, sizeof(*sink));
-    sink->ctx = r;
-    sink->rows = bd_rows;
-    sink->cols = bd_cols;
+    tt__rowsink in;
+    memset(&in, 0, sizeof(in));
+    in.ctx = r;
+    in.rows = bd_rows;
+    in.cols = bd_cols;
+    /* the filters: the GPU activities that fail never come (fl keeps in) */
+    (void)tt__flt_sink(r->fl, &in, 1u << TT_ROWS_GPU, sink);
 }
 
 /* ---- the inputs ---- */
@@ -208,6 +212,8 @@ int tt__bd_run_init(struct bd_run *r, const tt_bd_options *o, tt_bd_result *res)
     res->step_from = o->step_from;
     res->step_to = o->step_to;
     res->slowest = res->most_compute = (size_t)-1;
+    if (o->version >= 3 && tt__flt_new(&r->fl, &o->filter) < 0)
+        return TT_EINVALID;
     return o->version >= 2 ? tt_comm_rules_compile(&r->comm, o->comm_patterns, o->ncomm_patterns)
                            : 0;
 }
@@ -221,6 +227,8 @@ static int read_rows(struct bd_run *r, const char *path, const char *label, int6
     int rc;
     tt__bd_sink(r, &sink);
     memset(&res, 0, sizeof(res));
+    if ((rc = tt__flt_load(r->fl, path, NULL, 0)) < 0)
+        return rc;
     rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, TT__BD_SKIP, &res);
     free(res.metadata);
     if (rc == 0 && res.needs_db) {
@@ -228,6 +236,7 @@ static int read_rows(struct bd_run *r, const char *path, const char *label, int6
         tt__log(TT_LOG_DEBUG, "breakdown", "%s: read twice: %s", label,
                 res.why_db ? res.why_db : "links");
         tt__bd_read_reset(&r->rd);
+        tt__flt_reset(r->fl);
         rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, TT__BD_SKIP | TT_ROWS_RELINK, &res);
         free(res.metadata);
     } else if (rc == 0) {

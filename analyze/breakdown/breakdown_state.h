@@ -168,6 +168,7 @@ struct bd_run {
     size_t ntop;
     tt_comm_rules comm;      /* options.comm_patterns, compiled */
     struct bd_read rd;       /* the trace being read */
+    struct tt__flt *fl;      /* options.filter (NULL: none; analyze/filter/filter.h) */
 };
 
 /* kinds of the `fam_of` key */

@@ -28,6 +28,7 @@
 #include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/kernels/kernels_state.h"
+#include "analyze/filter/filter.h"
 #include "common/i64map.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"
@@ -88,6 +89,7 @@ struct kstream {
     size_t peak;         /* most links and values held in memory at once */
     struct tt__kspan *sp; /* ProfilerStep#N slices (--steps) */
     size_t nsp, asp;
+    tt__flt *fl;         /* the filters (NULL: none) */
 };
 
 static _Thread_local size_t last_peak;
@@ -734,14 +736,16 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
                    int64_t trace, tt__rows_result *res)
 {
     const tt_kern_options *o = ks->o;
-    int rc;
+    int rc, links;
     unsigned dbskip = KERN_SKIP | TT_ROWS_NO_ARGS | (ks->steps ? 0 : 1u << TT_ROWS_SLICE) |
                       (o->by == TT_KERN_BY_RUNTIME ? 0 : 1u << TT_ROWS_RUNTIME);
     if (db) {
         ks->spans_final = 1;
+        if ((rc = tt__flt_load(ks->fl, NULL, db, trace)) < 0)
+            return rc;
         return tt__db_rows(db, trace, sink, dbskip, res);
     }
-    if (ks->links && tt__spool_needed(path)) {
+    if ((ks->links || tt__flt_needs_load(ks->fl)) && tt__spool_needed(path)) {
         /* standard input or a pipe: from a copy, which the way back reads again */
         tt__spool sp;
         const char *rd;
@@ -749,16 +753,25 @@ static int ks_read(struct kstream *ks, const tt__rowsink *sink, const char *path
             rc = ks_read(ks, sink, rd, NULL, trace, res);
         return tt__spool_end(&sp, path, rc);
     }
-    rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (ks->links ? 0 : TT_ROWS_NO_STOP),
+    if ((rc = tt__flt_load(ks->fl, path, NULL, 0)) < 0)
+        return rc;
+    /* the filters place a GPU row by its runtime call: its links too */
+    links = ks->links || tt__flt_wants_launch(ks->fl);
+    rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | (links ? 0 : TT_ROWS_NO_STOP),
                          res);
-    if (rc != 0 || !ks->links || !res->needs_db)
+    if (rc != 0 || !links || !res->needs_db)
         return rc;
     tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read twice", path,
             res->why_db ? res->why_db : "links");
     free(res->metadata);
     res->metadata = NULL; /* the caller frees it, also after a failure below */
-    ks_release(ks);
-    ks_init(ks, o);
+    {
+        tt__flt *fl = ks->fl;
+        ks_release(ks);
+        ks_init(ks, o);
+        ks->fl = fl;
+        tt__flt_reset(fl);
+    }
     return tt__ingest_rows(path, sink, TT_READ_NO_ARGS, KERN_SKIP | TT_ROWS_RELINK, res);
 }
 
@@ -780,7 +793,8 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
                    tt_kern_summary out[2], tt__rows_result *res)
 {
     struct kstream ks;
-    tt__rowsink sink = { 0 };
+    tt__rowsink sink = { 0 }, fsink;
+    tt__flt *fl = NULL;
     int rc, m;
     memset(out, 0, 2 * sizeof(*out));
     memset(res, 0, sizeof(*res));
@@ -790,7 +804,12 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
     sink.rows = ks_rows;
     sink.cols = ks_cols;
     sink.gpu_links = ks.links ? ks_links : NULL;
-    rc = ks_read(&ks, &sink, path, db, trace, res);
+    /* the filters: the GPU rows and runtime calls that fail never come */
+    if ((rc = tt__flt_new(&fl, o->version >= 3 ? &o->filter : NULL)) == 0 &&
+        (rc = tt__flt_sink(fl, &sink, 1u << TT_ROWS_GPU | 1u << TT_ROWS_RUNTIME, &fsink)) == 0) {
+        ks.fl = fl;
+        rc = ks_read(&ks, &fsink, path, db, trace, res);
+    }
     free(res->metadata);
     res->metadata = NULL;
     if (rc == 0)
@@ -803,6 +822,7 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
         rc = to_summary(&ks.set[m], o, &out[m]);
     }
     ks_release(&ks);
+    tt__flt_free(fl);
     return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
 }
 
@@ -826,8 +846,10 @@ int tt__kern_nothing(const char *src, int file, const tt_kern_options *o)
                        : o->what == TT_KERN_KERNELS  ? "GPU kernel"
                        : o->what == TT_KERN_MEMORY   ? "GPU memcpy or memset"
                                                      : "GPU activity (kernel, memcpy, memset)";
-    return tt_error_set_at(TT_ENOTFOUND, src, -1, "no %s in %s", what,
-                           file ? "this trace" : "the selected traces");
+    return tt_error_set_at(TT_ENOTFOUND, src, -1, "no %s in %s%s", what,
+                           file ? "this trace" : "the selected traces",
+                           o->version >= 3 && tt_filter_active(&o->filter)
+                               ? " passes --name/--under/--time-range" : "");
 }
 
 int tt__kern_each(const tt_kern_options *o, const char *input, tt_db *db,

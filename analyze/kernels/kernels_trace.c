@@ -27,6 +27,7 @@
 #include "store/ingest_rows.h"
 #include "formats/spool.h"
 #include "analyze/kernels/kernels_state.h"
+#include "analyze/filter/filter.h"
 #include "report/table_json.h"
 #include "tracetool/table.h"
 
@@ -93,6 +94,7 @@ struct aread {
     size_t *slot;         /* shape hash -> index + 1 */
     size_t nslot;
     int64_t seq;
+    tt__flt *fl;          /* the filters (NULL: none) */
 };
 
 static void atrace_free(struct atrace *t)
@@ -508,15 +510,19 @@ static int launched_in_steps(const struct atrace *t, const struct act *x)
  * (TT_ROWS_RELINK), into the same consumer */
 static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__rows_result *res)
 {
-    tt__rowsink sink = { 0 };
+    tt__rowsink sink = { 0 }, in = { 0 };
     unsigned skip = ACT_SKIP;
-    int rc;
-    memset(&sink, 0, sizeof(sink));
-    sink.ctx = r;
-    sink.rows = a_rows;
+    int rc, links = r->steps || tt__flt_wants_launch(r->fl);
+    memset(&in, 0, sizeof(in));
+    in.ctx = r;
+    in.rows = a_rows;
+    /* the filters: the GPU rows that fail never come */
+    if ((rc = tt__flt_sink(r->fl, &in, 1u << TT_ROWS_GPU, &sink)) < 0)
+        return rc;
     if (db)
-        return tt__db_rows(db, id, &sink, ACT_SKIP_DB(r->steps) | TT_ROWS_NO_ARGS, res);
-    if (r->steps && tt__spool_needed(path)) {
+        return (rc = tt__flt_load(r->fl, NULL, db, id)) < 0
+                   ? rc : tt__db_rows(db, id, &sink, ACT_SKIP_DB(r->steps) | TT_ROWS_NO_ARGS, res);
+    if ((r->steps || tt__flt_needs_load(r->fl)) && tt__spool_needed(path)) {
         /* standard input or a pipe: from a copy, which the way back reads again */
         tt__spool sp;
         const char *rd;
@@ -524,9 +530,10 @@ static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__
             rc = a_read(r, rd, NULL, id, res);
         return tt__spool_end(&sp, path, rc);
     }
-    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, skip | (r->steps ? 0 : TT_ROWS_NO_STOP),
-                         res);
-    if (rc != 0 || !r->steps || !res->needs_db)
+    if ((rc = tt__flt_load(r->fl, path, NULL, 0)) < 0)
+        return rc;
+    rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, skip | (links ? 0 : TT_ROWS_NO_STOP), res);
+    if (rc != 0 || !links || !res->needs_db)
         return rc;
     tt__log(TT_LOG_DEBUG, "kernels", "kernels: %s: %s, read twice", path,
             res->why_db ? res->why_db : "links");
@@ -537,6 +544,7 @@ static int a_read(struct aread *r, const char *path, tt_db *db, int64_t id, tt__
     if (!(r->t = calloc(1, sizeof(*r->t))))
         return tt__oom();
     r->seq = 0;
+    tt__flt_reset(r->fl);
     return tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, skip | TT_ROWS_RELINK, res);
 }
 
@@ -586,7 +594,10 @@ static int v_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__rows_r
     if (!(r.t = calloc(1, sizeof(*r.t))))
         return tt__oom();
     tt_buf_init(&r.strs);
-    rc = a_read(&r, path, db, id, res);
+    rc = tt__flt_new(&r.fl, v->o->version >= 3 ? &v->o->filter : NULL);
+    if (rc == 0)
+        rc = a_read(&r, path, db, id, res);
+    tt__flt_free(r.fl);
     free(res->metadata);
     res->metadata = NULL;
     if (rc == 0)

@@ -22,6 +22,7 @@
 #include "report/json.h"
 #include "report/out.h"
 #include "analyze/memtimeline/memtimeline_state.h"
+#include "analyze/filter/filter.h"
 #include "compare/crosscheck/links.h"
 #include "formats/spool.h"
 #include "store/db_internal.h" /* tt__db_none, the temporary database of --et */
@@ -507,8 +508,16 @@ static int emit_trace(struct emit *e)
     if (rc < 0)
         goto out;
     memtl_timing(&t0, "et");
-    if ((rc = tt__memtl_load_streamed(p, pdev, &p->cs, &et, &sp)) < 0)
+    if ((rc = tt__memtl_load_filtered(p, pdev, &p->cs, &et, &sp, p->fl)) < 0)
         goto out;
+    if (p->fl && !sp.n && j->o->version >= 2 && j->o->warn)
+        j->o->warn(j->o->warn_ctx, "no memory event passes --name/--under/--time-range");
+    if (tt__flt_spec(p->fl) && sc.have_ts) { /* the plot over --time-range */
+        const tt_filter *f = tt__flt_spec(p->fl);
+        sc.ts_min = sc.ts_min > f->from_ns ? sc.ts_min : f->from_ns;
+        sc.ts_max = sc.ts_max < f->to_ns - 1 ? sc.ts_max : f->to_ns - 1;
+        sc.have_ts = sc.ts_min <= sc.ts_max;
+    }
     memtl_timing(&t0, "load");
     if ((rc = tt__memtl_category_pass(&sp, j->o->no_categories, &sc)) < 0)
         goto out;
@@ -861,6 +870,12 @@ static int job_of(struct job *j, tt_db *db, int64_t trace, const tt_memtl_option
     return select_device(j, opts);
 }
 
+/* the filters of opts (NULL before version 3) */
+static const tt_filter *filter_of(const tt_memtl_options *opts)
+{
+    return opts->version >= 3 ? &opts->filter : NULL;
+}
+
 /* the first trace of db opts select: *trace, *label (allocated) */
 static int db_pick(tt_db *db, const tt_memtl_options *opts, int64_t *trace, char **label)
 {
@@ -894,16 +909,20 @@ static int on_db(tt_db *db, const tt_memtl_options *opts, const char *output,
     struct job j;
     int64_t trace = 0;
     char *label;
+    tt__flt *fl = NULL;
     int rc = db_pick(db, opts, &trace, &label);
-    if (rc < 0)
+    if (rc < 0 || (rc = tt__flt_new(&fl, filter_of(opts))) < 0) {
+        free(label);
         return rc;
-    if ((rc = tt__memtl_read_db(db, trace, &pre)) == 0) {
+    }
+    if ((rc = tt__memtl_read_db(db, trace, fl, &pre)) == 0) {
         tt__log(TT_LOG_DEBUG, "memtimeline", "read from the database's rows");
         if ((rc = job_of(&j, db, trace, opts, &pre, label)) == 0)
             rc = res ? compute(&j, res, 1, NULL) : run_job(&j, output);
         tt__memtl_streamed_free(&pre);
     }
     free(label);
+    tt__flt_free(fl);
     return rc;
 }
 
@@ -942,16 +961,21 @@ static int file_with_et(const char *path, const char *label, const tt_memtl_opti
     struct tt__xc_links links;
     struct memtl_streamed pre;
     struct job j;
-    int rc = tt__xc_links_files(path, opts->et_path, &links);
-    if (rc == TT_ENOTFOUND) /* no ET, or no Kineto trace, among the two */
-        return et_not_et(opts);
+    tt__flt *fl = NULL;
+    int rc = tt__flt_new(&fl, filter_of(opts));
     if (rc < 0)
         return rc;
-    if (!links.n) {
+    rc = tt__xc_links_files(path, opts->et_path, &links);
+    if (rc < 0 || !links.n) {
+        tt__flt_free(fl);
+        if (rc == TT_ENOTFOUND) /* no ET, or no Kineto trace, among the two */
+            return et_not_et(opts);
+        if (rc < 0)
+            return rc;
         tt__xc_links_free(&links);
         return et_no_match(opts);
     }
-    if ((rc = tt__memtl_read_file_parents(path, &pre)) == 0) {
+    if ((rc = tt__memtl_read_file_parents(path, fl, &pre)) == 0) {
         if ((opts->trace_id && opts->trace_id != 1) ||
             (opts->rank >= 0 && !(pre.have_rank && pre.rank == opts->rank)))
             rc = tt_error_set_at(TT_ENOTFOUND, label, -1, "no %s matches --trace/--rank", WHAT);
@@ -963,6 +987,7 @@ static int file_with_et(const char *path, const char *label, const tt_memtl_opti
         tt__memtl_streamed_free(&pre);
     }
     tt__xc_links_free(&links);
+    tt__flt_free(fl);
     return rc;
 }
 
@@ -984,7 +1009,7 @@ static int file_with_et_input(const char *path, const tt_memtl_options *opts, co
  * error when none is selected, as a database of the files would give it.
  */
 static int files_run(const char *source, char *const *files, size_t n,
-                     const tt_memtl_options *opts, const char *output)
+                     const tt_memtl_options *opts, const char *output, tt__flt *fl)
 {
     int filtered = opts->trace_id || opts->rank >= 0;
     tt_trace_format first = TT_FMT_UNKNOWN;
@@ -995,7 +1020,7 @@ static int files_run(const char *source, char *const *files, size_t n,
     for (k = 0; k < n; k++) {
         if (opts->trace_id && opts->trace_id != (int64_t)k + 1)
             continue;
-        if ((rc = tt__memtl_read_file(files[k], &pre)) < 0)
+        if ((rc = tt__memtl_read_file(files[k], fl, &pre)) < 0)
             return rc;
         if (!k)
             first = pre.format;
@@ -1021,23 +1046,26 @@ int tt_memtimeline_file(const char *path, const tt_memtl_options *opts, const ch
     tt_memtl_options def = TT_MEMTL_OPTIONS_INIT;
     struct stat sb;
     tt_dir_walk w;
+    tt__flt *fl = NULL;
     int rc;
     if (!opts)
         opts = &def;
     if (opts->et_path)
         return file_with_et_input(path, opts, output);
+    if ((rc = tt__flt_new(&fl, filter_of(opts))) < 0)
+        return rc;
     if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         /* a directory of per-rank traces: its files in the walk's order */
         if ((rc = tt_walk_traces(path, &w)) == 0 && !w.nfiles)
             rc = tt_error_set_at(TT_ENOTFOUND, path, -1, "no trace files in this directory");
         if (rc == 0)
-            rc = files_run(path, w.files, w.nfiles, opts, output);
+            rc = files_run(path, w.files, w.nfiles, opts, output, fl);
         tt_dir_walk_free(&w);
-        return rc;
-    }
-    {
+    } else {
         char *one[1];
         one[0] = (char *)path;
-        return files_run(path, one, 1, opts, output);
+        rc = files_run(path, one, 1, opts, output, fl);
     }
+    tt__flt_free(fl);
+    return rc;
 }

@@ -19,8 +19,10 @@
 #define MAX_BUCKETS 3000
 #define TOP_N TT_MEMTL_TOP_N
 
-/* phase flags of an event's context */
-enum { PH_BACKWARD = 1, PH_ACCUMGRAD = 2, PH_OPTIMIZER = 4, PH_STEP = 8 };
+/* phase flags of an event's context; PH_FLT_*: an op around it has a name
+ * --name finds, --under matches (the filters, tt__memtl_load_filtered) */
+enum { PH_BACKWARD = 1, PH_ACCUMGRAD = 2, PH_OPTIMIZER = 4, PH_STEP = 8, PH_FLT_NAME = 16,
+       PH_FLT_UNDER = 32 };
 
 /* the Execution Trace's verdicts (memtimeline_et.c) */
 enum { ETR_NONE = 0, ETR_GRADIENT, ETR_ACTIVATION, ETR_AUTOGRAD, ETR_COUNT };
@@ -240,15 +242,21 @@ struct memtl_streamed {
     int have_rank;
     int64_t rank, base_ns;
     char *label;
+    struct tt__flt *fl; /* the filters it was read with (NULL: none) */
 };
 
 /* a trace file's rows (read twice, TT_ROWS_RELINK, for what one reading
  * cannot give) or one trace of a database into *out (free with
- * tt__memtl_streamed_free, not needed after a failure) */
-int tt__memtl_read_file(const char *path, struct memtl_streamed *out);
-int tt__memtl_read_db(struct tt_db *db, int64_t trace, struct memtl_streamed *out);
+ * tt__memtl_streamed_free, not needed after a failure); fl: the filters
+ * (NULL: none), told the strings: the ops --name and --under choose carry
+ * PH_FLT_* to the contexts of what they enclose (tt__memtl_load_filtered) */
+struct tt__flt;
+int tt__memtl_read_file(const char *path, struct tt__flt *fl, struct memtl_streamed *out);
+int tt__memtl_read_db(struct tt_db *db, int64_t trace, struct tt__flt *fl,
+                      struct memtl_streamed *out);
 /* as tt__memtl_read_file, each slice's parent kept too (out->parent) */
-int tt__memtl_read_file_parents(const char *path, struct memtl_streamed *out);
+int tt__memtl_read_file_parents(const char *path, struct tt__flt *fl,
+                                struct memtl_streamed *out);
 void tt__memtl_streamed_free(struct memtl_streamed *o);
 /* string id's text, NULL if none */
 const char *tt__memtl_str(const struct memtl_streamed *o, int64_t id);
@@ -257,6 +265,13 @@ const char *tt__memtl_str(const struct memtl_streamed *o, int64_t id);
  * verdict, into sp */
 int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const struct ctxstore *cs,
                             const struct i64map *et, struct evspill *sp);
+/* the same with the filters fl (NULL: none) of the read: the blocks whose
+ * allocation is inside an op --name finds and one --under matches (its
+ * context's PH_FLT_*), their events in --time-range; with --name or
+ * --under the allocator's totals are left out (they count every block) */
+int tt__memtl_load_filtered(const struct memtl_streamed *pre, size_t dev,
+                            const struct ctxstore *cs, const struct i64map *et,
+                            struct evspill *sp, struct tt__flt *fl);
 /* ev's context and verdict, then ev onto the spill sp */
 int tt__memtl_spill_event(struct memev *ev, const struct ctxstore *cs, const struct i64map *et,
                           struct evspill *sp);

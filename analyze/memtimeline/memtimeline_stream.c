@@ -24,6 +24,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "analyze/memtimeline/memtimeline_state.h"
+#include "analyze/filter/filter.h"
 #include "formats/kineto.h"
 #include "formats/json.h"
 #include "store/db_internal.h" /* the fallback's temporary database */
@@ -76,6 +77,7 @@ struct mstream {
     int64_t nmemrows;    /* [memory] rows so far: the next event's id - 1 */
     int open_b;          /* a 'B' slice handed over without its end */
     struct memtl_streamed *out;
+    tt__flt *fl;         /* the filters (NULL: none) */
 };
 
 static const tt__cell *row_cell(const tt__cell *cells, int ncols, int row, int col)
@@ -105,8 +107,11 @@ static int on_string(struct mstream *st, const tt__cell *id, const tt__cell *s, 
     struct memtl_streamed *o = st->out;
     size_t at = o->text.len;
     unsigned f;
+    int rc;
     if (id->type != TT_CELL_INT || s->type != TT_CELL_TEXT)
         return 0;
+    if ((rc = tt__flt_string(st->fl, id->i, text + s->i, s->len)) < 0)
+        return rc;
     if (tt_buf_add(&o->text, text + s->i, s->len) < 0 || tt_buf_addch(&o->text, '\0') < 0)
         return tt__oom();
     f = tt__memtl_flags_of(o->text.buf + at, 0);
@@ -226,6 +231,9 @@ static int on_slice(struct mstream *st, const tt__cell *c, int ncols, int r, con
     s->flags = (uint32_t)f;
     if (seq->type != TT_CELL_NULL && cell_int(fwd, text) > 0)
         s->flags |= PH_BACKWARD;
+    if (st->fl) /* the filters: carried by the walk to what it encloses */
+        s->flags |= (tt__flt_name(st->fl, name->i) ? PH_FLT_NAME : 0) |
+                    (tt__flt_under_name(st->fl, name->i) ? PH_FLT_UNDER : 0);
     return st->nbuf == sizeof(st->buf) / sizeof(st->buf[0]) ? flush_ops(st) : 0;
 }
 
@@ -618,12 +626,16 @@ static const uint64_t memtl_cols[TT_ROWS_COUNT] = {
                       TT_COL(TT_C_MT_CATEGORY) | TT_COL(TT_C_MT_TS),
 };
 
-static int stream_open(struct mstream *st, struct memtl_streamed *out, tt__rowsink *sink)
+static int stream_open(struct mstream *st, struct memtl_streamed *out, tt__rowsink *sink,
+                       tt__flt *fl)
 {
     memset(st, 0, sizeof(*st));
     memset(out, 0, sizeof(*out));
     tt_buf_init(&out->text);
     st->out = out;
+    st->fl = fl;
+    out->fl = fl;
+    tt__flt_reset(fl); /* its strings start again */
     memset(sink, 0, sizeof(*sink));
     sink->ctx = st;
     sink->rows = sink_rows;
@@ -654,14 +666,14 @@ static int stream_close(struct mstream *st, const tt__rows_result *res, int rc)
     (1u << TT_ROWS_RUNTIME | 1u << TT_ROWS_GPU | 1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT | \
      1u << TT_ROWS_META | 1u << TT_ROWS_ET)
 
-int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
+int tt__memtl_read_db(tt_db *db, int64_t trace, tt__flt *fl, struct memtl_streamed *out)
 {
     struct mstream st;
     tt__rowsink sink = { 0 };
     tt__rows_result res;
     int rc;
     memset(&res, 0, sizeof(res));
-    if ((rc = stream_open(&st, out, &sink)) == 0)
+    if ((rc = stream_open(&st, out, &sink, fl)) == 0)
         rc = tt__db_rows(db, trace, &sink, MEMTL_SKIP | TT_ROWS_NO_ARGS, &res);
     rc = stream_close(&st, &res, rc);
     free(res.metadata);
@@ -669,7 +681,7 @@ int tt__memtl_read_db(tt_db *db, int64_t trace, struct memtl_streamed *out)
 }
 
 /* one file (path: where to read it); parents: keep each slice's parent too */
-static int read_file(const char *path, struct memtl_streamed *out, int parents)
+static int read_file(const char *path, tt__flt *fl, struct memtl_streamed *out, int parents)
 {
     struct mstream st;
     tt__rowsink sink = { 0 };
@@ -678,7 +690,7 @@ static int read_file(const char *path, struct memtl_streamed *out, int parents)
     int rc;
 again:
     memset(&res, 0, sizeof(res));
-    if ((rc = stream_open(&st, out, &sink)) == 0) {
+    if ((rc = stream_open(&st, out, &sink, fl)) == 0) {
         out->want_parents = parents;
         rc = tt__ingest_rows(path, &sink, TT_READ_NO_ARGS, MEMTL_SKIP | TT_ROWS_NO_STOP | relink,
                              &res);
@@ -706,25 +718,25 @@ again:
     return rc;
 }
 
-static int read_spooled(const char *path, struct memtl_streamed *out, int parents)
+static int read_spooled(const char *path, tt__flt *fl, struct memtl_streamed *out, int parents)
 {
     tt__spool sp;
     const char *rd;
     /* standard input or a pipe: from a copy, which a second reading may need */
     int rc = tt__spool_input(&sp, path, &rd);
     if (rc == 0)
-        rc = read_file(rd, out, parents);
+        rc = read_file(rd, fl, out, parents);
     return tt__spool_end(&sp, path, rc);
 }
 
-int tt__memtl_read_file(const char *path, struct memtl_streamed *out)
+int tt__memtl_read_file(const char *path, tt__flt *fl, struct memtl_streamed *out)
 {
-    return read_spooled(path, out, 0);
+    return read_spooled(path, fl, out, 0);
 }
 
-int tt__memtl_read_file_parents(const char *path, struct memtl_streamed *out)
+int tt__memtl_read_file_parents(const char *path, tt__flt *fl, struct memtl_streamed *out)
 {
-    return read_spooled(path, out, 1);
+    return read_spooled(path, fl, out, 1);
 }
 
 /* ---- the later passes' records from the spill ---- */
@@ -765,10 +777,59 @@ static int spcur_next(int fd, struct spcur *c, uint32_t dev, const struct memrec
     }
 }
 
+/* the filters as the device's events load (tt__memtl_load_filtered) */
+struct mflt {
+    tt__flt *fl;
+    int blocks;        /* --name or --under: blocks chosen by their allocation */
+    struct i64map blk; /* address -> 1 + its live allocation's verdict (0: none) */
+    struct addr_synth syn; /* the addresses of events without one, made here */
+};
+
+/* whether event ev (its context in cs) is kept: its block's allocation
+ * is inside an op --name finds and one --under matches, and it is in
+ * --time-range; a free takes its allocation's verdict, one without (a
+ * block from before the trace) or an event without an address its own */
+static int mflt_keep(struct mflt *mf, const struct ctxstore *cs, struct memev *ev)
+{
+    size_t v = 0;
+    int sel, own;
+    unsigned has, need = 0;
+    if (!mf || !mf->fl)
+        return 1;
+    if (!(ev->has & EV_ADDR)) {
+        /* made up now, over every event, as the later passes would: a free
+         * then finds its allocation whatever the filters keep */
+        if (tt__memtl_addr(&mf->syn, 0, 0, ev->bytes, &ev->addr) < 0)
+            return tt__oom();
+        ev->has |= EV_ADDR;
+    }
+    has = ev->has;
+    if (mf->blocks) {
+        need = (tt__flt_spec(mf->fl)->name ? PH_FLT_NAME : 0) |
+               (tt__flt_spec(mf->fl)->under ? PH_FLT_UNDER : 0);
+        own = (tt__memtl_ctx(cs, ev->id)->flags & need) == need;
+        ev->has &= ~(unsigned)(EV_TA | EV_TR); /* the allocator's totals count every block */
+        sel = own;
+        if ((has & EV_ADDR) && ev->bytes > 0) {
+            if (tt__i64map_put(&mf->blk, ev->addr, (size_t)(1 + own)) < 0)
+                return tt__oom();
+        } else if ((has & EV_ADDR) && ev->bytes < 0 && tt__i64map_get(&mf->blk, ev->addr, &v) &&
+                   v) {
+            sel = (int)v - 1;
+            if (tt__i64map_put(&mf->blk, ev->addr, 0) < 0)
+                return tt__oom();
+        }
+        if (!sel)
+            return 0;
+    }
+    return tt__flt_time(mf->fl, ev->ts);
+}
+
 static int spill_rec(const struct memrec *m, const struct ctxstore *cs, const struct i64map *et,
-                     struct evspill *sp)
+                     struct evspill *sp, struct mflt *mf)
 {
     struct memev ev;
+    int keep;
     memset(&ev, 0, sizeof(ev));
     ev.id = m->id;
     ev.ts = m->ts;
@@ -777,12 +838,15 @@ static int spill_rec(const struct memrec *m, const struct ctxstore *cs, const st
     ev.ta = m->ta;
     ev.tr = m->tr;
     ev.has = m->has;
+    if ((keep = mflt_keep(mf, cs, &ev)) <= 0)
+        return keep;
     return tt__memtl_spill_event(&ev, cs, et, sp);
 }
 
 /* the runs of the device merged by (time, id) */
 static int merge_runs(const struct memtl_streamed *pre, size_t dev, struct spcur *cur,
-                      const struct ctxstore *cs, const struct i64map *et, struct evspill *sp)
+                      const struct ctxstore *cs, const struct i64map *et, struct evspill *sp,
+                      struct mflt *mf)
 {
     const struct memtl_devscan *d = &pre->dev[dev];
     const struct memrec *head[MEMRD_RUNS];
@@ -804,7 +868,7 @@ static int merge_runs(const struct memtl_streamed *pre, size_t dev, struct spcur
                 best = k;
         if (best < 0)
             return 0;
-        if ((rc = spill_rec(head[best], cs, et, sp)) < 0)
+        if ((rc = spill_rec(head[best], cs, et, sp, mf)) < 0)
             return rc;
         if ((rc = spcur_next(fd, &cur[best], (uint32_t)dev, &head[best])) < 0)
             return rc;
@@ -823,7 +887,8 @@ static int rec_by_time_id(const void *pa, const void *pb)
 
 /* too many runs to merge: the device's records read whole and sorted */
 static int sort_all(const struct memtl_streamed *pre, size_t dev, struct spcur *cur,
-                    const struct ctxstore *cs, const struct i64map *et, struct evspill *sp)
+                    const struct ctxstore *cs, const struct i64map *et, struct evspill *sp,
+                    struct mflt *mf)
 {
     const struct memtl_devscan *d = &pre->dev[dev];
     const struct memrec *m = NULL;
@@ -841,24 +906,38 @@ static int sort_all(const struct memtl_streamed *pre, size_t dev, struct spcur *
     if (rc >= 0) {
         TT_QSORT(v, n, sizeof(*v), rec_by_time_id);
         for (i = 0, rc = 0; i < n && rc == 0; i++)
-            rc = spill_rec(&v[i], cs, et, sp);
+            rc = spill_rec(&v[i], cs, et, sp, mf);
     }
     free(v);
     return rc;
 }
 
-int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const struct ctxstore *cs,
-                            const struct i64map *et, struct evspill *sp)
+int tt__memtl_load_filtered(const struct memtl_streamed *pre, size_t dev,
+                            const struct ctxstore *cs, const struct i64map *et,
+                            struct evspill *sp, tt__flt *fl)
 {
     int nruns = pre->dev[dev].nruns;
     struct spcur *cur;
+    struct mflt mf;
     int rc;
     memset(sp, 0, sizeof(*sp));
+    memset(&mf, 0, sizeof(mf));
+    mf.fl = fl;
+    mf.blocks = tt__flt_spec(fl) && (tt__flt_spec(fl)->name || tt__flt_spec(fl)->under);
     if (!(sp->f = tt__tmpfile()))
         return tt_error_last()->code ? tt_error_last()->code : TT_EIO;
     if (!(cur = malloc(sizeof(*cur) * (size_t)(nruns > 0 ? nruns : 1))))
         return tt__oom();
-    rc = nruns < 0 ? sort_all(pre, dev, cur, cs, et, sp) : merge_runs(pre, dev, cur, cs, et, sp);
+    rc = nruns < 0 ? sort_all(pre, dev, cur, cs, et, sp, &mf)
+                   : merge_runs(pre, dev, cur, cs, et, sp, &mf);
     free(cur);
+    tt__i64map_free(&mf.blk);
+    tt__memtl_addr_free(&mf.syn);
     return rc < 0 ? rc : tt__memtl_spill_done(sp);
+}
+
+int tt__memtl_load_streamed(const struct memtl_streamed *pre, size_t dev, const struct ctxstore *cs,
+                            const struct i64map *et, struct evspill *sp)
+{
+    return tt__memtl_load_filtered(pre, dev, cs, et, sp, NULL);
 }

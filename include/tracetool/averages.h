@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "tracetool/filter.h"
 #include "tracetool/store.h"
 
 TT_BEGIN_DECL
@@ -37,9 +38,16 @@ typedef struct tt_avg_options {
     /* version >= 3: also collect each trace's collapsed stacks
      * (tt_avg_trace.stacks, for tt_averages_write_stacks) */
     int collect_stacks;
+    /* version >= 4: only the events that pass the filters (tracetool/filter.h)
+     * are counted in the rows, each with the numbers it has in the whole
+     * trace (its self time still net of every child): ops and runtime calls
+     * by their own name, start and thread, GPU activities by their name and
+     * launching runtime call, [memory] by its time and thread */
+    tt_filter filter;
 } tt_avg_options;
 #define TT_AVG_OPTIONS_INIT \
-    { .version = 3, .rank = -1, .row_limit = 100, .format = TT_FORMAT_TABLE }
+    { .version = 4, .rank = -1, .row_limit = 100, .format = TT_FORMAT_TABLE, \
+      .filter = TT_FILTER_INIT }
 
 /* 1 if k is a sort key torch accepts (or NULL). */
 TT_EXTERN(int) tt_avg_sort_key_valid(const char *k);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "tracetool/filter.h"
 #include "tracetool/store.h"
 
 TT_BEGIN_DECL
@@ -24,9 +25,15 @@ typedef struct tt_memtl_options {
      * newline */
     void (*warn)(void *ctx, const char *message);
     void *warn_ctx;
+    /* version >= 3: the filters (tracetool/filter.h): --name and --under
+     * choose blocks by their allocation (the op around it: its name; inside
+     * an --under op on its thread), each with its free, and then leave the
+     * allocator's totals out; --time-range keeps the events in the range, as
+     * if the trace had been taken over it. A raw export ignores them. */
+    tt_filter filter;
 } tt_memtl_options;
 #define TT_MEMTL_OPTIONS_INIT \
-    { .version = 2, .rank = -1 }
+    { .version = 3, .rank = -1, .filter = TT_FILTER_INIT }
 
 /* Write the timeline; the format follows OUTPUT's suffix as torch's
  * export_memory_timeline does (.json, .json.gz, .raw.json.gz, .html) plus

@@ -135,7 +135,8 @@ static void check_same_rows(const char *path, int want_gpu, int disordered)
 {
     char dir[] = "/tmp/tt-dbrows-XXXXXX", dbp[64];
     struct collect f, d;
-    tt__rowsink sf = { &f, on_rows, on_kernel, NULL, NULL }, sd = { &d, on_rows, on_kernel, NULL, NULL };
+    tt__rowsink sf = { &f, on_rows, on_kernel, NULL, NULL, NULL };
+    tt__rowsink sd = { &d, on_rows, on_kernel, NULL, NULL, NULL };
     tt__rows_result rf, rd;
     tt__db_trace *tr;
     size_t ntr, i;
@@ -227,7 +228,8 @@ Test(db_rows, no_args_leaves_the_args_out)
 {
     char dir[] = "/tmp/tt-dbrows-XXXXXX", dbp[64];
     int64_t with[2] = { 0, 0 }, without[2] = { 0, 0 };
-    tt__rowsink a = { with, args_rows, NULL, NULL, NULL }, b = { without, args_rows, NULL, NULL, NULL };
+    tt__rowsink a = { with, args_rows, NULL, NULL, NULL, NULL };
+    tt__rowsink b = { without, args_rows, NULL, NULL, NULL, NULL };
     tt_db *db;
     cr_assert(mkdtemp(dir));
     snprintf(dbp, sizeof(dbp), "%s/t.db", dir);
@@ -255,7 +257,7 @@ static int stop_rows(void *ctx, int table, int nrows, int ncols, const tt__cell 
 Test(db_rows, a_consumer_stops_it_and_an_unknown_trace_is_not_found)
 {
     char dir[] = "/tmp/tt-dbrows-XXXXXX", dbp[64];
-    tt__rowsink s = { NULL, stop_rows, NULL, NULL, NULL };
+    tt__rowsink s = { NULL, stop_rows, NULL, NULL, NULL, NULL };
     tt__rows_result res;
     tt_db *db;
     int calls = 0;

@@ -1348,7 +1348,7 @@ static int count_rows(void *ctx, int table, int nrows, int ncols, const tt__cell
 Test(ingest, rows_stop_when_a_database_is_needed)
 {
     tt_buf b = TT_BUF_INIT;
-    tt__rowsink sink = { NULL, count_rows, NULL, NULL, NULL };
+    tt__rowsink sink = { NULL, count_rows, NULL, NULL, NULL, NULL };
     tt__rows_result res;
     int64_t slices = 0;
     int i;
@@ -1387,7 +1387,7 @@ Test(ingest, rows_stop_when_a_database_is_needed)
 static int rows_need_db(const char *name, const tt_buf *doc)
 {
     int64_t slices = 0;
-    tt__rowsink sink = { NULL, count_rows, NULL, NULL, NULL };
+    tt__rowsink sink = { NULL, count_rows, NULL, NULL, NULL, NULL };
     tt__rows_result res;
     sink.ctx = &slices;
     cr_assert_eq(tt__ingest_rows(write_file(name, doc->buf, doc->len), &sink, 0, 0, &res), 0,
@@ -1571,7 +1571,7 @@ static int64_t misnested(void)
 static int64_t disordered_of(const char *path)
 {
     int64_t slices = 0;
-    tt__rowsink sink = { NULL, count_rows, NULL, NULL, NULL };
+    tt__rowsink sink = { NULL, count_rows, NULL, NULL, NULL, NULL };
     tt__rows_result res;
     sink.ctx = &slices;
     cr_assert_eq(tt__ingest_rows(path, &sink, 0, 0, &res), 0, "%s", tt_error_last()->message);
