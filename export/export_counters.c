@@ -33,9 +33,10 @@ void tt__xp_ctr_free(struct ex *x)
     x->ctr = NULL;
 }
 
-int tt__xp_ctr_begin(struct ex *x)
+int tt__xp_ctr_begin(struct ex *x, tt__xp_counter_fn counter)
 {
     tt__xp_ctr_free(x);
+    x->counter = counter;
     return on(x) ? tt__ctr_new(&x->ctr, TT__CTR_QUEUE | TT__CTR_BW, NULL) : 0;
 }
 
@@ -63,7 +64,7 @@ static int memory_row(struct ex *x, const tt__cell *r)
     else
         snprintf(name, sizeof(name), "Memory allocated");
     snprintf(num, sizeof(num), "%" PRId64, tot->i);
-    return tt__xp_counter(x, ts->i, name, "bytes", num);
+    return x->counter(x, ts->i, name, "bytes", num);
 }
 
 int tt__xp_ctr_rows(struct ex *x, int table, int nrows, int ncols, const tt__cell *cells,
@@ -93,13 +94,13 @@ int tt__xp_ctr_end(struct ex *x)
             snprintf(name, sizeof(name), "Queue length (GPU %" PRId64 " stream %" PRId64 ")",
                      q.device, q.stream);
         snprintf(num, sizeof(num), "%" PRId64, q.len);
-        if ((rc = tt__xp_counter(x, q.ts, name, "length", num)) < 0)
+        if ((rc = x->counter(x, q.ts, name, "length", num)) < 0)
             goto out;
     }
     while (rc == 0 && (rc = tt__ctr_bw_next(x->ctr, &b)) > 0) {
         snprintf(name, sizeof(name), "Memory bandwidth (%s)", tt__ctr_kind_name[b.kind]);
         snprintf(num, sizeof(num), "%.17g", b.gbps);
-        if ((rc = tt__xp_counter(x, b.ts, name, "GB/s", num)) < 0)
+        if ((rc = x->counter(x, b.ts, name, "GB/s", num)) < 0)
             goto out;
     }
 out:

@@ -507,7 +507,8 @@ static int event_row(struct ex *x, int table, const tt__cell *r, const char *tex
     return rec_done(x, off, table, tsc->i, seq);
 }
 
-int tt__xp_counter(struct ex *x, int64_t ts, const char *name, const char *key, const char *num)
+static int xp_counter(struct ex *x, int64_t ts, const char *name, const char *key,
+                      const char *num)
 {
     static const struct idv none = { V_NULL, 0, NULL, 0 };
     tt_buf *b = &x->recs;
@@ -734,7 +735,7 @@ int tt__xp_trace_begin(struct ex *x, struct xtrace *t)
     if (x->rtspool && fseek(x->rtspool, 0, SEEK_SET) != 0)
         rc = spool_err();
     tt_buf_init(&t->nmap.pool);
-    return rc == 0 ? tt__xp_ctr_begin(x) : rc;
+    return rc == 0 ? tt__xp_ctr_begin(x, xp_counter) : rc;
 }
 
 static int win_cmp(const void *a, const void *b)

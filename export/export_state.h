@@ -85,6 +85,14 @@ struct xkey {
     size_t off;
 };
 
+struct ex;
+/* a counter event ("ph":"C", no thread) of the trace being read at ts:
+ * {"name": name, "args": {key: the JSON number num}}; export_rows.c writes
+ * it, and hands the writer to export_counters.c with the trace (which thus
+ * uses nothing of export_rows.c) */
+typedef int (*tt__xp_counter_fn)(struct ex *x, int64_t ts, const char *name, const char *key,
+                                 const char *num);
+
 struct ex {
     const tt_export_options *o;
     tt_export_result *res;
@@ -115,6 +123,7 @@ struct ex {
     int64_t rt_count;
     int err;             /* the first error of the sink (rows() returns it) */
     struct tt__ctr *ctr; /* --counters: the queues and bandwidths of the trace read */
+    tt__xp_counter_fn counter; /* writes one of their events (tt__xp_ctr_begin) */
     /* writing */
     tt_out out;
     int64_t base;        /* the smallest base_time_ns of the chosen traces */
@@ -143,15 +152,12 @@ void tt__xp_key_add(tt_buf *k, const struct idv *v);
 const uint8_t *tt__xp_get_idv(const uint8_t *p, struct idv *v);
 const uint8_t *tt__xp_get_str(const uint8_t *p, const char **s, uint32_t *len);
 
-/* export_rows.c: a counter event ("ph":"C", no thread) of the trace being
- * read at ts: {"name": name, "args": {key: the JSON number num}} */
-int tt__xp_counter(struct ex *x, int64_t ts, const char *name, const char *key, const char *num);
 
 /* export_counters.c (--counters): the counter tracks of the trace being
  * read: a consumer of its rows begun with the trace, given its rows (the
  * memory events' counters written as they come) and its GPU rows' links,
  * its queue and bandwidth changes written when the trace's rows end */
-int tt__xp_ctr_begin(struct ex *x);
+int tt__xp_ctr_begin(struct ex *x, tt__xp_counter_fn counter);
 int tt__xp_ctr_rows(struct ex *x, int table, int nrows, int ncols, const tt__cell *cells,
                     const char *text);
 int tt__xp_ctr_links(void *ctx, int64_t op, int64_t name, int64_t rt, int64_t rt_ts);

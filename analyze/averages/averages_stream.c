@@ -11,7 +11,7 @@
  * taken from there (the log says so: topic "averages", TT_DEBUG_AVG=1).
  */
 #include "analyze/averages/averages_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "common/arena.h"
 #include "common/log.h"
 #include "common/tmath.h"

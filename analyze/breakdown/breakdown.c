@@ -20,7 +20,7 @@
 #include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/breakdown/breakdown_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 
 #include <inttypes.h>
 #include <math.h>

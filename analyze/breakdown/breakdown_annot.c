@@ -26,7 +26,7 @@
 #include "common/spill.h"
 #include "common/tmath.h"
 #include "analyze/breakdown/breakdown_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "analyze/input/each.h"
 #include "formats/spool.h"
 #include "report/table_json.h"

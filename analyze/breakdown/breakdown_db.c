@@ -7,7 +7,7 @@
  */
 #include "common/compat.h"
 #include "analyze/breakdown/breakdown_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "store/db_internal.h"
 
 static int cmp_db_trace(const void *a, const void *b)

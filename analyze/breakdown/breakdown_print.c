@@ -75,26 +75,12 @@ static void set_num(tt_table *t, size_t col, double v)
         tt_table_set_float(t, col, v);
 }
 
-/* "3", or "trace 2" for a trace without a rank */
-static const char *rank_text(char *buf, size_t cap, int64_t rank, int64_t trace)
-{
-    if (rank >= 0)
-        snprintf(buf, cap, "%" PRId64, rank);
-    else
-        snprintf(buf, cap, "trace %" PRId64, trace);
-    return buf;
-}
-
-const char *tt__bd_rank_text(char *buf, size_t cap, int64_t rank, int64_t trace)
-{
-    return rank_text(buf, cap, rank, trace);
-}
 
 static int row_add(tt_table *t, const tt_bd_row *x)
 {
     char rb[48];
     if (tt_table_add_row(t) < 0 ||
-        tt_table_set_text(t, C_RANK_TEXT, rank_text(rb, sizeof(rb), x->rank, x->trace_id)) < 0)
+        tt_table_set_text(t, C_RANK_TEXT, tt__bd_rank_text(rb, sizeof(rb), x->rank, x->trace_id)) < 0)
         return TT_ENOMEM;
     tt_table_set_int(t, C_TRACE, x->trace_id);
     if (x->rank >= 0)
@@ -335,7 +321,7 @@ static tt_table *worst_table(const tt_bd_result *res, int64_t row_limit)
         if (tt_table_add_row(t) < 0 || tt_table_set_text(t, W_NAME, w->name) < 0 ||
             tt_table_set_text(t, W_FAMILY, w->family) < 0 ||
             tt_table_set_text(t, W_RUNTIME, w->runtime) < 0 ||
-            tt_table_set_text(t, W_RTEXT, rank_text(rb, sizeof(rb), w->rank, w->trace_id)) < 0) {
+            tt_table_set_text(t, W_RTEXT, tt__bd_rank_text(rb, sizeof(rb), w->rank, w->trace_id)) < 0) {
             tt_table_free(t);
             return NULL;
         }
@@ -354,7 +340,7 @@ static tt_table *worst_table(const tt_bd_result *res, int64_t row_limit)
 
 /* ---- writing ---- */
 
-struct out {
+struct bd_out {
     const tt_bd_options *o;
     FILE *f;
     tt_jw jw; /* JSON: the document */
@@ -362,7 +348,7 @@ struct out {
 };
 
 /* one table: a heading (text / Markdown) or a JSON key, then the table */
-static void put_table(struct out *w, tt_table *t, const char *heading, const char *key,
+static void put_table(struct bd_out *w, tt_table *t, const char *heading, const char *key,
                       const size_t *tcols, size_t ntc, const size_t *dcols, size_t ndc)
 {
     tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
@@ -422,7 +408,7 @@ static tt_table *rows_table(const tt_bd_row *rows, size_t n, int64_t row_limit)
 }
 
 /* the lines under the rank table: the skew of step time and compute */
-static void put_skew(struct out *w, const tt_bd_result *res)
+static void put_skew(struct bd_out *w, const tt_bd_result *res)
 {
     const char *ind = w->o->format == TT_FORMAT_MARKDOWN ? "" : " ";
     char rb[48];
@@ -434,19 +420,19 @@ static void put_skew(struct out *w, const tt_bd_result *res)
         x = &res->ranks[res->slowest];
         fprintf(w->f, "%sstep time skew %.3f (max / median); slowest: %s%s, device %" PRId64
                       ", %.3f ms\n", ind, res->step_skew, x->rank >= 0 ? "rank " : "",
-                rank_text(rb, sizeof(rb), x->rank, x->trace_id), x->device, x->step_ns / MS);
+                tt__bd_rank_text(rb, sizeof(rb), x->rank, x->trace_id), x->device, x->step_ns / MS);
     }
     if (res->most_compute != (size_t)-1 && isfinite(res->compute_skew)) {
         x = &res->ranks[res->most_compute];
         fprintf(w->f, "%s%scompute skew %.3f (max / median); most compute: %s%s, device %" PRId64
                       ", %.3f ms\n", w->o->format == TT_FORMAT_MARKDOWN ? "\n" : "", ind,
                 res->compute_skew, x->rank >= 0 ? "rank " : "",
-                rank_text(rb, sizeof(rb), x->rank, x->trace_id), x->device,
+                tt__bd_rank_text(rb, sizeof(rb), x->rank, x->trace_id), x->device,
                 (double)x->compute_ns / MS);
     }
 }
 
-static void json_head(struct out *w, const tt_bd_result *res)
+static void json_head(struct bd_out *w, const tt_bd_result *res)
 {
     static const char *const by[] = { "rank", "step", "stream" };
     tt_jw *j = &w->jw;
@@ -471,7 +457,7 @@ static void json_head(struct out *w, const tt_bd_result *res)
         tt_jw_kint(j, "most_compute_trace_id", res->ranks[res->most_compute].trace_id);
 }
 
-static void text_head(struct out *w, const tt_bd_result *res)
+static void text_head(struct bd_out *w, const tt_bd_result *res)
 {
     char steps[96] = "";
     if (res->steps_set)
@@ -490,7 +476,7 @@ static void text_head(struct out *w, const tt_bd_result *res)
 
 int tt_breakdown_print(const tt_bd_result *res, const tt_bd_options *o, FILE *out)
 {
-    struct out w;
+    struct bd_out w;
     tt_table_write_options wo = TT_TABLE_WRITE_OPTIONS_INIT;
     const char *unit = by_unit(res->by);
     char h[200];

@@ -17,7 +17,7 @@
 #include "common/compat.h"
 #include "common/log.h"
 #include "analyze/breakdown/breakdown_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "store/ingest_rows.h"
 #include "formats/spool.h"
 #include "tracetool/store.h"

@@ -16,6 +16,9 @@
 #include "store/ingest_rows.h"
 #include "tracetool/breakdown.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+
 /* a union of intervals that arrive in start order: the merged interval
  * still open (lo, hi) and the length of those already closed */
 struct bd_union {
@@ -168,7 +171,7 @@ struct bd_run {
     size_t ntop;
     tt_comm_rules comm;      /* options.comm_patterns, compiled */
     struct bd_read rd;       /* the trace being read */
-    struct tt__flt *fl;      /* options.filter (NULL: none; analyze/filter/filter.h) */
+    struct tt__flt *fl;      /* options.filter (NULL: none; analyze/filter/filtering.h) */
 };
 
 /* kinds of the `fam_of` key */
@@ -234,8 +237,15 @@ void tt__bd_sink(struct bd_run *r, tt__rowsink *sink);
 int tt__bd_annot_result(const char *input, tt_db *db, const tt_bd_options *o, tt_bd_result *res);
 int tt__bd_annot_print(const tt_bd_result *res, const tt_bd_options *o, FILE *out);
 void tt__bd_annot_free(tt_bd_result *res);
-/* "3", or "trace 2" for a trace without a rank (the rank column's text) */
-const char *tt__bd_rank_text(char *buf, size_t cap, int64_t rank, int64_t trace);
+/* a row's rank: "3", or "trace 2" for a trace without a rank */
+static inline const char *tt__bd_rank_text(char *buf, size_t cap, int64_t rank, int64_t trace)
+{
+    if (rank >= 0)
+        snprintf(buf, cap, "%" PRId64, rank);
+    else
+        snprintf(buf, cap, "trace %" PRId64, trace);
+    return buf;
+}
 /* whether o asks for the annotations (TT_BD_BY_ANNOTATION, version >= 3) */
 #define TT__BD_ANNOT(o) ((o)->version >= 3 && (o)->by == TT_BD_BY_ANNOTATION)
 

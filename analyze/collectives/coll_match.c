@@ -22,7 +22,7 @@
 #include "common/i64map.h"
 #include "common/tmath.h"
 #include "analyze/collectives/coll_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 
 #include <math.h>
 

@@ -25,7 +25,7 @@
 #include "common/tmath.h"
 #include "common/log.h"
 #include "analyze/counters/counters_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "formats/spool.h"
 
 #include <math.h>

@@ -18,22 +18,6 @@
 
 #include <inttypes.h>
 
-const char *tt_cp_bound_name(int bound)
-{
-    static const char *const names[TT_CP_NBOUND] = {
-        "", "cpu_bound", "data_loading", "gpu_compute_bound", "gpu_communication_bound",
-        "gpu_kernel_kernel_overhead", "gpu_kernel_launch_overhead"
-    };
-    return bound >= 0 && bound < TT_CP_NBOUND ? names[bound] : "?";
-}
-
-const char *tt_cp_edge_name(int kind)
-{
-    static const char *const names[] = { "operator", "dependency", "launch_delay",
-                                         "kernel_kernel_delay", "sync" };
-    return kind >= 0 && kind <= TT_CP_EDGE_SYNC ? names[kind] : "?";
-}
-
 void tt_cp_result_free(tt_cp_result *res)
 {
     size_t i;

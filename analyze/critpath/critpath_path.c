@@ -274,3 +274,21 @@ int tt__cp_result(const struct cp_run *r, tt_cp_result *res)
     tt__i64map_free(&nm.at);
     return rc;
 }
+
+/* the names of tracetool/critpath.h (the path is made here; critpath.c
+ * prints them, critpath_overlay.c writes them) */
+const char *tt_cp_bound_name(int bound)
+{
+    static const char *const names[TT_CP_NBOUND] = {
+        "", "cpu_bound", "data_loading", "gpu_compute_bound", "gpu_communication_bound",
+        "gpu_kernel_kernel_overhead", "gpu_kernel_launch_overhead"
+    };
+    return bound >= 0 && bound < TT_CP_NBOUND ? names[bound] : "?";
+}
+
+const char *tt_cp_edge_name(int kind)
+{
+    static const char *const names[] = { "operator", "dependency", "launch_delay",
+                                         "kernel_kernel_delay", "sync" };
+    return kind >= 0 && kind <= TT_CP_EDGE_SYNC ? names[kind] : "?";
+}

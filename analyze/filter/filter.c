@@ -4,7 +4,7 @@
  * expressions of --name and --under.
  */
 #include "common/compat.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 
 #include <ctype.h>
 #include <errno.h>

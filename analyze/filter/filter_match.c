@@ -1,6 +1,6 @@
 /*
  * analyze/filter/filter_match.c - the filters as the analyses ask them
- * (analyze/filter/filter.h): --name memoised by string id, --under's
+ * (analyze/filter/filtering.h): --name memoised by string id, --under's
  * intervals per thread, the launches of GPU rows, the verdict of a row.
  */
 #include "common/compat.h"

@@ -6,7 +6,7 @@
 #ifndef TT_ANALYZE_FILTER_STATE_H
 #define TT_ANALYZE_FILTER_STATE_H
 
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 
 #include <regex.h>
 

@@ -32,7 +32,7 @@
 #include "common/i64map.h"
 #include "common/spill.h"
 #include "common/log.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "analyze/kernels/kernels_state.h"
 #include "formats/spool.h"
 #include "store/db_internal.h"

@@ -28,7 +28,7 @@
 #include "common/tmath.h"
 #include "common/buf.h"
 #include "analyze/kernels/kernels_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "common/i64map.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"

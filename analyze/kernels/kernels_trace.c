@@ -27,7 +27,7 @@
 #include "store/ingest_rows.h"
 #include "formats/spool.h"
 #include "analyze/kernels/kernels_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "report/table_json.h"
 #include "tracetool/table.h"
 

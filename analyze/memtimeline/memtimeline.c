@@ -22,7 +22,7 @@
 #include "report/json.h"
 #include "report/out.h"
 #include "analyze/memtimeline/memtimeline_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "compare/crosscheck/links.h"
 #include "formats/spool.h"
 #include "store/db_internal.h" /* tt__db_none, the temporary database of --et */

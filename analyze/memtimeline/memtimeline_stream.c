@@ -24,7 +24,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "analyze/memtimeline/memtimeline_state.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "formats/kineto.h"
 #include "formats/json.h"
 #include "store/db_internal.h" /* the fallback's temporary database */

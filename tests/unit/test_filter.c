@@ -2,12 +2,12 @@
  * tests/unit/test_filter.c - the filters' public side (tracetool/filter.h):
  * --time-range parsed into ns with its units and open sides, bad ranges and
  * bad expressions refused with a message; the machinery the analyses use
- * (analyze/filter/filter.h): --under's intervals, names by string id, thread
+ * (analyze/filter/filtering.h): --under's intervals, names by string id, thread
  * keys, GPU rows by their launch, the wrapped sink, --under's reading.
  */
 #define _GNU_SOURCE
 #include "tracetool/filter.h"
-#include "analyze/filter/filter.h"
+#include "analyze/filter/filtering.h"
 #include "formats/kineto.h"
 
 #include <criterion/criterion.h>
@@ -84,7 +84,7 @@ Test(filter, regex_checked)
     cr_assert(tt__filter_in_time(NULL, 5));
 }
 
-/* ---- the machinery the analyses use (analyze/filter/filter.h) ---- */
+/* ---- the machinery the analyses use (analyze/filter/filtering.h) ---- */
 
 static tt__tkey thr(int64_t pid, int64_t tid)
 {

@@ -1,5 +1,5 @@
 /*
- * analyze/filter/filter.h - the filters of tracetool/filter.h as the
+ * analyze/filter/filtering.h - the filters of tracetool/filter.h as the
  * analyses apply them (internal to libtracetool).
  *
  * An analysis makes one tt__flt of its options' tt_filter (tt__flt_new; NULL
@@ -29,8 +29,8 @@
  * call (its own start when it has none; never under an op then); names by
  * a search of --name in the event's own name.
  */
-#ifndef TT_ANALYZE_FILTER_FILTER_H
-#define TT_ANALYZE_FILTER_FILTER_H
+#ifndef TT_ANALYZE_FILTER_FILTERING_H
+#define TT_ANALYZE_FILTER_FILTERING_H
 
 #include "tracetool/filter.h"
 #include "store/ingest_rows.h"
