@@ -19,9 +19,12 @@ static const struct cli_opt opts[] = {
       "(or N: one step)", 0 },
     CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
                     "only the kernels, memcpys and memsets whose name\ncontains a match of the "
-                    "POSIX extended regex\ncount (the window, busy, idle: theirs)",
+                    "POSIX extended regex\ncount (the window, busy, idle: theirs); --by\n"
+                    "annotation: the annotations whose name matches\n(--kernels: the activities)",
                     "only the GPU activities launched under an op whose\nwhole name matches the "
-                    "regex count (their runtime\ncall on the op's thread, inside it)"),
+                    "regex count (their runtime\ncall on the op's thread, inside it); --by\n"
+                    "annotation: the annotations whose CPU\nuser_annotation is under it "
+                    "(--kernels: the\nactivities)"),
     { "rank", O_RANK, "R", "only that rank", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "by", O_BY, "rank|step|stream|annotation", "the second table, and what kernel families and\n"

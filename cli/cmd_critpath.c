@@ -11,14 +11,21 @@
 #include "opts.h"
 #include "tracetool/critpath.h"
 
-enum { O_STEP, O_TRACE, O_RANK, O_TIME, O_FORMAT, O_OVERLAY, O_DATA_LOAD };
+enum { O_STEP, O_TRACE, O_RANK, O_TIME, O_FORMAT, O_OVERLAY, O_DATA_LOAD, O_NAME, O_UNDER,
+       O_INSTANCE };
 
 static const struct cli_opt opts[] = {
     { "step", O_STEP, "N", "the window: the slice ProfilerStep#N (default:\nthe whole trace)", 0 },
     { "rank", O_RANK, "R", "the trace of rank R", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
-    { "time-range", O_TIME, "A:B", "only events that start in [A, B) (us, or with\na unit: "
-      "ns, us, ms, s); a GPU activity by its\nlaunch", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "list only the segments at an event whose name\ncontains a match of the "
+                    "POSIX extended regex\n(the path, its length and breakdown stay the\n"
+                    "window's)",
+                    "the window: the span of an op (CPU slice) whose\nwhole name matches the "
+                    "regex, on every thread\n(HTA's annotation); --instance says which"),
+    { "instance", O_INSTANCE, "K|A-B", "with --under: the K-th matching op by start (the\n"
+      "first is 0, the default), or the span of the\nA-th to the B-th (HTA's instance_id)", 0 },
     { "overlay", O_OVERLAY, "OUT.json", "also write the window's events with the path\nmarked "
       "(args.critical, flows \"critical_path\") as\na Chrome trace for Perfetto (.gz: gzipped)",
       0 },
@@ -46,6 +53,7 @@ struct cp_cli {
     tt_cp_options o;
     const char **load;
     size_t nload;
+    int instance_set;
 };
 
 /* a --data-load pattern that does not compile: a usage error */
@@ -61,6 +69,28 @@ static void check_regex(const struct cli_cmd *c, const char *arg)
     regfree(&re);
 }
 
+/* --instance K or A-B (0 <= A <= B) */
+static void opt_instance(const struct cli_cmd *c, const char *arg, tt_cp_options *o)
+{
+    const char *dash = strchr(arg, '-');
+    char a[32];
+    int ok;
+    if (!dash) {
+        ok = parse_i64(arg, &o->instance_from) == 0;
+        o->instance_to = o->instance_from;
+    } else {
+        ok = dash - arg > 0 && dash - arg < (long)sizeof(a);
+        if (ok) {
+            memcpy(a, arg, (size_t)(dash - arg));
+            a[dash - arg] = '\0';
+        }
+        ok = ok && parse_i64(a, &o->instance_from) == 0 &&
+             parse_i64(dash + 1, &o->instance_to) == 0;
+    }
+    if (!ok || o->instance_from < 0 || o->instance_from > o->instance_to)
+        cli_usage_error(c, "bad --instance '%s' (want K or A-B, 0 <= A <= B)", arg);
+}
+
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     struct cp_cli *x = ctx;
@@ -74,7 +104,13 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
         break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    case O_TIME: opt_time_range(c, arg, &o->filter); break;
+    case O_TIME:
+    case O_NAME:
+    case O_UNDER: opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter); break;
+    case O_INSTANCE:
+        opt_instance(c, arg, o);
+        x->instance_set = 1;
+        break;
     case O_OVERLAY: o->overlay = arg; break;
     case O_DATA_LOAD:
         if (!(more = realloc(x->load, (x->nload + 1) * sizeof(*more)))) {
@@ -109,6 +145,11 @@ int cmd_critpath(int argc, char **argv)
         return 0;
     x.o.data_load = x.load;
     x.o.ndata_load = x.nload;
+    if (x.instance_set && !x.o.filter.under)
+        cli_usage_error(&cmd, "--instance needs --under OP");
+    if (x.o.filter.under && x.o.step_set)
+        cli_usage_error(&cmd, "--step and --under both choose the window (--under "
+                              "'ProfilerStep#N' is --step N)");
     if (x.o.overlay)
         check_outputs_not_inputs(&cmd, x.o.overlay, (const char *const *)(argv + first), 1);
     rc = run_on_input(argv[first], on_db, on_file, &x.o);

@@ -30,7 +30,8 @@ static const struct cli_opt opts[] = {
       "(#A..#B): an activity by its runtime call's\nstart, as breakdown --steps", 0 },
     CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
                     "only the kernels, memcpys and memsets (--by\nruntime: runtime calls) whose "
-                    "name contains\na match of the POSIX extended regex",
+                    "name contains\na match of the POSIX extended regex (--sequences:\n"
+                    "runs of those only)",
                     "only what was launched under an op whose whole\nname matches the regex "
                     "(its runtime call on\nthe op's thread, inside it)"),
     { "trace", O_TRACE, "ID", "only that trace", 0 },

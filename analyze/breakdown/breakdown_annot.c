@@ -18,6 +18,16 @@
  * of options.filter keeps an annotation by its start and an activity by its
  * runtime call's start (its own without one); only then are the links of
  * the activities read (tt__rowsink.gpu_links).
+ *
+ * --name and --under (options version >= 4; analyze/filter/filtering.h)
+ * keep what is counted: without --kernels the annotations whose name
+ * matches, and those whose CPU user_annotation (the link of the same
+ * External id, which only a database or a file read as one gives:
+ * TT_ROWS_RELINK) lies under the op: the annotations are spilled by that
+ * link, the user_annotations under the op by id, and joined once the trace
+ * is over. With --kernels the activities that match / were launched under
+ * the op (by their runtime call); the annotations they fall under are not
+ * filtered.
  */
 #include "common/compat.h"
 #include "common/buf.h"
@@ -53,6 +63,20 @@ static int cmp_ev(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* --under without --kernels: an annotation by its user_annotation (op), or
+ * a user_annotation under the op (op: its id; name, dur unused), by op */
+struct ba_pend {
+    int64_t op, name, dur, seq;
+};
+
+static int cmp_pend(const void *a, const void *b)
+{
+    const struct ba_pend *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 /* the running statistics of one name (Welford's) */
 struct ba_stat {
     int64_t name;            /* string id; -1: no annotation */
@@ -61,13 +85,17 @@ struct ba_stat {
 };
 
 struct ba_link {
-    int64_t rt, rt_ts;
+    int64_t rt, rt_ts, op;
 };
 
 /* one trace being read */
 struct ba {
     const tt_bd_options *o;
-    int kernels, links;      /* --kernels; the links read (a time range) */
+    int kernels, links;      /* --kernels; the links read (a time range, --under) */
+    tt__flt *fl;             /* --name, --under (NULL: neither; not owned) */
+    int ann_under;           /* --under without --kernels: the join below */
+    int64_t ua_cat;          /* the string id of "user_annotation" (-1: none yet) */
+    tt__spill *pend, *uas;   /* ann_under: annotations by op, user_annotations under by id */
     char *text;              /* the strings, each NUL-terminated */
     size_t ntext, atext;
     struct i64map soff;      /* string id -> offset into text */
@@ -135,8 +163,26 @@ static int ba_string(struct ba *b, const tt__cell *row, const char *text)
         return tt__oom();
     memcpy(b->text + b->ntext, text + c->i, len);
     b->text[b->ntext + len] = '\0';
+    if (b->ann_under && !strcmp(b->text + b->ntext, "user_annotation"))
+        b->ua_cat = id;
     b->ntext += len + 1;
-    return 0;
+    return b->fl ? tt__flt_string(b->fl, id, text + c->i, len) : 0;
+}
+
+/* ann_under: a user_annotation slice under the op, kept by id */
+static int ba_slice(struct ba *b, const tt__cell *row, const char *text)
+{
+    struct ba_pend u = { 0, 0, 0, 0 };
+    const tt__cell *ts = &row[TT_C_SL_TS], *dur = &row[TT_C_SL_DUR];
+    tt__tkey k;
+    if (b->ua_cat < 0 || int_or(&row[TT_C_SL_CAT], -1) != b->ua_cat ||
+        row[TT_C_SL_ID].type != TT_CELL_INT || ts->type != TT_CELL_INT)
+        return 0;
+    k = tt__tkey_of_cells(&row[TT_C_SL_PID], &row[TT_C_SL_TID], text);
+    if (!tt__flt_under(b->fl, &k, ts->i, tt_sat_add(ts->i, int_or(dur, 0))))
+        return 0;
+    u.op = row[TT_C_SL_ID].i;
+    return tt__spill_put(&b->uas, sizeof(u), cmp_pend, &u);
 }
 
 static int kind_is(const tt__cell *k, const char *text, const char *s)
@@ -148,14 +194,18 @@ static int kind_is(const tt__cell *k, const char *text, const char *s)
 static int ba_gpu(struct ba *b, const tt__cell *row, const char *text)
 {
     const tt__cell *k = &row[TT_C_GPU_KIND];
-    int64_t launch = TT_ROWS_NO_TS;
-    int annot = kind_is(k, text, "annotation");
+    int64_t launch = TT_ROWS_NO_TS, op = 0;
+    int annot = kind_is(k, text, "annotation"), fails = 0;
     struct ba_ev e;
     if (b->links) {
         if (b->hln == b->nln || b->ln[b->hln].rt != int_or(&row[TT_C_GPU_RUNTIME_ID], 0))
             return tt_error_set(TT_ERROR, "breakdown: a GPU activity came without its links");
+        op = b->ln[b->hln].op;
         launch = b->ln[b->hln++].rt_ts;
     }
+    /* every GPU row once, in order (its launch taken): TT__FLT_* bits */
+    if (b->fl && (fails = tt__flt_gpu_fails(b->fl, row, text)) < 0)
+        return fails;
     if (row[TT_C_GPU_TS].type != TT_CELL_INT || row[TT_C_GPU_DUR].type != TT_CELL_INT ||
         !(annot || (b->kernels && (kind_is(k, text, "kernel") || kind_is(k, text, "memcpy") ||
                                    kind_is(k, text, "memset")))))
@@ -165,9 +215,17 @@ static int ba_gpu(struct ba *b, const tt__cell *row, const char *text)
     e.dur = row[TT_C_GPU_DUR].i;
     if (!tt__filter_in_time(&b->o->filter, annot || launch == TT_ROWS_NO_TS ? e.ts : launch))
         return 0;
+    /* what is counted passes: an activity wholly, an annotation by its name
+     * (its place under an op: the join) */
+    if (b->kernels ? !annot && fails : annot && (fails & TT__FLT_NAME))
+        return 0;
     e.name = int_or(&row[TT_C_GPU_NAME], 0);
     if (annot)
         b->nannot++;
+    if (annot && b->ann_under) {
+        struct ba_pend x = { op, e.name, e.dur, b->seq++ };
+        return op ? tt__spill_put(&b->pend, sizeof(x), cmp_pend, &x) : 0;
+    }
     if (annot && !b->kernels)
         return stat_add(b, e.name, e.dur);
     e.pid = thread_id(&row[TT_C_GPU_PID], text);
@@ -180,13 +238,19 @@ static int ba_gpu(struct ba *b, const tt__cell *row, const char *text)
 static int ba_links(void *ctx, int64_t op, int64_t name, int64_t rt, int64_t rt_ts)
 {
     struct ba *b = ctx;
-    (void)op;
     (void)name;
     if (TT_ALLOC_GROW(b->ln, b->nln + 1, b->aln) < 0)
         return tt__oom();
     b->ln[b->nln].rt = rt;
+    b->ln[b->nln].op = op;
     b->ln[b->nln++].rt_ts = rt ? rt_ts : TT_ROWS_NO_TS;
     return 0;
+}
+
+static int ba_launch(void *ctx, const tt__gpu_launch *l)
+{
+    struct ba *b = ctx;
+    return tt__flt_launch(b->fl, l);
 }
 
 static int ba_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
@@ -200,6 +264,8 @@ static int ba_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
             rc = ba_string(b, row, text);
         else if (table == TT_ROWS_GPU)
             rc = ba_gpu(b, row, text);
+        else if (table == TT_ROWS_SLICE && b->ann_under)
+            rc = ba_slice(b, row, text);
     }
     if (table == TT_ROWS_GPU && b->hln) { /* the links used; those of rows to come stay */
         memmove(b->ln, b->ln + b->hln, (b->nln - b->hln) * sizeof(*b->ln));
@@ -218,16 +284,41 @@ static void ba_release(struct ba *b)
     free(b->ln);
     tt__spill_free(b->ann);
     tt__spill_free(b->act);
+    tt__spill_free(b->pend);
+    tt__spill_free(b->uas);
     memset(b, 0, sizeof(*b));
 }
 
-static void ba_init(struct ba *b, const tt_bd_options *o)
+static void ba_init(struct ba *b, const tt_bd_options *o, tt__flt *fl)
 {
+    int under = tt__flt_needs_load(fl);
     memset(b, 0, sizeof(*b));
     b->o = o;
+    b->fl = fl;
     b->kernels = o->annot_kernels;
-    b->links = b->kernels && (o->filter.from_ns != TT_FILTER_OPEN_FROM ||
-                              o->filter.to_ns != TT_FILTER_OPEN_TO);
+    b->ann_under = under && !b->kernels;
+    b->ua_cat = -1;
+    b->links = under || (b->kernels && (o->filter.from_ns != TT_FILTER_OPEN_FROM ||
+                                        o->filter.to_ns != TT_FILTER_OPEN_TO));
+}
+
+/* ann_under: the annotations whose user_annotation is under the op, from
+ * the two spills in op order */
+static int ba_join(struct ba *b)
+{
+    struct ba_pend a, u = { 0, 0, 0, 0 };
+    int rc, more;
+    if ((rc = tt__spill_rewind(b->pend)) < 0 || (rc = tt__spill_rewind(b->uas)) < 0 ||
+        (rc = more = tt__spill_next(b->uas, &u)) < 0)
+        return rc;
+    while ((rc = tt__spill_next(b->pend, &a)) == 1) {
+        while (more == 1 && u.op < a.op)
+            if ((more = tt__spill_next(b->uas, &u)) < 0)
+                return more;
+        if (more == 1 && u.op == a.op && (rc = stat_add(b, a.name, a.dur)) < 0)
+            return rc;
+    }
+    return rc;
 }
 
 /* ---- --kernels: the sweep ---- */
@@ -318,6 +409,8 @@ static int ba_sweep(struct ba *b)
      1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL)
 
 static const uint64_t ba_cols[TT_ROWS_COUNT] = {
+    [TT_ROWS_SLICE] = TT_COL(TT_C_SL_ID) | TT_COL(TT_C_SL_CAT) | TT_COL(TT_C_SL_PID) |
+                      TT_COL(TT_C_SL_TID) | TT_COL(TT_C_SL_TS) | TT_COL(TT_C_SL_DUR),
     [TT_ROWS_GPU] = TT_COL(TT_C_GPU_KIND) | TT_COL(TT_C_GPU_NAME) | TT_COL(TT_C_GPU_PID) |
                     TT_COL(TT_C_GPU_TID) | TT_COL(TT_C_GPU_TS) | TT_COL(TT_C_GPU_DUR) |
                     TT_COL(TT_C_GPU_RUNTIME_ID),
@@ -332,9 +425,12 @@ static int ba_read(struct ba *b, const tt__rowsink *sink, const char *path, tt_d
 {
     unsigned skip = ANNOT_SKIP | (b->links ? 0 : 1u << TT_ROWS_SLICE | 1u << TT_ROWS_RUNTIME);
     const tt_bd_options *o = b->o;
+    tt__flt *fl = b->fl;
     int rc;
     if (db)
-        return tt__db_rows(db, trace, sink, skip | TT_ROWS_NO_ARGS, res);
+        return (rc = tt__flt_load(fl, NULL, db, trace)) < 0
+                   ? rc
+                   : tt__db_rows(db, trace, sink, skip | TT_ROWS_NO_ARGS, res);
     if (!b->links)
         return tt__ingest_rows(path, sink, TT_READ_NO_ARGS, skip | TT_ROWS_NO_STOP, res);
     if (tt__spool_needed(path)) {
@@ -344,6 +440,11 @@ static int ba_read(struct ba *b, const tt__rowsink *sink, const char *path, tt_d
             rc = ba_read(b, sink, rd, NULL, trace, res);
         return tt__spool_end(&sp, path, rc);
     }
+    if ((rc = tt__flt_load(fl, path, NULL, 0)) < 0)
+        return rc;
+    /* the annotations' user_annotations: only a file read as a database */
+    if (b->ann_under)
+        return tt__ingest_rows(path, sink, TT_READ_NO_ARGS, skip | TT_ROWS_RELINK, res);
     if ((rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, skip, res)) != 0 || !res->needs_db)
         return rc;
     tt__log(TT_LOG_DEBUG, "breakdown", "%s: read twice: %s", path,
@@ -351,7 +452,8 @@ static int ba_read(struct ba *b, const tt__rowsink *sink, const char *path, tt_d
     free(res->metadata);
     res->metadata = NULL;
     ba_release(b);
-    ba_init(b, o);
+    ba_init(b, o, fl);
+    tt__flt_reset(fl);
     return tt__ingest_rows(path, sink, TT_READ_NO_ARGS, skip | TT_ROWS_RELINK, res);
 }
 
@@ -399,6 +501,7 @@ struct ba_run {
     const tt_bd_options *o;
     tt_bd_result *res;
     size_t alloc;
+    tt__flt *fl;             /* --name, --under (NULL: neither) */
 };
 
 static void trace_drop(void *ctx, void *r)
@@ -421,17 +524,20 @@ static int trace_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__ro
     if (!t)
         return tt__oom();
     memset(res, 0, sizeof(*res));
-    ba_init(&b, run->o);
+    ba_init(&b, run->o, run->fl);
     memset(&sink, 0, sizeof(sink));
     sink.ctx = &b;
     sink.rows = ba_rows;
     sink.cols = ba_cols;
     sink.gpu_links = b.links ? ba_links : NULL;
+    sink.gpu_launch = tt__flt_wants_launch(b.fl) ? ba_launch : NULL;
     rc = ba_read(&b, &sink, path, db, id, res);
     free(res->metadata);
     res->metadata = NULL;
     if (rc == 0 && b.kernels)
         rc = ba_sweep(&b);
+    else if (rc == 0 && b.ann_under)
+        rc = ba_join(&b);
     if (rc == 0)
         rc = ba_rows_of(&b, t);
     ba_release(&b);
@@ -487,27 +593,36 @@ int tt__bd_annot_result(const char *input, tt_db *db, const tt_bd_options *o, tt
 {
     struct ba_run run;
     struct tt__visit v;
+    tt_filter nu = TT_FILTER_INIT; /* --name and --under: the time range is checked here */
     int rc;
     memset(res, 0, sizeof(*res));
     res->by = TT_BD_BY_ANNOTATION;
     res->annot_kernels = o->annot_kernels;
     res->slowest = res->most_compute = (size_t)-1;
-    if (o->steps_set || o->filter.name || o->filter.under)
+    if (o->steps_set || (o->version < 4 && (o->filter.name || o->filter.under)))
         return tt_error_set(TT_EINVALID, "breakdown --by annotation takes --time-range, not "
-                                         "--steps, --name or --under");
+                                         "--steps (--name and --under: options version 4)");
+    nu.name = o->filter.name;
+    nu.under = o->filter.under;
+    memset(&run, 0, sizeof(run));
     run.o = o;
     run.res = res;
-    run.alloc = 0;
+    if ((rc = tt__flt_new(&run.fl, &nu)) < 0)
+        return rc;
     v.ctx = &run;
     v.read = trace_read;
     v.take = trace_take;
     v.drop = trace_drop;
     rc = tt__each_trace(o->trace_id, o->rank, input, db, &v);
+    tt__flt_free(run.fl);
     if (rc == 0 && !res->nannots)
         rc = tt_error_set_at(TT_ENOTFOUND, db ? (db->source ? db->source : db->path) : input, -1,
                              "no gpu_user_annotation event (the GPU side of record_function "
                              "ranges)%s in %s",
-                             tt_filter_active(&o->filter) ? " in the time range" : "",
+                             !tt_filter_active(&o->filter) ? ""
+                             : o->annot_kernels ? ", or no activity, that passes "
+                                                  "--time-range/--name/--under"
+                                                : " that passes --time-range/--name/--under",
                              db && !db->source ? "the selected traces" : "this trace");
     if (rc < 0)
         tt__bd_annot_free(res);

@@ -10,6 +10,7 @@
 #include "common/compat.h"
 #include "analyze/critpath/critpath_state.h"
 #include "analyze/input/each.h"
+#include "analyze/filter/filtering.h"
 #include "common/buf.h"
 #include "common/tmath.h"
 #include "report/table_json.h"
@@ -28,6 +29,7 @@ void tt_cp_result_free(tt_cp_result *res)
     free(res->names);
     free(res->segments);
     free(res->path);
+    free(res->window_op);
     memset(res, 0, sizeof(*res));
 }
 
@@ -36,6 +38,7 @@ void tt_cp_result_free(tt_cp_result *res)
 struct pick {
     const tt_cp_options *o;
     const regex_t *data_load;
+    tt__flt *fl;        /* --name, --under (NULL: neither) */
     const char *src;    /* the input, for messages */
     tt_cp_result *res;
     int analysed;       /* traces chosen so far */
@@ -77,6 +80,7 @@ static int pick_read(void *ctx, const char *path, tt_db *db, int64_t id, tt__row
         return tt__oom();
     run->o = x->o;
     run->data_load = x->data_load;
+    run->fl = x->fl;
     rc = tt__cp_read(run, path, db, id);
     *res = run->rres;
     res->metadata = NULL;
@@ -131,20 +135,47 @@ static int compile_patterns(const tt_cp_options *o, regex_t **re)
     return 0;
 }
 
+/* --name and --under (version 2) compiled into *fl (NULL: neither) */
+static int filter_of(const tt_cp_options *o, tt__flt **fl)
+{
+    tt_filter nu = TT_FILTER_INIT; /* the time range: the window's (critpath_read.c) */
+    *fl = NULL;
+    if (o->version < 2 && (o->filter.name || o->filter.under))
+        return tt_error_set(TT_EINVALID, "critical-path: --name and --under need options "
+                                         "version 2");
+    if (o->version < 2)
+        return 0;
+    if (o->filter.under && o->step_set)
+        return tt_error_set(TT_EINVALID, "critical-path: --step and --under both choose the "
+                                         "window (--under 'ProfilerStep#N' is --step N)");
+    if (o->filter.under && (o->instance_from < 0 || o->instance_to < o->instance_from))
+        return tt_error_set(TT_EINVALID, "critical-path: instances %" PRId64 "-%" PRId64
+                            " (want 0 <= A <= B)", o->instance_from, o->instance_to);
+    nu.name = o->filter.name;
+    nu.under = o->filter.under;
+    return tt__flt_new(fl, &nu);
+}
+
 static int result_of(const char *input, tt_db *db, const tt_cp_options *o, tt_cp_result *res)
 {
     struct pick x;
     struct tt__visit v;
     regex_t *re;
+    tt__flt *fl;
     size_t i;
     int rc;
     memset(res, 0, sizeof(*res));
     if (o->version < 1)
         return tt_error_set(TT_EINVALID, "tt_cp_options: version %u", o->version);
-    if ((rc = compile_patterns(o, &re)) < 0)
+    if ((rc = filter_of(o, &fl)) < 0)
         return rc;
+    if ((rc = compile_patterns(o, &re)) < 0) {
+        tt__flt_free(fl);
+        return rc;
+    }
     memset(&x, 0, sizeof(x));
     x.o = o;
+    x.fl = fl;
     x.data_load = re;
     x.src = db ? (db->source ? db->source : db->path) : input;
     x.res = res;
@@ -156,6 +187,7 @@ static int result_of(const char *input, tt_db *db, const tt_cp_options *o, tt_cp
     for (i = 0; re && i < o->ndata_load; i++)
         regfree(&re[i]);
     free(re);
+    tt__flt_free(fl);
     if (rc < 0)
         tt_cp_result_free(res);
     return rc;
@@ -250,7 +282,7 @@ static int segment_row(tt_table *t, const tt_cp_result *res, const tt_cp_segment
     if (rc < 0)
         return tt__oom();
     tt_table_set_int(t, C_NS, s->ns);
-    tt_table_set_int(t, C_OFFSET, tt_sat_sub(s->from_ns, res->segments[0].from_ns));
+    tt_table_set_int(t, C_OFFSET, tt_sat_sub(s->from_ns, res->start_ns));
     tt_table_set_int(t, C_FROM_NS, s->from_ns);
     tt_table_set_int(t, C_TO_NS, s->to_ns);
     if (s->gpu)
@@ -279,6 +311,12 @@ static void window_text(const tt_cp_result *res, tt_buf *b)
 {
     if (res->step >= 0)
         tt_buf_addf(b, "ProfilerStep#%" PRId64, res->step);
+    else if (res->window_op && res->instance_from == res->instance_to)
+        tt_buf_addf(b, "%s, instance %" PRId64 " of %" PRId64 " matching --under",
+                    res->window_op, res->instance_from, res->instances);
+    else if (res->window_op)
+        tt_buf_addf(b, "%s, instances %" PRId64 "-%" PRId64 " of %" PRId64 " matching --under",
+                    res->window_op, res->instance_from, res->instance_to, res->instances);
     else
         tt_buf_addstr(b, "the whole trace");
     if (res->have_rank)
@@ -286,7 +324,7 @@ static void window_text(const tt_cp_result *res, tt_buf *b)
 }
 
 /* the lines above the tables (text, Markdown) */
-static void print_head(const tt_cp_result *res, int md, FILE *out)
+static void print_head(const tt_cp_result *res, const tt_cp_options *o, int md, FILE *out)
 {
     tt_buf b = TT_BUF_INIT, v = TT_BUF_INIT;
     window_text(res, &b);
@@ -300,8 +338,13 @@ static void print_head(const tt_cp_result *res, int md, FILE *out)
     }
     fprintf(out, "%sLength %" PRId64 " ns over %zu nodes (graph: %zu nodes, %zu edges; %zu "
                  "events in the window)\n\n",
-            md ? "" : " ", res->length_ns, res->nsegments + 1, res->graph_nodes,
+            md ? "" : " ", res->length_ns, res->path_segments + 1, res->graph_nodes,
             res->graph_edges, res->events);
+    if (o->version >= 2 && o->filter.name)
+        fprintf(out, "%s%zu of its %zu segments at an event matching --name: %" PRId64
+                     " ns (%.1f%% of the length)\n\n",
+                md ? "" : " ", res->nsegments, res->path_segments, res->shown_ns,
+                res->length_ns ? 100.0 * (double)res->shown_ns / (double)res->length_ns : 0.0);
     tt_buf_release(&b);
     tt_buf_release(&v);
 }
@@ -359,8 +402,19 @@ static void json_head(const tt_cp_result *res, tt_jw *w)
     tt_jw_kint(w, "events", (int64_t)res->events);
     tt_jw_kint(w, "graph_nodes", (int64_t)res->graph_nodes);
     tt_jw_kint(w, "graph_edges", (int64_t)res->graph_edges);
-    tt_jw_kint(w, "path_nodes", (int64_t)res->nsegments + 1);
+    tt_jw_kint(w, "path_nodes", (int64_t)res->path_segments + 1);
     tt_jw_kint(w, "length_ns", res->length_ns);
+    tt_jw_kint(w, "segments_shown", (int64_t)res->nsegments);
+    tt_jw_kint(w, "shown_ns", res->shown_ns);
+    tt_jw_key(w, "window_op");
+    if (res->window_op) {
+        tt_jw_str(w, res->window_op);
+        tt_jw_kint(w, "instance_from", res->instance_from);
+        tt_jw_kint(w, "instance_to", res->instance_to);
+        tt_jw_kint(w, "instances", res->instances);
+    } else {
+        tt_jw_null(w);
+    }
     tt_jw_kobj(w, "breakdown");
     for (i = 0; i < NBOUND_SHOWN; i++)
         tt_jw_kint(w, tt_cp_bound_name(bound_order[i]), res->bound_ns[bound_order[i]]);
@@ -396,7 +450,7 @@ int tt_critpath_print(const tt_cp_result *res, const tt_cp_options *o, FILE *out
         if ((rc = write_table(bd, TT_FORMAT_CSV, csv_all, NCOLS(csv_all), 1, out)) == 0)
             rc = write_segments(res, TT_FORMAT_CSV, csv_all, NCOLS(csv_all), 0, NULL, out);
     } else {
-        print_head(res, md, out);
+        print_head(res, o, md, out);
         if ((rc = write_table(bd, md ? TT_FORMAT_MARKDOWN : TT_FORMAT_TABLE, text_bd,
                               NCOLS(text_bd), 1, out)) == 0)
             fputs("\n", out);

@@ -242,11 +242,29 @@ static int segment(const struct cp_run *r, struct names *nm, const struct cp_edg
     return 0;
 }
 
+/* --name: whether edge e is at an event whose name matches (either node's
+ * event, or the one its time belongs to) */
+static int shown(const struct cp_run *r, const struct cp_edge *e)
+{
+    if (!r->o->filter.name || !r->fl)
+        return 1;
+    return ((r->in[r->nodes[e->u].ev].nf | r->in[r->nodes[e->v].ev].nf |
+             (e->attr != CP_NONE ? r->in[e->attr].nf : 0u)) & CPS_NAME) != 0;
+}
+
 int tt__cp_result(const struct cp_run *r, tt_cp_result *res)
 {
     struct names nm = { res, { 0 }, 0 };
     size_t k;
     int rc = 0;
+    if (r->o->filter.under && r->fl) {
+        res->instance_from = r->o->instance_from;
+        res->instance_to = r->o->instance_to;
+        res->instances = r->ninst;
+        if (!(res->window_op = strdup(tt__cp_str(r, r->win_name))))
+            return tt__oom();
+    }
+    res->start_ns = r->npath ? r->nodes[r->path[0]].ts : 0;
     res->have_rank = r->rres.have_rank;
     res->rank = r->rres.rank;
     res->step = r->o->step_set ? r->o->step : -1;
@@ -265,11 +283,14 @@ int tt__cp_result(const struct cp_run *r, tt_cp_result *res)
             rc = tt_error_set(TT_ERROR, "critical-path: a path edge went missing");
             break;
         }
-        res->nsegments++;
-        rc = segment(r, &nm, e, &res->segments[k]);
+        res->path_segments++;
         res->length_ns = tt_sat_add(res->length_ns, e->w);
-        b = &res->bound_ns[res->segments[k].bound];
+        b = &res->bound_ns[tt__cp_bound(r, e)];
         *b = tt_sat_add(*b, e->w);
+        if (!shown(r, e))
+            continue;
+        rc = segment(r, &nm, e, &res->segments[res->nsegments++]);
+        res->shown_ns = tt_sat_add(res->shown_ns, e->w);
     }
     tt__i64map_free(&nm.at);
     return rc;

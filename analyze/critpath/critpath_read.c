@@ -15,6 +15,12 @@
  * queue_length) count what came before the window too: every launch and
  * start goes to a second spill, sorted by stream then time, and one pass
  * over it gives the values of the window's kernels.
+ *
+ * --under (filter.under) chooses the window as HTA's annotation and
+ * instance_id: the CPU slices whose whole name matches are spilled, by
+ * start, and the window is the span of instances instance_from..to of them.
+ * --name (filter.name) only marks the strings that match (CPS_NAME): the
+ * path is the window's, the segments listed those at a matching event.
  */
 #include "common/compat.h"
 #include "analyze/critpath/critpath_state.h"
@@ -24,6 +30,7 @@
 #include "formats/json.h"
 #include "formats/kineto.h"
 #include "formats/spool.h"
+#include "analyze/filter/filtering.h"
 
 #include <inttypes.h>
 
@@ -51,6 +58,19 @@ static int cmp_q(const void *a, const void *b)
     if (x->dir != y->dir) /* at one time a start before a launch: it was not queued */
         return x->dir < y->dir ? -1 : 1;
     return (x->gid > y->gid) - (x->gid < y->gid);
+}
+
+/* a slice --under matches (a window it may give), by start then id */
+struct cp_inst {
+    int64_t ts, end, id, name;
+};
+
+static int cmp_inst(const void *a, const void *b)
+{
+    const struct cp_inst *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
 /* ---- strings ---- */
@@ -122,6 +142,17 @@ static int cp_string(struct cp_run *r, const tt__cell *row, const char *text)
         return tt__oom();
     r->strs[r->nstrs] = copy;
     r->sflags[r->nstrs] = str_flags(r, copy);
+    if (r->fl) { /* --name, --under: their verdicts as flags */
+        int64_t id = row[TT_C_STR_ID].i;
+        int rc = tt__flt_string(r->fl, id, copy, row[TT_C_STR_S].len);
+        if (rc < 0) {
+            free(copy);
+            return rc;
+        }
+        r->sflags[r->nstrs] |= (r->o->filter.name && tt__flt_name(r->fl, id) ? CPS_NAME : 0u) |
+                               (r->o->filter.under && tt__flt_under_name(r->fl, id) ? CPS_UNDER
+                                                                                    : 0u);
+    }
     r->nstrs++;
     return tt__i64map_put(&r->sid, row[TT_C_STR_ID].i, r->nstrs - 1) < 0 ? tt__oom() : 0;
 }
@@ -185,6 +216,20 @@ static int cp_cpu(struct cp_run *r, const tt__cell *row, int kind)
         r->step_end = tt_end_ns(e.ts, e.dur);
     }
     return tt__spill_put(&r->evs, sizeof(e), NULL, &e);
+}
+
+/* --under: a slice whose whole name matches, a window it may give */
+static int cp_under_op(struct cp_run *r, const tt__cell *row)
+{
+    struct cp_inst x;
+    if (!(tt__cp_sflags(r, cell_or(&row[TT_C_SL_NAME], 0)) & CPS_UNDER) ||
+        !cell_is_int(&row[TT_C_SL_TS]) || !cell_is_int(&row[TT_C_SL_ID]))
+        return 0;
+    x.ts = row[TT_C_SL_TS].i;
+    x.end = tt_end_ns(x.ts, cell_or(&row[TT_C_SL_DUR], 0));
+    x.id = row[TT_C_SL_ID].i;
+    x.name = row[TT_C_SL_NAME].i;
+    return tt__spill_put(&r->inst, sizeof(x), cmp_inst, &x);
 }
 
 /* wait_on_stream and wait_on_cuda_event_record_corr_id of a cuda_sync
@@ -289,8 +334,9 @@ static int cp_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *c
         const tt__cell *row = cells + (size_t)i * (size_t)ncols;
         if (table == TT_ROWS_STR)
             rc = cp_string(r, row, text);
-        else if (table == TT_ROWS_SLICE)
-            rc = cp_cpu(r, row, CP_SLICE);
+        else if (table == TT_ROWS_SLICE && (rc = cp_cpu(r, row, CP_SLICE)) == 0 &&
+                 r->o->filter.under && r->fl)
+            rc = cp_under_op(r, row);
         else if (table == TT_ROWS_RUNTIME)
             rc = cp_cpu(r, row, CP_RUNTIME);
         else if (table == TT_ROWS_GPU)
@@ -344,8 +390,11 @@ static void read_reset(struct cp_run *r)
     r->gpu_rows = 0;
     tt__spill_free(r->evs);
     tt__spill_free(r->queue);
-    r->evs = r->queue = NULL;
+    tt__spill_free(r->inst);
+    r->evs = r->queue = r->inst = NULL;
     r->have_step = 0;
+    r->win_name = r->ninst = 0;
+    tt__flt_reset(r->fl);
     free(r->rres.metadata);
     memset(&r->rres, 0, sizeof(r->rres));
 }
@@ -522,11 +571,43 @@ static int queue_lengths(struct cp_run *r)
     return rc;
 }
 
+/* --under: the window from instances instance_from..to of the matching ops */
+static int under_window(struct cp_run *r, const char *src)
+{
+    const tt_cp_options *o = r->o;
+    struct cp_inst x;
+    int rc = tt__spill_rewind(r->inst);
+    while (rc == 0 && (rc = tt__spill_next(r->inst, &x)) == 1) {
+        rc = 0;
+        if (r->ninst == o->instance_from) {
+            r->from_ns = x.ts;
+            r->to_ns = x.end;
+            r->win_name = x.name;
+        } else if (r->ninst > o->instance_from && r->ninst <= o->instance_to) {
+            r->to_ns = x.end > r->to_ns ? x.end : r->to_ns;
+        }
+        r->ninst++;
+    }
+    if (rc < 0)
+        return rc;
+    if (!r->ninst)
+        return tt_error_set_at(TT_ENOTFOUND, src, -1, "no op (CPU slice) whose whole name "
+                               "matches --under '%s' in this trace", o->filter.under);
+    if (o->instance_to >= r->ninst)
+        return tt_error_set_at(TT_ENOTFOUND, src, -1, "%" PRId64 " op%s match%s --under '%s' "
+                               "in this trace, numbered from 0: no instance %" PRId64,
+                               r->ninst, r->ninst == 1 ? "" : "s", r->ninst == 1 ? "es" : "",
+                               o->filter.under, o->instance_to);
+    return 0;
+}
+
 int tt__cp_window(struct cp_run *r, const char *src)
 {
     int rc;
     r->from_ns = INT64_MIN;
     r->to_ns = INT64_MAX;
+    if (r->o->filter.under && r->fl && (rc = under_window(r, src)) < 0)
+        return rc;
     if (r->o->step_set) {
         if (!r->have_step)
             return tt_error_set_at(TT_ENOTFOUND, src, -1, "no ProfilerStep#%" PRId64
@@ -538,7 +619,8 @@ int tt__cp_window(struct cp_run *r, const char *src)
         return rc;
     tt__spill_free(r->evs);
     tt__spill_free(r->queue);
-    r->evs = r->queue = NULL;
+    tt__spill_free(r->inst);
+    r->evs = r->queue = r->inst = NULL;
     if (!r->nev)
         return tt_error_set_at(TT_ENOTFOUND, src, -1, "no CPU op, runtime call or GPU activity "
                                "in the window");

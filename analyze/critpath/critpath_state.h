@@ -37,6 +37,8 @@ enum {
     CPS_CONTEXT_SYNC = 1u << 11,
     CPS_STEP = 1u << 12,      /* the chosen step's name: "ProfilerStep#N" */
     CPS_COMM = 1u << 13,      /* a communication kernel's name */
+    CPS_NAME = 1u << 14,      /* has a match of filter.name (given) */
+    CPS_UNDER = 1u << 15,     /* is a whole name filter.under matches (given) */
 };
 
 #define CP_NONE (-1) /* no event, node */
@@ -95,6 +97,7 @@ struct cp_stream {
 struct cp_run {
     const tt_cp_options *o;
     const regex_t *data_load; /* compiled o->data_load (n: ndata_load) */
+    struct tt__flt *fl;       /* filter.name and .under (NULL: neither; not owned) */
     /* strings: all of the trace's, by id */
     char **strs;
     unsigned *sflags;
@@ -108,6 +111,8 @@ struct cp_run {
     tt__spill *queue;         /* launches and starts, by stream then time (struct cp_q) */
     int have_step;            /* the chosen step's slice: the first by start */
     int64_t step_ts, step_end;
+    tt__spill *inst;          /* filter.under: the matching ops (struct cp_inst) */
+    int64_t win_name, ninst;  /* the window's op (string id), how many matched */
     tt__rows_result rres;     /* the trace's format, rank (metadata freed) */
     /* the window */
     int64_t from_ns, to_ns;   /* both included */

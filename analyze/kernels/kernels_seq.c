@@ -24,7 +24,12 @@
  * (activity -> runtime call by id; activity -> op by id -> root by thread
  * and interval), so the order in which the tables come does not matter.
  * Both keep the time range of options.filter: an activity by its runtime
- * call's start (its own without one), a root by its start.
+ * call's start (its own without one), a root by its start. --name and
+ * --under (options version >= 4) keep the activities whose name matches /
+ * that were launched under the op (analyze/filter/filtering.h: a filtering
+ * sink in front of this one): the others are not there at all, so a
+ * sequence is a run of activities that pass; the roots are not filtered by
+ * them.
  */
 #include "common/compat.h"
 #include "common/buf.h"
@@ -841,21 +846,25 @@ static const uint64_t sq_cols[TT_ROWS_COUNT] = {
 /* the rows of a file (db NULL) or of trace `trace` of db into q; a file
  * whose links need the passes after a load is read again, twice
  * (TT_ROWS_RELINK) */
-static int sq_read(struct sq *q, const tt__rowsink *sink, const char *path, tt_db *db,
-                   int64_t trace, tt__rows_result *res)
+static int sq_read(struct sq *q, tt__flt *fl, const tt__rowsink *sink, const char *path,
+                   tt_db *db, int64_t trace, tt__rows_result *res)
 {
     unsigned skip = SEQ_SKIP; /* slices and runtime calls make the links */
     const tt_kern_options *o = q->o;
     int rc;
     if (db)
-        return tt__db_rows(db, trace, sink, skip | TT_ROWS_NO_ARGS, res);
+        return (rc = tt__flt_load(fl, NULL, db, trace)) < 0
+                   ? rc
+                   : tt__db_rows(db, trace, sink, skip | TT_ROWS_NO_ARGS, res);
     if (tt__spool_needed(path)) {
         tt__spool sp;
         const char *rd;
         if ((rc = tt__spool_input(&sp, path, &rd)) == 0)
-            rc = sq_read(q, sink, rd, NULL, trace, res);
+            rc = sq_read(q, fl, sink, rd, NULL, trace, res);
         return tt__spool_end(&sp, path, rc);
     }
+    if ((rc = tt__flt_load(fl, path, NULL, 0)) < 0) /* --under's ops: a reading of their own */
+        return rc;
     rc = tt__ingest_rows(path, sink, TT_READ_NO_ARGS, skip, res);
     if (rc != 0 || !res->needs_db)
         return rc;
@@ -865,6 +874,7 @@ static int sq_read(struct sq *q, const tt__rowsink *sink, const char *path, tt_d
     res->metadata = NULL;
     sq_release(q);
     sq_init(q, o);
+    tt__flt_reset(fl);
     return tt__ingest_rows(path, sink, TT_READ_NO_ARGS, skip | TT_ROWS_RELINK, res);
 }
 
@@ -872,13 +882,14 @@ int tt__kern_seq_trace(const tt_kern_options *o, const char *path, tt_db *db, in
                        tt_kern_summary out[2], tt__rows_result *res)
 {
     struct sq q;
-    tt__rowsink sink;
+    tt__rowsink sink, fsink;
+    tt__flt *fl = NULL;
     int rc;
     memset(out, 0, 2 * sizeof(*out));
     memset(res, 0, sizeof(*res));
-    if (o->filter.name || o->filter.under)
-        return tt_error_set(TT_EINVALID, "kernels --sequences takes --time-range, not --name or "
-                            "--under");
+    if (o->version < 4 && (o->filter.name || o->filter.under))
+        return tt_error_set(TT_EINVALID, "kernels --sequences takes --name and --under from "
+                            "options version 4 on");
     if (o->seq_len < 1)
         return tt_error_set(TT_EINVALID, "kernels: sequences of %" PRId64 " activities (want 1 "
                             "or more)", o->seq_len);
@@ -891,7 +902,12 @@ int tt__kern_seq_trace(const tt_kern_options *o, const char *path, tt_db *db, in
     sink.rows = sq_rows;
     sink.cols = sq_cols;
     sink.gpu_links = sq_links;
-    rc = sq_read(&q, &sink, path, db, trace, res);
+    /* --name, --under: the GPU rows that fail never come (without them: no
+     * filtering sink, the time range is checked here) */
+    if ((rc = tt__flt_new(&fl, o->filter.name || o->filter.under ? &o->filter : NULL)) == 0 &&
+        (rc = tt__flt_sink(fl, &sink, 1u << TT_ROWS_GPU, &fsink)) == 0)
+        rc = sq_read(&q, fl, &fsink, path, db, trace, res);
+    tt__flt_free(fl);
     free(res->metadata);
     res->metadata = NULL;
     if (rc == 0)

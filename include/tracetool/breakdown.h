@@ -66,7 +66,10 @@ typedef struct tt_bd_options {
     /* version >= 3, TT_BD_BY_ANNOTATION: 0: the annotations' own durations;
      * 1: the kernels, memcpys and memsets under each (the innermost one).
      * Of the filter below, the time range applies (an annotation by its
-     * start) */
+     * start); from version 4 on --name and --under too: without --kernels
+     * the annotations whose name matches / whose CPU user_annotation lies
+     * under the op; with it the activities that match / were launched
+     * under the op (the annotations they fall under are not filtered) */
     int annot_kernels;
     int64_t kernel_wait_ns;  /* an idle gap under this (not host wait) is kernel wait */
     int64_t row_limit;       /* rows per table; -1 = all */
@@ -84,7 +87,7 @@ typedef struct tt_bd_options {
     tt_filter filter;
 } tt_bd_options;
 #define TT_BD_OPTIONS_INIT \
-    { .version = 3, .rank = -1, .by = TT_BD_BY_RANK, .kernel_wait_ns = TT_BD_KERNEL_WAIT_NS, \
+    { .version = 4, .rank = -1, .by = TT_BD_BY_RANK, .kernel_wait_ns = TT_BD_KERNEL_WAIT_NS, \
      .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 
 /* One row: a rank's device, one step of it or one stream of it. Times in

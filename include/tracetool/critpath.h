@@ -25,12 +25,16 @@
 TT_BEGIN_DECL
 
 typedef struct tt_cp_options {
-    unsigned int version;   /* 1 */
+    unsigned int version;   /* 2 (1: no filter.name nor filter.under, no instances) */
     int64_t trace_id;       /* 0: the one trace of the input (several: an error) */
     int64_t rank;           /* -1: any */
     int step_set;           /* 1: the window is the slice ProfilerStep#step */
     int64_t step;
-    tt_filter filter;       /* its time range limits the window (name and under: unused) */
+    /* its time range limits the window; version >= 2: under picks the
+     * window (the span of an op whose whole name matches, instance_from
+     * below), name the segments listed (those at an event whose name has a
+     * match; the path is the whole window's) */
+    tt_filter filter;
     tt_output_format format; /* TT_FORMAT_TABLE, _CSV, _JSON or _MARKDOWN */
     /* HTA's data_load_events: CPU events whose name has a match of one of
      * these POSIX extended regular expressions are nodes of the graph, and
@@ -41,9 +45,14 @@ typedef struct tt_cp_options {
      * gzipped) with the path marked: args.critical = 1 on its events, and
      * "critical_path" flows between the path's consecutive events */
     const char *overlay;
+    /* version >= 2, filter.under: the window is the span of the matching
+     * ops number instance_from..instance_to (by start, the first is 0;
+     * HTA's instance_id): from the first one's start to the latest end of
+     * them, on every thread. Not with step_set. */
+    int64_t instance_from, instance_to;
 } tt_cp_options;
 #define TT_CP_OPTIONS_INIT \
-    { .version = 1, .rank = -1, .filter = TT_FILTER_INIT, .format = TT_FORMAT_TABLE }
+    { .version = 2, .rank = -1, .filter = TT_FILTER_INIT, .format = TT_FORMAT_TABLE }
 
 /* what bounds an edge of the path (HTA's bound_by); TT_CP_NONE: a
  * dependency or sync edge (weight 0), HTA's "" */
@@ -89,6 +98,16 @@ typedef struct tt_cp_result {
     size_t nnames;
     size_t graph_nodes, graph_edges; /* nodes with an edge, and edges */
     size_t events;          /* events of the window */
+    /* filter.under: the op whose span is the window (the first instance's
+     * name; NULL: none), the instances taken and how many ops match */
+    char *window_op;
+    int64_t instance_from, instance_to, instances;
+    /* the path itself: its edges (filter.name: segments holds those at an
+     * event whose name matches; else nsegments), its first node's time
+     * (the segments' offsets are from it), the weights of the segments */
+    size_t path_segments;
+    int64_t start_ns;
+    int64_t shown_ns;
 } tt_cp_result;
 
 /* The critical path of the selected trace; free with tt_cp_result_free.

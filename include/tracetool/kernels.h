@@ -44,7 +44,9 @@ typedef struct tt_kern_options {
      * get_frequent_cuda_kernel_sequences: under each outermost CPU op whose
      * name contains seq_op, the names of the activities it launched, in
      * start order, when there are at least seq_len of them. Of the filter
-     * below, the time range applies (an op by its start).
+     * below, the time range applies (an op by its start); from version 4
+     * on, --name and --under too: only the activities that pass are in the
+     * streams and under the ops (the ops themselves by the time range only).
      */
     int64_t seq_len;
     const char *seq_op;
@@ -59,7 +61,7 @@ typedef struct tt_kern_options {
     tt_filter filter;
 } tt_kern_options;
 #define TT_KERN_OPTIONS_INIT \
-    { .version = 3, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
+    { .version = 4, .rank = -1, .by = TT_KERN_BY_NAME, .what = TT_KERN_BOTH, \
      .row_limit = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 
 /*

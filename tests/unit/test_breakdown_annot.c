@@ -182,11 +182,87 @@ Test(breakdown_annot, refused)
     cr_expect_eq(run(write_doc(0), 0, &o, &r), TT_EINVALID);
     tt_bd_result_free(&r);
     o.steps_set = 0;
-    o.filter.under = "op"; /* the time range only */
+    o.filter.under = "op"; /* version 3: the time range only */
+    o.version = 3;
     cr_expect_eq(run(write_doc(0), 0, &o, &r), TT_EINVALID);
     tt_bd_result_free(&r);
+    o.version = 4;
     o.filter.under = NULL;
     cr_assert_eq(run(write_doc(0), 0, &o, &r), 0);
     cr_expect_eq(tt_breakdown_html(&r, "t", "/tmp/never_written.html"), TT_EINVALID);
+    tt_bd_result_free(&r);
+}
+
+/* ---- --name and --under ---- */
+
+#define UA(name, ts, dur, ext)                                                              \
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,"  \
+    "\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"External id\":" #ext "}}"
+#define GA(name, ts, dur, ext)                                                              \
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"" name "\",\"pid\":0,"         \
+    "\"tid\":7,\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"External id\":" #ext "}}"
+
+/*
+ * Thread 1: the op "step" [0, 100] holds the user_annotation "fwd" [10, 30]
+ * and a launch at 20 (k_a); "bwd" [120, 150] and the launch at 130 (k_b)
+ * are after it. Stream 7: their GPU annotations "fwd" [200, 250] and "bwd"
+ * [300, 340] (by External id), k_a [210, 220] and k_b [310, 330].
+ */
+static const char *const FILTERED[] = {
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":0,"
+    "\"dur\":100}",
+    UA("fwd", 10, 20, 11), RT(20, 21), UA("bwd", 120, 30, 12), RT(130, 22),
+    GA("fwd", 200, 50, 11), GA("bwd", 300, 40, 12),
+    KN("k_a", 7, 210, 10, 21), KN("k_b", 7, 310, 20, 22),
+};
+
+static const char *write_filtered(int reversed)
+{
+    return kseq_write(PREFIX, FILTERED, sizeof(FILTERED) / sizeof(FILTERED[0]), reversed);
+}
+
+/* one row only, name: count 1, dur_us */
+static void expect_only(const tt_bd_result *r, const char *name, int64_t dur_us)
+{
+    cr_assert_eq(r->nannots, 1, "%zu rows", r->nannots);
+    expect_row(r, name, 1, dur_us, dur_us, dur_us);
+}
+
+Test(breakdown_annot, name_and_under)
+{
+    tt_bd_options o = TT_BD_OPTIONS_INIT;
+    tt_bd_result r;
+    const char *path;
+    int db, tiny;
+    o.by = TT_BD_BY_ANNOTATION;
+    KSEQ_EACH_INPUT(path, db, tiny, write_filtered) {
+        /* the annotations whose user_annotation is under "step": fwd */
+        o.annot_kernels = 0;
+        o.filter.under = "step";
+        o.filter.name = NULL;
+        cr_assert_eq(run(path, db == 2, &o, &r), 0, "%s", tt_error_last()->message);
+        expect_only(&r, "fwd", 50);
+        tt_bd_result_free(&r);
+        /* --kernels: what was launched under "step" (k_a, under fwd) */
+        o.annot_kernels = 1;
+        cr_assert_eq(run(path, db == 2, &o, &r), 0, "%s", tt_error_last()->message);
+        expect_only(&r, "fwd", 10);
+        tt_bd_result_free(&r);
+        /* --name: the annotations, with --kernels the activities */
+        o.filter.under = NULL;
+        o.filter.name = "k_b";
+        cr_assert_eq(run(path, db == 2, &o, &r), 0, "%s", tt_error_last()->message);
+        expect_only(&r, "bwd", 20);
+        tt_bd_result_free(&r);
+        o.annot_kernels = 0;
+        o.filter.name = "^b";
+        cr_assert_eq(run(path, db == 2, &o, &r), 0, "%s", tt_error_last()->message);
+        expect_only(&r, "bwd", 40);
+        tt_bd_result_free(&r);
+    }
+    tt__spill_set_limit(0);
+    o.filter.name = "nothing"; /* nothing passes: an error naming the filters */
+    cr_expect_eq(run(write_filtered(0), 0, &o, &r), TT_ENOTFOUND);
+    cr_expect(strstr(tt_error_last()->message, "--name"), "%s", tt_error_last()->message);
     tt_bd_result_free(&r);
 }

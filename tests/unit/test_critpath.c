@@ -256,3 +256,112 @@ Test(critpath, overlay)
     cr_assert(strstr(buf, "\"name\":\"critical_path\""));
     cr_assert_null(strstr(buf, "next_step_op"));
 }
+
+/* ---- the filters: --under picks the window, --name the segments ---- */
+
+/* --under 'ProfilerStep#1' is --step 1 (the same window); its instances by
+ * start: 'ProfilerStep#.*' instance 1 is step 2 alone (aten::next_step_op:
+ * 900 us), instances 0-1 the whole trace */
+Test(critpath, under_picks_the_window)
+{
+    tt_cp_options o = TT_CP_OPTIONS_INIT;
+    tt_cp_result r;
+    int db;
+    o.filter.under = "ProfilerStep#1";
+    for (db = 0; db < 2; db++) {
+        run(FIX "gpu_bound.json", db, &o, &r);
+        r.step = 1; /* the rest as --step 1's */
+        check_gpu_bound(&r);
+        cr_assert_str_eq(r.window_op, "ProfilerStep#1");
+        cr_assert_eq(r.instances, 1);
+        cr_assert_eq(r.path_segments, 5);
+        tt_cp_result_free(&r);
+    }
+    o.filter.under = "ProfilerStep#.*";
+    o.instance_from = o.instance_to = 1;
+    run(FIX "gpu_bound.json", 0, &o, &r);
+    cr_assert_str_eq(r.window_op, "ProfilerStep#2");
+    cr_assert_eq(r.instances, 2);
+    cr_assert_eq(r.events, 2);
+    cr_assert_eq(r.length_ns, 900000);
+    cr_assert_eq(r.step, -1);
+    tt_cp_result_free(&r);
+    o.instance_from = 0;
+    run(FIX "gpu_bound.json", 0, &o, &r);
+    cr_assert_eq(r.events, 8);
+    cr_assert_eq(r.length_ns, 950000);
+    cr_assert_eq(r.nsegments, 7);
+    cr_assert_eq(r.instance_to, 1);
+    tt_cp_result_free(&r);
+    o.filter.under = "aten::mm"; /* a cpu_op: [110, 160] holds the two launches */
+    o.instance_to = 0;
+    run(FIX "gpu_bound.json", 0, &o, &r);
+    cr_assert_eq(r.events, 5);
+    cr_assert_eq(r.from_ns, 110000);
+    cr_assert_eq(r.to_ns, 160000);
+    tt_cp_result_free(&r);
+}
+
+/* --name: the segments at a gemm (its launch delay, the two kernels, the
+ * delay between them); the path, its length and breakdown stay whole */
+Test(critpath, name_picks_the_segments)
+{
+    tt_cp_options o = TT_CP_OPTIONS_INIT;
+    tt_cp_result r;
+    int db;
+    o.step_set = 1;
+    o.step = 1;
+    o.filter.name = "gemm";
+    for (db = 0; db < 2; db++) {
+        run(FIX "gpu_bound.json", db, &o, &r);
+        cr_assert_eq(r.path_segments, 5);
+        cr_assert_eq(r.nsegments, 4);
+        cr_assert_eq(r.length_ns, 830000);
+        cr_assert_eq(r.bound_ns[TT_CP_CPU], 10000);
+        cr_assert_eq(r.shown_ns, 820000);
+        cr_assert_eq(r.start_ns, 110000);
+        cr_assert_eq(r.segments[0].kind, TT_CP_EDGE_LAUNCH_DELAY);
+        cr_assert_eq(r.segments[0].from_ns, 120000);
+        cr_assert_str_eq(r.segments[3].to_event, "gemm_b");
+        tt_cp_result_free(&r);
+    }
+    o.filter.name = "^aten::mm$"; /* its own edge: from its start to its launch's */
+    run(FIX "gpu_bound.json", 0, &o, &r);
+    cr_assert_eq(r.nsegments, 1);
+    cr_assert_eq(r.shown_ns, 10000);
+    tt_cp_result_free(&r);
+    o.filter.name = "nothing";
+    run(FIX "gpu_bound.json", 0, &o, &r);
+    cr_assert_eq(r.nsegments, 0);
+    cr_assert_eq(r.length_ns, 830000);
+    tt_cp_result_free(&r);
+}
+
+Test(critpath, filter_errors)
+{
+    tt_cp_options o = TT_CP_OPTIONS_INIT;
+    tt_cp_result r;
+    o.filter.under = "ProfilerStep#.*";
+    o.instance_from = o.instance_to = 2; /* two match: 0 and 1 */
+    cr_assert_eq(tt_critpath_file_result(FIX "gpu_bound.json", &o, &r), TT_ENOTFOUND);
+    cr_assert(strstr(tt_error_last()->message, "2 ops match"), "%s", tt_error_last()->message);
+    o.instance_from = 1;
+    o.instance_to = 0;
+    cr_assert_eq(tt_critpath_file_result(FIX "gpu_bound.json", &o, &r), TT_EINVALID);
+    o.instance_from = o.instance_to = 0;
+    o.filter.under = "no such op";
+    cr_assert_eq(tt_critpath_file_result(FIX "gpu_bound.json", &o, &r), TT_ENOTFOUND);
+    cr_assert(strstr(tt_error_last()->message, "no such op"));
+    o.filter.under = "ProfilerStep#1";
+    o.step_set = 1;
+    o.step = 1;
+    cr_assert_eq(tt_critpath_file_result(FIX "gpu_bound.json", &o, &r), TT_EINVALID);
+    o.step_set = 0;
+    o.filter.under = "((";
+    cr_assert_eq(tt_critpath_file_result(FIX "gpu_bound.json", &o, &r), TT_EINVALID);
+    o.filter.under = NULL;
+    o.filter.name = "gemm";
+    o.version = 1; /* version 1 knows no --name */
+    cr_assert_eq(tt_critpath_file_result(FIX "gpu_bound.json", &o, &r), TT_EINVALID);
+    cr_assert_eq(r.nsegments, 0);
+}

@@ -131,8 +131,9 @@ Test(kernels_seq, windows_of_three_and_the_row_limit)
     o.seq_len = 0;
     cr_expect_eq(run(path, 0, &o, &r), TT_EINVALID);
     tt_kern_result_free(&r);
-    o.seq_len = 2; /* the time range only */
+    o.seq_len = 2; /* version 3: the time range only */
     o.filter.name = "k1";
+    o.version = 3;
     cr_expect_eq(run(path, 0, &o, &r), TT_EINVALID);
     tt_kern_result_free(&r);
     unlink(path);
@@ -193,6 +194,52 @@ Test(kernels_seq, time_range)
     expect_seq(&r.summaries[0], 3, "k3|k2", "A lone|[no CPU op]", 1, 5, 1);
     tt_kern_result_free(&r);
     unlink(path);
+}
+
+/* --name, --under: only the activities that pass are in the streams and
+ * under the roots (the roots themselves are not filtered by them); each
+ * case gives one sequence */
+struct filtered_case {
+    const char *seq_op, *name, *under;
+    int64_t len;
+    const char *pattern, *ops;
+    int64_t count, gpu_us, cpu_us;
+};
+
+static const struct filtered_case FILTERED[] = {
+    /* on streams: the k1 of stream 7 (100, 107, 130, 137), each 2 us, each
+     * call 1 us: three runs of two */
+    { NULL, "k1", NULL, 2, "k1|k1", "A|B", 3, 12, 6 },
+    /* what "mm" launched: k1 at 130, k2 at 133 */
+    { NULL, NULL, "mm", 2, "k1|k2", "mm|mm", 1, 5, 2 },
+    /* under an op: the k2 of each "outer A" ("A lone" launched none) */
+    { "A", "k2", NULL, 1, "outer A|k2", "outer A", 2, 6, 100 },
+    { "A", NULL, "mm", 1, "outer A|k1|k2", "outer A", 1, 5, 50 },
+};
+
+Test(kernels_seq, name_and_under)
+{
+    tt_kern_options o = TT_KERN_OPTIONS_INIT;
+    const char *path;
+    int db, tiny;
+    size_t i;
+    o.by = TT_KERN_BY_SEQUENCE;
+    EACH_INPUT(path, db, tiny) {
+        for (i = 0; i < sizeof(FILTERED) / sizeof(FILTERED[0]); i++) {
+            const struct filtered_case *c = &FILTERED[i];
+            tt_kern_result r;
+            o.seq_op = c->seq_op;
+            o.seq_len = c->len;
+            o.filter.name = c->name;
+            o.filter.under = c->under;
+            cr_assert_eq(run(path, db == 2, &o, &r), 0, "%s", tt_error_last()->message);
+            cr_assert_eq(r.summaries[0].nseqs, 1, "input %d, case %zu: %zu sequences", db, i,
+                         r.summaries[0].nseqs);
+            expect_seq(&r.summaries[0], 0, c->pattern, c->ops, c->count, c->gpu_us, c->cpu_us);
+            tt_kern_result_free(&r);
+        }
+    }
+    tt__spill_set_limit(0);
 }
 
 /* ---- kernels --by op: the launch delays ---- */
