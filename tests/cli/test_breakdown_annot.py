@@ -20,6 +20,7 @@ import collections
 import gzip
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -117,6 +118,89 @@ def check_whole(path):
              "whole trace, %s: count, sum, min, max per annotation (independent)" % what)
 
 
+def ops_of(ev, op_re):
+    """(pid, tid) -> the intervals of the slices (not a runtime call nor a GPU
+    row) whose whole name matches op_re"""
+    ops = collections.defaultdict(list)
+    for e in ev:
+        if e.get("cat") not in GPU + ("gpu_user_annotation", "cuda_runtime", "cuda_driver",
+                                      "cuda_sync") and re.fullmatch(op_re, e.get("name", "")):
+            ops[(str(e["pid"]), str(e["tid"]))].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+    return ops
+
+
+def by_key(events, key):
+    """key -> the one of events that started last at or before ts, else the first of
+    its key (the link rule of docs/SCHEMA.md), as a function of (key, ts)"""
+    m = collections.defaultdict(list)
+    for e in events:
+        m[key(e)].append(e)
+    for v in m.values():
+        v.sort(key=lambda e: ns(e["ts"]))
+
+    def find(k, ts):
+        c = m.get(k)
+        if not c:
+            return None
+        before = [e for e in c if ns(e["ts"]) <= ts]
+        return before[-1] if before else c[0]
+    return find
+
+
+def filtered(ev, name=None, under=None, kernels=False):
+    """the raw events with what --name / --under leave out taken out: without
+    --kernels the annotations (by name; by their user_annotation of the same
+    External id, enclosed by an op on its thread), with it the activities
+    (by name; by their runtime call's start inside an op on its thread)"""
+    ops = ops_of(ev, under) if under else None
+    ua = by_key([e for e in ev if e.get("cat") == "user_annotation"],
+                lambda e: (e.get("args") or {}).get("External id"))
+    rt = by_key([e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")],
+                lambda e: (e.get("args") or {}).get("correlation"))
+
+    def inside(e, whole):
+        if e is None:
+            return False
+        a, b = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]) if whole else ns(e["ts"])
+        return any(x <= a and b <= y for x, y in ops[(str(e["pid"]), str(e["tid"]))])
+
+    out = []
+    for e in ev:
+        args = e.get("args") or {}
+        counted = e.get("cat") in GPU if kernels else e.get("cat") == "gpu_user_annotation"
+        if counted and name and not re.search(name, e["name"]):
+            continue
+        if counted and under and not (
+                inside(rt(args.get("correlation"), ns(e["ts"])), False) if kernels
+                else inside(ua(args.get("External id"), ns(e["ts"])), True)):
+            continue
+        out.append(e)
+    return out
+
+
+def check_filters(path):
+    """--name and --under against the raw JSON with what they leave out taken out"""
+    ev = load(path)
+    cases = ((["--name", "nccl"], dict(name="nccl")),
+             (["--under", "ProfilerStep#5"], dict(under="ProfilerStep#5")),
+             (["--under", "## (forward|backward) ##"], dict(under="## (forward|backward) ##")),
+             (["--kernels", "--name", "nccl|Memcpy"], dict(name="nccl|Memcpy", kernels=True)),
+             (["--kernels", "--under", "ProfilerStep#5"], dict(under="ProfilerStep#5",
+                                                              kernels=True)),
+             (["--kernels", "--under", "aten::conv.*"], dict(under="aten::conv.*", kernels=True)))
+    for args, kw in cases:
+        own, under = expected_whole(filtered(ev, **kw))
+        want = under if kw.get("kernels") else own
+        C.check(want, "%s: something passes" % " ".join(args))
+        got = {r["name"]: (r["count"], r["gpu_ns"], r["min_ns"], r["max_ns"])
+               for r in run_json(args + [path])}
+        C.eq(got, {k: (len(v), sum(v), min(v), max(v)) for k, v in want.items()},
+             "%s: count, sum, min, max per annotation (independent)" % " ".join(args))
+    p = te.run_tool(["breakdown", "--by", "annotation", "--name", "no such name", path])
+    C.check(p.returncode == 4 and len(te.stderr_lines(p)) == 1 and b"--name" in p.stderr,
+            "--name that matches nothing: exit 4, one line naming the filters", p.stderr)
+
+
 def check_none():
     """HTA gives null: the traces have no gpu_user_annotation"""
     for name in sorted(os.listdir(EXPECTED)):
@@ -145,6 +229,7 @@ def main():
         C.eq(te.run_tool(["ingest", "-q", db, NCCL]).returncode, 0, "ingest")
         C.section("hta", check_hta, [(NCCL, "file"), (db, "database")], window)
         C.section("whole", check_whole, NCCL)
+        C.section("filters", check_filters, NCCL)
         C.section("none", check_none)
         d = os.path.join(tmp, "dir")
         os.mkdir(d)

@@ -28,7 +28,9 @@ import csv
 import hashlib
 import io
 import json
+import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,7 +105,7 @@ def hand_made():
         C.eq(doc["step"], 1, name + ": the step")
 
 
-def hta_cases():
+def hta_cases(under=False):
     exp = json.load(open(os.path.join(FIX, "hta_expected.json")))
     for name, x in sorted(exp.items()):
         if name.startswith("_"):
@@ -117,7 +119,9 @@ def hta_cases():
                 C.skip(name, "%s missing" % path)
                 continue
         args = [path]
-        if x["annotation"]:
+        if x["annotation"] and under:  # the same window (HTA's annotation, instance 0)
+            args += ["--under", x["annotation"]]
+        elif x["annotation"]:
             args += ["--step", x["annotation"].split("#")[1]]
         for p in x["data_load_events"] or []:
             args += ["--data-load", p]
@@ -134,6 +138,101 @@ def hta_cases():
         sha = hashlib.sha256(json.dumps(path_nodes(doc)).encode()).hexdigest()
         C.eq(sha, x["path_sha256"], name + ": the path, node by node (HTA's sha256)")
         C.eq(doc["rank"], x["rank"], name + ": rank")
+
+
+def raw_events(path):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rb") as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync")
+RT_CATS = ("cuda_runtime", "cuda_driver")
+
+
+def window_events(ev, op_re, first, last):
+    """HTA's critical_path_analysis(annotation, instance_id=(first, last)) from
+    the raw JSON, with a whole-name match: the window from the start of the
+    first-th slice (by start) whose whole name matches op_re to the latest end
+    of the first-th..last-th; its events: the CPU events (slices, runtime
+    calls, syncs on no stream) with a duration that start in it, and the GPU
+    rows whose runtime call is one of them"""
+    ops = sorted(((e["ts"], i, e["ts"] + e.get("dur", 0), e["name"]) for i, e in enumerate(ev)
+                  if e.get("cat") not in GPU_CATS + RT_CATS and re.fullmatch(op_re, e["name"])))
+    lo, hi = ops[first][0], max(x[2] for x in ops[first:last + 1])
+    cpu = [e for e in ev if (e.get("cat") not in GPU_CATS or
+                             (e["cat"] == "cuda_sync" and e["args"].get("stream") == -1))
+           and e.get("dur", 0) > 0 and lo <= e["ts"] <= hi]
+    calls = {e["args"].get("correlation") for e in cpu if e.get("cat") in RT_CATS}
+    gpu = [e for e in ev if e.get("cat") in GPU_CATS and e not in cpu and
+           (e.get("args") or {}).get("correlation") in calls]
+    return ops[first][3], len(ops), lo, hi, len(cpu) + len(gpu)
+
+
+def under_window(trace, cases):
+    ev = raw_events(trace)
+    for op, first, last in cases:
+        name, n, lo, hi, events = window_events(ev, op, first, last)
+        inst = str(first) if first == last else "%d-%d" % (first, last)
+        label = "--under %s --instance %s" % (op, inst)
+        doc = run_json([trace, "--under", op, "--instance", inst], label)
+        if not doc:
+            continue
+        C.eq((doc["window_op"], doc["instances"], doc["instance_from"], doc["instance_to"]),
+             (name, n, first, last), label + ": the window's op, its instances")
+        C.eq(doc["events"], events, label + ": the window's events (HTA's clipping, independent)")
+        segs = doc["segments"]
+        C.check(segs and us_to_ns(lo) <= segs[0]["from_ns"] <= us_to_ns(hi),
+                label + ": the path starts in the window", segs[:1])
+    n = window_events(ev, "aten::matmul", 0, 0)[1]
+    fails([trace, "--under", "aten::matmul", "--instance", "%d" % n], "--instance past the last",
+          4, "%d ops match" % n)
+    fails([trace, "--under", "no such op"], "--under that matches nothing", 4, "no such op")
+    fails([trace, "--instance", "1"], "--instance without --under", 2, "--under")
+    fails([trace, "--under", "x", "--step", "1"], "--under with --step", 2, "--step")
+    fails([trace, "--under", "x", "--instance", "2-1"], "--instance 2-1", 2, "--instance")
+
+
+def name_segments():
+    """--name lists the segments at an event whose name matches: with a name of
+    leaf events (runtime calls, kernels) those with either node's event
+    matching, from expected.json's paths (worked out by hand); the path, its
+    length and breakdown as without --name"""
+    exp = json.load(open(os.path.join(FIX, "expected.json")))
+    for name, x in sorted(exp.items()):
+        for pat in ("^cuda", "gemm|kernel|small_a"):
+            label = "%s --name %s" % (name, pat)
+            doc = run_json([os.path.join(FIX, x["trace"] + ".json")] + x["args"] +
+                           ["--name", pat], label)
+            if not doc:
+                continue
+            nodes = ["%s (%s)" % (n, at) for n, at in x["path"]]
+            want = [(a, b) for a, b in zip(nodes, nodes[1:])
+                    if re.search(pat, a.rsplit(" (", 1)[0]) or re.search(pat, b.rsplit(" (", 1)[0])]
+            C.eq([(s["from"], s["to"]) for s in doc["segments"]], want, label + ": the segments")
+            C.eq((doc["length_ns"], doc["path_nodes"], doc["segments_shown"]),
+                 (x["length_ns"], len(nodes), len(want)), label + ": the path stays whole")
+            C.eq(doc["shown_ns"], sum(s["ns"] for s in doc["segments"]), label + ": shown_ns")
+
+
+def name_hta(trace):
+    """HTA's path edges whose event matches are all among the segments --name lists"""
+    exp = json.load(open(HTA_EXP))
+    for pat in ("cudaMalloc", "^aten::mm$", "Memset|cudaLaunch"):
+        doc = run_json([trace, "--name", pat], "HTA's trace --name " + pat)
+        if not doc:
+            continue
+        got = collections.Counter((s["ns"], KIND[s["kind"]], s.get("name"), s["bound_by"])
+                                  for s in doc["segments"])
+        want = collections.Counter((us_to_ns(e["duration"]), e["type"], e["s_name"], e["bound_by"])
+                                   for e in exp["edges"] if re.search(pat, e["s_name"] or ""))
+        C.check(want and not want - got, "HTA's trace --name %s: HTA's edges of those events "
+                "are listed" % pat, want - got)
+        C.check(all(re.search(pat, s["from"].rsplit(" (", 1)[0]) or
+                    re.search(pat, s["to"].rsplit(" (", 1)[0]) or
+                    re.search(pat, s.get("name") or "") for s in doc["segments"]),
+                "HTA's trace --name %s: every segment is at a matching event" % pat)
+        C.eq(doc["length_ns"], us_to_ns(exp["path_length_us"]), "--name %s: the length" % pat)
 
 
 def fails(args, label, code=None, want=None):
@@ -260,6 +359,13 @@ def main():
         C.section("overlay", overlay, tmp)
         C.section("formats", formats)
         C.section("rare shapes", rare_shapes, tmp)
+        C.section("HTA's paths, --under", hta_cases, True)
+        C.section("--name", name_segments)
+        if os.path.exists(EVENT_SYNC):
+            C.section("--under", under_window, EVENT_SYNC,
+                      [("aten::matmul", 0, 0), ("aten::matmul", 1, 1), ("aten::matmul", 0, 1),
+                       ("aten::matmul", 2, 2), ("aten::mm", 1, 1), ("aten::.*", 3, 5)])
+            C.section("--name, HTA's trace", name_hta, EVENT_SYNC)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return C.finish()

@@ -19,6 +19,7 @@ import collections
 import gzip
 import json
 import os
+import re
 import sys
 import tempfile
 from decimal import Decimal
@@ -127,9 +128,9 @@ def expected_windows(ev, n):
     return {k: (v[0], v[1], v[2], v[4]) for k, v in seqs.items()}
 
 
-def check_windows(path, label, n):
-    want = expected_windows(load(path), n)
-    doc = run_json(["kernels", "--sequences", str(n), path])
+def check_windows(path, label, n, ev=None, extra=()):
+    want = expected_windows(load(path) if ev is None else ev, n)
+    doc = run_json(["kernels", "--sequences", str(n), path] + list(extra))
     rows = doc["summaries"][0]["rows"] if doc["summaries"] else []
     got = {r["pattern"]: (r["count"], r["gpu_ns"], r["cpu_ns"], r["ops"]) for r in rows}
     C.eq(len(got), len(want), "%s: --sequences %d: as many sequences" % (label, n))
@@ -140,6 +141,44 @@ def check_windows(path, label, n):
     C.check(counts == sorted(counts, reverse=True), "%s: most frequent first" % label)
     C.eq(doc["summaries"][0]["sequences"] if doc["summaries"] else -1, len(want),
          "%s: the number of distinct sequences" % label)
+
+
+def under_calls(ev, op_re):
+    """the correlations of the runtime calls that start inside an op (any
+    slice: not a runtime call nor a GPU row) whose whole name matches op_re,
+    on the call's thread"""
+    ops = collections.defaultdict(list)
+    for e in ev:
+        if e.get("cat") not in GPU + RUNTIME + ("gpu_user_annotation", "cuda_sync") and \
+                re.fullmatch(op_re, e.get("name", "")):
+            ops[(str(e["pid"]), str(e["tid"]))].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+    out = set()
+    for c, (rt, _) in innermost_ops(ev).items():
+        t = ns(rt["ts"])
+        if any(a <= t <= b for a, b in ops[(str(rt["pid"]), str(rt["tid"]))]):
+            out.add(c)
+    return out
+
+
+def check_filters(path, label):
+    """--name and --under on streams: the windows over the activities that
+    pass alone (the others taken out of the raw events)"""
+    ev = load(path)
+    names = collections.Counter(e["name"] for e in ev if e.get("cat") in GPU)
+    pat = re.escape(names.most_common(1)[0][0][:30]) + "|[Mm]em"
+    kept = [e for e in ev if e.get("cat") not in GPU or re.search(pat, e["name"])]
+    C.check(0 < len(kept) < len(ev), "%s: --name keeps some activities" % label)
+    for n in (1, 2):
+        C.section(label + " --name", check_windows, path, label + " --name", n, kept,
+                  ["--name", pat])
+    steps = sorted({e["name"] for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")})
+    for op in (steps[0], "aten::.*"):
+        calls = under_calls(ev, op)
+        kept = [e for e in ev if e.get("cat") not in GPU or
+                (e.get("args") or {}).get("correlation") in calls]
+        C.check(0 < len(kept) < len(ev), "%s: --under %s keeps some activities" % (label, op))
+        C.section(label + " --under", check_windows, path, "%s --under %s" % (label, op), 2,
+                  kept, ["--under", op])
 
 
 def expected_delays(ev):
@@ -188,6 +227,7 @@ def main():
         for n in (1, 3):
             C.section(label, check_windows, path, label, n)
         C.section(label, check_delays, path, label)
+        C.section(label, check_filters, path, label)
     p = te.run_tool(["kernels", "--sequences", "2", "--under-op", "no such op", files[1]])
     C.eq(p.returncode, 4, "--under-op that matches nothing: exit 4")
     C.check(b"--under-op" in p.stderr and len(te.stderr_lines(p)) == 1,

@@ -34,8 +34,8 @@ RUNS = (["kernels", "--sequences", "3"],
         ["breakdown", "--by", "annotation", "--kernels", "--time-range", "0:"])
 
 
-def main():
-    c = te.Checker("test_scaling_kseq")
+def main(runs=RUNS, name="test_scaling_kseq"):
+    c = te.Checker(name)
     if not os.path.exists(TRACE) or not os.path.exists(SCALE):
         c.skip(TRACE, "shared trace or scale_trace.py missing")
         return c.finish()
@@ -47,7 +47,7 @@ def main():
             cp = subprocess.run([sys.executable, SCALE, TRACE, files[n], "--copies", str(n)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             c.eq(cp.returncode, 0, "scale_trace --copies %d" % n)
-        for args in RUNS:
+        for args in runs:
             name = " ".join(args)
             m1 = measure(args + [files[COPIES]])
             m4 = measure(args + [files[4 * COPIES]])
