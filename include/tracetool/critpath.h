@@ -67,7 +67,7 @@ TT_EXTERN(const char *) tt_cp_bound_name(int bound);
 /* "operator", "dependency", "launch_delay", "kernel_kernel_delay", "sync" */
 TT_EXTERN(const char *) tt_cp_edge_name(int kind);
 
-/* one edge of the path, in path order */
+/* one edge of the path, in path order (filter.name: those listed) */
 typedef struct tt_cp_segment {
     int64_t from_ns, to_ns; /* its two nodes' times (trace clock, ns) */
     const char *from_event, *to_event; /* the events of its two nodes */
@@ -93,7 +93,7 @@ typedef struct tt_cp_result {
     int64_t length_ns;      /* the path's length: the sum of its weights */
     int64_t bound_ns[TT_CP_NBOUND]; /* the path's time by TT_CP_* */
     tt_cp_segment *segments;
-    size_t nsegments;       /* the path has nsegments + 1 nodes */
+    size_t nsegments;       /* the path has path_segments + 1 nodes (below) */
     char **names;           /* the distinct event names the segments point into */
     size_t nnames;
     size_t graph_nodes, graph_edges; /* nodes with an edge, and edges */
