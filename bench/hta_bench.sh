@@ -12,6 +12,9 @@
 #                 missing, as bench/ingest_bench.sh makes it)
 #   --mb N        the size to make (default 1050)
 #   --runs R      time each command R times, keep the fastest (default 1)
+#   --annot-trace FILE  the trace for `breakdown --by annotation`, which
+#                 needs gpu_user_annotation events (default: bench/out/annot.json,
+#                 nccl_parser_config scaled to --mb); averages is run on it too
 #
 # Environment: TRACETOOL (default build/tracetool), TT_SHARED (default
 # ../shared). Commands the binary does not have are listed as absent.
@@ -20,6 +23,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 TRACE=
+ATRACE=
 MB=1050
 RUNS=1
 while [ $# -gt 0 ]; do
@@ -27,6 +31,7 @@ while [ $# -gt 0 ]; do
     --trace) TRACE=$2; shift 2 ;;
     --mb) MB=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
+    --annot-trace) ATRACE=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "hta_bench: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -45,8 +50,15 @@ if [ -z "$TRACE" ]; then
     fi
 fi
 [ -s "$TRACE" ] || { echo "hta_bench: no trace $TRACE" >&2; exit 2; }
-cat "$TRACE" > /dev/null
-bytes=$(stat -c %s "$TRACE")
+if [ -z "$ATRACE" ]; then
+    mkdir -p bench/out
+    ATRACE=bench/out/annot.json
+    if [ ! -s "$ATRACE" ]; then
+        python3 "$SHARED/tools/scale_trace.py" \
+            "$SHARED/testdata/hta/nccl_parser_config/nccl_data.json.gz" \
+            "$ATRACE" --target-mb "$MB"
+    fi
+fi
 
 # name | command line after "tracetool"
 rows=(
@@ -57,38 +69,45 @@ rows=(
   "collectives|collectives"
   "kernels --sequences 3|kernels --sequences 3"
   "kernels --by op|kernels --by op"
-  "breakdown --by annotation|breakdown --by annotation"
   "averages --name|averages --name ^aten::"
   "averages --under|averages --under ProfilerStep#.*"
-  "averages --time-range|averages --time-range :1e30"
+  "averages --time-range|averages --time-range 0:"
 )
-printf '%s: %.1f MB, %s\n\n' "$TRACE" "$(echo "$bytes / 1000000" | bc -l)" "$("$TT" --version 2>/dev/null | head -1)"
-printf '| command | wall s | CPU s | MB/s | peak RSS MB | CPU / averages |\n|---|---:|---:|---:|---:|---:|\n'
-base=
+table() { # TRACE ROW...
+    local trace=$1 bytes name args sub best_cpu best_wall best_rss wall user sys rss cpu base=
+    shift
+    bytes=$(stat -c %s "$trace")
+    cat "$trace" > /dev/null
+    printf '\n%s: %.1f MB, %s\n\n' "$trace" "$(echo "$bytes / 1000000" | bc -l)" "$("$TT" --version 2>/dev/null | head -1)"
+    printf '| command | wall s | CPU s | MB/s | peak RSS MB | CPU / averages |\n|---|---:|---:|---:|---:|---:|\n'
+    for r in "$@"; do
+        name=${r%%|*}
+        args=${r#*|}
+        sub=${args%% *}
+        # shellcheck disable=SC2086
+        if ! "$TT" $sub --help >/dev/null 2>&1; then
+            printf '| %s | absent | | | | |\n' "$name"
+            continue
+        fi
+        best_cpu=; best_wall=; best_rss=
+        for _ in $(seq "$RUNS"); do
+            # shellcheck disable=SC2086
+            /usr/bin/time -o "$tf" -f '%e %U %S %M' "$TT" $args "$trace" >/dev/null 2>"$tf.err" ||
+                { printf '| %s | failed: %s | | | | |\n' "$name" "$(head -1 "$tf.err")"; continue 2; }
+            read -r wall user sys rss <"$tf"
+            cpu=$(echo "$user + $sys" | bc -l)
+            if [ -z "$best_cpu" ] || [ "$(echo "$cpu < $best_cpu" | bc -l)" = 1 ]; then
+                best_cpu=$cpu; best_wall=$wall; best_rss=$rss
+            fi
+        done
+        [ -n "$base" ] || base=$best_cpu
+        printf '| %s | %.2f | %.2f | %.0f | %.0f | %.2f |\n' "$name" "$best_wall" "$best_cpu" \
+            "$(echo "$bytes / 1000000 / $best_wall" | bc -l)" "$(echo "$best_rss / 1024" | bc -l)" \
+            "$(echo "$best_cpu / $base" | bc -l)"
+    done
+}
 tf=$(mktemp)
 trap 'rm -f "$tf" "$tf.err"' EXIT
-for r in "${rows[@]}"; do
-    name=${r%%|*}
-    args=${r#*|}
-    sub=${args%% *}
-    # shellcheck disable=SC2086
-    if ! "$TT" $sub --help >/dev/null 2>&1; then
-        printf '| %s | absent | | | | |\n' "$name"
-        continue
-    fi
-    best_cpu=; best_wall=; best_rss=
-    for _ in $(seq "$RUNS"); do
-        # shellcheck disable=SC2086
-        /usr/bin/time -o "$tf" -f '%e %U %S %M' "$TT" $args "$TRACE" >/dev/null 2>"$tf.err" ||
-            { printf '| %s | failed: %s | | | | |\n' "$name" "$(head -1 "$tf.err")"; continue 2; }
-        read -r wall user sys rss <"$tf"
-        cpu=$(echo "$user + $sys" | bc -l)
-        if [ -z "$best_cpu" ] || [ "$(echo "$cpu < $best_cpu" | bc -l)" = 1 ]; then
-            best_cpu=$cpu; best_wall=$wall; best_rss=$rss
-        fi
-    done
-    [ -n "$base" ] || base=$best_cpu
-    printf '| %s | %.2f | %.2f | %.0f | %.0f | %.2f |\n' "$name" "$best_wall" "$best_cpu" \
-        "$(echo "$bytes / 1000000 / $best_wall" | bc -l)" "$(echo "$best_rss / 1024" | bc -l)" \
-        "$(echo "$best_cpu / $base" | bc -l)"
-done
+table "$TRACE" "${rows[@]}"
+table "$ATRACE" "averages|averages" "breakdown --by annotation|breakdown --by annotation" \
+    "breakdown --by annotation --kernels|breakdown --by annotation --kernels"

@@ -9,15 +9,18 @@
 #include "opts.h"
 #include "tracetool/counters.h"
 
-enum { O_SERIES, O_TRACE, O_RANK, O_TIME, O_FORMAT };
+enum { O_SERIES, O_TRACE, O_RANK, O_TIME, O_NAME, O_UNDER, O_FORMAT };
 
 static const struct cli_opt opts[] = {
     { "series", O_SERIES, NULL, "print every change of each kind's bandwidth\n"
       "(rank, kind, ts, GB/s; sums of 0 included)\ninstead of the summary", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "rank", O_RANK, "R", "only that rank", 0 },
-    { "time-range", O_TIME, "A:B", "only the copies launched in [A, B): by their\n"
-      "runtime call's start, else their own (us, or\nwith a unit: ns, us, ms, s)", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the memcpys and memsets whose name contains\na match of the POSIX "
+                    "extended regex\n('Memcpy HtoD', 'Memset', 'Pinned', ...)",
+                    "only the copies launched under an op whose whole\nname matches the regex "
+                    "(their runtime call on\nthe op's thread, inside it)"),
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
@@ -39,11 +42,12 @@ static const struct cli_cmd cmd = {
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_bandwidth_options *o = ctx;
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_SERIES: o->series = 1; break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    case O_TIME: opt_time_range(c, arg, &o->filter); break;
     default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
 }

@@ -7,7 +7,7 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 
-enum { O_PER_CALL, O_ARRIVAL, O_TRACE, O_RANK, O_TIME, O_FORMAT };
+enum { O_PER_CALL, O_ARRIVAL, O_TRACE, O_RANK, O_TIME, O_NAME, O_UNDER, O_FORMAT };
 
 static const struct cli_opt opts[] = {
     { "per-call", O_PER_CALL, NULL, "one row per call of each rank, by the earliest\n"
@@ -15,9 +15,12 @@ static const struct cli_opt opts[] = {
     { "arrival", O_ARRIVAL, "gpu|cpu", "when a rank arrives at a call: its first\n"
       "kernel's start (gpu, default; the op's start\nwithout a kernel) or the start of the "
       "CPU op\nthat launched it (cpu)", 0 },
-    { "time-range", O_TIME, "A:B", "only the calls whose op started in [A, B)\n"
-      "(microseconds as the trace's ts, or with a unit:\nns, us, ms, s; either side may be "
-      "empty)", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the calls whose collective (allreduce, ...)\nor name (as the trace "
+                    "names it) contains a\nmatch of the POSIX extended regex",
+                    "only the calls made under an op whose whole\nname matches the regex: their "
+                    "record_param_comms\nop, nccl:* op or a kernel's runtime call on the\nop's "
+                    "thread, inside it"),
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "rank", O_RANK, "R", "only that rank", 0 },
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
@@ -41,12 +44,13 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_coll_options *o = ctx;
     static const int arrival[] = { TT_COLL_ARRIVE_GPU, TT_COLL_ARRIVE_CPU };
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_PER_CALL: o->per_call = 1; break;
     case O_ARRIVAL:
         o->arrival = arrival[cli_choose(c, cli_opt_of(c, O_ARRIVAL), arg, "arrival")];
         break;
-    case O_TIME: opt_time_range(c, arg, &o->filter); break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
     default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;

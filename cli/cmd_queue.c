@@ -9,7 +9,7 @@
 #include "opts.h"
 #include "tracetool/counters.h"
 
-enum { O_SERIES, O_MAXQ, O_TRACE, O_RANK, O_TIME, O_FORMAT };
+enum { O_SERIES, O_MAXQ, O_TRACE, O_RANK, O_TIME, O_NAME, O_UNDER, O_FORMAT };
 
 static const struct cli_opt opts[] = {
     { "series", O_SERIES, NULL, "print every change of each stream's queue\n"
@@ -18,8 +18,11 @@ static const struct cli_opt opts[] = {
       "least N launches (default 1024, CUDA's launch\nqueue)", 0 },
     { "trace", O_TRACE, "ID", "only that trace", 0 },
     { "rank", O_RANK, "R", "only that rank", 0 },
-    { "time-range", O_TIME, "A:B", "only the launches that start in [A, B) (us, or\n"
-      "with a unit: ns, us, ms, s; either side may be\nempty)", 0 },
+    CLI_FILTER_OPTS(O_TIME, O_NAME, O_UNDER,
+                    "only the kernels, memcpys and memsets whose name\ncontains a match of "
+                    "the POSIX extended regex,\nwith their launches: the queue of those alone",
+                    "only what was launched under an op whose whole\nname matches the regex "
+                    "(its runtime call on\nthe op's thread, inside it)"),
     { "format", O_FORMAT, "table|csv|json|markdown", "output format (default table)", 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
@@ -41,6 +44,8 @@ static const struct cli_cmd cmd = {
 static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
 {
     tt_queue_options *o = ctx;
+    if (opt_filter(c, key, O_TIME, O_NAME, O_UNDER, arg, &o->filter))
+        return;
     switch (key) {
     case O_SERIES: o->series = 1; break;
     case O_MAXQ:
@@ -49,7 +54,6 @@ static void set(void *ctx, const struct cli_cmd *c, int key, const char *arg)
         break;
     case O_TRACE: o->trace_id = opt_trace_id(c, arg); break;
     case O_RANK: o->rank = opt_rank(c, arg); break;
-    case O_TIME: opt_time_range(c, arg, &o->filter); break;
     default: o->format = opt_format(c, cli_opt_of(c, O_FORMAT), arg); break;
     }
 }

@@ -212,6 +212,19 @@ static void rank_sums(struct match *m, const struct coll_call *c)
     }
 }
 
+/* --name's verdict of each of the run's strings (the calls' collective and
+ * name are among them) */
+static int name_verdicts(struct coll_run *run)
+{
+    size_t i;
+    int rc = 0;
+    for (i = 1; run->names && rc == 0 && i <= run->strs.n; i++) {
+        const char *s = tt__coll_str_of(&run->strs, (int32_t)i);
+        rc = tt__flt_string(run->names, (int64_t)i, s, strlen(s));
+    }
+    return rc;
+}
+
 static int pass_number(struct match *m)
 {
     const tt_coll_options *o = m->run->o;
@@ -236,7 +249,8 @@ static int pass_number(struct match *m)
             break;
         }
         number(k, &c);
-        if (!tt__filter_in_time(&o->filter, c.cpu_ts))
+        if (!tt__filter_in_time(&o->filter, c.cpu_ts) || !c.under ||
+            !(tt__flt_name(m->run->names, c.kname) || tt__flt_name(m->run->names, c.name)))
             continue;
         c.pos = m->pos[c.trace];
         c.arrival = o->arrival == TT_COLL_ARRIVE_GPU && c.gpu_ts != CNULL ? c.gpu_ts : c.cpu_ts;
@@ -378,7 +392,8 @@ int tt__coll_match(struct coll_run *run, tt_coll_result *res, tt_coll_call_fn fn
     m.run = run;
     m.res = res;
     m.want_calls = fn != NULL;
-    if ((rc = places(&m)) == 0 && (rc = pass_number(&m)) == 0 &&
+    if ((rc = places(&m)) == 0 && (rc = name_verdicts(run)) == 0 &&
+        (rc = pass_number(&m)) == 0 &&
         (rc = pass_instances(&m)) == 0) {
         rank_bw(&m);
         if (fn)

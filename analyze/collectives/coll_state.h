@@ -17,6 +17,7 @@
 #include "analyze/input/each.h"
 #include "common/spill.h"
 #include "common/strtab.h"
+#include "analyze/filter/filtering.h"
 #include "store/ingest_rows.h"
 
 #define CNULL TT_COLL_NULL
@@ -87,6 +88,8 @@ struct coll_call {
     int64_t in_n, out_n, group, seq;
     int32_t name, dtype, pg;  /* coll_strs ids (pg "" when none) */
     int32_t kind, kname;      /* CK_*; the collective's name (coll_strs) */
+    int32_t under;            /* in --under's ops (1 without --under): its op, its
+                                 annotation or a kernel's launch */
     /* set by the matching */
     int64_t epoch;        /* by_seq: restarts of the trace's Seq; else 0 */
     int64_t mseq;         /* Seq, or the ordinal in (pg, kind) */
@@ -112,6 +115,9 @@ struct coll_run {
     size_t ntr, atr;
     tt__spill *calls;     /* every trace's calls, by trace then cpu_ts */
     int64_t found;        /* calls read over every trace */
+    tt__flt *scope;       /* --under alone (NULL: none), as the traces are read */
+    tt__flt *names;       /* --name alone (NULL: none): the calls' collective and
+                             name (coll_strs ids), as they are matched */
 };
 
 /* read one trace (a file, db NULL; or trace `trace` of db) and add its calls

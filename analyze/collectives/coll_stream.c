@@ -37,6 +37,7 @@ struct item {
     int32_t type;
     int32_t kname;          /* annotation: its collective part; kernel: its
                                collective (AllReduce), else its function name */
+    int32_t under, pad;     /* in --under's ops (the run's scope) */
 };
 
 /* the string classes (bits) of the names the consumer looks for */
@@ -151,6 +152,7 @@ static int cs_slice(struct cstream *cs, const tt__cell *row, const char *text)
         return 0;
     memset(&it, 0, sizeof(it));
     tt__coll_fields_init(&it.f);
+    it.under = tt__flt_slice(cs->run->scope, row, text);
     it.ts = row[TT_C_SL_TS].i;
     it.dur = cell_i(&row[TT_C_SL_DUR], CNULL);
     it.rt_ts = CNULL;
@@ -189,6 +191,13 @@ static int cs_links(void *ctx, int64_t op, int64_t name, int64_t rt, int64_t rt_
     return 0;
 }
 
+/* the launch of the next GPU row (tt__rowsink.gpu_launch), for --under */
+static int cs_launch(void *ctx, const tt__gpu_launch *l)
+{
+    struct cstream *cs = ctx;
+    return tt__flt_launch(cs->run->scope, l);
+}
+
 /* a kernel's short name: its collective (AllReduce), else its function */
 static int32_t kernel_name(struct cstream *cs, const char *name)
 {
@@ -207,7 +216,9 @@ static int cs_gpu(struct cstream *cs, const tt__cell *row, const char *text)
     const tt__cell *k = &row[TT_C_GPU_KIND];
     const struct clink *l = NULL;
     struct item it;
-    int rc;
+    int rc, under = 1;
+    if (cs->run->scope && (under = tt__flt_gpu(cs->run->scope, row, text)) < 0)
+        return under; /* every GPU row's verdict, in order: its launch taken */
     if (cs->hln < cs->nln) {
         l = &cs->ln[cs->hln++];
         if (l->rt != cell_i(&row[TT_C_GPU_RUNTIME_ID], 0) ||
@@ -220,6 +231,7 @@ static int cs_gpu(struct cstream *cs, const tt__cell *row, const char *text)
     memset(&it, 0, sizeof(it));
     tt__coll_fields_init(&it.f);
     it.type = IT_KERNEL;
+    it.under = under;
     it.key = l ? l->op : cell_i(&row[TT_C_GPU_OP_ID], 0);
     it.ts = row[TT_C_GPU_TS].i;
     it.dur = cell_i(&row[TT_C_GPU_DUR], CNULL);
@@ -261,6 +273,7 @@ struct group {
     int have_op, have_annot;
     struct item op, annot, k1; /* the first of each; k1: the first kernel */
     int64_t nk, kts, kdur;     /* kernels, their first start, durations summed */
+    int32_t under;             /* an item of it in --under's ops */
 };
 
 static int64_t pick(int64_t a, int64_t b, int64_t c)
@@ -325,6 +338,7 @@ static int group_call(struct cstream *cs, const struct group *g, struct coll_cal
     c->dtype = pick_id(o->dtype, k->dtype, a->dtype);
     c->pg = pick_id(o->pg, k->pg, a->pg);
     c->kind = kind;
+    c->under = g->under;
     if (kind != CK_OTHER)
         c->kname = tt__coll_str(st, tt__coll_kind_name(kind), strlen(tt__coll_kind_name(kind)));
     else
@@ -349,6 +363,7 @@ static int group_end(struct cstream *cs, struct group *g)
 
 static void group_add(struct group *g, const struct item *it)
 {
+    g->under |= it->under;
     if (it->type == IT_OP && !g->have_op) {
         g->op = *it;
         g->have_op = 1;
@@ -443,6 +458,8 @@ static int cs_read_file(struct cstream *cs, const tt__rowsink *sink, const char 
             rc = cs_read_file(cs, sink, rd, res);
         return tt__spool_end(&sp, path, rc);
     }
+    if ((rc = tt__flt_load(run->scope, path, NULL, 0)) < 0) /* --under's ops */
+        return rc;
     rc = tt__ingest_rows(path, sink, 0, COLL_SKIP, res);
     if (rc != 0 || (!res->needs_db && !res->disordered_threads))
         return rc;
@@ -452,6 +469,7 @@ static int cs_read_file(struct cstream *cs, const tt__rowsink *sink, const char 
     res->metadata = NULL;
     cs_release(cs);
     cs_init(cs, run, ti);
+    tt__flt_reset(run->scope);
     return tt__ingest_rows(path, sink, 0, COLL_SKIP | TT_ROWS_RELINK, res);
 }
 
@@ -460,16 +478,24 @@ int tt__coll_read(struct coll_run *run, size_t ti, const char *path, tt_db *db, 
 {
     struct cstream cs;
     tt__rowsink sink;
+    uint64_t cols[TT_ROWS_COUNT];
     int rc;
     memset(res, 0, sizeof(*res));
     cs_init(&cs, run, ti);
+    memcpy(cols, cs_cols, sizeof(cols));
     memset(&sink, 0, sizeof(sink));
     sink.ctx = &cs;
     sink.rows = cs_rows;
-    sink.cols = cs_cols;
+    sink.cols = cols;
     sink.gpu_links = cs_links;
+    if (run->scope) { /* --under: an op by its thread, a kernel by its launch's */
+        cols[TT_ROWS_SLICE] |= TT_COL(TT_C_SL_PID) | TT_COL(TT_C_SL_TID);
+        sink.gpu_launch = tt__flt_wants_launch(run->scope) ? cs_launch : NULL;
+    }
     if (db)
-        rc = tt__db_rows(db, trace, &sink, COLL_SKIP | 1u << TT_ROWS_RUNTIME, res);
+        rc = (rc = tt__flt_load(run->scope, NULL, db, trace)) < 0
+                 ? rc
+                 : tt__db_rows(db, trace, &sink, COLL_SKIP | 1u << TT_ROWS_RUNTIME, res);
     else
         rc = cs_read_file(&cs, &sink, path, res);
     free(res->metadata);

@@ -72,6 +72,8 @@ static void run_release(struct coll_run *run)
     free(run->tr);
     tt__spill_free(run->calls);
     tt__coll_strs_free(&run->strs);
+    tt__flt_free(run->scope);
+    tt__flt_free(run->names);
     memset(run, 0, sizeof(*run));
 }
 
@@ -95,6 +97,23 @@ static int nothing(const char *input, tt_db *db, int one)
                            "in %s", one ? "this trace" : "the selected traces");
 }
 
+/* --under (run->scope, applied as the traces are read) and --name
+ * (run->names, as the calls are matched) compiled apart: each judges what
+ * it is about alone. Options of version 1 knew neither: refused. */
+static int run_filters(struct coll_run *run, const tt_coll_options *o)
+{
+    tt_filter under = TT_FILTER_INIT, name = TT_FILTER_INIT;
+    int rc;
+    if (o->version < 2 && (o->filter.name || o->filter.under))
+        return tt_error_set(TT_EINVALID,
+                            "collectives: --name and --under need options version 2");
+    under.under = o->filter.under;
+    name.name = o->filter.name;
+    if ((rc = tt_filter_check(&o->filter)) < 0 || (rc = tt__flt_new(&run->scope, &under)) < 0)
+        return rc;
+    return tt__flt_new(&run->names, &name);
+}
+
 /* the calls of input (a file or a directory; db NULL) or of db, matched */
 static int run_all(const char *input, tt_db *db, const tt_coll_options *o, tt_coll_call_fn fn,
                    void *ctx, tt_coll_result *res)
@@ -112,7 +131,8 @@ static int run_all(const char *input, tt_db *db, const tt_coll_options *o, tt_co
     v.read = v_read;
     v.take = v_take;
     v.drop = v_drop;
-    rc = tt__each_trace(o->trace_id, o->rank, input, db, &v);
+    if ((rc = run_filters(&run, o)) == 0)
+        rc = tt__each_trace(o->trace_id, o->rank, input, db, &v);
     if (rc == 0 && !run.found)
         rc = nothing(input, db, run.ntr == 1);
     if (rc == 0)

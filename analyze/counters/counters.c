@@ -25,6 +25,7 @@ struct held {
 struct walk {
     unsigned what;       /* TT__CTR_QUEUE or TT__CTR_BW */
     const tt_filter *f;
+    unsigned version;    /* the options': < 2 takes no --name/--under */
     int series;
     int64_t max_queue;
     /* a summary: the rows of all traces */
@@ -233,18 +234,20 @@ static int v_take(void *ctx, void *r, int64_t id, const char *path)
     return rc;
 }
 
-static int check_filter(const tt_filter *f, const char *cmd)
+/* options of version 1 knew no --name/--under: refused, as they were */
+static int check_filter(const struct walk *w, const char *cmd)
 {
-    if (f && (f->name || f->under))
-        return tt_error_set(TT_EINVALID, "%s: --name and --under are not supported", cmd);
-    return 0;
+    if (w->version < 2 && w->f && (w->f->name || w->f->under))
+        return tt_error_set(TT_EINVALID, "%s: --name and --under need options version 2",
+                            cmd);
+    return tt_filter_check(w->f);
 }
 
 /* every selected trace of input (or db) through w */
 static int walk(struct walk *w, int64_t trace_id, int64_t rank, const char *input, tt_db *db)
 {
     struct tt__visit v;
-    int rc = check_filter(w->f, w->what == TT__CTR_QUEUE ? "queue" : "bandwidth");
+    int rc = check_filter(w, w->what == TT__CTR_QUEUE ? "queue" : "bandwidth");
     if (rc < 0)
         return rc;
     v.ctx = w;
@@ -310,6 +313,7 @@ static struct walk *queue_walk(struct walk *w, const tt_queue_options *o)
     memset(w, 0, sizeof(*w));
     w->what = TT__CTR_QUEUE;
     w->f = &o->filter;
+    w->version = o->version;
     w->max_queue = o->max_queue;
     return w;
 }
@@ -377,6 +381,7 @@ static struct walk *bw_walk(struct walk *w, const tt_bandwidth_options *o)
     memset(w, 0, sizeof(*w));
     w->what = TT__CTR_BW;
     w->f = &o->filter;
+    w->version = o->version;
     return w;
 }
 

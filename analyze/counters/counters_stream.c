@@ -430,40 +430,49 @@ int tt__ctr_bw_next(struct tt__ctr *c, struct tt__bpt *p)
     (1u << TT_ROWS_MEMORY | 1u << TT_ROWS_FLOW | 1u << TT_ROWS_INSTANT | 1u << TT_ROWS_META | \
      1u << TT_ROWS_ET | 1u << TT_ROWS_MEMTL)
 
-static void sink_of(struct tt__ctr *c, tt__rowsink *sink)
+/* the consumer's sink (inner) behind --name/--under's (fl NULL: none) */
+static int sink_of(struct tt__ctr *c, tt__flt *fl, tt__rowsink *inner, tt__rowsink *sink)
 {
-    memset(sink, 0, sizeof(*sink));
-    sink->ctx = c;
-    sink->rows = tt__ctr_rows;
-    sink->cols = tt__ctr_cols;
-    sink->gpu_links = c->links ? tt__ctr_links : NULL;
+    memset(inner, 0, sizeof(*inner));
+    inner->ctx = c;
+    inner->rows = tt__ctr_rows;
+    inner->cols = tt__ctr_cols;
+    inner->gpu_links = c->links ? tt__ctr_links : NULL;
+    return tt__flt_sink(fl, inner, 1u << TT_ROWS_GPU, sink);
 }
 
-/* the rows of a file (db NULL) or of a database's trace into *c; a file
- * whose rows lack links the counters use is read again, twice
+/* the rows of a file (db NULL) or of a database's trace into *c, the GPU
+ * rows that fail --name/--under (fl) left out; a file whose rows lack
+ * links the counters or the filters use is read again, twice
  * (TT_ROWS_RELINK), into a new consumer */
-static int read_rows(struct tt__ctr **c, const char *path, tt_db *db, int64_t id,
+static int read_rows(struct tt__ctr **c, tt__flt *fl, const char *path, tt_db *db, int64_t id,
                      tt__rows_result *res)
 {
     unsigned what = (*c)->what, skip = CTR_SKIP;
     unsigned flags = what & TT__CTR_BW ? 0 : TT_READ_NO_ARGS;
     const tt_filter *f = (*c)->f;
-    tt__rowsink sink;
-    int rc, links = (*c)->links;
-    sink_of(*c, &sink);
-    if (db)
+    tt__rowsink inner, sink;
+    int rc, links = (*c)->links || tt__flt_wants_launch(fl);
+    if ((rc = sink_of(*c, fl, &inner, &sink)) < 0)
+        return rc;
+    if (db) {
+        if ((rc = tt__flt_load(fl, NULL, db, id)) < 0)
+            return rc;
         return tt__db_rows(db, id, &sink,
                            skip | 1u << TT_ROWS_SLICE | (flags ? TT_ROWS_NO_ARGS : 0) |
                                (what & TT__CTR_QUEUE ? 0 : 1u << TT_ROWS_RUNTIME),
                            res);
-    if (links && tt__spool_needed(path)) {
+    }
+    if ((links || tt__flt_needs_load(fl)) && tt__spool_needed(path)) {
         /* standard input or a pipe: from a copy, which the way back reads again */
         tt__spool sp;
         const char *rd;
         if ((rc = tt__spool_input(&sp, path, &rd)) == 0)
-            rc = read_rows(c, rd, NULL, id, res);
+            rc = read_rows(c, fl, rd, NULL, id, res);
         return tt__spool_end(&sp, path, rc);
     }
+    if ((rc = tt__flt_load(fl, path, NULL, 0)) < 0)
+        return rc;
     rc = tt__ingest_rows(path, &sink, flags, skip | (links ? 0 : TT_ROWS_NO_STOP), res);
     if (rc != 0 || !links || !res->needs_db)
         return rc;
@@ -472,22 +481,28 @@ static int read_rows(struct tt__ctr **c, const char *path, tt_db *db, int64_t id
     free(res->metadata);
     res->metadata = NULL;
     tt__ctr_free(*c);
-    if ((rc = tt__ctr_new(c, what, f)) < 0)
+    tt__flt_reset(fl);
+    if ((rc = tt__ctr_new(c, what, f)) < 0 || (rc = sink_of(*c, fl, &inner, &sink)) < 0)
         return rc;
-    sink_of(*c, &sink);
     return tt__ingest_rows(path, &sink, flags, skip | TT_ROWS_RELINK, res);
 }
 
 int tt__ctr_read(unsigned what, const tt_filter *f, const char *path, tt_db *db, int64_t id,
                  tt__rows_result *res, struct tt__ctr **out)
 {
-    struct tt__ctr *c;
+    struct tt__ctr *c = NULL;
+    tt_filter nu = TT_FILTER_INIT; /* --name, --under: the time range is the consumer's */
+    tt__flt *fl = NULL;
     int rc;
     memset(res, 0, sizeof(*res));
     *out = NULL;
-    if ((rc = tt__ctr_new(&c, what, f)) < 0)
-        return rc;
-    rc = read_rows(&c, path, db, id, res);
+    if (f) {
+        nu.name = f->name;
+        nu.under = f->under;
+    }
+    if ((rc = tt__flt_new(&fl, &nu)) == 0 && (rc = tt__ctr_new(&c, what, f)) == 0)
+        rc = read_rows(&c, fl, path, db, id, res);
+    tt__flt_free(fl);
     free(res->metadata);
     res->metadata = NULL;
     if (rc > 0)

@@ -28,10 +28,15 @@ typedef struct tt_coll_options {
     int per_call;      /* print the calls (then the ranks' summary) */
     tt_output_format format; /* table, csv, json or markdown */
     tt_filter filter;  /* the time range: a call by its op's start (the runtime
-                          call's start, a kernel without an op) */
+                          call's start, a kernel without an op); version >= 2:
+                          name: the calls whose collective or name contains a
+                          match; under: those whose op, nccl:* annotation or
+                          a kernel's runtime call lies in an op whose whole
+                          name matches, on its thread (version 1 with
+                          either: TT_EINVALID) */
 } tt_coll_options;
 #define TT_COLL_OPTIONS_INIT \
-    { .version = 1, .rank = -1, .arrival = TT_COLL_ARRIVE_GPU, .format = TT_FORMAT_TABLE, \
+    { .version = 2, .rank = -1, .arrival = TT_COLL_ARRIVE_GPU, .format = TT_FORMAT_TABLE, \
       .filter = TT_FILTER_INIT }
 
 /* a number the trace did not have */

@@ -25,12 +25,16 @@
  *   starts. The statistics are those of the sums after each change that
  *   are > 0 (not weighted by time, as HTA's).
  *
- * Times are ns on the trace's clock. The filter's time range keeps a
- * launch/activity pair by the launch's start, a copy by the start of the
- * runtime call that launched it (its own start without one); --name and
- * --under are not applied here (TT_EINVALID when set). Memory does not
- * grow with the trace: the rows wait in bounded buffers that spill to
- * temporary files (external sorts).
+ * Times are ns on the trace's clock. The filter (tracetool/filter.h):
+ * its time range keeps a launch/activity pair by the launch's start, a
+ * copy by the start of the runtime call that launched it (its own start
+ * without one); name (options version >= 2) keeps the GPU activities
+ * (queue: kernels, memcpys, memsets with their launches; bandwidth: the
+ * copies) whose name contains a match; under (version >= 2) those whose
+ * runtime call lies in an op whose whole name matches, on its thread (a
+ * copy without a runtime call is under none). Version 1 options with name
+ * or under set: TT_EINVALID. Memory does not grow with the trace: the rows
+ * wait in bounded buffers that spill to temporary files (external sorts).
  */
 #ifndef TRACETOOL_COUNTERS_H
 #define TRACETOOL_COUNTERS_H
@@ -54,10 +58,10 @@ typedef struct tt_queue_options {
     int64_t max_queue;         /* blocked_ns: time with at least this many queued */
     int series;                /* tt_queue_db / _file print the time series */
     tt_output_format format;   /* table, csv, json or markdown */
-    tt_filter filter;          /* its time range (name/under: not supported) */
+    tt_filter filter;          /* time range; name, under: version >= 2 */
 } tt_queue_options;
 #define TT_QUEUE_OPTIONS_INIT \
-    { .version = 1, .rank = -1, .max_queue = 1024, .format = TT_FORMAT_TABLE, \
+    { .version = 2, .rank = -1, .max_queue = 1024, .format = TT_FORMAT_TABLE, \
       .filter = TT_FILTER_INIT }
 
 /* one stream of one trace */
@@ -110,10 +114,10 @@ typedef struct tt_bandwidth_options {
     int64_t rank;              /* -1 = every rank */
     int series;                /* tt_bandwidth_db / _file print the time series */
     tt_output_format format;
-    tt_filter filter;          /* its time range (name/under: not supported) */
+    tt_filter filter;          /* time range; name, under: version >= 2 */
 } tt_bandwidth_options;
 #define TT_BANDWIDTH_OPTIONS_INIT \
-    { .version = 1, .rank = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
+    { .version = 2, .rank = -1, .format = TT_FORMAT_TABLE, .filter = TT_FILTER_INIT }
 
 /* one kind of copy of one trace */
 typedef struct tt_bandwidth_row {

@@ -8,8 +8,11 @@ ProfilerStep and what follows when a trace has two or more) is given as
 --time-range :T, T the last step's start read here from the raw JSON. A
 hand-made trace checks what those cannot: ends before starts at equal times,
 a 0 duration as 1 us, copies without a bandwidth, a copy kept by its
-launch's start under --time-range, the series, a database. Python standard
-library only.
+launch's start under --time-range, the series, a database. --name and
+--under (docs/FILTERS.md) against the sums computed here from the raw JSON of
+nccl_parser_config, the copies kept by test_filters.py's reading of the
+filters (a copy by its name and by its runtime call's thread and start).
+Python standard library only.
 """
 
 import json
@@ -148,12 +151,58 @@ def check_hand(tmp):
         C.check(a == b and a, "hand: the database gives the file's answer (%s)" % " ".join(args))
 
 
+def bandwidth_expect(t, **f):
+    """kind -> (count, mean, min, max) of the sums > 0 over the copies that
+    pass the filters f: +bw at a start, -bw at an end (a 0 duration: 1 us),
+    ends first at equal times, then the copies' order"""
+    ch = {}
+    for seq, g in enumerate(t.gpu):
+        k, bw = cc.copy_kind(g["name"]), g["args"].get("memory bandwidth (GB/s)")
+        if k is None or bw is None or g["args"].get("stream", -1) == -1 or \
+                not t.passes(g, gpu=True, **f):
+            continue
+        bw = float(bw)
+        ch.setdefault(k, []).extend([(g["ts"], 1, seq, bw), (g["ts"] + (g["dur"] or 1000), 0, seq, -bw)])
+    out = {}
+    for k, v in ch.items():
+        v.sort(key=lambda x: x[:3])
+        s, n, sums = 0.0, 0, []
+        for ts, start, seq, bw in v:
+            s += bw
+            n += 1 if start else -1
+            if n == 0:
+                s = 0.0
+            if s > 0:
+                sums.append(s)
+        if sums:
+            out[k] = (len(sums), sum(sums) / len(sums), min(sums), max(sums))
+    return out
+
+
+def check_filters(tmp):
+    path, t = cc.nccl_trace()
+    cases = [(["--name", "Memset"], {"name": "Memset"}),
+             (["--name", "DtoD"], {"name": "DtoD"}),
+             (["--under", "ProfilerStep#5"], {"under": t.ops("ProfilerStep#5")}),
+             (["--under", "## forward ##", "--name", "Memcpy"],
+              {"under": t.ops("## forward ##"), "name": "Memcpy"})]
+    db = os.path.join(tmp, "nccl.db")
+    C.eq(te.run_tool(["ingest", "-q", db, path]).returncode, 0, "nccl: ingest")
+    cc.check_filter_cases(
+        C, "bandwidth", path, db, cases, lambda **f: bandwidth_expect(t, **f),
+        lambda doc: {r["kind"]: r for r in doc["rows"]},
+        lambda g, w: g["count"] == w[0] and all(
+            cc.close(g[a], b, 1e-6, 1e-6)
+            for a, b in zip(("mean_gbps", "min_gbps", "max_gbps"), w[1:])))
+
+
 def main():
     if not cc.have_shared():
         print("SKIP: no shared test data")
         return te.SKIP_EXIT
     with tempfile.TemporaryDirectory(prefix="tt_bw_") as tmp:
         C.section("hand-made trace", check_hand, tmp)
+        C.section("--name, --under", check_filters, tmp)
     for name in cc.TRACES:
         C.section(name, check_trace, name)
     return C.finish()

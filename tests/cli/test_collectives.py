@@ -16,18 +16,26 @@ Expected values:
 - the same from a database as from the files, and from the files with their
   events shuffled (read twice: the links and nesting made as an ingest's SQL
   passes make them); a trace without a collective (exit 4, one line), a file
-  that is no trace (exit 3).
+  that is no trace (exit 3);
+- --name and --under (docs/FILTERS.md): make_expected.py's calls of the raw
+  JSON, kept here by their collective and name (re.search) and by the ops
+  that enclose them (whole-name match, same pid/tid, read here from the
+  JSON), after they are numbered, so the matching across ranks holds.
 """
 
+import gzip
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import trace_expect as te  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures", "collectives"))
+import make_expected as mx  # noqa: E402
 
 C = te.Checker("collectives")
 FIXTURE = os.path.join(HERE, "..", "fixtures", "collectives", "expected.json")
@@ -53,12 +61,12 @@ def same_row(got, want, label):
     return C.check(not bad, label, bad[:4])
 
 
-def check_dataset(name, exp):
+def check_dataset(name, exp, args=()):
     inp = os.path.join(te.shared_dir(), exp["input"])
     if not os.path.exists(inp):
         C.skip(name, "missing " + inp)
         return
-    doc = run_json(["--per-call", inp])
+    doc = run_json(list(args) + ["--per-call", inp])
     if doc is None:
         return
     cols = exp["columns"]
@@ -224,6 +232,78 @@ def check_bad(tmp):
          "a bad --arrival: usage error")
 
 
+# ---- --name and --under ----
+
+def under_ops(path, rx):
+    """(thread, ts, end) of the slices of a trace whose whole name matches rx"""
+    with gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb") as f:
+        doc = json.loads(f.read(), parse_float=mx.Decimal)
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    out = []
+    for e in ev:
+        if isinstance(e, dict) and e.get("ph") == "X" and "ts" in e and \
+                e.get("cat") not in mx.GPU_CATS | mx.RUNTIME and re.fullmatch(rx, e.get("name", "")):
+            ts = mx.ns(e["ts"])
+            out.append(((e.get("pid"), e.get("tid")), ts, ts + max(0, mx.ns(e.get("dur", 0)))))
+    return out
+
+
+def keep_filtered(name=None, under=None):
+    """make_expected's keep(): --name on the collective or the name, --under
+    by the call's op, annotation or a kernel's runtime call (any of them)"""
+    def keep(path, calls):
+        ops = under_ops(path, under) if under else None
+        out = []
+        for c in calls:
+            if name and not (re.search(name, c["collective"] or "") or
+                             re.search(name, c["name"] or "")):
+                continue
+            if ops is not None and not any(t == th and a <= ts and end <= b
+                                           for th, ts, end in c["at"] for t, a, b in ops):
+                continue
+            out.append(c)
+        return out
+    return keep
+
+
+def check_filters(tmp):
+    cases = [
+        ("dlrm_8rank", ["--name", "all_to_all"], {"name": "all_to_all"}),
+        ("dlrm_8rank", ["--name", "^allreduce$"], {"name": "^allreduce$"}),
+        ("dlrm_8rank", ["--under", "## sparse_data_dist ##"], {"under": "## sparse_data_dist ##"}),
+        ("dlrm_8rank", ["--under", "ProfilerStep#.*", "--name", "all"],
+         {"under": "ProfilerStep#.*", "name": "all"}),
+        ("nccl_parser_config", ["--under", "ProfilerStep#[0-9]*[02468]"],
+         {"under": "ProfilerStep#[0-9]*[02468]"}),
+        ("nccl_parser_config", ["--name", "^broad"], {"name": "^broad"}),
+    ]
+    for ds, args, f in cases:
+        rel = dict(mx.DATASETS)[ds]
+        inp = os.path.join(te.shared_dir(), rel)
+        if not os.path.exists(inp):
+            C.skip(ds, "missing " + inp)
+            continue
+        exp = mx.dataset(inp, keep_filtered(**f))
+        exp["input"] = rel
+        label = "%s %s" % (ds, " ".join(args))
+        C.check(0 < exp["calls_total"] < mx.dataset(inp)["calls_total"],
+                "%s: keeps some calls, not all" % label, exp["calls_total"])
+        check_dataset(label, exp, args)
+    # a database: the same calls
+    dlrm = os.path.join(te.shared_dir(), dict(mx.DATASETS)["dlrm_8rank"])
+    db = os.path.join(tmp, "dlrm_f.db")
+    if os.path.isdir(dlrm) and te.run_tool(["ingest", "-q", db, dlrm]).returncode == 0:
+        args = ["--per-call", "--under", "## sparse_data_dist ##", "--name", "alltoall"]
+        a, b = run_json(args + [dlrm]), run_json(args + [db])
+        if a and b:
+            for r in a["ranks"] + b["ranks"]:
+                r.pop("path")
+            C.eq(b, a, "dlrm_8rank --under --name: a database gives what the directory gives")
+    p = te.run_tool(["collectives", "--name", "(", dlrm])
+    C.check(p.returncode == 2 and len(p.stderr.decode().strip().splitlines()) == 1,
+            "--name with a bad regex: usage error, one line")
+
+
 def main():
     with open(FIXTURE) as f:
         exp = json.load(f)
@@ -232,6 +312,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         C.section("job", check_job, tmp)
         C.section("bad input", check_bad, tmp)
+        C.section("--name, --under", check_filters, tmp)
         dlrm = os.path.join(te.shared_dir(), exp["dlrm_8rank"]["input"])
         if os.path.isdir(dlrm):
             db = os.path.join(tmp, "dlrm.db")

@@ -34,11 +34,7 @@ from counters_common import te, ns  # noqa: E402
 
 C = te.Checker("export_counters")
 TRACE = "kineto/tb_plugin_2021-06/worker0.1623143089861.pt.trace.json.gz"
-LAUNCH = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
-          "cudaMemcpyAsync", "cudaMemsetAsync", "hipLaunchKernel", "hipExtModuleLaunchKernel",
-          "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream",
-          "runFunction - job_prep_and_submit_for_execution"}
-KINDS = ("AtoA", "AtoD", "AtoH", "DtoA", "DtoD", "DtoH", "HtoA", "HtoD", "HtoH", "PtoP")
+LAUNCH = cc.LAUNCHES
 
 
 def stream_of(e):
@@ -67,16 +63,7 @@ def queue_tracks(ev):
     return out
 
 
-def kind_of(name):
-    if "ncclKernel" in name:
-        return None
-    if name.startswith("Memset"):
-        return "memset"
-    if name.startswith("dma"):
-        return "memcpy unknown"
-    if not name.startswith("Memcpy"):
-        return None
-    return "memcpy " + name[7:11] if name[6:7] == " " and name[7:11] in KINDS else "memcpy unknown"
+kind_of = cc.copy_kind
 
 
 def bandwidth_tracks(ev):

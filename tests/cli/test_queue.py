@@ -13,7 +13,10 @@ more) is given to tracetool as --time-range :T, T the last step's start
 read here from the raw JSON. A hand-made trace checks what the HTA traces
 cannot: launches before kernel starts at equal times, blocked_ns, the
 launches and kernels that do not count, --time-range, a trace without a
-rank. Python standard library only.
+rank. --name and --under (docs/FILTERS.md) against the queues computed here
+from the raw JSON of nccl_parser_config, the launches and kernels kept by
+test_filters.py's reading of the filters (a kernel by its name and by its
+runtime call's thread and start). Python standard library only.
 """
 
 import json
@@ -198,12 +201,56 @@ def check_hand(tmp):
         C.check(a == b and a, "hand: the database gives the file's answer (%s)" % fmt)
 
 
+def queue_expect(t, max_queue, **f):
+    """(device, stream) -> (count, mean, min, max, blocked_ns) of the GPU rows
+    that pass the filters f and were launched by a call of a launch name"""
+    ch = {}
+    for g in t.gpu:
+        c, st = g["call"], g["args"].get("stream")
+        if c is None or c["name"] not in cc.LAUNCHES or st is None or st == -1 or \
+                not t.passes(g, gpu=True, **f):
+            continue
+        ch.setdefault((g["args"].get("device"), st), []).extend([(c["ts"], 1), (g["ts"], -1)])
+    out = {}
+    for k, v in ch.items():
+        v.sort(key=lambda x: (x[0], -x[1]))
+        n, lens, blocked = 0, [], 0
+        for i, (ts, d) in enumerate(v):
+            if i and n >= max_queue:
+                blocked += ts - v[i - 1][0]
+            n += d
+            lens.append(n)
+        out[k] = (len(lens), sum(lens) / len(lens), min(lens), max(lens), blocked)
+    return out
+
+
+def check_filters(tmp):
+    path, t = cc.nccl_trace()
+    s5 = t.step(5)["ts"]
+    cases = [(["--name", "nccl"], {"name": "nccl"}),
+             (["--name", "^void.*(gemm|elementwise)"], {"name": "^void.*(gemm|elementwise)"}),
+             (["--under", "ProfilerStep#5"], {"under": t.ops("ProfilerStep#5")}),
+             (["--under", "## forward ##", "--name", "Memcpy|Memset|bn_fw"],
+              {"under": t.ops("## forward ##"), "name": "Memcpy|Memset|bn_fw"}),
+             (["--under", "aten::.*", "--time-range", "%dns:" % s5],
+              {"under": t.ops("aten::.*"), "tr": (s5, 1 << 62)})]
+    db = os.path.join(tmp, "nccl.db")
+    C.eq(te.run_tool(["ingest", "-q", db, path]).returncode, 0, "nccl: ingest")
+    cc.check_filter_cases(
+        C, "queue", path, db, [(["--max-queue", "2"] + a, f) for a, f in cases],
+        lambda **f: queue_expect(t, 2, **f),
+        lambda doc: {(r["device"], r["stream"]): r for r in doc["streams"]},
+        lambda g, w: (g["count"], g["min"], g["max"], g["blocked_ns"]) == (w[0], w[2], w[3], w[4])
+        and close(g["mean"], w[1], 0, 1e-6))
+
+
 def main():
     if not cc.have_shared():
         print("SKIP: no shared test data")
         return te.SKIP_EXIT
     with tempfile.TemporaryDirectory(prefix="tt_queue_") as tmp:
         C.section("hand-made trace", check_hand, tmp)
+        C.section("--name, --under", check_filters, tmp)
     for name in cc.TRACES:
         C.section(name, check_trace, name)
     for name in ("trace_filter", "dlrm_8rank"):

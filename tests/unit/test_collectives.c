@@ -254,6 +254,49 @@ Test(collectives, job, .init = make_job, .fini = remove_job)
     tt_coll_result_free(&res);
 }
 
+/* --name: the collective or the name; --under: the op, annotation or a
+ * kernel's launch in a matching op; both after the calls are numbered */
+static int filtered(const char *name, const char *under, unsigned version, struct got *g)
+{
+    tt_coll_options o = TT_COLL_OPTIONS_INIT;
+    tt_coll_result res;
+    int rc;
+    o.version = version;
+    o.filter.name = name;
+    o.filter.under = under;
+    memset(g, 0, sizeof(*g));
+    rc = tt_collectives_file_calls(job, &o, keep, g, &res);
+    if (rc == 0)
+        cr_expect_eq(res.calls, g->n, "the summary counts what passes");
+    tt_coll_result_free(&res);
+    return rc;
+}
+
+Test(collectives, filters, .init = make_job, .fini = remove_job)
+{
+    struct got g;
+    int k;
+    cr_assert_eq(filtered("alltoall", NULL, 2, &g), 0, "%s", tt_error_last()->message);
+    cr_expect_eq(g.n, 2, "the all_to_all of each rank (its collective)");
+    for (k = 0; k < g.n; k++)
+        cr_expect(!strcmp(g.coll[k], "alltoall") && g.c[k].ranks == 2 && g.c[k].seq == 1);
+    cr_assert_eq(filtered("^all_reduce$", NULL, 2, &g), 0);
+    cr_expect_eq(g.n, 6, "the name nccl:all_reduce gives");
+    for (k = 0; k < g.n; k++)
+        cr_expect(!strcmp(g.coll[k], "allreduce") && g.c[k].ranks == 2);
+    cr_assert_eq(filtered(NULL, "nccl:all_to_all", 2, &g), 0);
+    cr_expect_eq(g.n, 2, "its annotation and kernel launch in nccl:all_to_all");
+    cr_assert_eq(filtered(NULL, "record_param_comms", 2, &g), 0);
+    cr_expect_eq(g.n, 8, "the op itself");
+    cr_assert_eq(filtered("reduce", "record_param_comms", 2, &g), 0);
+    cr_expect_eq(g.n, 6);
+    cr_expect(g.c[5].seq == 3, "the ordinals of the whole trace");
+    cr_assert_eq(filtered(NULL, "nccl:none", 2, &g), 0);
+    cr_expect_eq(g.n, 0, "nothing under: no call, no error");
+    cr_expect_eq(filtered("alltoall", NULL, 1, &g), TT_EINVALID, "version 1 knew no --name");
+    cr_expect_eq(filtered("(", NULL, 2, &g), TT_EINVALID, "a bad expression");
+}
+
 Test(collectives, nothing)
 {
     char path[256];

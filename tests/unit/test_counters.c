@@ -4,7 +4,8 @@
  * hand-made traces whose answers are known by construction, from a file
  * and from a database; the tie orders (launches before kernel starts, ends
  * before starts); the kinds of copies; a file read twice for its links;
- * the same answers when every spill writes to disk; what is refused.
+ * the same answers when every spill writes to disk; --name and --under;
+ * what is refused.
  */
 #include "common/compat.h"
 #include "common/spill.h"
@@ -326,6 +327,98 @@ Test(counters, spilled_same_answers)
     tt_bandwidth_result_free(&bb);
 }
 
+/* --name and --under: an op "outer" (0..12 us) holds the launches at 0 and
+ * 10 us, not the one at 20; the kernels gemm_a, relu_b, gemm_c start at 30,
+ * 40, 50 us on stream 7; two copies on stream 8, the first launched in
+ * "outer" (at 2 us; the second at 14) */
+#define OP(name, ts, dur)                                                                   \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur "},"
+#define KNAMED(name, ts, corr)                                                              \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":2,\"args\":{\"correlation\":" #corr ",\"device\":0,\"stream\":7}},"
+#define CPL(ts, corr, bw)                                                                   \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\","      \
+    "\"pid\":0,\"tid\":8,\"ts\":" #ts ",\"dur\":10,\"args\":{\"device\":0,\"stream\":8,"     \
+    "\"correlation\":" #corr ",\"memory bandwidth (GB/s)\":" #bw "}},"
+static const char filter_trace[] =
+    "{\"traceEvents\":["
+    OP("outer", 0, 12) RT("cudaLaunchKernel", 0, 1) KNAMED("gemm_a", 30, 1)
+    RT("cudaLaunchKernel", 10, 2) KNAMED("relu_b", 40, 2)
+    RT("cudaLaunchKernel", 20, 3) KNAMED("gemm_c", 50, 3)
+    RT("cudaMemcpyAsync", 2, 4) CPL(20, 4, 2) RT("cudaMemcpyAsync", 14, 5) CPL(25, 5, 3)
+    END;
+
+Test(counters, filters)
+{
+    static const struct {
+        const char *name, *under;
+        size_t rows; /* stream 7, and the copies' stream 8 */
+        int64_t count, max, blocked;
+        double mean;
+    } q[] = {
+        { NULL, NULL, 2, 6, 3, 30000, 1.5 },    /* 1 2 3 2 1 0; >= 2 from 10 to 40 us */
+        { "gemm", NULL, 1, 4, 2, 10000, 1.0 },  /* 0 and 20 us: 1 2 1 0, 2 from 20 to 30 */
+        { NULL, "outer", 2, 4, 2, 20000, 1.0 }, /* 0 and 10 us: 2 from 10 to 30 */
+        { "gemm", "o.*r", 1, 2, 1, 0, 0.5 },    /* gemm_a alone */
+    };
+    char path[256];
+    size_t i;
+    int db;
+    tmp_path(path, sizeof(path), "flt.json");
+    write_file(path, filter_trace);
+    for (db = 0; db < 2; db++) {
+        for (i = 0; i < TT_ARRAY_SIZE(q); i++) {
+            tt_queue_options o = TT_QUEUE_OPTIONS_INIT;
+            tt_queue_result r;
+            o.max_queue = 2;
+            o.filter.name = q[i].name;
+            o.filter.under = q[i].under;
+            queue_of(path, db, &o, &r);
+            cr_assert_eq(r.nrows, q[i].rows, "db %d case %zu: %zu streams", db, i, r.nrows);
+            check_row(&r.rows[0], 7, q[i].count, q[i].max, q[i].mean, q[i].blocked);
+            tt_queue_result_free(&r);
+        }
+    }
+    unlink(path);
+}
+
+Test(counters, bandwidth_filters)
+{
+    static const struct {
+        const char *name, *under;
+        size_t rows;
+        int64_t count;
+        double mean;
+    } b[] = {
+        { NULL, NULL, 1, 3, 10.0 / 3 }, /* 2 (20 us), 5 (25), 3 (30), 0 (35) */
+        { NULL, "outer", 1, 1, 2 },     /* the copy launched at 2 us */
+        { "Pinned", "inner", 0, 0, 0 }, /* no such op */
+        { "DtoH", NULL, 0, 0, 0 },
+        { "HtoD", NULL, 1, 3, 10.0 / 3 },
+    };
+    char path[256];
+    size_t i;
+    tmp_path(path, sizeof(path), "bwf.json");
+    write_file(path, filter_trace);
+    for (i = 0; i < TT_ARRAY_SIZE(b); i++) {
+        tt_bandwidth_options o = TT_BANDWIDTH_OPTIONS_INIT;
+        tt_bandwidth_result r;
+        o.filter.name = b[i].name;
+        o.filter.under = b[i].under;
+        cr_assert_eq(tt_bandwidth_file_result(path, &o, &r), 0, "%s", tt_error_last()->message);
+        cr_assert_eq(r.nrows, b[i].rows, "case %zu: %zu kinds", i, r.nrows);
+        if (r.nrows) {
+            cr_expect_str_eq(r.rows[0].kind, "memcpy HtoD");
+            cr_expect_eq(r.rows[0].count, b[i].count, "case %zu", i);
+            cr_expect(fabs(r.rows[0].mean_gbps - b[i].mean) < 1e-12, "case %zu: mean %g", i,
+                      r.rows[0].mean_gbps);
+        }
+        tt_bandwidth_result_free(&r);
+    }
+    unlink(path);
+}
+
 Test(counters, refused_and_empty)
 {
     tt_queue_options o = TT_QUEUE_OPTIONS_INIT;
@@ -333,6 +426,7 @@ Test(counters, refused_and_empty)
     tt_queue_result r;
     tt_bandwidth_result br;
     char path[256];
+    o.version = 1; /* knew no --name: refused */
     o.filter.name = "gemm";
     tmp_path(path, sizeof(path), "cpu.json");
     write_file(path, "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\","
