@@ -224,7 +224,7 @@ static const tt_table_col cp_cols[C_COUNT] = {
 };
 
 static const size_t text_bd[] = { C_BOUND, C_NS, C_PCT };
-static const size_t text_seg[] = { C_OFFSET, C_NS, C_KIND, C_BOUND, C_NAME, C_FROM, C_TO };
+static const size_t text_seg[] = { C_OFFSET, C_NS, C_KIND, C_BOUND, C_FROM, C_TO, C_NAME };
 static const size_t csv_all[] = { C_WHAT, C_BOUND, C_NS, C_PCT, C_OFFSET, C_KIND, C_NAME,
                                   C_FROM, C_TO, C_FROM_NS, C_TO_NS, C_STREAM };
 static const size_t json_seg[] = { C_FROM, C_TO, C_KIND, C_BOUND, C_NAME, C_NS, C_FROM_NS,
@@ -256,10 +256,24 @@ static tt_table *breakdown_table(const tt_cp_result *res)
     return t;
 }
 
-static char *node_text(const char *event, int end)
+/* the aligned table's From and To: a name cut to NODE_CUT bytes (at a
+ * character's start) and "...", so one kernel's template arguments do not
+ * widen every row; the whole names are in Event (the last column), CSV
+ * and JSON */
+#define NODE_CUT 40
+
+static char *node_text(const char *event, int end, int cut)
 {
     tt_buf b = TT_BUF_INIT;
-    tt_buf_addf(&b, "%s (%s)", event, end ? "end" : "start");
+    size_t n = strlen(event);
+    if (cut && n > NODE_CUT) {
+        n = NODE_CUT - 3;
+        while (n > 0 && ((unsigned char)event[n] & 0xC0) == 0x80)
+            n--;
+        tt_buf_addf(&b, "%.*s... (%s)", (int)n, event, end ? "end" : "start");
+    } else {
+        tt_buf_addf(&b, "%s (%s)", event, end ? "end" : "start");
+    }
     if (b.oom) {
         tt_buf_release(&b);
         return NULL;
@@ -267,9 +281,10 @@ static char *node_text(const char *event, int end)
     return b.buf; /* the buffer's text, owned by the caller */
 }
 
-static int segment_row(tt_table *t, const tt_cp_result *res, const tt_cp_segment *s)
+static int segment_row(tt_table *t, const tt_cp_result *res, const tt_cp_segment *s, int cut)
 {
-    char *from = node_text(s->from_event, s->from_end), *to = node_text(s->to_event, s->to_end);
+    char *from = node_text(s->from_event, s->from_end, cut),
+         *to = node_text(s->to_event, s->to_end, cut);
     int rc = from && to ? 0 : TT_ENOMEM;
     if (rc == 0 && (tt_table_add_row(t) < 0 || tt_table_set_text(t, C_WHAT, "segment") < 0 ||
                     tt_table_set_text(t, C_BOUND, tt_cp_bound_name(s->bound)) < 0 ||
@@ -295,12 +310,12 @@ static int segment_row(tt_table *t, const tt_cp_result *res, const tt_cp_segment
  * a row's cells, more than a segment) */
 #define SEG_CHUNK 4096
 
-static tt_table *segment_table(const tt_cp_result *res, size_t first, size_t n)
+static tt_table *segment_table(const tt_cp_result *res, size_t first, size_t n, int cut)
 {
     tt_table *t = tt_table_new(cp_cols, C_COUNT);
     size_t i;
     for (i = first; t && i < first + n && i < res->nsegments; i++)
-        if (segment_row(t, res, &res->segments[i]) < 0) {
+        if (segment_row(t, res, &res->segments[i], cut) < 0) {
             tt_table_free(t);
             return NULL;
         }
@@ -373,7 +388,7 @@ static int write_segments(const tt_cp_result *res, int format, const size_t *col
     wo.ncols = n;
     wo.flags = TT_TABLE_JSON_SKIP_NULL;
     do {
-        tt_table *t = segment_table(res, first, SEG_CHUNK);
+        tt_table *t = segment_table(res, first, SEG_CHUNK, 0);
         if (!t)
             return tt__oom();
         rc = w ? tt__table_json_rows(t, &wo, w, 2)
@@ -456,7 +471,7 @@ int tt_critpath_print(const tt_cp_result *res, const tt_cp_options *o, FILE *out
             fputs("\n", out);
         if (rc == 0 && md)
             rc = write_segments(res, TT_FORMAT_MARKDOWN, text_seg, NCOLS(text_seg), 1, NULL, out);
-        else if (rc == 0 && !(seg = segment_table(res, 0, res->nsegments)))
+        else if (rc == 0 && !(seg = segment_table(res, 0, res->nsegments, 1)))
             rc = tt__oom();
         else if (rc == 0)
             rc = write_table(seg, TT_FORMAT_TABLE, text_seg, NCOLS(text_seg), 1, out);
