@@ -40,7 +40,11 @@ def check_directory(tmp):
     db = os.path.join(tmp, "dlrm.db")
     C.eq(te.run_tool(["ingest", "-q", db, DLRM]).returncode, 0, "ingest the directory")
     for cmd in (["info"], ["averages"], ["kernels"], ["averages", "--rank", "3"],
-                ["kernels", "--trace", "2"]):
+                ["kernels", "--trace", "2"],
+                # issue 25's commands: the same answer from the files and the database
+                ["queue"], ["bandwidth"], ["collectives", "--per-call"], ["queue", "--rank", "5"],
+                ["critical-path", "--rank", "3"], ["kernels", "--sequences", "2"],
+                ["kernels", "--by", "op", "--rank", "1"]):
         got, want = js(cmd + ["--format", "json", DLRM]), js(cmd + ["--format", "json", db])
         C.check(got is not None and got == want, "%s DIR: the database's answer" % " ".join(cmd))
     p = te.run_tool(["averages", "--rank", "99", DLRM])
@@ -146,7 +150,8 @@ def check_stdin(tmp):
     with open(be, "w") as fh:
         json.dump({"traceEvents": ev}, fh)
     for args in (["kernels", "--by", "op"], ["kernels", "--steps", "0-10"], ["breakdown"],
-                 ["averages"], ["diff", "-", be]):
+                 ["averages"], ["diff", "-", be], ["queue"], ["bandwidth"], ["critical-path"],
+                 ["kernels", "--sequences", "2"], ["averages", "--under", "outer"]):
         piped = args + ([] if args[0] == "diff" else ["-"])
         plain = [be if a == "-" else a for a in piped]
         rc, stdout, opened = te.traced_temp_db(piped, tmp, stdin=be)
