@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -53,6 +55,9 @@ static int out_oom(void)
 /* the capture library has no signal handlers that remove partial outputs */
 #define partial_add(p) ((void)(p), -1)
 #define partial_remove(slot) ((void)(slot))
+typedef int sig_hold;
+#define signals_hold(h) ((void)(h))
+#define signals_release(h) ((void)(h))
 #else
 static int report(const char *path, const char *what, int e)
 {
@@ -66,6 +71,26 @@ static int busy(const tt_out *o)
 #define out_oom tt__oom
 #define partial_add tt__partial_add
 #define partial_remove tt__partial_remove
+/*
+ * The signals whose handler removes partial outputs (common/fs.c) are held
+ * from the temporary's creation until its name is registered for removal:
+ * one that comes in between is delivered once it is, and the handler then
+ * finds the name (it used to leave the temporary behind).
+ */
+typedef sigset_t sig_hold;
+static void signals_hold(sig_hold *old)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &s, old);
+}
+static void signals_release(const sig_hold *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 #endif
 
 static const char *shown_path(const tt_out *o)
@@ -327,6 +352,7 @@ static int is_regular(int fd)
 static int open_fd(tt_out *o)
 {
     int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    sig_hold held;
     if (!strcmp(o->path, "-")) {
         fflush(stdout); /* what stdio holds goes first */
         o->fd = STDOUT_FILENO;
@@ -346,16 +372,22 @@ static int open_fd(tt_out *o)
      * The temporary is locked while written: a second writer of the same
      * output (another process, or this one) is refused rather than
      * truncating it under the first; emptied only once the lock is held */
-    if ((o->fd = open(o->tmp, (flags & ~O_TRUNC) | O_NOFOLLOW, 0600)) < 0)
-        return report(o->path, "cannot write", errno);
+    signals_hold(&held);
+    if ((o->fd = open(o->tmp, (flags & ~O_TRUNC) | O_NOFOLLOW, 0600)) < 0) {
+        int e = errno;
+        signals_release(&held);
+        return report(o->path, "cannot write", e);
+    }
     if (flock(o->fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
         close(o->fd);
         o->fd = -1;
-        return busy(o);
+        signals_release(&held);
+        return busy(o); /* another writer's: left to it */
     }
-    /* ours now: removed if a signal ends the process (one that comes before
-     * this line leaves a stale temporary, which the next writer reuses) */
+    /* ours now: removed if a signal ends the process (a signal held since
+     * the open is delivered after this, so it finds the name) */
     o->tmp_slot = partial_add(o->tmp);
+    signals_release(&held);
     if (fchmod(o->fd, 0600) != 0 || (is_regular(o->fd) && ftruncate(o->fd, 0) != 0)) {
         int e = errno;
         close(o->fd);
