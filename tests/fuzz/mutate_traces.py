@@ -70,6 +70,12 @@ ALLOWED = {
     "crosscheck": {0, 1, 3, 4},
     "diff": {0, 1, 3, 4, 6},
     "export": {0, 3, 4},
+    # issue 25's analyses: 4 when the trace has nothing they count (no
+    # collective, no gpu_user_annotation, no step N)
+    "queue": {0, 3, 4},
+    "bandwidth": {0, 3, 4},
+    "collectives": {0, 3, 4},
+    "critical-path": {0, 3, 4},
 }
 
 # ---------------------------------------------------------------------------
@@ -730,7 +736,19 @@ def commands(tt, name, mutant, d, orig):
         ("diff", [tt, "diff", orig, mutant], False),
         ("diff", [tt, "diff", mutant, orig], False),
         ("export", [tt, "export", mutant, os.path.join(d, "export.json")], False),
+        ("queue", [tt, "queue", mutant], False),
+        ("bandwidth", [tt, "bandwidth", "--series", mutant], False),
+        ("collectives", [tt, "collectives", "--per-call", mutant], False),
+        ("critical-path", [tt, "critical-path", "--overlay", os.path.join(d, "cp.json"), mutant],
+         False),
+        ("kernels", [tt, "kernels", "--sequences", "3", mutant], False),
+        ("breakdown", [tt, "breakdown", "--by", "annotation", "--kernels", mutant], False),
+        ("averages", [tt, "averages", "--under", "ProfilerStep#.*", "--name", "aten", mutant],
+         False),
+        ("export", [tt, "export", "--counters", mutant, os.path.join(d, "export-c.json")], False),
         ("info", [tt, "info", db], True),
+        ("queue", [tt, "queue", db], True),
+        ("critical-path", [tt, "critical-path", db], True),
         ("averages", [tt, "averages", db], True),
         ("kernels", [tt, "kernels", db], True),
         ("breakdown", [tt, "breakdown", "--by", "step", db], True),
