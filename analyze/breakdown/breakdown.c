@@ -98,23 +98,28 @@ void tt__bd_acc_add(struct bd_acc *a, int cls, int64_t ts, int64_t end, int has_
     a->kernels++;
 }
 
+void tt__bd_row_derive(tt_bd_row *x)
+{
+    x->window_ns = x->end_ns - x->start_ns;
+    x->idle_ns = x->window_ns - x->busy_ns;
+    x->exposed_comm_ns = x->comm_ns - x->overlap_ns;
+    x->busy_pct = x->window_ns ? 100.0 * (double)x->busy_ns / (double)x->window_ns : NAN;
+    x->overlap_pct = x->comm_ns ? 100.0 * (double)x->overlap_ns / (double)x->comm_ns : NAN;
+}
+
 void tt__bd_acc_row(struct bd_acc *a, int64_t kernel_wait_ns, tt_bd_row *x)
 {
     if (a->gap_open)
         close_gap(a, kernel_wait_ns);
     x->start_ns = a->start;
     x->end_ns = a->end;
-    x->window_ns = a->end - a->start;
     x->busy_ns = union_len(&a->u[BD_ALL]);
-    x->idle_ns = x->window_ns - x->busy_ns;
     x->compute_ns = union_len(&a->u[BD_COMPUTE]);
     x->comm_ns = union_len(&a->u[BD_COMM]);
     x->memory_ns = union_len(&a->u[BD_MEMORY]);
     /* |comm n compute| = |comm| + |compute| - |comm u compute| */
     x->overlap_ns = x->comm_ns + x->compute_ns - union_len(&a->u[BD_COMM_COMPUTE]);
-    x->exposed_comm_ns = x->comm_ns - x->overlap_ns;
-    x->busy_pct = x->window_ns ? 100.0 * (double)x->busy_ns / (double)x->window_ns : NAN;
-    x->overlap_pct = x->comm_ns ? 100.0 * (double)x->overlap_ns / (double)x->comm_ns : NAN;
+    tt__bd_row_derive(x);
     x->host_wait_ns = a->host_wait;
     x->kernel_wait_ns = a->kernel_wait;
     x->other_idle_ns = a->other_idle;

@@ -24,6 +24,21 @@ static int is_kineto(const tt__db_trace *t)
     return t->format == TT_FMT_CHROME || t->format == TT_FMT_CHROME_ARRAY;
 }
 
+int tt__bd_read_db_trace(struct bd_run *r, tt_db *db, int64_t id)
+{
+    tt__rowsink sink = { 0 };
+    tt__db_trace *tl = NULL;
+    size_t n = 0, k;
+    int rc = tt__db_traces(db, &tl, &n);
+    tt__bd_sink(r, &sink);
+    for (k = 0; rc == 0 && k < n; k++)
+        if (tl[k].id == id && (rc = tt__flt_load(r->fl, NULL, db, id)) == 0 &&
+            (rc = tt__db_rows(db, id, &sink, TT__BD_SKIP | TT_ROWS_NO_ARGS, NULL)) == 0)
+            rc = tt__bd_trace_end(r, id, tl[k].have_rank ? tl[k].rank : -1, tl[k].format);
+    tt__db_traces_free(tl, n);
+    return rc;
+}
+
 int tt_breakdown_db_result(tt_db *db, const tt_bd_options *o, tt_bd_result *res)
 {
     struct bd_run r;

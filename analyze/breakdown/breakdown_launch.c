@@ -125,6 +125,11 @@ int tt__bd_family_of(struct bd_run *r, int64_t name_id, int kind, size_t *fam, i
     return 0;
 }
 
+long tt__bd_fam_named(struct bd_run *r, const char *name, int cls)
+{
+    return fam_index(r, name, cls);
+}
+
 /* ---- the spread of each family over the unit rows ---- */
 
 struct uval {
@@ -278,39 +283,40 @@ static long op_new(struct bd_run *r, char *name)
     return (long)r->nop++;
 }
 
+long tt__bd_op_named(struct bd_run *r, const char *name)
+{
+    long at;
+    int added;
+    if (!name) { /* activities without an op: their own row */
+        if (r->no_op < 0) {
+            char *s = strdup(TT_BD_NO_OP);
+            if ((r->no_op = op_new(r, s)) < 0)
+                free(s);
+        }
+        return r->no_op;
+    }
+    /* the op index of each name (onames index -> op index) */
+    if ((at = name_index(&r->onames, name, &added)) < 0)
+        return -1;
+    if (added) {
+        if (op_new(r, r->onames.s[at]) < 0 ||
+            TT_ALLOC_GROW(r->op_at, (size_t)at + 1, r->aop_at) < 0)
+            return -1;
+        r->op_at[at] = r->nop - 1;
+    }
+    return (long)r->op_at[at];
+}
+
 int tt__bd_op_of(struct bd_run *r, int64_t name_id, size_t *op)
 {
     size_t v;
     long k;
-    int added;
     if (tt__i64map_get(&r->rd.op_of, name_id + 1, &v)) {
         *op = v - 1;
         return 0;
     }
-    if (name_id < 0) { /* activities without an op: their own row */
-        if (r->no_op < 0) {
-            char *s = strdup(TT_BD_NO_OP);
-            if ((r->no_op = op_new(r, s)) < 0) {
-                free(s);
-                return tt__oom();
-            }
-        }
-        k = r->no_op;
-    } else {
-        /* the op index of each name (onames index -> op index + 1 in slot) */
-        long at = name_index(&r->onames, tt__bd_str(&r->rd, name_id), &added);
-        if (at < 0)
-            return tt__oom();
-        if (added) {
-            if (op_new(r, r->onames.s[at]) < 0)
-                return tt__oom();
-            if (TT_ALLOC_GROW(r->op_at, (size_t)at + 1, r->aop_at) < 0)
-                return tt__oom();
-            r->op_at[at] = r->nop - 1;
-        }
-        k = (long)r->op_at[at];
-    }
-    if (tt__i64map_put(&r->rd.op_of, name_id + 1, (size_t)k + 1) < 0)
+    k = tt__bd_op_named(r, name_id < 0 ? NULL : tt__bd_str(&r->rd, name_id));
+    if (k < 0 || tt__i64map_put(&r->rd.op_of, name_id + 1, (size_t)k + 1) < 0)
         return tt__oom();
     *op = (size_t)k;
     return 0;
@@ -375,20 +381,20 @@ static int worse(const struct bd_wl *a, const struct bd_wl *b)
     return a->seq < b->seq; /* as read: the first one met */
 }
 
-/* w into the worst list when it belongs there, with its names (of the
- * trace being read) */
-static int keep_worst(struct bd_run *r, const struct bd_wl *w)
+int tt__bd_worse(const struct bd_wl *a, const struct bd_wl *b)
+{
+    return worse(a, b);
+}
+
+int tt__bd_top_insert(struct bd_run *r, struct bd_wl *w)
 {
     struct bd_wl x = *w;
     size_t k;
-    if (r->ntop == TT_BD_WORST && !worse(w, &r->top[TT_BD_WORST - 1]))
-        return 0;
-    x.name_s = strdup(tt__bd_str(&r->rd, w->name));
-    x.rt_s = strdup(tt__bd_str(&r->rd, w->rt_name));
-    if (!x.name_s || !x.rt_s) {
+    int keep = r->ntop < TT_BD_WORST || worse(w, &r->top[TT_BD_WORST - 1]);
+    if (!keep || !x.name_s || !x.rt_s) {
         free(x.name_s);
         free(x.rt_s);
-        return tt__oom();
+        return keep ? tt__oom() : 0;
     }
     if (r->ntop == TT_BD_WORST) { /* the last one goes */
         free(r->top[TT_BD_WORST - 1].name_s);
@@ -399,6 +405,18 @@ static int keep_worst(struct bd_run *r, const struct bd_wl *w)
         r->top[k] = r->top[k - 1];
     r->top[k] = x;
     return 0;
+}
+
+/* w into the worst list when it belongs there, with its names (of the
+ * trace being read) */
+static int keep_worst(struct bd_run *r, const struct bd_wl *w)
+{
+    struct bd_wl x = *w;
+    if (r->ntop == TT_BD_WORST && !worse(w, &r->top[TT_BD_WORST - 1]))
+        return 0;
+    x.name_s = strdup(tt__bd_str(&r->rd, w->name));
+    x.rt_s = strdup(tt__bd_str(&r->rd, w->rt_name));
+    return tt__bd_top_insert(r, &x);
 }
 
 int64_t tt_bd_hist_lo_ns(size_t i)
@@ -438,6 +456,29 @@ static int put_fval(tt__spill **s, size_t fam, int64_t v)
     if (!*s && !(*s = tt__spill_new(sizeof(x), cmp_fval)))
         return TT_ENOMEM;
     return tt__spill_add(*s, &x);
+}
+
+int tt__bd_launch_value(struct bd_run *r, int rt, size_t fam, int64_t v)
+{
+    return put_fval(rt ? &r->rtdur : &r->delay, fam, v);
+}
+
+int tt__bd_launch_rewind(struct bd_run *r, int rt)
+{
+    tt__spill *s = rt ? r->rtdur : r->delay;
+    return s ? tt__spill_rewind(s) : 0;
+}
+
+int tt__bd_launch_next(struct bd_run *r, int rt, size_t *fam, int64_t *v)
+{
+    tt__spill *s = rt ? r->rtdur : r->delay;
+    struct fval x;
+    int rc = s ? tt__spill_next(s, &x) : 0;
+    if (rc == 1) {
+        *fam = (size_t)x.fam;
+        *v = x.v;
+    }
+    return rc;
 }
 
 int tt__bd_launch_add(struct bd_run *r, const struct bd_wl *w, int has_rt_dur)

@@ -261,6 +261,11 @@ static int read_file(struct bd_run *r, const char *path, int64_t id)
     return tt__spool_end(&sp, path, rc);
 }
 
+int tt__bd_read_file(struct bd_run *r, const char *path, int64_t id)
+{
+    return read_file(r, path, id);
+}
+
 /* a file, or every trace file under a directory (trace ids 1, 2, ... in
  * the walk's order, as a database of them would number them) */
 static int read_input(struct bd_run *r, const char *path)

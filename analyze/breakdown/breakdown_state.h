@@ -249,6 +249,30 @@ static inline const char *tt__bd_rank_text(char *buf, size_t cap, int64_t rank, 
 /* whether o asks for the annotations (TT_BD_BY_ANNOTATION, version >= 3) */
 #define TT__BD_ANNOT(o) ((o)->version >= 3 && (o)->by == TT_BD_BY_ANNOTATION)
 
+/* ---- for per-rank summaries (breakdown_summary.c) ---- */
+/* one trace into r, not finished: the file path (trace 1) or trace id of
+ * db; 0 or an error */
+int tt__bd_read_file(struct bd_run *r, const char *path, int64_t id);
+int tt__bd_read_db_trace(struct bd_run *r, tt_db *db, int64_t id);
+/* the index of family `name` of class cls, or of op `name` (NULL: the
+ * "no op" one), added when new; -1 when out of memory */
+long tt__bd_fam_named(struct bd_run *r, const char *name, int cls);
+long tt__bd_op_named(struct bd_run *r, const char *name);
+/* one launch value of family fam: its delay (rt 0) or its call's duration
+ * (rt 1), for the percentiles */
+int tt__bd_launch_value(struct bd_run *r, int rt, size_t fam, int64_t v);
+/* the launch values of a trace read (not finished), by family then value:
+ * rewind, then next until it returns 0 (1: *fam, *v set; < 0: an error) */
+int tt__bd_launch_rewind(struct bd_run *r, int rt);
+int tt__bd_launch_next(struct bd_run *r, int rt, size_t *fam, int64_t *v);
+/* a row's window, idle, exposed comm and percentages from its other times */
+void tt__bd_row_derive(tt_bd_row *x);
+/* whether launch a goes before b in the worst list */
+int tt__bd_worse(const struct bd_wl *a, const struct bd_wl *b);
+/* x into the worst list when it belongs there; x->name_s and x->rt_s are
+ * taken (freed when it does not) */
+int tt__bd_top_insert(struct bd_run *r, struct bd_wl *x);
+
 /* median of v[0..n) (sorted in place); NaN when n is 0 */
 double tt__bd_median(int64_t *v, size_t n);
 
