@@ -10,6 +10,7 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 #include "tracetool/breakdown.h"
+#include "tracetool/summary.h"
 
 enum { O_STEPS, O_RANK, O_TRACE, O_BY, O_KWAIT, O_FORMAT, O_ROWS, O_HTML, O_COMM, O_TIME, O_NAME,
        O_UNDER, O_KERNELS };
@@ -129,6 +130,25 @@ static void check_annotation(const struct args *a)
                                      : "comm-pattern");
 }
 
+/* a summary (tracetool summarize): what it holds answers */
+struct sum_ctx {
+    struct args *a;
+    const char *in;
+};
+
+static int on_sum(tt_summary *s, void *ctx)
+{
+    struct sum_ctx *x = ctx;
+    tt_bd_result res;
+    int rc = tt_breakdown_summary_result(s, &x->a->o, &res);
+    if (rc == 0)
+        rc = tt_breakdown_print(&res, &x->a->o, stdout);
+    if (rc == 0 && x->a->html)
+        rc = tt_breakdown_html(&res, x->in, x->a->html);
+    tt_bd_result_free(&res);
+    return rc;
+}
+
 int cmd_breakdown(int argc, char **argv)
 {
     struct args a = { TT_BD_OPTIONS_INIT, NULL, NULL, 0 };
@@ -143,6 +163,12 @@ int cmd_breakdown(int argc, char **argv)
     check_annotation(&a);
     /* nor the input, nor a trace of an input directory */
     check_outputs_not_inputs(&cmd, a.html, (const char *const *)&in, 1);
+    if (strcmp(in, "-") && tt_is_summary_file(in)) {
+        struct sum_ctx x = { &a, in };
+        rc = run_on_input_sum(in, NULL, NULL, on_sum, &x);
+        free(a.comm);
+        return rc ? rc : finish_stdout(0);
+    }
     /* a database, else a file or a directory read without one (--rank and
      * --trace work on them too) */
     if (strcmp(in, "-") && tt_is_sqlite_file(in)) {
