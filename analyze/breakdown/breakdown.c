@@ -546,11 +546,20 @@ int tt__bd_sweep(struct bd_run *r, struct bd_trace *t)
             tt__spill_free(calls);
             calls = NULL;
             rc = sweep_devices(r, t, acts);
+            if (rc == 0 && r->keep_acts) { /* for another grouping's sweep */
+                r->acts = acts;
+                acts = NULL;
+            }
         }
     }
     tt__spill_free(calls);
     tt__spill_free(acts);
     return rc;
+}
+
+int tt__bd_sweep_again(struct bd_run *r, struct bd_trace *t)
+{
+    return r->acts ? sweep_devices(r, t, r->acts) : 0;
 }
 
 /* ---- the result, from the traces read ---- */
@@ -698,6 +707,7 @@ void tt__bd_run_release(struct bd_run *r)
     free(r->tr);
     tt__spill_free(r->delay);
     tt__spill_free(r->rtdur);
+    tt__spill_free(r->acts);
     free(r->fam);
     names_release(&r->fnames);
     tt__i64map_free(&r->units);

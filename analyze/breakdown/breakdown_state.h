@@ -172,6 +172,10 @@ struct bd_run {
     tt_comm_rules comm;      /* options.comm_patterns, compiled */
     struct bd_read rd;       /* the trace being read */
     struct tt__flt *fl;      /* options.filter (NULL: none; analyze/filter/filtering.h) */
+    /* keep_acts: the last trace's resolved activities are kept in acts
+     * (by device and start), for tt__bd_sweep_again (summaries) */
+    int keep_acts;
+    tt__spill *acts;
 };
 
 /* kinds of the `fam_of` key */
@@ -250,6 +254,9 @@ static inline const char *tt__bd_rank_text(char *buf, size_t cap, int64_t rank, 
 #define TT__BD_ANNOT(o) ((o)->version >= 3 && (o)->by == TT_BD_BY_ANNOTATION)
 
 /* ---- for per-rank summaries (breakdown_summary.c) ---- */
+/* the kept activities (keep_acts) swept again into t (its id, rank and
+ * steps set) with r->o->by as it is now */
+int tt__bd_sweep_again(struct bd_run *r, struct bd_trace *t);
 /* one trace into r, not finished: the file path (trace 1) or trace id of
  * db; 0 or an error */
 int tt__bd_read_file(struct bd_run *r, const char *path, int64_t id);

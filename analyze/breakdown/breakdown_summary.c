@@ -70,6 +70,7 @@ static int one_read(struct one *x, const struct tt__sum_src *src, int by)
     x->o.by = by;
     if ((rc = tt__bd_run_init(&x->r, &x->o, &x->res)) < 0)
         return rc;
+    x->r.keep_acts = 1;
     return src->db ? tt__bd_read_db_trace(&x->r, src->db, src->trace_id)
                    : tt__bd_read_file(&x->r, src->path, 1);
 }
@@ -235,37 +236,63 @@ static int put_common(tt_jw *w, struct bd_run *r)
     return 0;
 }
 
-/* The trace is read once per grouping (its units differ); the family and
- * op indexes are the same in each reading (the order met). */
+/* one grouping's rows and unit totals, from trace t */
+static int put_grouping(tt_jw *w, int by, const struct bd_trace *t)
+{
+    int rc;
+    tt_jw_nl(w, 2);
+    tt_jw_kobj(w, by_key[by]);
+    put_rows(w, "rows", t->rows, t->nrows);
+    if ((rc = put_units(w, "fam", &t->units)) == 0)
+        rc = put_units(w, "ops", &t->op_units);
+    tt_jw_end(w);
+    return rc;
+}
+
+/* the groupings: rank from the reading, step and stream from its
+ * activities swept again (the families and ops are the reading's) */
+static int put_groupings(tt_jw *w, struct one *x)
+{
+    const struct bd_trace *t = &x->r.tr[0];
+    int by, rc = put_grouping(w, TT_BD_BY_RANK, t);
+    for (by = TT_BD_BY_STEP; rc == 0 && by <= TT_BD_BY_STREAM; by++) {
+        struct bd_trace u;
+        memset(&u, 0, sizeof(u));
+        u.id = t->id;
+        u.rank = t->rank;
+        u.st = t->st;
+        u.nst = t->nst;
+        x->o.by = by;
+        if ((rc = tt__bd_sweep_again(&x->r, &u)) == 0)
+            rc = put_grouping(w, by, &u);
+        free(u.ranks);
+        free(u.rows);
+        tt__i64map_free(&u.units);
+        tt__i64map_free(&u.op_units);
+    }
+    return rc;
+}
+
+/* The trace is read once (its rows, --by rank); its resolved activities
+ * are kept and swept again for the other groupings. */
 int tt__bd_sum_write(const struct tt__sum_src *src, tt_jw *w)
 {
     struct one x;
-    int by, rc = 0, chrome = 1;
+    int rc, chrome;
+    memset(&x, 0, sizeof(x));
+    rc = one_read(&x, src, TT_BD_BY_RANK);
+    chrome = rc == 0 && x.r.ntr == 1;
     tt_jw_obj(w);
     tt_jw_kint(w, "version", BD_SUM_VERSION);
-    for (by = 0; rc == 0 && chrome && by < BD_NBY; by++) {
-        memset(&x, 0, sizeof(x));
-        if ((rc = one_read(&x, src, by)) == 0 && by == 0) {
-            chrome = x.r.ntr == 1;
-            tt_jw_kint(w, "chrome", chrome);
-            tt_jw_kint(w, "kernel_wait_ns", x.o.kernel_wait_ns);
-            if (chrome && (rc = put_common(w, &x.r)) == 0)
-                tt_jw_kobj(w, "by");
-        }
-        if (rc == 0 && chrome) {
-            const struct bd_trace *t = &x.r.tr[0];
-            tt_jw_nl(w, 2);
-            tt_jw_kobj(w, by_key[by]);
-            put_rows(w, "rows", t->rows, t->nrows);
-            if ((rc = put_units(w, "fam", &t->units)) == 0)
-                rc = put_units(w, "ops", &t->op_units);
-            tt_jw_end(w);
-        }
-        one_free(&x);
+    tt_jw_kint(w, "chrome", chrome);
+    tt_jw_kint(w, "kernel_wait_ns", x.o.kernel_wait_ns);
+    if (chrome && (rc = put_common(w, &x.r)) == 0) {
+        tt_jw_kobj(w, "by");
+        rc = put_groupings(w, &x);
+        tt_jw_end(w);
     }
-    if (rc == 0 && chrome)
-        tt_jw_end(w); /* by */
     tt_jw_end(w);
+    one_free(&x);
     return rc;
 }
 
