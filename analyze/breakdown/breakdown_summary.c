@@ -182,7 +182,6 @@ static int put_families(tt_jw *w, struct bd_run *r)
     tt_jw_karr(w, "families");
     for (k = 0; rc == 0 && k < r->nfam; k++) {
         const struct bd_fam *f = &r->fam[k];
-        tt_jw_nl(w, 2);
         tt_jw_arr(w);
         tt_jw_str(w, f->name);
         tt_jw_int(w, f->cls);
@@ -240,7 +239,6 @@ static int put_common(tt_jw *w, struct bd_run *r)
 static int put_grouping(tt_jw *w, int by, const struct bd_trace *t)
 {
     int rc;
-    tt_jw_nl(w, 2);
     tt_jw_kobj(w, by_key[by]);
     put_rows(w, "rows", t->rows, t->nrows);
     if ((rc = put_units(w, "fam", &t->units)) == 0)
