@@ -197,28 +197,20 @@ static int on_db(struct tt_db *db, void *ctx)
     return rc < 0 ? rc : print_result(res, a);
 }
 
-/* issue 26: a summary (tracetool summarize) as INPUT; when cli/util.c has
- * run_on_input_sum (helper "sum"), this moves there */
-static int on_summary(const char *path, struct args *a)
-{
-    tt_summary *s;
-    tt_avg_result *res;
-    int rc = tt_summary_load(path, &s);
-    if (rc < 0)
-        return rc;
-    rc = tt_averages_summary_result(s, &a->o, &res);
-    tt_summary_free(s);
-    return rc < 0 ? rc : print_result(res, a);
-}
-
 static int on_file(const char *path, void *ctx)
 {
     struct args *a = ctx;
     tt_avg_result *res;
-    int rc;
-    if (tt_is_summary_file(path))
-        return on_summary(path, a);
-    rc = tt_averages_compute_file(path, &a->o, &res);
+    int rc = tt_averages_compute_file(path, &a->o, &res);
+    return rc < 0 ? rc : print_result(res, a);
+}
+
+/* a summary (tracetool summarize): what the database of its traces prints */
+static int on_sum(tt_summary *s, void *ctx)
+{
+    struct args *a = ctx;
+    tt_avg_result *res;
+    int rc = tt_averages_summary_result(s, &a->o, &res);
     return rc < 0 ? rc : print_result(res, a);
 }
 
@@ -234,5 +226,5 @@ int cmd_averages(int argc, char **argv)
         cli_usage_error(&cmd, "--stacks-metric needs --stacks OUT");
     /* OUT is never an input (nor a trace of an input directory) */
     check_outputs_not_inputs(&cmd, a.stacks, &in, 1);
-    return run_on_input(in, on_db, on_file, &a);
+    return run_on_input_sum(in, on_db, on_file, on_sum, &a);
 }

@@ -18,28 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/*
- * The container's three helpers (analyze/summary/sumfile.c, helper "sum"),
- * weak: the library's own are used once it has them, these until then.
- */
-__attribute__((weak)) void tt__sum_section_jp(const struct tt_summary *s,
-                                              const struct tt__sum_trace *t, int sec, tt_jp *jp)
-{
-    tt_jp_init(jp, s->path, t->sec[sec], t->secoff[sec], t->sec[sec], t->seclen[sec]);
-}
-
-__attribute__((weak)) int tt__sum_missing(const struct tt_summary *s,
-                                          const struct tt__sum_trace *t, int sec)
-{
-    return tt_error_set_at(TT_EINVALID, s->path, -1, "trace %lld has no %s section",
-                           (long long)t->id, sec == TT__SEC_AVERAGES ? "averages" : "other");
-}
-
-__attribute__((weak)) int tt__sum_unsupported(const struct tt_summary *s, const char *what)
-{
-    return tt_error_set_at(TT_EUNSUPPORTED, s->path, -1, "%s needs the traces", what);
-}
-
 static char dir[64];
 
 static void setup(void)
