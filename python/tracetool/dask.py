@@ -144,6 +144,8 @@ def _run_tracetool(tracetool, args, cwd):
 def summarize_task(tracetool, path, out, cwd):
     """One rank file -> its summary at out. Returns (path, out or None, message)."""
     ok, msg = _run_tracetool(tracetool, ["summarize", "-o", out, path], cwd)
+    if msg.startswith(path + ": "):  # the line names the path once
+        msg = msg[len(path) + 2:]
     return (path, out if ok else None, msg)
 
 

@@ -5,7 +5,7 @@ With 2 local Dask workers over param/dlrm_8rank/kineto:
 - the merged summary equals `tracetool merge` of `tracetool summarize` of each
   file run one after another (its bytes, decompressed), with the default
   fan-in (one merge) and with --fan-in 3 (a tree of merges);
-- `tracetool averages/kernels/breakdown --format json` of it print what they
+- `tracetool info/averages/kernels/breakdown --format json` of it print what they
   print for the ingested 8-rank database;
 - a corrupt rank file among them: one stderr line naming its path, the others
   merged (equal to the serial merge of those), exit 1; all corrupt: exit 3 and
@@ -81,7 +81,7 @@ def serial(files, tmp, name):
 
 
 def equal_results(summary, db, label):
-    for cmd in (["averages"], ["kernels"], ["breakdown"]):
+    for cmd in (["info"], ["averages"], ["kernels"], ["breakdown"]):
         a = tt(*cmd, "--format", "json", summary)
         b = tt(*cmd, "--format", "json", db)
         C.eq(a[0], 0, "%s: %s of the summary exits 0 (%s)" % (label, cmd[0], a[2].strip()))
