@@ -89,29 +89,24 @@ def equal_results(summary, db, label):
                 % (label, cmd[0]), "%d vs %d bytes" % (len(a[1]), len(b[1])))
 
 
+def read_tty(fd):
+    """one chunk of what the terminal got; b"" once the child has closed it (EIO)"""
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return b""
+
+
 def on_tty(args):
     """(exit code, what the terminal got) with stderr on a pty"""
     master, slave = pty.openpty()
-    try:
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL,
-                             env=env())
+    with subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL,
+                          env=env()) as p:
         os.close(slave)
-        slave = -1
-        got = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            got += chunk
-        p.wait(timeout=600)
-        return p.returncode, got
-    finally:
-        if slave >= 0:
-            os.close(slave)
+        got = b"".join(iter(lambda: read_tty(master), b""))
         os.close(master)
+        p.wait(timeout=600)
+    return p.returncode, got
 
 
 def corrupt(path):
