@@ -464,7 +464,7 @@ int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_ker
     return result_of(path, NULL, opts, res);
 }
 
-static int print_result(const tt_kern_result *res, const tt_kern_options *o, FILE *out)
+int tt_kern_result_print(const tt_kern_result *res, const tt_kern_options *o, FILE *out)
 {
     size_t i;
     int rc = 0;
@@ -495,7 +495,7 @@ int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
         return tt__kern_print_activities(NULL, db, o, out);
     if ((rc = tt_kernels_db_result(db, o, &res)) < 0)
         return rc;
-    rc = print_result(&res, o, out);
+    rc = tt_kern_result_print(&res, o, out);
     tt_kern_result_free(&res);
     return rc;
 }
@@ -508,7 +508,7 @@ int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
         return tt__kern_print_activities(path, NULL, opts, out);
     if ((rc = tt_kernels_file_result(path, opts, &res)) < 0)
         return rc;
-    rc = print_result(&res, opts, out);
+    rc = tt_kern_result_print(&res, opts, out);
     tt_kern_result_free(&res);
     return rc;
 }
