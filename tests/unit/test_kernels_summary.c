@@ -42,7 +42,7 @@ struct fixture {
 
 /* the traces ingested into a database, and a summary of them made by hand
  * from each trace's kernels section (ids and ranks as stored) */
-static void setup(struct fixture *f)
+static void setup_from(struct fixture *f, int from_files)
 {
     char path[1024];
     tt__db_trace *tr = NULL;
@@ -65,7 +65,7 @@ static void setup(struct fixture *f)
     f->s.traces = calloc(ntr, sizeof(*f->s.traces));
     for (i = 0; i < ntr; i++) {
         struct tt__sum_trace *t = &f->s.traces[i];
-        struct tt__sum_src src = { f->db, tr[i].id, tr[i].path };
+        struct tt__sum_src src = { from_files ? NULL : f->db, tr[i].id, tr[i].path };
         tt_buf b = TT_BUF_INIT;
         tt_jw w;
         tt_jw_init(&w, &b, 0);
@@ -80,6 +80,11 @@ static void setup(struct fixture *f)
         t->secoff[TT__SEC_KERNELS] = 100 * (int64_t)i;
     }
     tt__db_traces_free(tr, ntr);
+}
+
+static void setup(struct fixture *f)
+{
+    setup_from(f, 0);
 }
 
 static void teardown(struct fixture *f)
@@ -138,7 +143,7 @@ static void same_result(const tt_kern_result *a, const tt_kern_result *b, const 
     }
 }
 
-Test(kernels_summary, every_grouping_equals_the_database)
+static void every_grouping(int from_files)
 {
     static const int bys[] = { TT_KERN_BY_NAME, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM,
                                TT_KERN_BY_OP, TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE };
@@ -146,7 +151,7 @@ Test(kernels_summary, every_grouping_equals_the_database)
     static const int64_t limits[] = { -1, 2 };
     struct fixture f;
     size_t b, w, l, rows = 0;
-    setup(&f);
+    setup_from(&f, from_files);
     for (b = 0; b < 6; b++)
         for (w = 0; w < 3; w++)
             for (l = 0; l < 2; l++) {
@@ -174,6 +179,18 @@ Test(kernels_summary, every_grouping_equals_the_database)
             }
     cr_assert_gt(rows, 100, "the comparison is not vacuous (%zu rows)", rows);
     teardown(&f);
+}
+
+/* sections written from the stored traces */
+Test(kernels_summary, every_grouping_equals_the_database)
+{
+    every_grouping(0);
+}
+
+/* sections written from the trace files, read on their own (no database) */
+Test(kernels_summary, sections_from_the_files_equal_the_database)
+{
+    every_grouping(1);
 }
 
 Test(kernels_summary, trace_and_rank_select_as_in_the_database)
