@@ -43,6 +43,8 @@ int cmd_collectives(int argc, char **argv);
 int cmd_critpath(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_bandwidth(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* progress.c: the progress line on a terminal (standard error) */
 struct cli_progress {
@@ -126,5 +128,21 @@ tt_output_format opt_format(const struct cli_cmd *c, const struct cli_opt *o, co
 struct tt_db;
 int run_on_input(const char *in, int (*on_db)(struct tt_db *db, void *ctx),
                  int (*on_file)(const char *path, void *ctx), void *ctx);
+
+/*
+ * The same, where the command also takes a summary (tracetool summarize):
+ * a summary through on_sum (loaded here), the rest as run_on_input. Every
+ * other command goes through run_on_input, which refuses a summary.
+ */
+typedef struct tt_summary tt_summary;
+int run_on_input_sum(const char *in, int (*on_db)(struct tt_db *db, void *ctx),
+                     int (*on_file)(const char *path, void *ctx),
+                     int (*on_sum)(tt_summary *s, void *ctx), void *ctx);
+/* the command's name (set by main.c), and the refusal of a summary where a
+ * command needs events: "tracetool: FILE: a summary holds no events: `CMD`
+ * needs the traces or their database" for the first of in[0..n) that is one,
+ * EXIT_BADINPUT; 0 when none is */
+extern const char *cli_command;
+int refuse_summaries(const char *const *in, int n);
 
 #endif

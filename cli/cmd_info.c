@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "opts.h"
 #include "tracetool/analyze.h"
+#include "tracetool/summary.h"
 
 enum { O_FORMAT, O_TRACE, O_ROWS };
 
@@ -26,7 +27,8 @@ static const struct cli_cmd cmd = {
     "GPU devices and streams, CPU threads, and which features are present\n"
     "(shapes, memory events, record-function ids, flows, kernels, python stacks,\n"
     "execution-trace nodes). INPUT is read straight from the file (streaming, no\n"
-    "database); a DB made by 'tracetool ingest' is summarised per trace.",
+    "database); a DB made by 'tracetool ingest' is summarised per trace, and\n"
+    "a summary (tracetool summarize) prints what its traces' database prints.",
     opts, "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error.",
     1, 1, "need exactly one input",
 };
@@ -56,11 +58,17 @@ static int on_file(const char *path, void *o)
     return tt_info_file(path, o, stdout);
 }
 
+/* a summary (tracetool summarize): what `info` prints for its traces' database */
+static int on_sum(tt_summary *s, void *o)
+{
+    return tt_info_summary_print(s, o, stdout);
+}
+
 int cmd_info(int argc, char **argv)
 {
     tt_info_options o = TT_INFO_OPTIONS_INIT;
     int first = cli_parse(&cmd, argc, argv, set, &o);
     if (!first)
         return 0;
-    return run_on_input(argv[first], on_db, on_file, &o);
+    return run_on_input_sum(argv[first], on_db, on_file, on_sum, &o);
 }

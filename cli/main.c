@@ -32,6 +32,8 @@ static const struct tt_cmd cmds[] = {
     { "critical-path", cmd_critpath, "the critical path of a rank's step and what bounds it (HTA)" },
     { "export", cmd_export, "one Chrome/Perfetto trace of ranks and steps, from a database or traces" },
     { "record", cmd_record, "run a program with GPU/CPU capture injected; write its trace" },
+    { "summarize", cmd_summarize, "a per-rank summary file that info, averages, kernels, breakdown read" },
+    { "merge", cmd_merge, "merge summaries exactly (the union of their traces)" },
     { "version", cmd_version, "print tracetool's version" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -149,8 +151,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "ingest") && strcmp(argv[1], "record"))
         progress_install();
     for (i = 0; i < NCMDS; i++) {
-        if (!strcmp(argv[1], cmds[i].name))
+        if (!strcmp(argv[1], cmds[i].name)) {
+            cli_command = cmds[i].name;
             return finish_stdout(cmds[i].fn(argc - 1, argv + 1));
+        }
     }
     if (argv[1][0] == '-') {
         fprintf(stderr, "tracetool: unknown option '%s' (see 'tracetool --help')\n", argv[1]);

@@ -13,6 +13,7 @@
 #include "opts.h"
 #include "tracetool/analyze.h"
 #include "tracetool/common.h"
+#include "tracetool/summary.h"
 
 int exit_code_for(int code)
 {
@@ -145,10 +146,43 @@ int64_t opt_row_limit(const struct cli_cmd *c, const char *arg)
     return v;
 }
 
+/* the command running (main.c sets it), for refuse_summaries' message */
+const char *cli_command = "tracetool";
+
+int refuse_summaries(const char *const *in, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        if (in[i] && tt_is_summary_file(in[i])) {
+            fprintf(stderr, "tracetool: %s: a summary holds no events: `%s` needs the traces or"
+                            " their database\n", in[i], cli_command);
+            return EXIT_BADINPUT;
+        }
+    }
+    return 0;
+}
+
+int run_on_input_sum(const char *in, int (*on_db)(struct tt_db *db, void *ctx),
+                     int (*on_file)(const char *path, void *ctx),
+                     int (*on_sum)(tt_summary *s, void *ctx), void *ctx)
+{
+    tt_summary *s;
+    int rc;
+    if (!on_sum || !tt_is_summary_file(in))
+        return run_on_input(in, on_db, on_file, ctx);
+    if ((rc = tt_summary_load(in, &s)) < 0)
+        return report_error(rc);
+    rc = on_sum(s, ctx);
+    tt_summary_free(s);
+    return rc < 0 ? report_error(rc) : 0;
+}
+
 int run_on_input(const char *in, int (*on_db)(struct tt_db *db, void *ctx),
                  int (*on_file)(const char *path, void *ctx), void *ctx)
 {
     int rc;
+    if ((rc = refuse_summaries(&in, 1)) != 0)
+        return rc;
     /* a database; or a trace file, a directory of per-rank traces or
      * standard input, which the analysis reads itself (--trace and --rank
      * included), without making a database */

@@ -1437,3 +1437,37 @@ int tt_info_db(tt_db *db, const tt_info_options *opts, FILE *out)
     tt_info_result_free(&res);
     return rc < 0 ? rc : 0;
 }
+
+/* ---- for summaries (analyze/info/info_summary.c) ---- */
+
+int tt__info_db_trace(tt_db *db, int64_t id, tt_info_summary *s, tt_info_rank *row)
+{
+    tt__db_trace *tr = NULL;
+    size_t ntr = 0, i;
+    int rc = tt__db_traces(db, &tr, &ntr);
+    for (i = 0; rc == 0 && i < ntr && tr[i].id != id; i++)
+        ;
+    if (rc == 0 && i == ntr)
+        rc = tt_error_set_at(TT_ENOTFOUND, db->path, -1, "no trace with id %" PRId64, id);
+    if (rc == 0) {
+        struct info in;
+        if ((rc = db_summary(db, &tr[i], &in)) == 0) {
+            rc = tt__info_rank_row(row, &in.s, top_device(&in.devn), in.db_steps, in.devprops);
+            row->have_span = tr[i].start_ns != INT64_MIN && tr[i].end_ns != INT64_MIN;
+            take_summary(&in, s);
+        }
+        info_release(&in);
+    }
+    tt__db_traces_free(tr, ntr);
+    return rc;
+}
+
+int tt__info_print(const tt_info_result *res, const tt_info_ranks *r, const tt_info_options *opts,
+                   FILE *out)
+{
+    tt_jw jw, *j = json_begin(&jw, opts, out);
+    int fmt = ranks_format(opts);
+    int rc = fmt >= 0 ? print_ranks_of(r, fmt, out, j) : 0;
+    rc = json_end(j, emit_traces(res, opts, out, rc, j));
+    return rc < 0 ? rc : 0;
+}

@@ -24,4 +24,11 @@ int tt__info_rank_row(tt_info_rank *r, const tt_info_summary *s, int64_t device,
 /* the rows by rank (unknown ranks last), then trace id */
 void tt__info_ranks_sort(tt_info_ranks *r);
 
+/* for summaries: trace id of db, as `info` computes it, into s and its row
+ * of the rank overview into row (each to free); and the printer of `info`
+ * on traces and overview rows made elsewhere (as tt_info_db prints them) */
+int tt__info_db_trace(tt_db *db, int64_t id, tt_info_summary *s, tt_info_rank *row);
+int tt__info_print(const tt_info_result *res, const tt_info_ranks *r, const tt_info_options *opts,
+                   FILE *out);
+
 #endif

@@ -71,6 +71,8 @@ TT_EXTERN(size_t) tt_summary_ntraces(const tt_summary *s);
  */
 TT_EXTERN(int) tt_info_summary_result(const tt_summary *s, const tt_info_options *o,
                                       tt_info_result *res);
+/* `info` on a summary: what tt_info_db prints for the same traces */
+TT_EXTERN(int) tt_info_summary_print(const tt_summary *s, const tt_info_options *o, FILE *out);
 TT_EXTERN(int) tt_averages_summary_result(const tt_summary *s, const tt_avg_options *o,
                                           tt_avg_result **out);
 TT_EXTERN(int) tt_kernels_summary_result(const tt_summary *s, const tt_kern_options *o,

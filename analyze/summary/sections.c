@@ -1,0 +1,12 @@
+/*
+ * analyze/summary/sections.c - the section writers `tracetool summarize`
+ * runs on each trace, in the order they are written. One entry per line:
+ * each analysis adds its own when its section exists.
+ */
+#include "analyze/summary/sum_internal.h"
+
+const struct tt__sum_section tt__sum_sections[] = {
+    { TT__SEC_INFO, tt__info_sum_write },
+};
+
+const size_t tt__sum_nsections = sizeof(tt__sum_sections) / sizeof(tt__sum_sections[0]);
