@@ -56,6 +56,9 @@ int tt__kern_trace_groups(const tt_kern_options *o, const char *path, tt_db *db,
  * moved); the caller releases both, also after an error */
 int tt__kern_sum_summaries(const tt_jp *jp, const tt_kern_options *o, tt_kern_summary out[2]);
 
+/* kernels.c: a summary's rows, path and sequences freed, *s zeroed */
+void tt__kern_summary_release(tt_kern_summary *s);
+
 /* Whether summary m (TT__KSUM_*) of a trace is made under o. */
 int tt__kern_wants(const tt_kern_options *o, int m);
 

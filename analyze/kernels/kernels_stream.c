@@ -708,6 +708,20 @@ static void ks_init(struct kstream *ks, const tt_kern_options *o)
     ks->links = o->by == TT_KERN_BY_OP || ks->steps;
 }
 
+/* a group's counts and sums into kg (not its name, median or m2) */
+static void group_sums(const struct group *g, tt__kgroup *kg)
+{
+    kg->n = g->count;
+    kg->total = g->total;
+    kg->min = g->min;
+    kg->max = g->max;
+    kg->bytes = g->bytes;
+    kg->launches = g->launches;
+    kg->delay_sum = g->delay_sum;
+    kg->delay_min = g->delay_min;
+    kg->delay_max = g->delay_max;
+}
+
 /* one set of groups -> a summary in kernels.c's shape */
 static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary *s)
 {
@@ -720,15 +734,7 @@ static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary
         struct group *g = &gs->g[i];
         if (!g->count) /* every value of it outside the chosen steps */
             continue;
-        kg[n].n = g->count;
-        kg[n].total = g->total;
-        kg[n].min = g->min;
-        kg[n].max = g->max;
-        kg[n].bytes = g->bytes;
-        kg[n].launches = g->launches;
-        kg[n].delay_sum = g->delay_sum;
-        kg[n].delay_min = g->delay_min;
-        kg[n].delay_max = g->delay_max;
+        group_sums(g, &kg[n]);
         rc = group_stats(g, &kg[n]);
         kg[n++].name = g->name; /* the names move to the rows */
         g->name = NULL;
@@ -874,16 +880,8 @@ int tt__kern_trace_groups(const tt_kern_options *o, const char *path, tt_db *db,
             if (!g->count || (rc = group_vals(g, &v, &n)) < 0)
                 continue; /* a group left out by --steps */
             memset(&kg, 0, sizeof(kg));
+            group_sums(g, &kg);
             kg.name = g->name;
-            kg.n = g->count;
-            kg.total = g->total;
-            kg.min = g->min;
-            kg.max = g->max;
-            kg.bytes = g->bytes;
-            kg.launches = g->launches;
-            kg.delay_sum = g->delay_sum;
-            kg.delay_min = g->delay_min;
-            kg.delay_max = g->delay_max;
             rc = fn(ctx, m, &kg, v, n);
             free(v);
         }

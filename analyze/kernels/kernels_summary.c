@@ -361,16 +361,6 @@ int tt__kern_sum_summaries(const tt_jp *start, const tt_kern_options *o,
 
 /* ---- the result of a summary ---- */
 
-static void two_release(tt_kern_summary *s)
-{
-    size_t i;
-    for (i = 0; i < s->nrows; i++)
-        free(s->rows[i].name);
-    free(s->rows);
-    free(s->path);
-    memset(s, 0, sizeof(*s));
-}
-
 /* what a summary cannot answer: the option named, or NULL */
 static const char *unsupported(const tt_kern_options *o)
 {
@@ -449,7 +439,7 @@ static int one_trace(const tt_summary *s, const struct tt__sum_trace *t,
             if (rc == 0)
                 continue;
         }
-        two_release(&two[m]);
+        tt__kern_summary_release(&two[m]);
     }
     return rc;
 }
