@@ -43,12 +43,15 @@ void tt__kern_vals_stats(const int64_t *v, size_t n, int64_t count, int64_t tota
                          tt__kgroup *out);
 
 /* one group of a trace as it was read (med, m2 unset; name borrowed), with
- * its distinct values as tt__kern_vals_stats takes them; m: TT__KSUM_* */
-typedef int (*tt__kgroup_fn)(void *ctx, int m, const tt__kgroup *g, const int64_t *v,
-                             size_t n);
-/* tt__kern_trace's reading, handing each group (with a value) to fn
- * instead of summing it up (kernels_summary.c); fn's error stops it */
-int tt__kern_trace_groups(const tt_kern_options *o, const char *path, tt_db *db,
+ * its distinct values as tt__kern_vals_stats takes them; pass: the index
+ * of its grouping in tt__kern_trace_groups' bys, m: TT__KSUM_* */
+typedef int (*tt__kgroup_fn)(void *ctx, size_t pass, int m, const tt__kgroup *g,
+                             const int64_t *v, size_t n);
+/* tt__kern_trace's reading for each grouping bys[0..nby) (TT_KERN_BY_*;
+ * at most 8; no filter, no --steps), handing each group with a value to fn
+ * instead of summing it up (kernels_summary.c): a stored trace is read
+ * once for all of them, a file once per grouping; fn's error stops it */
+int tt__kern_trace_groups(const int *bys, size_t nby, const char *path, tt_db *db,
                           int64_t trace, tt__kgroup_fn fn, void *ctx);
 
 /* kernels_summary.c: the two summaries of one trace (as tt__kern_trace's

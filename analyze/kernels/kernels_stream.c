@@ -863,17 +863,14 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
     return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
 }
 
-int tt__kern_trace_groups(const tt_kern_options *o, const char *path, tt_db *db,
-                          int64_t trace, tt__kgroup_fn fn, void *ctx)
+/* the groups of ks (those with a value) through fn, as reading `pass` */
+static int emit_groups(struct kstream *ks, size_t pass, tt__kgroup_fn fn, void *ctx)
 {
-    struct kstream ks;
-    tt__rows_result res;
-    tt__flt *fl = NULL;
     size_t i;
-    int rc = ks_run(&ks, o, path, db, trace, &res, &fl), m;
+    int rc = 0, m;
     for (m = 0; rc == 0 && m < 2; m++)
-        for (i = 0; rc == 0 && i < ks.set[m].ng; i++) {
-            const struct group *g = &ks.set[m].g[i];
+        for (i = 0; rc == 0 && i < ks->set[m].ng; i++) {
+            const struct group *g = &ks->set[m].g[i];
             tt__kgroup kg;
             int64_t *v;
             size_t n;
@@ -882,11 +879,95 @@ int tt__kern_trace_groups(const tt_kern_options *o, const char *path, tt_db *db,
             memset(&kg, 0, sizeof(kg));
             group_sums(g, &kg);
             kg.name = g->name;
-            rc = fn(ctx, m, &kg, v, n);
+            rc = fn(ctx, pass, m, &kg, v, n);
             free(v);
         }
-    ks_release(&ks);
-    tt__flt_free(fl);
+    return rc;
+}
+
+/* several groupings of one database reading: each row to each of them */
+struct fan {
+    struct kstream *ks;
+    size_t n;
+};
+
+static int fan_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                    const char *text)
+{
+    struct fan *f = ctx;
+    size_t i;
+    int rc = 0;
+    for (i = 0; rc == 0 && i < f->n; i++)
+        rc = ks_rows(&f->ks[i], table, nrows, ncols, cells, text);
+    return rc;
+}
+
+static int fan_links(void *ctx, int64_t op, int64_t name, int64_t rt, int64_t rt_ts)
+{
+    struct fan *f = ctx;
+    size_t i;
+    int rc = 0;
+    for (i = 0; rc == 0 && i < f->n; i++)
+        rc = ks_links(&f->ks[i], op, name, rt, rt_ts);
+    return rc;
+}
+
+#define KERN_MAX_PASSES 8
+
+/* every grouping of trace `trace` of db in one reading of its rows */
+static int groups_db(const int *bys, size_t nby, tt_db *db, int64_t trace, tt__kgroup_fn fn,
+                     void *ctx)
+{
+    struct kstream ks[KERN_MAX_PASSES];
+    tt_kern_options o[KERN_MAX_PASSES];
+    tt__rowsink sink;
+    tt__rows_result res;
+    struct fan f = { ks, nby };
+    size_t i;
+    int rc;
+    for (i = 0; i < nby; i++) {
+        tt_kern_options init = TT_KERN_OPTIONS_INIT;
+        o[i] = init;
+        o[i].by = bys[i];
+        ks_init(&ks[i], &o[i]);
+        ks[i].links = 1; /* each takes the links of every GPU row */
+        ks[i].spans_final = 1;
+    }
+    memset(&sink, 0, sizeof(sink));
+    sink.ctx = &f;
+    sink.rows = fan_rows;
+    sink.cols = ks_cols;
+    sink.gpu_links = fan_links;
+    rc = tt__db_rows(db, trace, &sink, KERN_SKIP | TT_ROWS_NO_ARGS | 1u << TT_ROWS_SLICE, &res);
+    free(res.metadata);
+    for (i = 0; rc == 0 && i < nby; i++)
+        rc = emit_groups(&ks[i], i, fn, ctx);
+    for (i = 0; i < nby; i++)
+        ks_release(&ks[i]);
+    return rc;
+}
+
+int tt__kern_trace_groups(const int *bys, size_t nby, const char *path, tt_db *db,
+                          int64_t trace, tt__kgroup_fn fn, void *ctx)
+{
+    size_t i;
+    int rc = 0;
+    if (nby > KERN_MAX_PASSES)
+        return tt_error_set(TT_EINVALID, "kernels: at most %d groupings at once",
+                            KERN_MAX_PASSES);
+    if (db)
+        rc = groups_db(bys, nby, db, trace, fn, ctx);
+    for (i = 0; !db && rc == 0 && i < nby; i++) { /* a file: one reading per grouping */
+        tt_kern_options o = TT_KERN_OPTIONS_INIT;
+        struct kstream ks;
+        tt__rows_result res;
+        tt__flt *fl = NULL;
+        o.by = bys[i];
+        if ((rc = ks_run(&ks, &o, path, NULL, trace, &res, &fl)) == 0)
+            rc = emit_groups(&ks, i, fn, ctx);
+        ks_release(&ks);
+        tt__flt_free(fl);
+    }
     return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
 }
 

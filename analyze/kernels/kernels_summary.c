@@ -51,9 +51,16 @@ static const char *const key_name[K_COUNT] = { "name",   "launch",  "stream", "o
 
 /* ---- writing ---- */
 
+/* the readings of a trace: each grouping, and the key of its kernel (or
+ * runtime call) and memory summaries (-1: not written) */
+static const int pass_by[] = { TT_KERN_BY_NAME, TT_KERN_BY_LAUNCH, TT_KERN_BY_STREAM,
+                               TT_KERN_BY_OP, TT_KERN_BY_RUNTIME, TT_KERN_BY_MEMSIZE };
+static const int pass_key[][2] = { { K_NAME, K_MEMORY }, { K_LAUNCH, -1 }, { K_STREAM, -1 },
+                                   { K_OP, -1 },         { K_RUNTIME, -1 }, { -1, K_MEMSIZE } };
+#define NPASS (sizeof(pass_by) / sizeof(pass_by[0]))
+
 struct wctx {
     tt_jw *w;
-    int key[2];  /* the key of summary m (TT__KSUM_*) in this pass; -1: not written */
     int open;    /* the key whose array is open; -1: none */
     int done[K_COUNT];
 };
@@ -82,10 +89,12 @@ static void write_group(tt_jw *w, const tt__kgroup *g, const int64_t *v, size_t 
     tt_jw_end(w);
 }
 
-static int on_group(void *ctx, int m, const tt__kgroup *g, const int64_t *v, size_t n)
+/* the groups come by reading, then summary: each key's in one run */
+static int on_group(void *ctx, size_t pass, int m, const tt__kgroup *g, const int64_t *v,
+                    size_t n)
 {
     struct wctx *x = ctx;
-    int k = x->key[m];
+    int k = pass < NPASS ? pass_key[pass][m] : -1;
     if (k < 0)
         return 0;
     if (x->open != k) {
@@ -99,36 +108,18 @@ static int on_group(void *ctx, int m, const tt__kgroup *g, const int64_t *v, siz
     return x->w->err == TT_ENOMEM ? tt__oom() : 0;
 }
 
-/* one reading of the trace grouped by `by`: kernels (or runtime calls)
- * under key k0, memory operations under k1 (-1: not written) */
-static int write_pass(const struct tt__sum_src *src, struct wctx *x, int by, int k0, int k1)
-{
-    tt_kern_options o = TT_KERN_OPTIONS_INIT;
-    int rc;
-    o.by = by;
-    x->key[TT__KSUM_KERNELS] = k0;
-    x->key[TT__KSUM_MEMORY] = k1;
-    x->open = -1;
-    rc = tt__kern_trace_groups(&o, src->path, src->db, src->db ? src->trace_id : 1, on_group,
-                               x);
-    if (x->open >= 0)
-        tt_jw_end(x->w);
-    return rc;
-}
-
 int tt__kern_sum_write(const struct tt__sum_src *src, tt_jw *w)
 {
     struct wctx x;
     int rc, k;
     memset(&x, 0, sizeof(x));
     x.w = w;
+    x.open = -1;
     tt_jw_obj(w);
-    if ((rc = write_pass(src, &x, TT_KERN_BY_NAME, K_NAME, K_MEMORY)) == 0 &&
-        (rc = write_pass(src, &x, TT_KERN_BY_LAUNCH, K_LAUNCH, -1)) == 0 &&
-        (rc = write_pass(src, &x, TT_KERN_BY_STREAM, K_STREAM, -1)) == 0 &&
-        (rc = write_pass(src, &x, TT_KERN_BY_OP, K_OP, -1)) == 0 &&
-        (rc = write_pass(src, &x, TT_KERN_BY_RUNTIME, K_RUNTIME, -1)) == 0)
-        rc = write_pass(src, &x, TT_KERN_BY_MEMSIZE, -1, K_MEMSIZE);
+    rc = tt__kern_trace_groups(pass_by, NPASS, src->path, src->db, src->db ? src->trace_id : 1,
+                               on_group, &x);
+    if (x.open >= 0)
+        tt_jw_end(w);
     for (k = 0; rc == 0 && k < K_COUNT; k++)
         if (!x.done[k]) { /* no such group: an empty array */
             tt_jw_karr(w, key_name[k]);
