@@ -79,6 +79,8 @@ int cmd_crosscheck(int argc, char **argv)
     if (!first)
         return 0;
     nin = argc - first;
+    if ((rc = refuse_summaries((const char *const *)(argv + first), nin)))
+        return rc;
     if (nin == 1 && strcmp(argv[first], "-") && tt_is_sqlite_file(argv[first])) {
         tt_db *db;
         if ((rc = tt_db_open(&db, argv[first], o.store ? 0 : TT_DB_READONLY)) < 0)

@@ -131,6 +131,8 @@ int cmd_export(int argc, char **argv)
     }
     /* OUT must not be an input, nor a trace in an input directory */
     check_outputs_not_inputs(&cmd, out, (const char *const *)(argv + first), nin);
+    if ((rc = refuse_summaries((const char *const *)(argv + first), nin)))
+        return rc;
     if (nin == 1 && strcmp(argv[first], "-") && tt_is_sqlite_file(argv[first])) {
         tt_db *db;
         if ((rc = tt_db_open(&db, argv[first], TT_DB_READONLY)) == 0) {

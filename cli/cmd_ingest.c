@@ -183,6 +183,8 @@ int cmd_ingest(int argc, char **argv)
         return 0;
     if (c.skip_existing && (c.flags & TT_INGEST_REPLACE))
         cli_usage_error(&cmd, "--replace and --skip-existing contradict each other");
+    if ((rc = refuse_summaries((const char *const *)(argv + first + 1), argc - first - 1)))
+        return rc;
     for (i = first + 1; i < argc; i++) {
         struct stat st;
         if (strcmp(argv[i], "-") && stat(argv[i], &st) != 0) {

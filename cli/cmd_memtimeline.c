@@ -141,7 +141,10 @@ int cmd_memtimeline(int argc, char **argv)
     /* a file or a directory of per-rank traces is read as rows, --trace and
      * --rank counting its traces as a database of them would */
     if (!strcmp(in, "-") || !tt_is_sqlite_file(in)) {
-        int rc = on_file(in, &job);
+        int rc = refuse_summaries(&in, 1);
+        if (rc)
+            return rc;
+        rc = on_file(in, &job);
         return rc < 0 ? report_error(rc) : 0;
     }
     return run_on_input(in, on_db, on_file, &job);

@@ -26,7 +26,7 @@ import trace_expect as te  # noqa: E402
 C = te.Checker("cli_options")
 ROOT = os.path.join(HERE, "..", "..")
 COMMANDS = ["ingest", "info", "averages", "kernels", "memtimeline", "crosscheck", "breakdown", "export",
-            "queue", "bandwidth", "collectives", "critical-path"]
+            "queue", "bandwidth", "collectives", "critical-path", "summarize", "merge"]
 OPT = re.compile(r"--([a-z][a-z-]*)")
 
 
