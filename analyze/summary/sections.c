@@ -8,6 +8,7 @@
 const struct tt__sum_section tt__sum_sections[] = {
     { TT__SEC_INFO, tt__info_sum_write },
     { TT__SEC_AVERAGES, tt__avg_sum_write },
+    { TT__SEC_KERNELS, tt__kern_sum_write },
     { TT__SEC_DIFF, tt__diff_sum_write },
 };
 
