@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "opts.h"
 #include "tracetool/analyze.h"
+#include "tracetool/summary.h"
 
 enum {
     O_SHAPE, O_STACK, O_STACKS, O_METRIC, O_SORT, O_ROWS, O_TOP, O_NOANNOT, O_STEPS, O_TRACE,
@@ -204,6 +205,15 @@ static int on_file(const char *path, void *ctx)
     return rc < 0 ? rc : print_result(res, a);
 }
 
+/* a summary (tracetool summarize): what the database of its traces prints */
+static int on_sum(tt_summary *s, void *ctx)
+{
+    struct args *a = ctx;
+    tt_avg_result *res;
+    int rc = tt_averages_summary_result(s, &a->o, &res);
+    return rc < 0 ? rc : print_result(res, a);
+}
+
 int cmd_averages(int argc, char **argv)
 {
     struct args a = { TT_AVG_OPTIONS_INIT, NULL, TT_AVG_STACKS_SELF_CPU, 0 };
@@ -216,5 +226,5 @@ int cmd_averages(int argc, char **argv)
         cli_usage_error(&cmd, "--stacks-metric needs --stacks OUT");
     /* OUT is never an input (nor a trace of an input directory) */
     check_outputs_not_inputs(&cmd, a.stacks, &in, 1);
-    return run_on_input(in, on_db, on_file, &a);
+    return run_on_input_sum(in, on_db, on_file, on_sum, &a);
 }

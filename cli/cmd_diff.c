@@ -42,9 +42,10 @@ static const struct cli_opt opts[] = {
     { "json", O_JSON, "FILE", "also write the JSON report to FILE", 0 },
     { "junit", O_JUNIT, "FILE", "also write the JUnit XML report to FILE", 0 },
     { "top", O_TOP, "N", "contributor rows in text/markdown (default 20)", 0 },
-    { "save-summary", O_SAVE, "FILE", "write NEW's per-step samples and keys to FILE, a\n"
-      "small input for a later diff (the baseline CI keeps); with\n"
-      "one side only, just write it", 0 },
+    { "save-summary", O_SAVE, "FILE", "write NEW's traces to FILE as a summary\n"
+      "(tracetool.summary/1, as `tracetool summarize`), a small\n"
+      "input for a later diff (the baseline CI keeps); with one\n"
+      "side only, just write it", 0 },
     { "match", O_MATCH, "family|name|op|shape", "key kernels by family (default), raw name, or\n"
       "the CPU op that launched them (across GPUs or libraries);\n"
       "shape: CPU ops by name and input shapes", 0 },
@@ -317,8 +318,9 @@ static int save_only(struct ctx *x)
     tt_diff_side *s = NULL;
     int rc = x->nb ? tt_diff_side_load(x->base, x->nb, &x->o, 0, &s)
                    : tt_diff_side_load(x->new_, x->nn, &x->o, 1, &s);
-    if (rc == 0)
-        rc = tt_diff_side_save(s, x->save);
+    if (rc == 0) /* a tracetool.summary/1 of that side's inputs */
+        rc = x->nb ? tt_diff_save_summary(x->base, x->nb, x->save)
+                   : tt_diff_save_summary(x->new_, x->nn, x->save);
     tt_diff_side_free(s);
     free(x->base);
     free(x->new_);
@@ -354,7 +356,7 @@ int cmd_diff(int argc, char **argv)
         free(x.rank_map);
         return report_error(rc);
     }
-    if (x.save && (rc = tt_diff_side_save(n, x.save)) < 0) {
+    if (x.save && (rc = tt_diff_save_summary(x.new_, x.nn, x.save)) < 0) {
         tt_diff_side_free(b);
         tt_diff_side_free(n);
         free(x.base);

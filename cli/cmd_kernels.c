@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "opts.h"
 #include "tracetool/analyze.h"
+#include "tracetool/summary.h"
 
 enum { O_BY, O_ONLY, O_ROWS, O_TRACE, O_RANK, O_FORMAT, O_STEPS, O_TIME, O_NAME, O_UNDER, O_SEQ,
        O_UNDER_OP };
@@ -53,7 +54,9 @@ static const struct cli_cmd cmd = {
     "largest total first; then the memcpy/memset summary by kind with bytes and\n"
     "bandwidth. --by runtime, memsize and activity give Nsight's cuda_api_sum,\n"
     "cuda_gpu_mem_size_sum and cuda_gpu_trace instead. INPUT is a trace file, a\n"
-    "directory of per-rank traces or a database made by 'tracetool ingest'.",
+    "directory of per-rank traces or a database made by 'tracetool ingest'; a\n"
+    "summary (tracetool summarize) prints what its traces' database prints\n"
+    "(not --by activity, --sequences, --steps or the filters).",
     opts, "exit codes: 0 ok; 2 usage; 3 bad input; 4 I/O or database error.",
     1, 1, "need exactly one input",
 };
@@ -125,6 +128,18 @@ static int on_file(const char *path, void *o)
     return tt_kernels_file(path, o, stdout);
 }
 
+/* a summary (tracetool summarize): what its traces' database prints */
+static int on_sum(tt_summary *s, void *o)
+{
+    tt_kern_result res;
+    int rc = tt_kernels_summary_result(s, o, &res);
+    if (rc < 0)
+        return rc;
+    rc = tt_kern_result_print(&res, o, stdout);
+    tt_kern_result_free(&res);
+    return rc;
+}
+
 int cmd_kernels(int argc, char **argv)
 {
     tt_kern_options o = TT_KERN_OPTIONS_INIT;
@@ -137,5 +152,5 @@ int cmd_kernels(int argc, char **argv)
                         o.what == TT_KERN_KERNELS ? "kernels" : "memory",
                         o.by == TT_KERN_BY_RUNTIME ? "runtime" : "memsize");
     check_sequences(&o);
-    return run_on_input(argv[first], on_db, on_file, &o);
+    return run_on_input_sum(argv[first], on_db, on_file, on_sum, &o);
 }

@@ -71,7 +71,7 @@ static int cmp_ent(const void *a, const void *b)
 }
 
 /* torch's sort: by the key, descending; ties in first-occurrence order */
-static int sort_rows(tt_avg_trace *t, const char *key)
+int tt__avg_sort_rows(tt_avg_trace *t, const char *key)
 {
     struct sort_ent *e;
     tt_avg_row *rows;
@@ -141,7 +141,7 @@ int tt__avg_trace_result(struct state *s, int64_t trace, const char *label, int 
         rc = row_strings(s, a, r);
     }
     if (rc == 0)
-        rc = sort_rows(t, s->o->sort_by);
+        rc = tt__avg_sort_rows(t, s->o->sort_by);
     if (rc == 0)
         rc = tt__avg_stacks_result(s, t);
     tt__avg_state_release(s);

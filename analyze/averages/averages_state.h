@@ -333,6 +333,9 @@ int tt__avg_result_add(tt_avg_result *res, tt_avg_trace *t);
 void tt__avg_trace_release(tt_avg_trace *t);
 /* sort value of a row for torch's key (a valid key) */
 double tt__avg_sort_value(const tt_avg_row *r, const char *k);
+/* sort t's rows (in first-occurrence order) by torch's key, descending, ties
+ * in that order (NULL: kept); the database's sort, also a summary's */
+int tt__avg_sort_rows(tt_avg_trace *t, const char *key);
 /* every trace of a file, a directory of them or a database (db) that o
  * selects, by (rank, id), into res (averages_stream.c) */
 int tt__avg_each(const char *input, tt_db *db, const tt_avg_options *o, tt_avg_result *res);

@@ -21,7 +21,7 @@
 #include <inttypes.h>
 #include <math.h>
 
-static void summary_release(tt_kern_summary *s)
+void tt__kern_summary_release(tt_kern_summary *s)
 {
     size_t i;
     for (i = 0; i < s->nrows; i++)
@@ -334,7 +334,7 @@ static int collect_one(tt_kern_result *res, tt_kern_summary *s)
 {
     size_t alloc = res->nsummaries; /* grows one by one: few summaries */
     if (TT_ALLOC_GROW(res->summaries, res->nsummaries + 1, alloc) < 0) {
-        summary_release(s);
+        tt__kern_summary_release(s);
         return tt__oom();
     }
     res->summaries[res->nsummaries++] = *s;
@@ -352,8 +352,8 @@ static void sums_drop(void *ctx, void *r)
     (void)ctx;
     if (!two)
         return;
-    summary_release(&two[0]);
-    summary_release(&two[1]);
+    tt__kern_summary_release(&two[0]);
+    tt__kern_summary_release(&two[1]);
     free(two);
 }
 
@@ -390,7 +390,7 @@ static int sums_take(void *ctx, void *r, int64_t id, const char *path)
             else
                 rc = collect_one(x->res, &two[m]);
         } else {
-            summary_release(&two[m]);
+            tt__kern_summary_release(&two[m]);
         }
     }
     free(two);
@@ -403,7 +403,7 @@ void tt_kern_result_free(tt_kern_result *res)
     if (!res)
         return;
     for (i = 0; i < res->nsummaries; i++)
-        summary_release(&res->summaries[i]);
+        tt__kern_summary_release(&res->summaries[i]);
     free(res->summaries);
     res->summaries = NULL;
     res->nsummaries = 0;
@@ -464,7 +464,7 @@ int tt_kernels_file_result(const char *path, const tt_kern_options *opts, tt_ker
     return result_of(path, NULL, opts, res);
 }
 
-static int print_result(const tt_kern_result *res, const tt_kern_options *o, FILE *out)
+int tt_kern_result_print(const tt_kern_result *res, const tt_kern_options *o, FILE *out)
 {
     size_t i;
     int rc = 0;
@@ -495,7 +495,7 @@ int tt_kernels_db(tt_db *db, const tt_kern_options *o, FILE *out)
         return tt__kern_print_activities(NULL, db, o, out);
     if ((rc = tt_kernels_db_result(db, o, &res)) < 0)
         return rc;
-    rc = print_result(&res, o, out);
+    rc = tt_kern_result_print(&res, o, out);
     tt_kern_result_free(&res);
     return rc;
 }
@@ -508,7 +508,7 @@ int tt_kernels_file(const char *path, const tt_kern_options *opts, FILE *out)
         return tt__kern_print_activities(path, NULL, opts, out);
     if ((rc = tt_kernels_file_result(path, opts, &res)) < 0)
         return rc;
-    rc = print_result(&res, opts, out);
+    rc = tt_kern_result_print(&res, opts, out);
     tt_kern_result_free(&res);
     return rc;
 }

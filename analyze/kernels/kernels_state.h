@@ -11,6 +11,7 @@
 #include "tracetool/analyze.h"
 #include "analyze/input/each.h"
 #include "store/ingest_rows.h"
+#include "formats/json.h"
 
 /* the summaries of one trace: kernels (or runtime calls), memory operations */
 enum { TT__KSUM_KERNELS = 0, TT__KSUM_MEMORY };
@@ -34,6 +35,32 @@ typedef struct tt__kgroup {
  * row limit; s->total_ns (total_bytes), s->ngroups. s->memory and s->by
  * are set. 0 or TT_ENOMEM. */
 int tt__kern_finish(tt_kern_summary *s, const tt_kern_options *o, tt__kgroup *g, size_t ng);
+
+/* a group's median and m2 (tt__kgroup) from its distinct values with their
+ * counts, by value (v[2i] a value, v[2i + 1] its count; n pairs), `count`
+ * values in all summing to `total`: the arithmetic of every summary */
+void tt__kern_vals_stats(const int64_t *v, size_t n, int64_t count, int64_t total,
+                         tt__kgroup *out);
+
+/* one group of a trace as it was read (med, m2 unset; name borrowed), with
+ * its distinct values as tt__kern_vals_stats takes them; pass: the index
+ * of its grouping in tt__kern_trace_groups' bys, m: TT__KSUM_* */
+typedef int (*tt__kgroup_fn)(void *ctx, size_t pass, int m, const tt__kgroup *g,
+                             const int64_t *v, size_t n);
+/* tt__kern_trace's reading for each grouping bys[0..nby) (TT_KERN_BY_*;
+ * at most 8; no filter, no --steps), handing each group with a value to fn
+ * instead of summing it up (kernels_summary.c): a stored trace is read
+ * once for all of them, a file once per grouping; fn's error stops it */
+int tt__kern_trace_groups(const int *bys, size_t nby, const char *path, tt_db *db,
+                          int64_t trace, tt__kgroup_fn fn, void *ctx);
+
+/* kernels_summary.c: the two summaries of one trace (as tt__kern_trace's
+ * out) from its "kernels" section, jp at the section's start (copied, not
+ * moved); the caller releases both, also after an error */
+int tt__kern_sum_summaries(const tt_jp *jp, const tt_kern_options *o, tt_kern_summary out[2]);
+
+/* kernels.c: a summary's rows, path and sequences freed, *s zeroed */
+void tt__kern_summary_release(tt_kern_summary *s);
 
 /* Whether summary m (TT__KSUM_*) of a trace is made under o. */
 int tt__kern_wants(const tt_kern_options *o, int m);

@@ -620,13 +620,12 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* median and m2 of a group, from its distinct values with their counts */
-static int group_stats(const struct group *gr, tt__kgroup *out)
+/* a group's distinct values with their counts, by value: (*v)[2i] the
+ * value, (*v)[2i + 1] its count, *n pairs; the caller frees *v */
+static int group_vals(const struct group *gr, int64_t **out, size_t *nout)
 {
     const struct i64map *d = &gr->d;
-    int64_t lo = (gr->count - 1) / 2, hi = gr->count / 2, seen = 0, vlo = 0, vhi = 0;
     int64_t *v = malloc((d->n ? d->n : 1) * 2 * sizeof(*v));
-    double mean = (double)gr->total / (double)gr->count, m2 = 0;
     size_t i, n = 0;
     if (!v)
         return tt__oom();
@@ -637,6 +636,17 @@ static int group_stats(const struct group *gr, tt__kgroup *out)
             n++;
         }
     TT_QSORT(v, n, 2 * sizeof(*v), cmp_i64);
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+void tt__kern_vals_stats(const int64_t *v, size_t n, int64_t count, int64_t total,
+                         tt__kgroup *out)
+{
+    int64_t lo = (count - 1) / 2, hi = count / 2, seen = 0, vlo = 0, vhi = 0;
+    double mean = (double)total / (double)count, m2 = 0;
+    size_t i;
     for (i = 0; i < n; i++) {
         int64_t next = seen + v[2 * i + 1];
         double dev = (double)v[2 * i] - mean;
@@ -647,9 +657,20 @@ static int group_stats(const struct group *gr, tt__kgroup *out)
         m2 += (double)v[2 * i + 1] * dev * dev;
         seen = next;
     }
-    free(v);
     out->med = ((double)vlo + (double)vhi) / 2.0;
     out->m2 = m2;
+}
+
+/* median and m2 of a group, from its distinct values with their counts */
+static int group_stats(const struct group *gr, tt__kgroup *out)
+{
+    int64_t *v;
+    size_t n;
+    int rc = group_vals(gr, &v, &n);
+    if (rc < 0)
+        return rc;
+    tt__kern_vals_stats(v, n, gr->count, gr->total, out);
+    free(v);
     return 0;
 }
 
@@ -687,6 +708,20 @@ static void ks_init(struct kstream *ks, const tt_kern_options *o)
     ks->links = o->by == TT_KERN_BY_OP || ks->steps;
 }
 
+/* a group's counts and sums into kg (not its name, median or m2) */
+static void group_sums(const struct group *g, tt__kgroup *kg)
+{
+    kg->n = g->count;
+    kg->total = g->total;
+    kg->min = g->min;
+    kg->max = g->max;
+    kg->bytes = g->bytes;
+    kg->launches = g->launches;
+    kg->delay_sum = g->delay_sum;
+    kg->delay_min = g->delay_min;
+    kg->delay_max = g->delay_max;
+}
+
 /* one set of groups -> a summary in kernels.c's shape */
 static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary *s)
 {
@@ -699,15 +734,7 @@ static int to_summary(struct gset *gs, const tt_kern_options *o, tt_kern_summary
         struct group *g = &gs->g[i];
         if (!g->count) /* every value of it outside the chosen steps */
             continue;
-        kg[n].n = g->count;
-        kg[n].total = g->total;
-        kg[n].min = g->min;
-        kg[n].max = g->max;
-        kg[n].bytes = g->bytes;
-        kg[n].launches = g->launches;
-        kg[n].delay_sum = g->delay_sum;
-        kg[n].delay_min = g->delay_min;
-        kg[n].delay_max = g->delay_max;
+        group_sums(g, &kg[n]);
         rc = group_stats(g, &kg[n]);
         kg[n++].name = g->name; /* the names move to the rows */
         g->name = NULL;
@@ -789,32 +816,42 @@ static const uint64_t ks_cols[TT_ROWS_COUNT] = {
                     TT_COL(TT_C_GPU_RUNTIME_ID) | TT_COL(TT_C_GPU_STREAM) | TT_COL(TT_C_GPU_TS),
 };
 
-int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_t trace,
-                   tt_kern_summary out[2], tt__rows_result *res)
+/* trace `trace` of db (or the file path) read into ks (initialised here);
+ * the caller releases ks and *fl, also after a failure */
+static int ks_run(struct kstream *ks, const tt_kern_options *o, const char *path, tt_db *db,
+                  int64_t trace, tt__rows_result *res, tt__flt **fl)
 {
-    struct kstream ks;
-    tt__rowsink sink = { 0 }, fsink;
-    tt__flt *fl = NULL;
-    int rc, m;
-    memset(out, 0, 2 * sizeof(*out));
+    tt__rowsink sink, fsink;
+    int rc;
     memset(res, 0, sizeof(*res));
-    ks_init(&ks, o);
+    ks_init(ks, o);
     memset(&sink, 0, sizeof(sink));
-    sink.ctx = &ks;
+    sink.ctx = ks;
     sink.rows = ks_rows;
     sink.cols = ks_cols;
-    sink.gpu_links = ks.links ? ks_links : NULL;
+    sink.gpu_links = ks->links ? ks_links : NULL;
     /* the filters: the GPU rows and runtime calls that fail never come */
-    if ((rc = tt__flt_new(&fl, o->version >= 3 ? &o->filter : NULL)) == 0 &&
-        (rc = tt__flt_sink(fl, &sink, 1u << TT_ROWS_GPU | 1u << TT_ROWS_RUNTIME, &fsink)) == 0) {
-        ks.fl = fl;
-        rc = ks_read(&ks, &fsink, path, db, trace, res);
+    if ((rc = tt__flt_new(fl, o->version >= 3 ? &o->filter : NULL)) == 0 &&
+        (rc = tt__flt_sink(*fl, &sink, 1u << TT_ROWS_GPU | 1u << TT_ROWS_RUNTIME, &fsink)) == 0) {
+        ks->fl = *fl;
+        rc = ks_read(ks, &fsink, path, db, trace, res);
     }
     free(res->metadata);
     res->metadata = NULL;
     if (rc == 0)
-        rc = ks_flush(&ks);
-    last_peak = ks.peak;
+        rc = ks_flush(ks);
+    last_peak = ks->peak;
+    return rc;
+}
+
+int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_t trace,
+                   tt_kern_summary out[2], tt__rows_result *res)
+{
+    struct kstream ks;
+    tt__flt *fl = NULL;
+    int rc, m;
+    memset(out, 0, 2 * sizeof(*out));
+    rc = ks_run(&ks, o, path, db, trace, res, &fl);
     for (m = 0; rc == 0 && m < 2; m++) {
         out[m].trace_id = trace;
         out[m].memory = m;
@@ -823,6 +860,114 @@ int tt__kern_trace(const tt_kern_options *o, const char *path, tt_db *db, int64_
     }
     ks_release(&ks);
     tt__flt_free(fl);
+    return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
+}
+
+/* the groups of ks (those with a value) through fn, as reading `pass` */
+static int emit_groups(struct kstream *ks, size_t pass, tt__kgroup_fn fn, void *ctx)
+{
+    size_t i;
+    int rc = 0, m;
+    for (m = 0; rc == 0 && m < 2; m++)
+        for (i = 0; rc == 0 && i < ks->set[m].ng; i++) {
+            const struct group *g = &ks->set[m].g[i];
+            tt__kgroup kg;
+            int64_t *v;
+            size_t n;
+            if (!g->count || (rc = group_vals(g, &v, &n)) < 0)
+                continue; /* a group left out by --steps */
+            memset(&kg, 0, sizeof(kg));
+            group_sums(g, &kg);
+            kg.name = g->name;
+            rc = fn(ctx, pass, m, &kg, v, n);
+            free(v);
+        }
+    return rc;
+}
+
+/* several groupings of one database reading: each row to each of them */
+struct fan {
+    struct kstream *ks;
+    size_t n;
+};
+
+static int fan_rows(void *ctx, int table, int nrows, int ncols, const tt__cell *cells,
+                    const char *text)
+{
+    struct fan *f = ctx;
+    size_t i;
+    int rc = 0;
+    for (i = 0; rc == 0 && i < f->n; i++)
+        rc = ks_rows(&f->ks[i], table, nrows, ncols, cells, text);
+    return rc;
+}
+
+static int fan_links(void *ctx, int64_t op, int64_t name, int64_t rt, int64_t rt_ts)
+{
+    struct fan *f = ctx;
+    size_t i;
+    int rc = 0;
+    for (i = 0; rc == 0 && i < f->n; i++)
+        rc = ks_links(&f->ks[i], op, name, rt, rt_ts);
+    return rc;
+}
+
+#define KERN_MAX_PASSES 8
+
+/* every grouping of trace `trace` of db in one reading of its rows */
+static int groups_db(const int *bys, size_t nby, tt_db *db, int64_t trace, tt__kgroup_fn fn,
+                     void *ctx)
+{
+    struct kstream ks[KERN_MAX_PASSES];
+    tt_kern_options o[KERN_MAX_PASSES];
+    tt__rowsink sink;
+    tt__rows_result res;
+    struct fan f = { ks, nby };
+    size_t i;
+    int rc;
+    for (i = 0; i < nby; i++) {
+        tt_kern_options init = TT_KERN_OPTIONS_INIT;
+        o[i] = init;
+        o[i].by = bys[i];
+        ks_init(&ks[i], &o[i]);
+        ks[i].links = 1; /* each takes the links of every GPU row */
+        ks[i].spans_final = 1;
+    }
+    memset(&sink, 0, sizeof(sink));
+    sink.ctx = &f;
+    sink.rows = fan_rows;
+    sink.cols = ks_cols;
+    sink.gpu_links = fan_links;
+    rc = tt__db_rows(db, trace, &sink, KERN_SKIP | TT_ROWS_NO_ARGS | 1u << TT_ROWS_SLICE, &res);
+    free(res.metadata);
+    for (i = 0; rc == 0 && i < nby; i++)
+        rc = emit_groups(&ks[i], i, fn, ctx);
+    for (i = 0; i < nby; i++)
+        ks_release(&ks[i]);
+    return rc;
+}
+
+int tt__kern_trace_groups(const int *bys, size_t nby, const char *path, tt_db *db,
+                          int64_t trace, tt__kgroup_fn fn, void *ctx)
+{
+    size_t i;
+    int rc = 0;
+    if (nby > KERN_MAX_PASSES)
+        return tt_error_set(TT_EINVALID, "kernels: at most %d groupings at once",
+                            KERN_MAX_PASSES);
+    if (db)
+        rc = groups_db(bys, nby, db, trace, fn, ctx);
+    for (i = 0; !db && rc == 0 && i < nby; i++) { /* a file: one reading per grouping */
+        tt_kern_options o = TT_KERN_OPTIONS_INIT;
+        struct kstream ks;
+        tt__rows_result res;
+        tt__flt *fl = NULL;
+        o.by = bys[i];
+        if ((rc = ks_run(&ks, &o, path, NULL, trace, &res, &fl)) == 0)
+            rc = emit_groups(&ks, i, fn, ctx);
+        ks_release(&ks);
+        tt__flt_free(fl);
+    }
     return rc > 0 ? tt_error_set(TT_ECANCELED, "cancelled") : rc;
 }
 

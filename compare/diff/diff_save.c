@@ -15,6 +15,7 @@
  */
 #include "common/compat.h"
 #include "compare/diff/diff_state.h"
+#include "compare/diff/diff_sumsec.h"
 #include "common/arena.h"
 #include "common/buf.h"
 #include "formats/json.h"
@@ -58,11 +59,73 @@ static int cmp_key_idx(const void *x, const void *y, void *ctx)
  * whichever way its traces were read (a file's rows, a database's), and two
  * summaries kept as CI baselines differ line by line only where they differ.
  */
+static void nl(tt_jw *w, int lines)
+{
+    if (lines)
+        tt_jw_nl(w, 0);
+}
+
+/* the side's members after "schema" (ord: the keys' order, NULL as made;
+ * lines: a line break before each array) */
+static void side_body(tt_jw *w, const tt_diff_side *s, const size_t *ord, int lines)
+{
+    size_t i, m;
+    tt_jw_kstr(w, "label", s->label);
+    tt_jw_kstr(w, "gpu", s->gpu);
+    tt_jw_kint(w, "world", s->world);
+    tt_jw_kint(w, "has_gpu", s->has_gpu);
+    tt_jw_kint(w, "has_mem", s->has_mem);
+    tt_jw_kuint(w, "traces", s->ntraces);
+    tt_jw_kuint(w, "runs", s->nruns);
+    nl(w, lines);
+    tt_jw_karr(w, "steps");
+    for (i = 0; i < s->n; i++)
+        tt_jw_int(w, s->step[i]);
+    tt_jw_end(w);
+    nl(w, lines);
+    tt_jw_karr(w, "ranks");
+    for (i = 0; i < s->n; i++)
+        tt_jw_int(w, s->rank[i]);
+    tt_jw_end(w);
+    nl(w, lines);
+    tt_jw_karr(w, "sample_runs");
+    for (i = 0; i < s->n; i++)
+        tt_jw_int(w, s->run[i]);
+    tt_jw_end(w);
+    nl(w, lines);
+    tt_jw_kobj(w, "metrics"); /* a metric a line */
+    for (m = 0; m < M_COUNT; m++) {
+        nl(w, lines);
+        add_arr(w, mname[m], s->m[m], s->n);
+    }
+    tt_jw_end(w);
+    nl(w, lines);
+    tt_jw_karr(w, "keys"); /* a key a line */
+    for (i = 0; i < s->nkeys; i++) {
+        const struct dkey *k = &s->keys[ord ? ord[i] : i];
+        nl(w, lines);
+        tt_jw_obj(w);
+        tt_jw_kstr(w, "kind", k->kind);
+        tt_jw_kstr(w, "key", k->key);
+        add_arr(w, "count", k->count, s->n);
+        add_arr(w, "ns", k->ns, s->n);
+        add_arr(w, "dev", k->dev, s->n);
+        tt_jw_end(w);
+    }
+    nl(w, lines);
+    tt_jw_end(w);
+}
+
+/*
+ * The keys are written sorted by kind and key: a summary is the same file
+ * whichever way its traces were read (a file's rows, a database's), and two
+ * summaries kept as CI baselines differ line by line only where they differ.
+ */
 int tt_diff_side_save(const tt_diff_side *s, const char *path)
 {
     tt_out o; /* report/out.h: written beside path, renamed when complete */
     tt_jw w;
-    size_t i, m, *ord = malloc((s->nkeys ? s->nkeys : 1) * sizeof(*ord));
+    size_t i, *ord = malloc((s->nkeys ? s->nkeys : 1) * sizeof(*ord));
     int rc;
     if (!ord)
         return tt__oom();
@@ -76,54 +139,19 @@ int tt_diff_side_save(const tt_diff_side *s, const char *path)
     tt_jw_init_out(&w, &o, TT_JW_COMPACT | TT_JW_LINE); /* handed on as it fills */
     tt_jw_obj(&w);
     tt_jw_kstr(&w, "schema", SCHEMA);
-    tt_jw_kstr(&w, "label", s->label);
-    tt_jw_kstr(&w, "gpu", s->gpu);
-    tt_jw_kint(&w, "world", s->world);
-    tt_jw_kint(&w, "has_gpu", s->has_gpu);
-    tt_jw_kint(&w, "has_mem", s->has_mem);
-    tt_jw_kuint(&w, "traces", s->ntraces);
-    tt_jw_kuint(&w, "runs", s->nruns);
-    tt_jw_nl(&w, 0);
-    tt_jw_karr(&w, "steps");
-    for (i = 0; i < s->n; i++)
-        tt_jw_int(&w, s->step[i]);
-    tt_jw_end(&w);
-    tt_jw_nl(&w, 0);
-    tt_jw_karr(&w, "ranks");
-    for (i = 0; i < s->n; i++)
-        tt_jw_int(&w, s->rank[i]);
-    tt_jw_end(&w);
-    tt_jw_nl(&w, 0);
-    tt_jw_karr(&w, "sample_runs");
-    for (i = 0; i < s->n; i++)
-        tt_jw_int(&w, s->run[i]);
-    tt_jw_end(&w);
-    tt_jw_nl(&w, 0);
-    tt_jw_kobj(&w, "metrics"); /* a metric a line */
-    for (m = 0; m < M_COUNT; m++) {
-        tt_jw_nl(&w, 0);
-        add_arr(&w, mname[m], s->m[m], s->n);
-    }
-    tt_jw_end(&w);
-    tt_jw_nl(&w, 0);
-    tt_jw_karr(&w, "keys"); /* a key a line */
-    for (i = 0; i < s->nkeys; i++) {
-        const struct dkey *k = &s->keys[ord[i]];
-        tt_jw_nl(&w, 0);
-        tt_jw_obj(&w);
-        tt_jw_kstr(&w, "kind", k->kind);
-        tt_jw_kstr(&w, "key", k->key);
-        add_arr(&w, "count", k->count, s->n);
-        add_arr(&w, "ns", k->ns, s->n);
-        add_arr(&w, "dev", k->dev, s->n);
-        tt_jw_end(&w);
-    }
-    tt_jw_nl(&w, 0);
-    tt_jw_end(&w);
+    side_body(&w, s, ord, 1);
     tt_jw_end(&w);
     rc = tt_jw_finish(&w);
     free(ord);
     return tt_out_close(&o, rc);
+}
+
+void tt__diff_side_json(tt_jw *w, const struct tt_diff_side *s, int64_t rank)
+{
+    tt_jw_obj(w);
+    tt_jw_kint(w, "rank", rank);
+    side_body(w, s, NULL, 0);
+    tt_jw_end(w);
 }
 
 /* ---- reading one back ---- */
@@ -187,12 +215,15 @@ struct rd {
     const char *path;
     const char *data;
     size_t len;
+    int section; /* one trace's diff section of a tracetool.summary/1 */
+    const struct tt__renames *ren; /* applied to the keys read (NULL: none) */
+    int64_t rank; /* a section's "rank" */
 };
 
 static int bad(struct rd *r, const char *what)
 {
-    return tt_error_set_at(TT_EINVALID, r->path, tt_jp_offset(&r->jp), "not a diff summary: %s",
-                           what);
+    return tt_error_set_at(TT_EINVALID, r->path, tt_jp_offset(&r->jp), "not a diff %s: %s",
+                           r->section ? "section" : "summary", what);
 }
 
 /* an array of numbers (null: NaN) into v[0..n) (exactly n of them); with
@@ -288,7 +319,7 @@ static int read_int(struct rd *r, int64_t *v)
 static int read_key(struct rd *r, struct tt_diff_side *s, double *v[3])
 {
     static const char *const arr[3] = { "count", "ns", "dev" };
-    char *kind = NULL, *key = NULL;
+    char *kind = NULL, *key = NULL, *renamed = NULL;
     unsigned char have[3] = { 0, 0, 0 };
     const char *k;
     size_t kl, i, a;
@@ -314,12 +345,16 @@ static int read_key(struct rd *r, struct tt_diff_side *s, double *v[3])
     }
     if (rc == 0 && (!kind || !key))
         rc = bad(r, "a key without its kind or name");
+    if (rc == 0 && r->ren && r->ren->n && (rc = tt__renames_apply(r->ren, key, &renamed)) == 0) {
+        free(key);
+        key = renamed; /* keys renamed alike add up, as when the trace was read */
+    }
     if (rc == 0 && (idx = tt__diff_key(s, kind, key)) < 0)
         rc = tt__oom();
     for (a = 0; rc == 0 && a < 3; a++) {
         double *dst = a == 0 ? s->keys[idx].count : a == 1 ? s->keys[idx].ns : s->keys[idx].dev;
         for (i = 0; have[a] && i < s->n; i++) /* absent samples are zeros */
-            dst[i] = isnan(v[a][i]) ? 0 : v[a][i];
+            dst[i] += isnan(v[a][i]) ? 0 : v[a][i];
     }
     free(kind);
     free(key);
@@ -388,9 +423,9 @@ static int read_head(struct rd *r, struct tt_diff_side *s)
         if (rc < 0)
             break;
     }
-    if (rc == 0 && !schema)
+    if (rc == 0 && !schema && !r->section)
         rc = bad(r, "no schema");
-    else if (rc == 0 && strcmp(schema, SCHEMA))
+    else if (rc == 0 && !r->section && strcmp(schema, SCHEMA))
         rc = not_ours(r, schema);
     else if (rc == 0 && !steps)
         rc = bad(r, "no steps");
@@ -439,6 +474,8 @@ static int read_top(struct rd *r, struct tt_diff_side *s)
             rc = read_field(r, s->label, sizeof(s->label));
         } else if (IS(k, kl, "gpu")) {
             rc = read_field(r, s->gpu, sizeof(s->gpu));
+        } else if (IS(k, kl, "rank") && r->section && (rc = read_int(r, &v)) == 0) {
+            r->rank = v;
         } else if (IS(k, kl, "world") && (rc = read_int(r, &v)) == 0) {
             s->world = v;
         } else if (IS(k, kl, "has_gpu") && (rc = read_int(r, &v)) == 0) {
@@ -523,37 +560,78 @@ static int slurp(const char *path, char **data, size_t *len)
     return rc;
 }
 
+/* the side in the object that init(ctx, jp) sets jp at (read twice) */
+static int parse_side(struct rd *r, void (*init)(void *ctx, tt_jp *jp), void *ctx,
+                      struct tt_diff_side **out)
+{
+    struct tt_diff_side *s;
+    int rc;
+    *out = NULL;
+    if (!(s = calloc(1, sizeof(*s))))
+        return tt__oom();
+    s->world = -1;
+    init(ctx, &r->jp);
+    if (r->section && tt_jp_peek(&r->jp) != TT_JT_OBJECT)
+        rc = bad(r, "an object expected");
+    else
+        rc = read_head(r, s);
+    if (rc == 0) {
+        init(ctx, &r->jp);
+        rc = read_top(r, s);
+    }
+    tt_arena_release(&r->a);
+    if (rc < 0) {
+        if (!tt_error_last()->source[0])
+            tt_error_set_source(r->path);
+        tt_diff_side_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+struct whole {
+    const char *path, *data;
+    size_t len;
+};
+
+static void whole_init(void *ctx, tt_jp *jp)
+{
+    struct whole *f = ctx;
+    tt_jp_init(jp, f->path, f->data, 0, f->data, f->len);
+}
+
 int tt__diff_summary_read(const char *path, struct tt_diff_side **out)
 {
     struct rd r;
-    struct tt_diff_side *s;
+    struct whole f;
     char *data;
     size_t len;
     int rc;
     *out = NULL;
     if ((rc = slurp(path, &data, &len)) < 0)
         return rc;
-    if (!(s = calloc(1, sizeof(*s)))) {
-        free(data);
-        return tt__oom();
-    }
-    s->world = -1;
     memset(&r, 0, sizeof(r));
     r.path = path;
-    tt_jp_init(&r.jp, path, data, 0, data, len);
-    rc = read_head(&r, s);
-    if (rc == 0) {
-        tt_jp_init(&r.jp, path, data, 0, data, len);
-        rc = read_top(&r, s);
-    }
-    tt_arena_release(&r.a);
+    f.path = path;
+    f.data = data;
+    f.len = len;
+    rc = parse_side(&r, whole_init, &f, out);
     free(data);
-    if (rc < 0) {
-        if (!tt_error_last()->source[0])
-            tt_error_set_source(path);
-        tt_diff_side_free(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
+    return rc;
+}
+
+int tt__diff_section_read(void (*init)(void *ctx, tt_jp *jp), void *ctx, const char *path,
+                          const struct tt__renames *ren, struct tt_diff_side **out, int64_t *rank)
+{
+    struct rd r;
+    int rc;
+    memset(&r, 0, sizeof(r));
+    r.path = path;
+    r.section = 1;
+    r.ren = ren;
+    r.rank = -1;
+    rc = parse_side(&r, init, ctx, out);
+    *rank = r.rank;
+    return rc;
 }

@@ -28,6 +28,7 @@
  */
 #include "common/compat.h"
 #include "compare/diff/diff_state.h"
+#include "compare/diff/diff_sumsec.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"
 #include "formats/spool.h"
@@ -175,6 +176,7 @@ struct input {
     struct tref **tr;
     size_t *ntr, *atr, first; /* its traces: (*tr)[first..*ntr) */
     size_t nfmt[TT_FMT_MEMTL_RAW + 1]; /* its traces by format */
+    int64_t only_id; /* a database's trace of this id only (0: every one) */
 };
 
 static int is_kineto(tt_trace_format f)
@@ -227,6 +229,8 @@ static int db_input(struct input *in, tt_db *db)
         struct tt__diff_env env;
         tt__rowsink sink = { 0 };
         tt__rows_result res;
+        if (in->only_id && tv[i].id != in->only_id)
+            continue;
         if (tv[i].format >= 0 && tv[i].format <= TT_FMT_MEMTL_RAW)
             in->nfmt[tv[i].format]++;
         if (!is_kineto(tv[i].format))
@@ -342,10 +346,57 @@ static int cmp_tref(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* every trace of one input: a database, a directory or a trace file; why
- * is set when it has none */
+/* one trace of a summary (diff_sumsec.c) as the input's next trace */
+static int sum_add(void *ctx, struct tt_diff_side *t, int64_t rank)
+{
+    struct input *in = ctx;
+    struct tref *r;
+    if (TT_ALLOC_GROW(*in->tr, *in->ntr + 1, *in->atr) < 0) {
+        tt_diff_side_free(t);
+        return tt__oom();
+    }
+    r = &(*in->tr)[*in->ntr];
+    memset(r, 0, sizeof(*r));
+    r->t = t;
+    r->rank = rank;
+    r->seq = (*in->ntr)++ - in->first;
+    return 0;
+}
+
+int tt__diff_trace_one(tt_db *db, int64_t trace_id, const char *path, struct tt_diff_side **out,
+                       int64_t *rank)
+{
+    static const tt_diff_options def = TT_DIFF_OPTIONS_INIT;
+    struct input in;
+    struct tref *tr = NULL;
+    size_t ntr = 0, atr = 0, i;
+    int rc;
+    memset(&in, 0, sizeof(in));
+    in.in = path;
+    in.o = &def;
+    in.tr = &tr;
+    in.ntr = &ntr;
+    in.atr = &atr;
+    in.only_id = trace_id;
+    rc = db ? db_input(&in, db) : file_input(&in, path);
+    *out = NULL;
+    *rank = -1;
+    if (rc == 0 && ntr) {
+        *out = tr[0].t;
+        *rank = tr[0].rank;
+        tr[0].t = NULL;
+    }
+    for (i = 0; i < ntr; i++)
+        tt_diff_side_free(tr[i].t);
+    free(tr);
+    return rc;
+}
+
+/* every trace of one input: a database, a summary, a directory or a trace
+ * file; why is set when it has none; label: what the report calls the input */
 static int input_traces(const char *path, const tt_diff_options *o, const struct tt__renames *ren,
-                        struct tref **tr, size_t *ntr, size_t *atr, char *why, size_t cap)
+                        struct tref **tr, size_t *ntr, size_t *atr, char *why, size_t cap,
+                        char *label, size_t lcap)
 {
     struct input in;
     struct stat sb;
@@ -364,6 +415,8 @@ static int input_traces(const char *path, const tt_diff_options *o, const struct
             return rc;
         rc = db_input(&in, db);
         tt_db_free(db);
+    } else if (tt__diff_is_sumfile(path)) {
+        rc = tt__diff_sum_input(path, o, ren, sum_add, &in, label, lcap);
     } else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         tt_dir_walk w;
         size_t k;
@@ -409,7 +462,8 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
     }
     for (i = 0; i < n && rc == 0; i++) {
         size_t l = strlen(s->label);
-        if (tt__diff_is_summary(inputs[i])) {
+        char lab[256];
+        if (!tt__diff_is_sumfile(inputs[i]) && tt__diff_is_summary(inputs[i])) {
             struct tt_diff_side *sum;
             if ((rc = tt__diff_summary_read(inputs[i], &sum)) == 0) {
                 /* the saved side's own label: the report reads as of its traces */
@@ -423,9 +477,10 @@ int tt_diff_side_load(const char *const *inputs, size_t n, const tt_diff_options
             }
             continue;
         }
-        snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", inputs[i]);
+        snprintf(lab, sizeof(lab), "%s", inputs[i]);
         w[0] = '\0';
-        rc = input_traces(inputs[i], o, &ren, &tr, &ntr, &atr, w, sizeof(w));
+        rc = input_traces(inputs[i], o, &ren, &tr, &ntr, &atr, w, sizeof(w), lab, sizeof(lab));
+        snprintf(s->label + l, sizeof(s->label) - l, "%s%s", l ? ", " : "", lab);
         if (rc == 0 && w[0] && !empty) { /* the first input with nothing to compare */
             empty = inputs[i];
             memcpy(why, w, sizeof(why));

@@ -114,6 +114,12 @@ TT_EXTERN(void) tt_diff_side_free(tt_diff_side *s);
  * at all) that tt_diff_side_load reads back as an input: a baseline CI can
  * keep instead of the traces */
 TT_EXTERN(int) tt_diff_side_save(const tt_diff_side *s, const char *path);
+/* `diff --save-summary`: the traces of inputs (files, directories,
+ * databases, tracetool.summary/1 files) as one tracetool.summary/1 file,
+ * every section (docs/DIFF.md), whole or not at all; a diff input again,
+ * with the side its traces give. A tracetool.diff-summary/1 among them is
+ * TT_EUNSUPPORTED (it holds no traces). */
+TT_EXTERN(int) tt_diff_save_summary(const char *const *inputs, size_t n, const char *out_path);
 
 /* verdicts, best first */
 enum { TT_V_UNCHANGED = 0, TT_V_IMPROVED, TT_V_INCONCLUSIVE, TT_V_REGRESSED, TT_V_NOT_GATED };

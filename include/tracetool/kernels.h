@@ -135,6 +135,10 @@ TT_EXTERN(int) tt_kernels_file_result(const char *path, const tt_kern_options *o
                                       tt_kern_result *res);
 /* NULL-safe; leaves *res empty. */
 TT_EXTERN(void) tt_kern_result_free(tt_kern_result *res);
+/* Print a result (opts->format) as tt_kernels_db prints it: opts are those it
+ * was made with. */
+TT_EXTERN(int) tt_kern_result_print(const tt_kern_result *res, const tt_kern_options *opts,
+                                    FILE *out);
 
 /* A cell the trace did not have (tt_kern_activity). */
 #define TT_KERN_NULL INT64_MIN
