@@ -1,6 +1,6 @@
 /*
  * analyze/averages/averages_summary.c - the "averages" section of a summary
- * (include/tracetool/summary.h, analyze/summary/sumfile.h): what `tracetool
+ * (include/tracetool/summary.h, formats/sumfile.h): what `tracetool
  * averages` prints for one trace, written by summarize and read back into
  * the tt_avg_result the database path gives for the same traces.
  *
@@ -33,7 +33,7 @@
  * --steps (they choose events, which a summary no longer has).
  */
 #include "analyze/averages/averages_state.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 #include "common/arena.h"
 #include "store/ingest_rows.h"
 

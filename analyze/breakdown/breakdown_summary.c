@@ -1,6 +1,6 @@
 /*
  * analyze/breakdown/breakdown_summary.c - breakdown's section of a per-rank
- * summary (analyze/summary/sumfile.h, docs/SUMMARY.md) and `breakdown` on a
+ * summary (formats/sumfile.h, docs/SUMMARY.md) and `breakdown` on a
  * summary.
  *
  * breakdown combines across ranks: the families and ops tables (spread over
@@ -42,7 +42,7 @@
 #include "common/arena.h"
 #include "common/tmath.h"
 #include "analyze/breakdown/breakdown_state.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 
 #include <inttypes.h>
 #include <math.h>

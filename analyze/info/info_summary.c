@@ -6,7 +6,7 @@
  */
 #include "common/compat.h"
 #include "analyze/info/info_ranks.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 #include "store/db_internal.h"
 
 #include <inttypes.h>

@@ -39,7 +39,7 @@
 #include "common/arena.h"
 #include "common/tmath.h"
 #include "analyze/kernels/kernels_state.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 #include "store/db_internal.h"
 
 #include <inttypes.h>

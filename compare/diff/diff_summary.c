@@ -29,6 +29,7 @@
 #include "common/compat.h"
 #include "compare/diff/diff_state.h"
 #include "compare/diff/diff_sumsec.h"
+#include "formats/sumfile.h"
 #include "common/log.h"
 #include "store/ingest_rows.h"
 #include "formats/spool.h"
@@ -564,4 +565,21 @@ int tt__diff_steps_differ(const struct tt_diff_side *b, const struct tt_diff_sid
              " with another without steps",
              wb ? "BASE" : "NEW", w->label);
     return 1;
+}
+
+/* diff's section of a summary (formats/sumfile.h): one trace's side */
+int tt__diff_sum_write(const struct tt__sum_src *src, tt_jw *w)
+{
+    struct tt_diff_side *t = NULL;
+    int64_t rank = -1;
+    int rc = tt__diff_trace_one(src->db, src->trace_id, src->path, &t, &rank);
+    if (rc < 0)
+        return rc;
+    if (!t) { /* not a Chrome/Kineto trace: nothing for diff */
+        tt_jw_null(w);
+        return 0;
+    }
+    tt__diff_side_json(w, t, rank);
+    tt_diff_side_free(t);
+    return 0;
 }

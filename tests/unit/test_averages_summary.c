@@ -7,7 +7,7 @@
  * bit, and every format printed to the same bytes.
  */
 #include "common/compat.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 #include "tracetool/analyze.h"
 #include "tracetool/summary.h"
 

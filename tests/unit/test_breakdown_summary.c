@@ -8,7 +8,7 @@
  * summary cannot answer refused.
  */
 #include "common/compat.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 #include "common/buf.h"
 #include "tracetool/breakdown.h"
 #include "tracetool/store.h"

@@ -12,7 +12,7 @@
 #include "tracetool/analyze.h"
 #include "tracetool/summary.h"
 #include "analyze/kernels/kernels_state.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 
 #include <criterion/criterion.h>
 

@@ -1,11 +1,11 @@
 /*
- * tests/unit/test_summary.c - the summary container (analyze/summary/):
+ * tests/unit/test_summary.c - the summary container (formats/sumfile.h):
  * loading (plain and gzip; every bad file a clear error naming it) and
  * merging (associative, commutative and idempotent byte for byte; the same
  * path with two contents refused, naming both inputs).
  */
 #include "common/compat.h"
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 #include "tracetool/summary.h"
 
 #include <criterion/criterion.h>

@@ -1,10 +1,10 @@
 /*
- * analyze/summary/sumfile.c - a summary file (docs/SUMMARY.md) read into a
+ * formats/sumfile.c - a summary file (docs/SUMMARY.md) read into a
  * struct tt_summary and written back: the container alone; each section's
  * text is kept minified and only its analysis parses it.
  */
 #include "common/compat.h"
-#include "analyze/summary/sum_internal.h"
+#include "formats/sumfile_internal.h"
 #include "report/out.h"
 
 #include <inttypes.h>

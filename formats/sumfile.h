@@ -1,5 +1,5 @@
 /*
- * analyze/summary/sumfile.h - a summary file held in memory, and the hooks
+ * formats/sumfile.h - a summary file held in memory, and the hooks
  * through which each analysis writes and reads its own section (internal
  * to libtracetool; the format is docs/SUMMARY.md).
  *
@@ -13,8 +13,8 @@
  * section's text as it was read and writes it back unchanged on a merge,
  * so only the analysis that owns a section parses it.
  */
-#ifndef TT_ANALYZE_SUMMARY_SUMFILE_H
-#define TT_ANALYZE_SUMMARY_SUMFILE_H
+#ifndef TT_FORMATS_SUMFILE_H
+#define TT_FORMATS_SUMFILE_H
 
 #include "formats/json.h"
 #include "report/json.h"

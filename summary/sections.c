@@ -1,9 +1,9 @@
 /*
- * analyze/summary/sections.c - the section writers `tracetool summarize`
+ * summary/sections.c - the section writers `tracetool summarize`
  * runs on each trace, in the order they are written. One entry per line:
  * each analysis adds its own when its section exists.
  */
-#include "analyze/summary/sum_internal.h"
+#include "summary/sections.h"
 
 const struct tt__sum_section tt__sum_sections[] = {
     { TT__SEC_INFO, tt__info_sum_write },

@@ -1,10 +1,10 @@
 /*
- * analyze/summary/merge.c - tt_summary_merge: the union of the summaries'
+ * formats/sumfile_merge.c - tt_summary_merge: the union of the summaries'
  * traces, each (path, content hash) once, in (path, hash) order whatever
  * the order of the inputs: associative, commutative and idempotent.
  */
 #include "common/compat.h"
-#include "analyze/summary/sum_internal.h"
+#include "formats/sumfile_internal.h"
 
 int tt_summary_merge(const char *const *inputs, size_t n, const char *out_path)
 {

@@ -1,5 +1,5 @@
 /*
- * analyze/summary/summarize.c - tt_summarize: a summary of a trace file, a
+ * summary/summarize.c - tt_summarize: a summary of a trace file, a
  * directory of per-rank traces, a database or a summary.
  *
  * A trace file is ingested into a temporary database of its own (one
@@ -12,7 +12,7 @@
  * analyses read only those (analyze/input/each.c).
  */
 #include "common/compat.h"
-#include "analyze/summary/sum_internal.h"
+#include "summary/sections.h"
 #include "store/db_internal.h"
 
 #include <inttypes.h>

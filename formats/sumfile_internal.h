@@ -1,12 +1,12 @@
 /*
- * analyze/summary/sum_internal.h - the container's own functions shared by
- * the files of analyze/summary/ (load and write in sumfile.c, summarize in
- * summarize.c, merge in merge.c, the section table in sections.c). Internal.
+ * formats/sumfile_internal.h - the container's own functions shared by
+ * the container's files (load and write in sumfile.c, merge in
+ * sumfile_merge.c) and the summaries' drivers (summary/). Internal.
  */
-#ifndef TT_ANALYZE_SUMMARY_SUM_INTERNAL_H
-#define TT_ANALYZE_SUMMARY_SUM_INTERNAL_H
+#ifndef TT_FORMATS_SUMFILE_INTERNAL_H
+#define TT_FORMATS_SUMFILE_INTERNAL_H
 
-#include "analyze/summary/sumfile.h"
+#include "formats/sumfile.h"
 
 /* the most decompressed bytes a summary may have (1 GiB: a summary is
  * kilobytes per trace, plus each kernel group's distinct durations) */
@@ -15,14 +15,6 @@
 /* the schema's prefix and the newest major version this build reads */
 #define TT__SUM_SCHEMA_PREFIX "tracetool.summary/"
 #define TT__SUM_MAJOR 1
-
-/* one section writer of the table (sections.c): sec is a TT__SEC_* */
-struct tt__sum_section {
-    int sec;
-    int (*write)(const struct tt__sum_src *src, tt_jw *w);
-};
-extern const struct tt__sum_section tt__sum_sections[];
-extern const size_t tt__sum_nsections;
 
 /* free one trace's strings (the struct itself is the caller's) */
 void tt__sum_trace_release(struct tt__sum_trace *t);
