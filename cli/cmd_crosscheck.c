@@ -99,5 +99,5 @@ int cmd_crosscheck(int argc, char **argv)
     }
     if (rc < 0)
         return report_error(rc);
-    return sum.inconsistent || sum.unpaired_et || !sum.pairs ? EXIT_DIFFERENT : EXIT_OK;
+    return tt_xc_exit_code(&sum); /* EXIT_DIFFERENT or EXIT_OK */
 }

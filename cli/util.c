@@ -15,21 +15,10 @@
 #include "tracetool/common.h"
 #include "tracetool/summary.h"
 
+/* the library's table (tracetool/common.h), the one place it is kept */
 int exit_code_for(int code)
 {
-    switch (code) {
-    case TT_OK: return EXIT_OK;
-    case TT_EINVALID:
-    case TT_ETRUNCATED:
-    case TT_EEMPTY:
-    case TT_EUNSUPPORTED: return EXIT_BADINPUT;
-    case TT_EEXISTS: return EXIT_EXISTS;
-    case TT_ENOTFOUND:
-    case TT_EIO:
-    case TT_EDB:
-    case TT_ENOMEM: return EXIT_IO;
-    default: return EXIT_INTERNAL;
-    }
+    return tt_exit_code(code);
 }
 
 int report_error(int code)

@@ -56,6 +56,23 @@ void tt_error_set_source(const char *source)
              source ? source : "");
 }
 
+int tt_exit_code(int code)
+{
+    switch (code) {
+    case TT_OK: return 0;
+    case TT_EINVALID:
+    case TT_ETRUNCATED:
+    case TT_EEMPTY:
+    case TT_EUNSUPPORTED: return 3;
+    case TT_EEXISTS: return 5;
+    case TT_ENOTFOUND:
+    case TT_EIO:
+    case TT_EDB:
+    case TT_ENOMEM: return 4;
+    default: return 70;
+    }
+}
+
 const char *tt_strerror(int code)
 {
     switch (code) {

@@ -1102,3 +1102,8 @@ int tt_xcheck_result_print(const tt_xcheck_result *res, const tt_xc_options *opt
         return print_pairs(res, opts->format == TT_FORMAT_MARKDOWN, out);
     return print_text(res, opts, out);
 }
+
+int tt_xc_exit_code(const tt_xc_summary *s)
+{
+    return s->inconsistent || s->unpaired_et || !s->pairs ? 1 : 0;
+}

@@ -67,6 +67,10 @@ typedef struct tt_error {
 /* Never NULL. */
 TT_EXTERN(const tt_error *) tt_error_last(void);
 
+/* The tracetool program's exit code for a return code (README.md, "Exit
+ * codes"): 0 ok, 3 bad input, 4 I/O or database, 5 exists, 70 internal. */
+TT_EXTERN(int) tt_exit_code(int code);
+
 /* Short static description of a code ("out of memory", ...). */
 TT_EXTERN(const char *) tt_strerror(int code);
 

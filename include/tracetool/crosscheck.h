@@ -58,6 +58,10 @@ typedef struct tt_xc_summary {
     int64_t links;           /* rows written to et_links */
 } tt_xc_summary;
 
+/* the exit code of a check (the tracetool program's): 1 when a pair is
+ * inconsistent, an ET has no Kineto trace or nothing was paired, else 0 */
+TT_EXTERN(int) tt_xc_exit_code(const tt_xc_summary *s);
+
 /* a Kineto pid or tid as stored: an integer, a text or none (the codes are
  * SQLite's column types) */
 enum { TT_XC_ID_INT = 1, TT_XC_ID_TEXT = 3, TT_XC_ID_NULL = 5 };
