@@ -27,7 +27,7 @@ EXIT_IO = 4
 
 
 class Error(Exception):
-    """A tracetool failure: .message is the CLI's one line, .exit_code the
+    """tracetool.Error: a tracetool failure: .message is the CLI's one line, .exit_code the
     exit code the CLI gives for it (2 usage, 3 bad input, 4 I/O, ...)."""
 
     def __init__(self, message, exit_code):
@@ -40,6 +40,9 @@ class Error(Exception):
 
     def __repr__(self):
         return "tracetool.Error(%r, exit_code=%d)" % (self.message, self.exit_code)
+
+
+Error.__module__ = "tracetool"
 
 
 class _TtError(ctypes.Structure):
