@@ -8,7 +8,23 @@ rounded through float64), booleans bool (nullable boolean with nulls), numbers
 with a fraction float64, strings object; a nested object or list stays a
 Python dict / list in its cell.
 """
-import pandas as pd
+import platform
+
+
+def _no_uname_subprocess():
+    """Debian's pandas calls platform.uname()[4] on import, and the first
+    platform.uname() runs `uname -p` in a subprocess for .processor (Python
+    3.9+, Linux). The analyses start no process: the processor is filled in
+    first with what `uname -p` says on Linux ("unknown", which platform
+    reports as ''), unless something has asked already."""
+    u = platform.uname()
+    d = getattr(u, "__dict__", None)
+    if d is not None and "processor" not in d and type(u).__dict__.get("processor") is not None:
+        d["processor"] = ""
+
+
+_no_uname_subprocess()
+import pandas as pd  # noqa: E402
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
 

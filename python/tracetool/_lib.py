@@ -122,7 +122,7 @@ def load():
             return _lib
         except OSError:
             pass
-        raise Error("libtracetool.so not found (tried %s and the loader's path); set TRACETOOL_LIB "
+        raise Error("tracetool: libtracetool.so not found (tried %s and the loader's path); set TRACETOOL_LIB "
                     "to it, or build it: cmake --build build --target tracetool_shared"
                     % ", ".join(tried), EXIT_IO)
 
