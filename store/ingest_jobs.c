@@ -263,6 +263,10 @@ static int slot_write(struct engine *e, size_t k, size_t *started, size_t ahead)
         return s->rc;
     }
     if ((rc = ig_begin(g, path)) < 0) {
+        tt_error saved = *tt_error_last();
+        ig_reader_abort(g, w); /* before its row buffers go */
+        s->w = NULL;
+        tt_error_set_at(saved.code, saved.source, saved.offset, "%s", saved.message);
         ig_rollback(g, path, rc);
         return rc;
     }
