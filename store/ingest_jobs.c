@@ -33,7 +33,9 @@
 #include <unistd.h>
 
 /* batches of RB_K rows a file read ahead may hold (each about 100 KB) */
+#ifndef AHEAD_JOBS
 #define AHEAD_JOBS 256
+#endif
 
 struct ig_remap {
     int64_t trace_id, slice_base, rt_base;
