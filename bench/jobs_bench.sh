@@ -48,6 +48,10 @@ for ((r = 0; r < ranks; r++)); do
   s=${srcs[$((r % ${#srcs[@]}))]}
   if [ ! -f "$f" ] || [ "$(cat "$f.mb" 2>/dev/null)" != "$mb" ]; then
     python3 "$SHARED/tools/scale_trace.py" --target-mb "$mb" "$s" "$f" >/dev/null
+    # ranks made from the same worker file would have the same content (an
+    # ingest refuses a duplicate): a key of its own makes each one distinct
+    sed -i "1s/^{/{\"bench_rank\": $r, /" "$f"
+    head -c 20 "$f" | grep -q bench_rank || { echo "$f: cannot make it distinct" >&2; exit 1; }
     echo "$mb" > "$f.mb"
   fi
   inputs+=("$f")

@@ -23,8 +23,11 @@
  * (ingest_write.c, rb_flush_keep).
  *
  * Memory: a file read ahead holds at most AHEAD_JOBS batches of rows (the
- * reader waits for its turn once it made them all) besides what one file's
- * reading holds today; at most jobs - 1 files are read ahead.
+ * reader waits for its turn once it made them all; fewer with many readers:
+ * AHEAD_TOTAL for all, at least JOB_MAX each) besides what one file's
+ * reading holds today; at most jobs - 1 files are read ahead. Measured on 4
+ * x 60 MB files (bench/README.md): 64 batches lose part of the overlap,
+ * 1024 gain nothing over 256.
  */
 #include "common/compat.h"
 #include "store/ingest_state.h"
@@ -32,10 +35,12 @@
 #include <sched.h>
 #include <unistd.h>
 
-/* batches of RB_K rows a file read ahead may hold (each about 100 KB) */
+/* batches of RB_K rows a file read ahead may hold (each about 100 KB),
+ * and all of them together (never fewer than JOB_MAX a file) */
 #ifndef AHEAD_JOBS
 #define AHEAD_JOBS 256
 #endif
+#define AHEAD_TOTAL 768
 
 struct ig_remap {
     int64_t trace_id, slice_base, rt_base;
@@ -193,6 +198,7 @@ struct engine {
     const tt_ingest_options *opts;
     const char *const *paths;
     size_t n;
+    int ahead_jobs; /* batches each reader may hold */
     struct slot **slots;
     struct ingest glob; /* the writer's: the database's strings (glob.strs) */
     struct ig_remap remap;
@@ -216,7 +222,7 @@ static void slot_start(struct engine *e, size_t k)
     g->local_ids = 1;
     g->next_slice_id = 1;
     g->next_runtime_id = 1;
-    g->q.maxjobs = AHEAD_JOBS;
+    g->q.maxjobs = e->ahead_jobs;
     tt_buf_init(&g->metadata);
     tt_buf_addch(&g->metadata, '{');
     s->ropts = (tt_read_options)TT_READ_OPTIONS_INIT;
@@ -335,6 +341,9 @@ static int ingest_parallel(tt_db *db, const char *const *paths, size_t n,
     e.opts = opts;
     e.paths = paths;
     e.n = n;
+    e.ahead_jobs = AHEAD_TOTAL / (int)ahead < AHEAD_JOBS ? AHEAD_TOTAL / (int)ahead : AHEAD_JOBS;
+    if (e.ahead_jobs < JOB_MAX)
+        e.ahead_jobs = JOB_MAX;
     if (db->readonly)
         return tt_error_set_at(TT_EIO, db->path, -1, "database opened read-only");
     if (!(e.slots = calloc(n, sizeof(*e.slots))))
