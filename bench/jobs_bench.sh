@@ -58,18 +58,23 @@ for ((r = 0; r < ranks; r++)); do
 done
 total=$(du -cm "${inputs[@]}" | tail -1 | cut -f1)
 
-# one configuration: RUNS ingests; median wall, its CPU and peak RSS, and
-# the fastest wall (a shared machine's noise only ever adds time)
-measure() { # label cmd...
+# every configuration RUNS times, interleaved (run 1 of each, then run 2 of
+# each, ...) so that a shared machine's load drifts over all of them alike;
+# per configuration the median wall with its CPU and peak RSS, and the
+# fastest wall (noise only ever adds time)
+declare -A times
+one_run() { # label cmd...
   local label=$1; shift
-  local i res=()
-  for ((i = 0; i < runs; i++)); do
-    rm -f "$DIR/$label.db" "$DIR/$label.db-journal"
-    /usr/bin/time -f "%e %U %S %M" -o "$DIR/time.txt" $TS "$@" -q "$DIR/$label.db" "${inputs[@]}"
-    res+=("$(cat "$DIR/time.txt")")
-  done
-  echo "$(printf '%s\n' "${res[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")" \
-    "$(printf '%s\n' "${res[@]}" | sort -n | head -1 | cut -d' ' -f1)"
+  rm -f "$DIR/$label.db" "$DIR/$label.db-journal"
+  if ! /usr/bin/time -f "%e %U %S %M" -o "$DIR/time.txt" $TS "$@" -q "$DIR/$label.db" "${inputs[@]}"; then
+    echo "$label: the ingest failed" >&2; exit 1
+  fi
+  times[$label]+="$(cat "$DIR/time.txt")"$'\n'
+}
+summary() { # label -> "wall user sys rss minwall"
+  local sorted
+  sorted=$(printf '%s' "${times[$1]}" | sort -n)
+  echo "$(echo "$sorted" | sed -n "$(((runs + 1) / 2))p")" "$(echo "$sorted" | head -1 | cut -d' ' -f1)"
 }
 
 averages_of() { "$TT" averages "$1" | sed "s|$1|DB|g" | md5sum | cut -d' ' -f1; }
@@ -94,15 +99,17 @@ row() { # label wall user sys rss minwall
   printf '| %-12s | %8s | %8s | %8s | %9s | %8s | %8s | %-10s |\n' "$1" "$2" "$cpu" "$6" \
     "$(($5 / 1024))" "$ratio" "$mratio" "$same"
 }
-# shellcheck disable=SC2086  # measure's output is four words
-row jobs1 $(measure jobs1 "$TT" ingest --jobs 1)
-for j in $jobs; do
-  # shellcheck disable=SC2086
-  row "jobs$j" $(measure "jobs$j" "$TT" ingest --jobs "$j")
+labels=(jobs1)
+for j in $jobs; do labels+=("jobs$j"); done
+[ -n "${OLD:-}" ] && labels+=(old-default)
+for ((i = 0; i < runs; i++)); do
+  one_run jobs1 "$TT" ingest --jobs 1
+  for j in $jobs; do one_run "jobs$j" "$TT" ingest --jobs "$j"; done
+  if [ -n "${OLD:-}" ]; then one_run old-default "$OLD" ingest; fi
 done
-if [ -n "${OLD:-}" ]; then
-  # shellcheck disable=SC2086
-  row old-default $(measure old-default "$OLD" ingest)
-fi
+for l in "${labels[@]}"; do
+  # shellcheck disable=SC2046  # summary prints five words
+  row "$l" $(summary "$l")
+done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$keep" = 1 ] || rm -f "$DIR"/*.db "$DIR"/rank*.json "$DIR"/rank*.json.mb
