@@ -256,6 +256,7 @@ tsan_commands() {
     "$t" kernels "$tsan_trace" >/dev/null
     TT_AVG_RUN_RECS=4096 "$t" averages "$tsan_trace" >/dev/null  # spill thread
     "$t" ingest -q "$d/t.db" "$tsan_trace"
+    "$t" ingest -q --jobs 3 "$d/j.db" testdata/kineto/*.gz  # files read ahead (issue 26)
     "$t" averages "$d/t.db" >/dev/null
   ); rc=$?
   rm -rf "$d"

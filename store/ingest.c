@@ -755,7 +755,7 @@ static double now_s(void)
 
 /* ---- reading on a worker, writing here ---- */
 
-struct worker {
+struct ig_worker {
     struct ingest *g;
     const char *path;
     const tt_trace_sink *sink;
@@ -763,11 +763,13 @@ struct worker {
     tt_read_stats *stats;
     int rc;
     tt_error err;
+    pthread_t th;
+    int started; /* th runs (else the read happened in ig_reader_start) */
 };
 
 static void *worker_main(void *arg)
 {
-    struct worker *w = arg;
+    struct ig_worker *w = arg;
     w->rc = tt_read_trace(w->path, w->sink, w->ropts, w->stats);
     if (w->rc < 0)
         w->err = *tt_error_last();
@@ -777,43 +779,75 @@ static void *worker_main(void *arg)
 
 /*
  * The reader, and everything that turns events into rows, runs on a worker
- * thread; this thread only binds and steps (SQLite is the larger half of an
- * ingest). Jobs are written in the order they were queued. When the write
- * fails the worker is stopped and the write's error is kept; when the read
- * fails, what was queued is still written (--salvage keeps it) and the read's
- * error is returned.
+ * thread (ig_reader_start); the calling thread only binds and steps
+ * (ig_reader_drain). Jobs are written in the order they were queued. When
+ * the write fails the worker is stopped and the write's error is kept; when
+ * the read fails, what was queued is still written (--salvage keeps it) and
+ * the read's error is returned. No thread (it cannot be made, or
+ * tt_ingest_options.jobs is 1): the read happens in ig_reader_start, each
+ * job written as it is made.
  */
-static int read_threaded(struct ingest *g, const char *path, const tt_trace_sink *sink,
-                         const tt_read_options *ropts, tt_read_stats *stats)
+int ig_reader_start(struct ingest *g, struct ig_worker **out, const char *path,
+                    const tt_trace_sink *sink, const tt_read_options *ropts,
+                    tt_read_stats *stats)
 {
     struct jobq *q = &g->q;
-    struct worker w;
-    pthread_t th;
-    int wrc = 0;
-    tt_error werr;
-    void *v;
-
-    memset(&w, 0, sizeof(w));
-    memset(&werr, 0, sizeof(werr));
-    w.g = g;
-    w.path = path;
-    w.sink = sink;
-    w.ropts = ropts;
-    w.stats = stats;
-    if (tt__queue_init(&q->full, JOBQ_CAP) < 0 || tt__queue_init(&q->empty, JOBQ_CAP) < 0) {
-        w.rc = TT_ENOMEM;
-        goto out;
-    }
+    struct ig_worker *w = calloc(1, sizeof(*w));
+    unsigned cap = (unsigned)(ig_maxjobs(q) + R_COUNT + 2);
+    *out = w;
+    if (!w)
+        return tt__oom();
+    w->g = g;
+    w->path = path;
+    w->sink = sink;
+    w->ropts = ropts;
+    w->stats = stats;
+    if (tt__queue_init(&q->full, cap) < 0 || tt__queue_init(&q->empty, cap) < 0)
+        return w->rc = TT_ENOMEM;
     tt__queue_set_wake(&q->full, JOB_WAKE);
     tt__queue_set_wake(&q->empty, JOB_WAKE);
     g->threaded = 1;
-    if (pthread_create(&th, NULL, worker_main, &w) != 0) {
-        /* no thread: read and write here */
+    if (g->opts && g->opts->version >= 3 && g->opts->jobs == 1 && !g->local_ids) {
         g->threaded = 0;
-        w.rc = tt_read_trace(path, sink, ropts, stats);
-        goto out;
+    } else if (pthread_create(&w->th, NULL, worker_main, w) == 0) {
+        w->started = 1;
+        return 0;
     }
-    while (tt__queue_get(&q->full, &v) == 1) { /* 0: the worker is done */
+    /* no thread: read and write here (never for a file read ahead: its
+     * jobs wait for its turn) */
+    g->threaded = 0;
+    if (g->local_ids)
+        return w->rc = tt_error_set_at(TT_ENOMEM, path, -1, "cannot start a reader thread");
+    w->rc = tt_read_trace(path, sink, ropts, stats);
+    if (w->rc < 0)
+        w->err = *tt_error_last();
+    return 0;
+}
+
+/* every job left (all of them after a failure) for the writes done here */
+static void reader_end(struct ingest *g, struct ig_worker *w)
+{
+    struct jobq *q = &g->q;
+    void *v;
+    while (tt__queue_drain(&q->full, &v) || tt__queue_drain(&q->empty, &v)) {
+        struct job *j = v;
+        j->next = q->spare;
+        q->spare = j;
+    }
+    tt__queue_destroy(&q->full);
+    tt__queue_destroy(&q->empty);
+    free(w);
+}
+
+int ig_reader_drain(struct ingest *g, struct ig_worker *w)
+{
+    struct jobq *q = &g->q;
+    int wrc = 0, rc;
+    tt_error werr;
+    void *v;
+
+    memset(&werr, 0, sizeof(werr));
+    while (w->started && tt__queue_get(&q->full, &v) == 1) { /* 0: the worker is done */
         struct job *j = v;
         if ((wrc = ig_run_job(g, j)) < 0) {
             /* stop the worker: its next job get or put fails */
@@ -824,28 +858,47 @@ static int read_threaded(struct ingest *g, const char *path, const tt_trace_sink
             q->spare = j;
             break;
         }
-        tt__queue_put(&q->empty, j); /* JOBQ_CAP holds every job: no wait */
+        tt__queue_put(&q->empty, j); /* the queue holds every job: no wait */
     }
-    pthread_join(th, NULL);
+    if (w->started)
+        pthread_join(w->th, NULL);
     g->threaded = 0;
     if (wrc < 0) {
         tt_error_set_at(werr.code ? werr.code : wrc, werr.source, werr.offset, "%s",
                         werr.message);
-        w.rc = wrc;
-    } else if (w.rc < 0) {
-        tt_error_set_at(w.err.code ? w.err.code : w.rc, w.err.source, w.err.offset, "%s",
-                        w.err.message);
+        w->rc = wrc;
+    } else if (w->rc < 0) {
+        tt_error_set_at(w->err.code ? w->err.code : w->rc, w->err.source, w->err.offset, "%s",
+                        w->err.message);
     }
-out:
-    /* every job left (all of them after a failure) for the writes done here */
-    while (tt__queue_drain(&q->full, &v) || tt__queue_drain(&q->empty, &v)) {
-        struct job *j = v;
-        j->next = q->spare;
-        q->spare = j;
+    rc = w->rc;
+    reader_end(g, w);
+    return rc;
+}
+
+void ig_reader_abort(struct ingest *g, struct ig_worker *w)
+{
+    if (!w)
+        return;
+    if (w->started) {
+        tt__queue_fail(&g->q.full, TT_ECANCELED);
+        tt__queue_fail(&g->q.empty, TT_ECANCELED);
+        pthread_join(w->th, NULL);
     }
-    tt__queue_destroy(&q->full);
-    tt__queue_destroy(&q->empty);
-    return w.rc;
+    g->threaded = 0;
+    reader_end(g, w);
+}
+
+static int read_threaded(struct ingest *g, const char *path, const tt_trace_sink *sink,
+                         const tt_read_options *ropts, tt_read_stats *stats)
+{
+    struct ig_worker *w;
+    int rc = ig_reader_start(g, &w, path, sink, ropts, stats);
+    if (rc < 0) {
+        ig_reader_abort(g, w);
+        return rc;
+    }
+    return ig_reader_drain(g, w);
 }
 
 /* the rows of tt__ingest_rows could not be linked without the SQL passes */
@@ -869,7 +922,7 @@ static int on_event_rows(void *ctx, const tt_event *ev)
     return rc;
 }
 
-static void set_sink(tt_trace_sink *sink, struct ingest *g)
+void ig_set_sink(tt_trace_sink *sink, struct ingest *g)
 {
     memset(sink, 0, sizeof(*sink));
     sink->ctx = g;
@@ -881,7 +934,7 @@ static void set_sink(tt_trace_sink *sink, struct ingest *g)
 }
 
 /* the prepared statements (and row buffers): before COMMIT or ROLLBACK */
-static void release_statements(struct ingest *g)
+void ig_release_statements(struct ingest *g)
 {
     int i;
     for (i = 0; i < S_COUNT; i++) {
@@ -893,9 +946,9 @@ static void release_statements(struct ingest *g)
 }
 
 /* what both entry points free at the end */
-static void ingest_release(struct ingest *g)
+void ig_release(struct ingest *g)
 {
-    release_statements(g);
+    ig_release_statements(g);
     ig_job_free_list(g->q.spare);
     g->q.spare = NULL;
     ig_pend_release(g);
@@ -938,7 +991,7 @@ static int rows_read(const char *path, const tt__rowsink *rowsink, unsigned read
     tt_buf_addch(&g.metadata, '{');
     if ((rc = ig_rbufs_init(&g)) < 0 || (fix_mode == FIX_APPLY && (rc = ig_fix_start(fix)) < 0))
         goto out;
-    set_sink(&sink, &g);
+    ig_set_sink(&sink, &g);
     /*
      * Here the consumer is light: decoding goes to the reader's own thread
      * (TT_READ_THREADED) and the linking stays with the consumer, which
@@ -979,7 +1032,7 @@ static int rows_read(const char *path, const tt__rowsink *rowsink, unsigned read
     if (g.metadata.oom || !(res->metadata = strndup(g.metadata.buf, g.metadata.len)))
         rc = tt__oom();
 out:
-    ingest_release(&g);
+    ig_release(&g);
     return rc;
 }
 
@@ -1023,6 +1076,89 @@ int tt__ingest_rows(const char *path, const tt__rowsink *rowsink, unsigned read_
     return rows_read(path, rowsink, read_flags, skip, res, NULL, FIX_NONE);
 }
 
+int64_t ig_next_id(tt_db *db, const char *table)
+{
+    char sql[64];
+    int ok;
+    int64_t v;
+    snprintf(sql, sizeof(sql), "SELECT max(id) + 1 FROM %s WHERE ?1", table);
+    v = scalar_i64(db, sql, 1, &ok);
+    return ok ? v : 1;
+}
+
+/*
+ * The transaction's start, on the writing thread: the statements, the
+ * traces row (g->trace_id), the indexes; with the database's ids (strings,
+ * next slice and runtime ids) unless the file is read with ids of its own.
+ */
+int ig_begin(struct ingest *g, const char *path)
+{
+    tt_db *db = g->db;
+    sqlite3_stmt *st;
+    const char *base;
+    int rc;
+
+    if ((rc = tt_db_exec(db, "BEGIN IMMEDIATE")) < 0)
+        return rc;
+    if ((rc = ig_prepare_statements(g)) < 0)
+        return rc;
+    if (!g->local_ids) {
+        if ((rc = ig_load_strings(g)) < 0)
+            return rc;
+        g->next_slice_id = ig_next_id(db, "slices");
+        g->next_runtime_id = ig_next_id(db, "runtime");
+        if ((rc = ig_rbufs_init(g)) < 0)
+            return rc;
+    }
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if ((rc = tt_db_prepare(db, &st,
+                            "INSERT INTO traces(path, file_name, content_hash, format,"
+                            " ingested_at, tool_version) VALUES(?,?,'','unknown','',?)")) < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, base, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, TT_VERSION, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return ig_sqlerr(g, "cannot record the trace");
+    /* read with ids of its own, g->trace_id is its reader's until it is
+     * joined (ingest_jobs.c sets it then) */
+    g->res->trace_id = sqlite3_last_insert_rowid(db->sql);
+    if (!g->local_ids)
+        g->trace_id = g->res->trace_id;
+    /*
+     * Indexes first: their keys arrive mostly in order (per thread, or
+     * growing ids), so keeping them up to date costs less than sorting
+     * afterwards, and leaves no sort to wait for at the end.
+     */
+    if ((rc = tt_db_create_indexes(db)) < 0)
+        return rc;
+    return 0;
+}
+
+/* after the rows: the SQL passes, the traces row; then the statements go */
+int ig_finish(struct ingest *g, const char *path, const tt_read_stats *rs)
+{
+    return finish_trace(g, path, rs);
+}
+
+void ig_phase(const struct ingest *g, const char *what)
+{
+    phase(g, what);
+}
+
+void ig_timing(struct ingest *g, const char *what)
+{
+    timing(g, what);
+}
+
+double ig_now_s(void)
+{
+    return now_s();
+}
+
 /* tt_ingest_file with reader flags and tables left out (1 << R_*) */
 static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opts,
                        tt_ingest_result *res, unsigned read_flags, unsigned skip,
@@ -1033,10 +1169,8 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
     tt_ingest_options defopts = TT_INGEST_OPTIONS_INIT;
     tt_read_options ropts = TT_READ_OPTIONS_INIT;
     tt_trace_sink sink;
-    sqlite3_stmt *st;
-    int rc, ok;
+    int rc;
     double t0 = now_s();
-    const char *base;
 
     if (!res)
         res = &local;
@@ -1056,51 +1190,13 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
     tt_buf_init(&g.metadata);
     tt_buf_addch(&g.metadata, '{');
 
-    if ((rc = tt_db_exec(db, "BEGIN IMMEDIATE")) < 0)
-        goto out;
-    if ((rc = ig_prepare_statements(&g)) < 0)
+    if ((rc = ig_begin(&g, path)) < 0)
         goto fail;
-    if ((rc = ig_load_strings(&g)) < 0)
-        goto fail;
-    g.next_slice_id = scalar_i64(db, "SELECT max(id) + 1 FROM slices WHERE ?1", 1, &ok);
-    if (!ok)
-        g.next_slice_id = 1;
-    g.next_runtime_id = scalar_i64(db, "SELECT max(id) + 1 FROM runtime WHERE ?1", 1, &ok);
-    if (!ok)
-        g.next_runtime_id = 1;
-    if ((rc = ig_rbufs_init(&g)) < 0)
-        goto fail;
-
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if ((rc = tt_db_prepare(db, &st,
-                            "INSERT INTO traces(path, file_name, content_hash, format,"
-                            " ingested_at, tool_version) VALUES(?,?,'','unknown','',?)")) < 0)
-        goto fail;
-    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, base, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, TT_VERSION, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        rc = ig_sqlerr(&g, "cannot record the trace");
-        goto fail;
-    }
-    g.trace_id = sqlite3_last_insert_rowid(db->sql);
-    /*
-     * Indexes first: their keys arrive mostly in order (per thread, or
-     * growing ids), so keeping them up to date costs less than sorting
-     * afterwards, and leaves no sort to wait for at the end.
-     */
-    if ((rc = tt_db_create_indexes(db)) < 0)
-        goto fail;
-    res->trace_id = g.trace_id;
-
     if (tap && (rc = tap->start(tap->ctx, db)) != 0) {
         rc = rc < 0 ? rc : TT_ECANCELED;
         goto fail;
     }
-    set_sink(&sink, &g);
+    ig_set_sink(&sink, &g);
     ropts.flags |= read_flags;
     ropts.progress = opts->progress;
     ropts.progress_payload = opts->progress_payload;
@@ -1116,7 +1212,7 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
         rc = rc < 0 ? rc : TT_ECANCELED;
         goto fail;
     }
-    release_statements(&g);
+    ig_release_statements(&g);
     phase(&g, "committing");
     if ((rc = tt_db_exec(db, "COMMIT")) < 0)
         goto fail;
@@ -1129,20 +1225,23 @@ static int ingest_into(tt_db *db, const char *path, const tt_ingest_options *opt
     rc = 0;
     goto out;
 fail:
-    {
-        /* keep the first error: the rollback must not overwrite it */
-        tt_error saved = *tt_error_last();
-        release_statements(&g);
-        sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
-        if (!saved.source[0])
-            snprintf(saved.source, sizeof(saved.source), "%s", path);
-        tt_error_set_at(saved.code ? saved.code : rc, saved.source, saved.offset, "%s",
-                        saved.message);
-        res->trace_id = 0;
-    }
+    ig_rollback(&g, path, rc);
 out:
-    ingest_release(&g);
+    ig_release(&g);
     return rc;
+}
+
+/* a failure: the transaction undone, the first error kept */
+void ig_rollback(struct ingest *g, const char *path, int rc)
+{
+    tt_error saved = *tt_error_last();
+    ig_release_statements(g);
+    sqlite3_exec(g->db->sql, "ROLLBACK", NULL, NULL, NULL);
+    if (!saved.source[0])
+        snprintf(saved.source, sizeof(saved.source), "%s", path);
+    tt_error_set_at(saved.code ? saved.code : rc, saved.source, saved.offset, "%s",
+                    saved.message);
+    g->res->trace_id = 0;
 }
 
 int tt_ingest_file(tt_db *db, const char *path, const tt_ingest_options *opts,

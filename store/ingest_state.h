@@ -171,6 +171,7 @@ struct jobq {
     tt__queue empty;    /* written jobs, back to the worker */
     int njobs;          /* worker: jobs it made (JOB_MAX at most) */
     struct job *spare;  /* one thread (no worker): jobs for reuse */
+    int maxjobs;        /* 0: JOB_MAX; a file read ahead (ingest_jobs.c): more */
 };
 
 enum stmt_id { S_END_B, S_COUNT };
@@ -255,6 +256,11 @@ struct ingest {
     struct ig_fix *fix;         /* TT_ROWS_RELINK: the fix-ups (ingest_fix.c) */
     int fix_mode;               /* FIX_* */
     double timing_t0;           /* the last phase time logged (ingest.c) */
+    /* a file read ahead of its turn (store/ingest_jobs.c): string ids from
+     * its own table, slice and runtime ids from 1, trace id a placeholder;
+     * the writer maps them to the database's as it writes (remap) */
+    int local_ids;
+    struct ig_remap *remap;     /* writer side: set once the file's turn came */
 };
 
 #define HAVE(bit) ((ev->have & (bit)) != 0)
@@ -328,6 +334,40 @@ static inline int id_eq(const tt_id *a, const tt_id *b)
 }
 
 /* ---- across the three files ---- */
+
+/* the jobs a worker may make (the queues hold them all) */
+static inline int ig_maxjobs(const struct jobq *q)
+{
+    return q->maxjobs ? q->maxjobs : JOB_MAX;
+}
+
+/* store/ingest_jobs.c: the ids of a job read ahead, to the database's */
+int ig_remap_job(struct ingest *g, struct job *j);
+
+/* store/ingest.c, for ingest_jobs.c: the parts of ingest_into */
+struct ig_worker;
+void ig_set_sink(tt_trace_sink *sink, struct ingest *g);
+/* start the reader of path on its own thread (g->threaded); 0 or an error */
+int ig_reader_start(struct ingest *g, struct ig_worker **out, const char *path,
+                    const tt_trace_sink *sink, const tt_read_options *ropts,
+                    tt_read_stats *stats);
+/* writer: every job of the reader written, the reader joined; the first
+ * error (the write's, else the read's) */
+int ig_reader_drain(struct ingest *g, struct ig_worker *w);
+/* the reader stopped (a failure before its turn): joined, its jobs freed */
+void ig_reader_abort(struct ingest *g, struct ig_worker *w);
+/* writer: after the rows, the SQL passes and the traces row */
+int ig_finish(struct ingest *g, const char *path, const tt_read_stats *rs);
+/* writer: the transaction's start: the traces row (g->trace_id), indexes,
+ * statements; next ids from the database */
+int ig_begin(struct ingest *g, const char *path);
+void ig_release_statements(struct ingest *g);
+void ig_release(struct ingest *g);
+void ig_phase(const struct ingest *g, const char *what);
+void ig_rollback(struct ingest *g, const char *path, int rc);
+int64_t ig_next_id(tt_db *db, const char *table);
+void ig_timing(struct ingest *g, const char *what);
+double ig_now_s(void);
 
 int ig_sqlerr(struct ingest *g, const char *what);
 int ig_load_strings(struct ingest *g);

@@ -163,6 +163,10 @@ int ig_run_job(struct ingest *g, const struct job *j)
 {
     sqlite3_stmt *st;
     int rc;
+    /* a file read with ids of its own: the database's, in place (the job
+     * is the writer's until it goes back) */
+    if (g->remap && (rc = ig_remap_job(g, (struct job *)j)) < 0)
+        return rc;
     if (g->rowsink) {
         if (j->kind == JOB_END_B && g->fix_mode == FIX_COLLECT)
             return ig_fix_end_b(g, j->id, j->dur);
@@ -226,7 +230,7 @@ struct job *ig_job_get(struct ingest *g)
     if (g->threaded) {
         void *v;
         int rc = tt__queue_tryget(&q->empty, &v);
-        if (rc == 0 && q->njobs >= JOB_MAX)
+        if (rc == 0 && q->njobs >= ig_maxjobs(q))
             rc = tt__queue_get(&q->empty, &v);
         if (rc < 0)
             return NULL;
@@ -284,6 +288,10 @@ static int rb_flush_keep(struct ingest *g, struct rowbuf *rb, int keep_last)
     int k, rc;
     if (j->n <= keep_last)
         return 0;
+    /* ids of its own: the writer learns a string's before the rows using it */
+    if (g->local_ids && rb != &g->rbuf[R_STR] && g->rbuf[R_STR].cur->n &&
+        (rc = ig_rb_flush(g, &g->rbuf[R_STR])) < 0)
+        return rc;
     if (j->n - keep_last > RB_K) { /* a statement writes RB_K rows at most */
         if ((rc = rb_flush_keep(g, rb, j->n - RB_K)) < 0)
             return rc;

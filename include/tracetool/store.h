@@ -50,8 +50,12 @@ typedef struct tt_ingest_options {
     /* version >= 2, may be NULL: called with progress_payload as each phase
      * after the read begins ("linking GPU activities", ...; "" when done) */
     void (*phase)(void *payload, const char *what);
+    /* version >= 3: threads an ingest keeps busy; 1: everything on the
+     * calling thread; 0: the default (tt_ingest_file: a reader thread and
+     * the writer; tt_ingest_files: tt_ingest_default_jobs()) */
+    int jobs;
 } tt_ingest_options;
-#define TT_INGEST_OPTIONS_VERSION 2
+#define TT_INGEST_OPTIONS_VERSION 3
 #define TT_INGEST_OPTIONS_INIT \
     { .version = TT_INGEST_OPTIONS_VERSION }
 
@@ -76,6 +80,25 @@ typedef struct tt_ingest_result {
 TT_EXTERN(int) tt_ingest_file(tt_db *db, const char *path,
                               const tt_ingest_options *opts,
                               tt_ingest_result *res);
+
+/*
+ * Ingest n files in the order given, each its own transaction, as n calls
+ * of tt_ingest_file would (same trace ids, row ids and contents), with
+ * opts->jobs threads (store/ingest_jobs.c): one writer (the calling
+ * thread) and up to jobs - 1 files read and linked at once, a file read
+ * ahead of its turn holding a bounded number of row batches. each (may be
+ * NULL) is called on the calling thread after each file, in order, with
+ * that file's result: rc 0 or its error (also the thread's last error).
+ * opts->progress is not called (readers run at once). Returns 0, or an
+ * error that stopped everything (out of memory before any file).
+ */
+typedef void (*tt_ingest_each_fn)(void *payload, size_t index, const char *path, int rc,
+                                  const tt_ingest_result *res);
+TT_EXTERN(int) tt_ingest_files(tt_db *db, const char *const *paths, size_t n,
+                               const tt_ingest_options *opts, tt_ingest_each_fn each,
+                               void *payload);
+/* the CPUs this process may run on (affinity, and a cgroup quota), >= 1 */
+TT_EXTERN(int) tt_ingest_default_jobs(void);
 
 TT_END_DECL
 
