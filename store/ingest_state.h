@@ -341,7 +341,14 @@ static inline int ig_maxjobs(const struct jobq *q)
     return q->maxjobs ? q->maxjobs : JOB_MAX;
 }
 
-/* store/ingest_jobs.c: the ids of a job read ahead, to the database's */
+/* a file read with ids of its own, mapped as it is written (ingest_remap.c) */
+struct ig_remap {
+    int64_t trace_id, slice_base, rt_base;
+    int64_t *smap; /* local string id -> the database's (0: unknown) */
+    size_t nsmap, asmap;
+    tt_strtab *strs; /* the writer's: every string of the database */
+};
+/* the ids of a job read ahead, to the database's */
 int ig_remap_job(struct ingest *g, struct job *j);
 
 /* store/ingest.c, for ingest_jobs.c: the parts of ingest_into */
