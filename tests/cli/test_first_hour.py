@@ -103,17 +103,19 @@ def check_quickstart(tmp):
     shutil.copy(os.path.join(ROOT, "scripts", "quickstart.sh"), os.path.join(root, "scripts"))
     for name, body in ((os.path.join("scripts", "install-deps.sh"), "#!/bin/sh\nexit 0\n"),
                        (os.path.join("bin", "cmake"), FAKE_CMAKE),
-                       (os.path.join("build", "tracetool"), FAKE_TOOL)):
+                       (os.path.join("build", "tracetool"), FAKE_TOOL),
+                       (os.path.join("bin", "python"), FAKE_TOOL)):
         path = os.path.join(root, name)
         with open(path, "w") as f:
             f.write(body)
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
-    env = dict(os.environ, PATH=os.path.join(root, "bin") + os.pathsep + os.environ["PATH"])
+    env = dict(os.environ, PATH=os.path.join(root, "bin") + os.pathsep + os.environ["PATH"],
+               PYTHON=os.path.join(root, "bin", "python"))
     p = subprocess.run(["bash", os.path.join(root, "scripts", "quickstart.sh"), "t.json"],
                        capture_output=True, env=env, timeout=60)
     out = p.stdout.decode()
-    stages = re.findall(r"^== (\d)/4 ", out, re.M)
-    C.check((p.returncode, stages) == (0, ["1", "2", "3", "4"]), "quickstart: a line per stage",
+    stages = re.findall(r"^== (\d)/5 ", out, re.M)
+    C.check((p.returncode, stages) == (0, ["1", "2", "3", "4", "5"]), "quickstart: a line per stage",
             (p.returncode, out, p.stderr.decode()[-300:]))
     pct = [int(x) for x in re.findall(r"^   built (\d+)%$", out, re.M)]
     C.check(len(pct) >= 9 and pct == sorted(pct) and pct[-1] == 100,
