@@ -13,6 +13,7 @@ import os, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import tt_call_driver  # noqa: E402
+import trace_expect as te  # noqa: E402
 
 TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
 SHARED = os.environ.get("TT_SHARED", "../shared")
@@ -84,6 +85,7 @@ def main():
     if missing:
         print("SKIP: missing test data:", ", ".join(missing))
         return 77
+    te.reexec_for_sanitizer()  # an ASan build's library needs its runtime first
     try:
         lib = tt_call_driver.load()
     except OSError as e:

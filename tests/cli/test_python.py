@@ -51,7 +51,8 @@ def pandas_python():
 
 
 def child_env():
-    e = dict(os.environ)
+    # in the ASan build, the sanitizer's runtime preloaded (te.sanitizer_preload_env)
+    e = te.sanitizer_preload_env()
     e["PYTHONPATH"] = PYDIR + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
     e["TRACETOOL_LIB"] = LIB
     return e
@@ -317,6 +318,10 @@ def main():
                        "apt-get install python3-pandas"):
             return C.finish()
         return subprocess.run([py, os.path.abspath(__file__)] + sys.argv[1:], env=child_env()).returncode
+    if te.sanitizer_preload_env().get("LD_PRELOAD", "") != os.environ.get("LD_PRELOAD", ""):
+        # pandas is here, but the ASan build's library needs its runtime first
+        return subprocess.run([sys.executable, os.path.abspath(__file__)] + sys.argv[1:],
+                              env=child_env()).returncode
     os.environ.update(child_env())
     sys.path.insert(0, PYDIR)
     missing = [p for p in (TRACE, RANKS, ET0) + tuple(DIFF) if not os.path.exists(p)]

@@ -367,3 +367,34 @@ def traced_opens(args, tmp, stdin=None):
     with open(log, errors="replace") as f:
         lines = f.read().splitlines()
     return cp.returncode, cp.stdout, lines
+
+
+def sanitizer_preload_env(env=None):
+    """The environment in which a Python process can load an ASan build of
+    libtracetool.so (ctypes): the sanitizer's runtime preloaded (it must come
+    first in the process), leak detection off (the interpreter keeps its
+    objects to the end by design). Unchanged outside an ASan build
+    (TT_SANITIZED, set by ctest, names the sanitizers)."""
+    env = dict(os.environ if env is None else env)
+    if "address" not in env.get("TT_SANITIZED", ""):
+        return env
+    if "libasan" not in env.get("LD_PRELOAD", ""):
+        cc = env.get("CC") or "gcc"
+        lib = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+        if not lib or not os.path.isabs(lib):
+            raise RuntimeError("no libasan.so from %s -print-file-name" % cc)
+        env["LD_PRELOAD"] = " ".join(x for x in (lib, env.get("LD_PRELOAD", "")) if x)
+    opts = [o for o in env.get("ASAN_OPTIONS", "").split(":") if o and not o.startswith("detect_leaks=")]
+    env["ASAN_OPTIONS"] = ":".join(opts + ["detect_leaks=0"])
+    return env
+
+
+def reexec_for_sanitizer():
+    """Run this script again in sanitizer_preload_env() when the ASan build's
+    library is to be loaded in this process and its runtime is not loaded
+    yet (a no-op elsewhere)."""
+    env = sanitizer_preload_env()
+    if env.get("LD_PRELOAD", "") != os.environ.get("LD_PRELOAD", ""):
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
