@@ -18,16 +18,10 @@ import trace_expect as te  # noqa: E402
 TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
 SHARED = os.environ.get("TT_SHARED", "../shared")
 TD = os.path.join(SHARED, "testdata")
-passed = failed = skipped = 0
+C = te.Checker("test_call")
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
+check = C.check
 
 
 def argv_of(options):
@@ -73,7 +67,6 @@ def compare(lib, cmd, inputs, options, json_flag=True, want_code=None):
 
 
 def main():
-    global skipped
     trace = os.path.join(TD, "kineto", "tb_plugin_2021-06", "worker0.1623143089861.pt.trace.json.gz")
     dlrm = os.path.join(TD, "param", "dlrm_8rank", "kineto")
     ctl = os.path.join(TD, "hta", "trace_diff", "control", "control.json.gz")
@@ -170,11 +163,7 @@ def main():
         left = [n for n in os.listdir(tempfile.gettempdir())
                 if n.startswith("tt_call.") and n not in before]
         check(not left, f"memtimeline's temporaries removed ({left})")
-    line = f"{passed} passed, {failed} failed"
-    if skipped:
-        line += f", {skipped} skipped"
-    print(line)
-    return 1 if failed or not passed else (77 if skipped else 0)
+    return C.finish()
 
 
 if __name__ == "__main__":

@@ -26,19 +26,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_expect as te  # noqa: E402
+
 TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
 SHARED = os.environ.get("TT_SHARED", "../shared")
 TD = os.path.join(SHARED, "testdata")
-passed = failed = skipped = 0
+C = te.Checker("test_ingest_jobs")
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
+check = C.check
 
 
 def run(*args):
@@ -85,11 +82,9 @@ ANALYSES = (("info",), ("averages",), ("kernels",), ("breakdown",),
 def compare(label, inputs, pre=None, extra=(), analyses=True, jobs=(2, 4)):
     """ingest inputs with --jobs 1 and each of jobs (into a copy of pre when
     given) and compare everything"""
-    global skipped
     for i in inputs:
         if not os.path.exists(i):
-            skipped += 1
-            print("SKIP", label, "(missing", i + ")")
+            C.skip(label, "missing " + i)
             return
     with tempfile.TemporaryDirectory() as d:
         res = {}
@@ -143,7 +138,6 @@ def broken_dir(d):
 
 
 def main():
-    global skipped
     dlrm = os.path.join(TD, "param", "dlrm_8rank")
     if not os.path.isdir(dlrm):
         print("SKIP: no", dlrm)
@@ -187,11 +181,7 @@ def main():
     check(rc == 2 and "--jobs" in err, f"--jobs 0 is a usage error ({rc}, {err!r})")
     rc, _, err = run("ingest", "--jobs", "two", "x.db", kin)
     check(rc == 2, f"--jobs two is a usage error ({rc})")
-    line = f"{passed} passed, {failed} failed"
-    if skipped:
-        line += f", {skipped} skipped"
-    print(line)
-    return 1 if failed or not passed else (77 if skipped else 0)
+    return C.finish()
 
 
 if __name__ == "__main__":

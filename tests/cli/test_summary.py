@@ -13,10 +13,13 @@ schema, one trace per rank file, each content hash the database's.
 """
 import gzip, json, os, shutil, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_expect as te  # noqa: E402
+
 TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
 SHARED = os.environ.get("TT_SHARED", "../shared")
 DLRM = os.path.join(SHARED, "testdata", "param", "dlrm_8rank", "kineto")
-passed = failed = 0
+C = te.Checker("test_summary")
 
 # The analyses on a summary, each compared with the database's output: the
 # command and its options. Each helper adds its own line as its section
@@ -41,13 +44,7 @@ COMPARED = [
 ]
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
+check = C.check
 
 
 def run(*args):
@@ -183,8 +180,7 @@ def main():
         check(run("merge", m1).returncode == 2, "merge without -o: usage")
     finally:
         shutil.rmtree(tmp)
-    print("passed %d, failed %d" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    sys.exit(C.finish())
 
 
 if __name__ == "__main__":

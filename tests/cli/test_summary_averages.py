@@ -18,18 +18,15 @@ DB`), the issue's definition of the right answer; it needs `summarize` and
 """
 import os, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_expect as te  # noqa: E402
+
 TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
 SHARED = os.environ.get("TT_SHARED", "../shared")
-passed = failed = skipped = 0
+C = te.Checker("test_summary_averages")
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
+check = C.check
 
 
 def run(*args):
@@ -81,10 +78,9 @@ def refusals(summary):
 
 
 def dlrm(d):
-    global skipped
     kdir = os.path.join(SHARED, "testdata", "param", "dlrm_8rank", "kineto")
     if not os.path.isdir(kdir):
-        skipped += 1
+        C.skip("dlrm_8rank", "missing " + kdir)
         return
     files = sorted(os.path.join(kdir, f) for f in os.listdir(kdir) if f.endswith(".json.gz"))
     check(len(files) == 8, f"dlrm_8rank has 8 kineto files ({len(files)})")
@@ -130,10 +126,9 @@ def dlrm(d):
 
 
 def single(d, rel, tag):
-    global skipped
     path = os.path.join(SHARED, "testdata", rel)
     if not os.path.exists(path):
-        skipped += 1
+        C.skip(tag, "missing " + path)
         return
     db = os.path.join(d, f"{tag}.db")
     s = os.path.join(d, f"{tag}.summary.json")
@@ -153,12 +148,7 @@ def main():
         dlrm(d)
         single(d, "kineto/tb_plugin_2021-06/worker0.1623143089861.pt.trace.json.gz", "resnet")
         single(d, "hta/trace_filter/sampled_rank-0.json.gz", "sampled")
-    line = f"{passed} passed, {failed} failed"
-    if skipped:
-        line += f", {skipped} skipped"
-    print(line)
-    # 77: something was skipped (missing data): ctest shows it skipped
-    return 1 if failed or not (passed or skipped) else (77 if skipped else 0)
+    return C.finish()
 
 
 if __name__ == "__main__":

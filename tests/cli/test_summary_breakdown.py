@@ -16,20 +16,14 @@ missing `summarize` or `merge` fails the test.
 import json, os, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import trace_expect  # noqa: E402
+import trace_expect as te  # noqa: E402
 
 TRACETOOL = os.environ.get("TRACETOOL", "build/tracetool")
 SHARED = os.environ.get("TT_SHARED", "../shared")
-passed = failed = skipped = 0
+C = te.Checker("test_summary_breakdown")
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
+check = C.check
 
 
 def run(*args):
@@ -39,7 +33,7 @@ def run(*args):
 
 def gpu_activities(path):
     """kernels, memcpys and memsets with ts and dur, read from the raw JSON"""
-    doc = trace_expect.parse_json(trace_expect.read_bytes(path))
+    doc = te.parse_json(te.read_bytes(path))
     evs = doc["traceEvents"] if isinstance(doc, dict) else doc
     cats = {"kernel", "gpu_memcpy", "gpu_memset"}
     return sum(1 for e in evs if isinstance(e, dict) and e.get("ph") == "X"
@@ -72,11 +66,9 @@ def same(db, summ, args, what):
 
 
 def check_set(rel, extra_rank):
-    global skipped
     src = os.path.join(SHARED, "testdata", rel)
     if not os.path.isdir(src):
-        skipped += 1
-        print("skip: no", src)
+        C.skip(rel, "missing " + src)
         return
     files = sorted(os.path.join(src, f) for f in os.listdir(src))
     with tempfile.TemporaryDirectory() as d:
@@ -134,11 +126,7 @@ def check_set(rel, extra_rank):
 def main():
     check_set("param/dlrm_8rank/kineto", 3)
     check_set("hta/trace_filter", 1)
-    line = f"{passed} passed, {failed} failed"
-    if skipped:
-        line += f", {skipped} skipped"
-    print(line)
-    return 1 if failed or not (passed or skipped) else (77 if skipped else 0)
+    return C.finish()
 
 
 if __name__ == "__main__":
