@@ -45,40 +45,18 @@ static int mt_set(tc *t, void *ctx, int key, const char *arg)
     }
 }
 
-/* the timeline written to a private temporary .json, then read back: the
- * analysis writes a file or standard output, never a stream */
-static int mt_run(tc *t, const tt_memtl_options *o, int is_db)
+/* the timeline's JSON, as OUTPUT '-' prints it, into the call's stream */
+static int mt_run(tc *t, tt_memtl_options *o, int is_db)
 {
-    const char *tmp = getenv("TMPDIR");
-    char dir[4096], path[4200], buf[65536];
-    FILE *f;
-    size_t n;
+    tt_db *db;
     int rc;
-    snprintf(dir, sizeof(dir), "%s/tt_call.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        return tt_error_set_at(TT_EIO, dir, -1, "cannot make a temporary directory");
-    snprintf(path, sizeof(path), "%s/memtimeline.json", dir);
-    if (is_db) {
-        tt_db *db;
-        if ((rc = tt_db_open_input(&db, t->in[0])) == 0) {
-            rc = tt_memtimeline_db(db, o, path);
-            tt_db_free(db);
-        }
-    } else {
-        rc = tt_memtimeline_file(t->in[0], o, path);
+    o->json_stream = t->out;
+    if (!is_db)
+        return tt_memtimeline_file(t->in[0], o, "-");
+    if ((rc = tt_db_open_input(&db, t->in[0])) == 0) {
+        rc = tt_memtimeline_db(db, o, "-");
+        tt_db_free(db);
     }
-    if (rc == 0 && !(f = fopen(path, "rb")))
-        rc = tt_error_set_at(TT_EIO, path, -1, "cannot read the timeline back");
-    else if (rc == 0) {
-        while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-            if (fwrite(buf, 1, n, t->out) != n)
-                rc = tt_error_set(TT_ENOMEM, "out of memory");
-        if (ferror(f) && rc == 0)
-            rc = tt_error_set_at(TT_EIO, path, -1, "cannot read the timeline back");
-        fclose(f);
-    }
-    unlink(path);
-    rmdir(dir);
     return rc;
 }
 

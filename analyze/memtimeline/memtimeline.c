@@ -785,7 +785,10 @@ static int run_job(struct job *j, const char *output)
     tt_memtl_result res;
     int rc = 0, opened = 0;
     memset(&res, 0, sizeof(res));
-    if (want_json || want_raw) {
+    if (kind == K_STDOUT && j->o->version >= 4 && j->o->json_stream) {
+        tt_jw_init_file(&w, j->o->json_stream, 0); /* the caller's stream */
+        opened = 2;
+    } else if (want_json || want_raw) {
         if ((rc = tt_out_open(&o, output, TT_OUT_GZ_BY_NAME)) < 0)
             goto out;
         opened = 1;
@@ -805,7 +808,8 @@ static int run_job(struct job *j, const char *output)
 out:
     if (opened) {
         int wrc = tt_jw_finish(&w);
-        rc = tt_out_close(&o, rc ? rc : wrc == TT_ENOMEM ? tt__oom() : wrc);
+        wrc = rc ? rc : wrc == TT_ENOMEM ? tt__oom() : wrc;
+        rc = opened == 1 ? tt_out_close(&o, wrc) : wrc;
     }
     tt_memtl_result_free(&res);
     return rc;

@@ -31,9 +31,12 @@ typedef struct tt_memtl_options {
      * allocator's totals out; --time-range keeps the events in the range, as
      * if the trace had been taken over it. A raw export ignores them. */
     tt_filter filter;
+    /* version >= 4, may be NULL: with OUTPUT "-", the JSON goes to this
+     * stream instead of standard output (what tt_call writes it into) */
+    FILE *json_stream;
 } tt_memtl_options;
 #define TT_MEMTL_OPTIONS_INIT \
-    { .version = 3, .rank = -1, .filter = TT_FILTER_INIT }
+    { .version = 4, .rank = -1, .filter = TT_FILTER_INIT }
 
 /* Write the timeline; the format follows OUTPUT's suffix as torch's
  * export_memory_timeline does (.json, .json.gz, .raw.json.gz, .html) plus
