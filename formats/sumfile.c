@@ -8,6 +8,7 @@
 #include "report/out.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <sys/stat.h>
 
 const char *const tt__sec_name[TT__SEC_COUNT] = { "info", "averages", "kernels", "breakdown",
@@ -21,6 +22,67 @@ void tt__sum_section_jp(const struct tt_summary *s, const struct tt__sum_trace *
     int64_t off = t->secoff[sec] > 0 ? t->secoff[sec] : 0;
     tt_jp_init(jp, s->path, text, off, text, len);
 }
+
+/* ---- a section's values, for the analyses reading their own ---- */
+
+static int not_a(tt_jp *jp, const char *what, const char *expected)
+{
+    return tt_error_set_at(TT_EINVALID, jp->name, tt_jp_offset(jp), "%s: %s expected", what,
+                           expected);
+}
+
+int tt__sum_int(tt_jp *jp, const char *what, int64_t *v)
+{
+    tt_jnum n;
+    int rc = tt_jp_int_fast(jp, v); /* most values: a few digits */
+    if (rc <= 0)
+        return rc;
+    if (tt_jp_peek(jp) != TT_JT_NUMBER)
+        return not_a(jp, what, "an integer");
+    if ((rc = tt_jp_number(jp, &n)) < 0)
+        return rc;
+    if (!n.fits)
+        return not_a(jp, what, "an integer");
+    *v = n.i;
+    return 0;
+}
+
+int tt__sum_num(tt_jp *jp, const char *what, double *v)
+{
+    char tmp[64], *end;
+    enum tt_jtype t = tt_jp_peek(jp);
+    tt_jnum n;
+    int rc;
+    if (t == TT_JT_NULL) { /* not finite, as the writers write it */
+        *v = NAN;
+        return tt_jp_literal(jp, &t);
+    }
+    if (t != TT_JT_NUMBER)
+        return not_a(jp, what, "a number");
+    if ((rc = tt_jp_number(jp, &n)) < 0)
+        return rc;
+    if (n.len == 0 || n.len >= sizeof(tmp))
+        return not_a(jp, what, "a number");
+    memcpy(tmp, n.text, n.len);
+    tmp[n.len] = '\0';
+    *v = strtod(tmp, &end);
+    return *end ? not_a(jp, what, "a number") : 0;
+}
+
+int tt__sum_str(tt_jp *jp, const char *what, tt_arena *a, const char **s, size_t *len)
+{
+    enum tt_jtype t = tt_jp_peek(jp);
+    size_t n;
+    *s = NULL;
+    if (len)
+        *len = 0;
+    if (t == TT_JT_NULL)
+        return tt_jp_literal(jp, &t);
+    if (t != TT_JT_STRING)
+        return not_a(jp, what, "a string");
+    return tt_jp_string(jp, a, s, len ? len : &n);
+}
+
 
 int tt__sum_missing(const struct tt_summary *s, const struct tt__sum_trace *t, int sec)
 {

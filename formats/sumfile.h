@@ -48,6 +48,17 @@ struct tt_summary {
 void tt__sum_section_jp(const struct tt_summary *s, const struct tt__sum_trace *t, int sec,
                         tt_jp *jp);
 
+/*
+ * A section's values, read with a parser of tt__sum_section_jp: each one
+ * not of the type asked for is TT_EINVALID naming the summary (jp's name),
+ * the offset and "WHAT: an integer expected" (what: "averages section",
+ * or with the trace named).
+ */
+int tt__sum_int(tt_jp *jp, const char *what, int64_t *v);  /* an integer that fits 64 bits */
+int tt__sum_num(tt_jp *jp, const char *what, double *v);   /* "%.17g", or null: NaN */
+/* a string (NUL-terminated, in a), or null: *s NULL */
+int tt__sum_str(tt_jp *jp, const char *what, tt_arena *a, const char **s, size_t *len);
+
 /* TT_EINVALID naming the summary: trace t has no section sec (a summary
  * written by a build that did not have it) */
 int tt__sum_missing(const struct tt_summary *s, const struct tt__sum_trace *t, int sec);

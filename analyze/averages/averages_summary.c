@@ -163,39 +163,16 @@ static int bad(struct rd *d, const char *what)
                            "averages section: %s", what);
 }
 
+#define WHAT "averages section"
+
 static int rd_int(struct rd *d, int64_t *v)
 {
-    tt_jnum n;
-    if (tt_jp_peek(&d->jp) != TT_JT_NUMBER)
-        return bad(d, "an integer expected");
-    if (tt_jp_number(&d->jp, &n) < 0)
-        return TT_EINVALID;
-    if (!n.fits)
-        return bad(d, "an integer expected");
-    *v = n.i;
-    return 0;
+    return tt__sum_int(&d->jp, WHAT, v);
 }
 
-/* a double as written "%.17g" (null: not finite, as the writer writes it) */
 static int rd_num(struct rd *d, double *v)
 {
-    char tmp[64], *end;
-    tt_jnum n;
-    enum tt_jtype t = tt_jp_peek(&d->jp);
-    if (t == TT_JT_NULL) {
-        *v = NAN;
-        return tt_jp_skip(&d->jp) < 0 ? TT_EINVALID : 0;
-    }
-    if (t != TT_JT_NUMBER)
-        return bad(d, "a number expected");
-    if (tt_jp_number(&d->jp, &n) < 0)
-        return TT_EINVALID;
-    if (n.len == 0 || n.len >= sizeof(tmp))
-        return bad(d, "a number expected");
-    memcpy(tmp, n.text, n.len);
-    tmp[n.len] = '\0';
-    *v = strtod(tmp, &end);
-    return *end ? bad(d, "a number expected") : 0;
+    return tt__sum_num(&d->jp, WHAT, v);
 }
 
 /* a string or null, malloc'd (*out NULL for null) */
@@ -203,14 +180,10 @@ static int rd_str(struct rd *d, char **out)
 {
     const char *str;
     size_t len;
-    enum tt_jtype t = tt_jp_peek(&d->jp);
+    int rc = tt__sum_str(&d->jp, WHAT, &d->a, &str, &len);
     *out = NULL;
-    if (t == TT_JT_NULL)
-        return tt_jp_skip(&d->jp) < 0 ? TT_EINVALID : 0;
-    if (t != TT_JT_STRING)
-        return bad(d, "a string expected");
-    if (tt_jp_string(&d->jp, &d->a, &str, &len) < 0)
-        return TT_EINVALID;
+    if (rc < 0 || !str)
+        return rc;
     return (*out = strndup(str, len)) ? 0 : tt__oom();
 }
 

@@ -307,64 +307,30 @@ struct rdr {
     int chrome;
     size_t *fmap, nfmap, afmap;  /* the section's family index -> the run's */
     size_t *omap, nomap, aomap;  /* the same for ops */
+    char what[512];              /* "trace N (PATH): breakdown section", for messages */
 };
 
 static int bad(struct rdr *d, const char *what)
 {
-    return tt_error_set_at(TT_EINVALID, d->s->path, tt_jp_offset(&d->jp),
-                           "trace %" PRId64 " (%s): breakdown section: %s", d->t->id,
-                           d->t->path, what);
+    return tt_error_set_at(TT_EINVALID, d->s->path, tt_jp_offset(&d->jp), "%s: %s", d->what,
+                           what);
 }
 
 static int get_i64(struct rdr *d, int64_t *v)
 {
-    tt_jnum n;
-    int rc;
-    if (tt_jp_peek(&d->jp) != TT_JT_NUMBER)
-        return bad(d, "an integer expected");
-    if ((rc = tt_jp_number(&d->jp, &n)) < 0)
-        return rc;
-    if (!n.fits)
-        return bad(d, "an integer expected");
-    *v = n.i;
-    return 0;
+    return tt__sum_int(&d->jp, d->what, v);
 }
 
 /* a double written "%.17g", or null (NaN) */
 static int get_f64(struct rdr *d, double *v)
 {
-    enum tt_jtype t = tt_jp_peek(&d->jp);
-    char buf[64];
-    tt_jnum n;
-    int rc;
-    if (t == TT_JT_NULL) {
-        *v = NAN;
-        return tt_jp_literal(&d->jp, &t);
-    }
-    if (t != TT_JT_NUMBER)
-        return bad(d, "a number expected");
-    if ((rc = tt_jp_number(&d->jp, &n)) < 0)
-        return rc;
-    if (n.len >= sizeof(buf))
-        return bad(d, "a number too long");
-    memcpy(buf, n.text, n.len);
-    buf[n.len] = '\0';
-    *v = strtod(buf, NULL);
-    return 0;
+    return tt__sum_num(&d->jp, d->what, v);
 }
 
 /* a string (NUL-terminated, in the arena) or null (NULL) */
 static int get_str(struct rdr *d, const char **s)
 {
-    enum tt_jtype t = tt_jp_peek(&d->jp);
-    size_t len;
-    if (t == TT_JT_NULL) {
-        *s = NULL;
-        return tt_jp_literal(&d->jp, &t);
-    }
-    if (t != TT_JT_STRING)
-        return bad(d, "a string expected");
-    return tt_jp_string(&d->jp, &d->a, s, &len);
+    return tt__sum_str(&d->jp, d->what, &d->a, s, NULL);
 }
 
 static int arr_begin(struct rdr *d)
@@ -714,6 +680,8 @@ static int load_trace(struct bd_run *r, const tt_summary *s, const struct tt__su
     memset(&d, 0, sizeof(d));
     d.s = s;
     d.t = t;
+    snprintf(d.what, sizeof(d.what), "trace %" PRId64 " (%s): breakdown section", t->id,
+             t->path);
     d.o = r->o;
     d.r = r;
     d.tr = &r->tr[r->ntr++];

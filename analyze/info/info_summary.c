@@ -119,37 +119,39 @@ static int bad(struct rd *r, const char *key)
                            "info section: \"%s\" has the wrong type", key);
 }
 
+/* "info section "KEY"", for the messages of the value readers */
+static const char *what_of(char *buf, size_t cap, const char *key)
+{
+    snprintf(buf, cap, "info section \"%s\"", key);
+    return buf;
+}
+
+/* an integer; with have, null too (*have 0) */
 static int get_int(struct rd *r, const char *key, int64_t *v, int *have)
 {
-    tt_jnum n;
+    char w[96];
     if (have && tt_jp_peek(&r->jp) == TT_JT_NULL) {
         *have = 0;
         *v = 0;
         return tt_jp_skip(&r->jp);
     }
-    if (tt_jp_peek(&r->jp) != TT_JT_NUMBER || tt_jp_number(&r->jp, &n) < 0 || !n.fits)
-        return bad(r, key);
-    *v = n.i;
     if (have)
         *have = 1;
-    return 0;
+    return tt__sum_int(&r->jp, what_of(w, sizeof(w), key), v);
 }
 
 /* a string or null into *out (malloc'd; NULL for null) */
 static int get_str(struct rd *r, const char *key, char **out)
 {
+    char w[96];
     const char *v;
     size_t len;
-    enum tt_jtype t = tt_jp_peek(&r->jp);
+    int rc = tt__sum_str(&r->jp, what_of(w, sizeof(w), key), &r->a, &v, &len);
     free(*out);
     *out = NULL;
-    if (t == TT_JT_NULL)
-        return tt_jp_skip(&r->jp);
-    if (t != TT_JT_STRING || tt_jp_string(&r->jp, &r->a, &v, &len) < 0)
-        return bad(r, key);
-    if (!(*out = strndup(v, len)))
-        return tt__oom();
-    return 0;
+    if (rc < 0 || !v)
+        return rc;
+    return (*out = strndup(v, len)) ? 0 : tt__oom();
 }
 
 static int get_category(struct rd *r, tt_info_category *c)

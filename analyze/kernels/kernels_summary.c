@@ -149,18 +149,7 @@ static int bad(tt_jp *jp, const char *what)
 
 static int read_int(tt_jp *jp, int64_t *v)
 {
-    tt_jnum n;
-    int rc = tt_jp_int_fast(jp, v);
-    if (rc <= 0)
-        return rc;
-    if (tt_jp_peek(jp) != TT_JT_NUMBER)
-        return bad(jp, "expected an integer");
-    if ((rc = tt_jp_number(jp, &n)) < 0)
-        return rc;
-    if (!n.fits)
-        return bad(jp, "expected an integer that fits in 64 bits");
-    *v = n.i;
-    return 0;
+    return tt__sum_int(jp, "kernels section", v);
 }
 
 static int cmp_pair(const void *a, const void *b)
